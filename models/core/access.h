@@ -1,0 +1,66 @@
+#pragma once
+#include <cstdint>
+#include <systemc>
+#include <tlm>
+
+namespace trn {
+
+// Who issues a memory access; engines by kind, DMA engines as one class.
+enum class initiator_id : std::uint8_t { pe, dve, act, pool, sp, dma };
+
+// The global address map: HBM from 0, SBUF and PSUM partitions at fixed strides, one doorbell
+// word per DMA queue.
+namespace address_map {
+constexpr std::uint64_t sbuf_base = 1ull << 44;
+constexpr std::uint64_t psum_base = 2ull << 44;
+constexpr std::uint64_t doorbell_base = 3ull << 44;
+constexpr std::uint64_t partition_stride = 1ull << 20;  // bytes between partitions
+}  // namespace address_map
+
+// A 2-D access carried with every transaction: `rows` rows of `row_bytes`, row r at
+// address + r * row_stride. The generic payload's data pointer, when set, holds the rows packed
+// (rows * row_bytes); when null the access is timing-only. `occupancy` is how long the initiator
+// holds the target's port (engines: the instruction's duration; DMA: zero, the target's own
+// bandwidth decides).
+// Contract for every target: on return, `delay` is the offset from now at which the access
+// completes, given that it may start at the incoming `delay`.
+struct access_ext : tlm::tlm_extension<access_ext> {
+    initiator_id initiator = initiator_id::dma;
+    std::uint32_t rows = 1;
+    std::uint64_t row_bytes = 0;
+    std::uint64_t row_stride = 0;
+    sc_core::sc_time occupancy = sc_core::SC_ZERO_TIME;
+
+    tlm::tlm_extension_base* clone() const override { return new access_ext(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+        *this = static_cast<const access_ext&>(other);
+    }
+};
+
+}  // namespace trn
+
+#include "core/program.h"
+
+namespace trn {
+
+// Global address of row `row` of an operand.
+inline std::uint64_t address_of(const operand& op, std::uint32_t row = 0) {
+    switch (op.space) {
+        case mem_space::hbm:
+            return op.offset + row * op.row_stride;
+        case mem_space::sbuf:
+            return address_map::sbuf_base + (op.partition + row) * address_map::partition_stride +
+                   op.offset;
+        case mem_space::psum:
+            return address_map::psum_base + (op.partition + row) * address_map::partition_stride +
+                   op.offset;
+    }
+    return 0;
+}
+
+// Row stride of an operand in the global address map.
+inline std::uint64_t row_stride_of(const operand& op) {
+    return op.space == mem_space::hbm ? op.row_stride : address_map::partition_stride;
+}
+
+}  // namespace trn

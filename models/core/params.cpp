@@ -1,0 +1,273 @@
+#include "core/params.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace trn {
+
+const char* param_kind_unit(param_kind k) {
+    switch (k) {
+        case param_kind::integer:
+            return "count";
+        case param_kind::real:
+            return "number";
+        case param_kind::boolean:
+            return "bool";
+        case param_kind::text:
+            return "text";
+        case param_kind::time:
+            return "time";
+        case param_kind::frequency:
+            return "frequency";
+        case param_kind::bandwidth:
+            return "bandwidth";
+        case param_kind::size:
+            return "size";
+    }
+    return "?";
+}
+
+void param_registry::add(param_decl d) {
+    if (m_index.count(d.key)) throw std::logic_error("parameter declared twice: " + d.key);
+    m_index[d.key] = m_decls.size();
+    m_decls.push_back(std::move(d));
+}
+
+const param_decl* param_registry::find(const std::string& key) const {
+    auto it = m_index.find(key);
+    return it == m_index.end() ? nullptr : &m_decls[it->second];
+}
+
+std::vector<std::string> param_registry::keys_under(const std::string& prefix) const {
+    std::vector<std::string> out;
+    for (const auto& d : m_decls)
+        if (d.key.compare(0, prefix.size(), prefix) == 0) out.push_back(d.key);
+    return out;
+}
+
+double parse_param_value(param_kind kind, const std::string& value) {
+    switch (kind) {
+        case param_kind::integer: {
+            std::size_t pos = 0;
+            long long v = 0;
+            try {
+                v = std::stoll(value, &pos);
+            } catch (const std::exception&) {
+                pos = 0;
+            }
+            if (pos == 0 || pos != value.size())
+                throw user_error("'" + value + "' is not a whole number");
+            return static_cast<double>(v);
+        }
+        case param_kind::real: {
+            std::size_t pos = 0;
+            double v = 0;
+            try {
+                v = std::stod(value, &pos);
+            } catch (const std::exception&) {
+                pos = 0;
+            }
+            if (pos == 0 || pos != value.size() || !std::isfinite(v))
+                throw user_error("'" + value + "' is not a number");
+            return v;
+        }
+        case param_kind::boolean:
+            if (value == "true") return 1;
+            if (value == "false") return 0;
+            throw user_error("'" + value + "' is not a boolean (true or false)");
+        case param_kind::text:
+            return 0;
+        case param_kind::time:
+            return units::parse_time_ns(value);
+        case param_kind::frequency:
+            return units::parse_frequency_ghz(value);
+        case param_kind::bandwidth:
+            return units::parse_bandwidth_bytes_per_ns(value);
+        case param_kind::size:
+            return static_cast<double>(units::parse_size_bytes(value));
+    }
+    return 0;
+}
+
+namespace {
+
+std::string join(const std::vector<std::string>& v, const char* sep) {
+    std::string out;
+    for (const auto& s : v)
+        out += (out.empty() ? "" : sep) + s;
+    return out;
+}
+
+std::string format_bound(const param_decl& d, double v) {
+    std::ostringstream os;
+    os << v;
+    switch (d.kind) {
+        case param_kind::time:
+            os << "ns";
+            break;
+        case param_kind::frequency:
+            os << "GHz";
+            break;
+        case param_kind::bandwidth:
+            os << "B/ns";
+            break;
+        case param_kind::size:
+            os << "B";
+            break;
+        default:
+            break;
+    }
+    return os.str();
+}
+
+}  // namespace
+
+void config::validate(const param_decl& d, const std::string& value,
+                      const std::string& origin) const {
+    const std::string where = "config key '" + d.key + "' (" + origin + "): ";
+    double v = 0;
+    try {
+        v = parse_param_value(d.kind, value);
+    } catch (const user_error& e) {
+        throw user_error(where + e.what());
+    }
+    if (d.kind == param_kind::text) {
+        if (!d.choices.empty() &&
+            std::find(d.choices.begin(), d.choices.end(), value) == d.choices.end())
+            throw user_error(where + "'" + value + "' is not one of: " + join(d.choices, ", "));
+        return;
+    }
+    if (v < d.min || v > d.max)
+        throw user_error(where + "value " + value + " is out of range [" + format_bound(d, d.min) +
+                         ", " + format_bound(d, d.max) + "]");
+}
+
+void config::assign(const std::string& key, const std::string& value, const std::string& origin) {
+    const param_decl* d = m_registry->find(key);
+    if (!d) {
+        std::string msg = "unknown config key '" + key + "' (" + origin + ")";
+        auto dot = key.rfind('.');
+        auto near = m_registry->keys_under(dot == std::string::npos ? "" : key.substr(0, dot + 1));
+        if (!near.empty() && near.size() <= 30) msg += "; keys at that level: " + join(near, ", ");
+        msg += "; `sim --list-params` lists every key";
+        throw user_error(msg);
+    }
+    validate(*d, value, origin);
+    m_given[key] = {value, origin};
+}
+
+namespace {
+
+void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
+             std::vector<std::tuple<std::string, std::string, std::string>>& out) {
+    for (auto it = node.begin(); it != node.end(); ++it) {
+        const std::string key = it->first.as<std::string>();
+        const std::string path = prefix.empty() ? key : prefix + "." + key;
+        const YAML::Node& value = it->second;
+        const std::string origin = file + ":" + std::to_string(it->first.Mark().line + 1);
+        if (value.IsMap()) {
+            flatten(value, path, file, out);
+        } else if (value.IsScalar()) {
+            out.emplace_back(path, value.as<std::string>(), origin);
+        } else {
+            throw user_error("config key '" + path + "' (" + origin +
+                             "): expected a single value or a map of keys, got " +
+                             (value.IsSequence() ? "a list" : "nothing"));
+        }
+    }
+}
+
+}  // namespace
+
+void config::load_yaml_text(const std::string& text, const std::string& origin) {
+    YAML::Node root;
+    try {
+        root = YAML::Load(text);
+    } catch (const YAML::Exception& e) {
+        throw user_error(origin + ":" + std::to_string(e.mark.line + 1) + ":" +
+                         std::to_string(e.mark.column + 1) + ": malformed YAML: " + e.msg);
+    }
+    if (!root.IsMap())
+        throw user_error(origin + ": a config must be a YAML map with a top-level 'core' key");
+    std::vector<std::tuple<std::string, std::string, std::string>> flat;
+    flatten(root, "", origin, flat);
+    for (const auto& [key, value, where] : flat)
+        assign(key, value, where);
+    m_source = origin;
+}
+
+void config::load_yaml_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw user_error("cannot read config file '" + path + "'");
+    std::stringstream ss;
+    ss << in.rdbuf();
+    load_yaml_text(ss.str(), path);
+}
+
+void config::set(const std::string& assignment) {
+    auto eq = assignment.find('=');
+    if (eq == std::string::npos || eq == 0)
+        throw user_error("--set '" + assignment + "': expected KEY.PATH=VALUE");
+    assign(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+}
+
+const std::string& config::raw(const std::string& key, param_kind kind) const {
+    const param_decl* d = m_registry->find(key);
+    if (!d) throw std::logic_error("model reads undeclared parameter " + key);
+    if (d->kind != kind) throw std::logic_error("parameter read with the wrong kind: " + key);
+    m_read.insert(key);
+    auto it = m_given.find(key);
+    return it == m_given.end() ? d->default_value : it->second.value;
+}
+
+std::int64_t config::integer(const std::string& key) const {
+    return static_cast<std::int64_t>(
+        parse_param_value(param_kind::integer, raw(key, param_kind::integer)));
+}
+double config::real(const std::string& key) const {
+    return parse_param_value(param_kind::real, raw(key, param_kind::real));
+}
+bool config::boolean(const std::string& key) const {
+    return parse_param_value(param_kind::boolean, raw(key, param_kind::boolean)) != 0;
+}
+std::string config::text(const std::string& key) const {
+    return raw(key, param_kind::text);
+}
+double config::time_ns(const std::string& key) const {
+    return parse_param_value(param_kind::time, raw(key, param_kind::time));
+}
+double config::frequency_ghz(const std::string& key) const {
+    return parse_param_value(param_kind::frequency, raw(key, param_kind::frequency));
+}
+double config::bandwidth(const std::string& key) const {
+    return parse_param_value(param_kind::bandwidth, raw(key, param_kind::bandwidth));
+}
+std::uint64_t config::size(const std::string& key) const {
+    return static_cast<std::uint64_t>(
+        parse_param_value(param_kind::size, raw(key, param_kind::size)));
+}
+
+void config::check_all_read() const {
+    for (const auto& [key, g] : m_given)
+        if (!m_read.count(key))
+            throw user_error("config key '" + key + "' (" + g.origin +
+                             ") is declared but not used by this platform; remove it");
+}
+
+std::map<std::string, std::string> config::effective() const {
+    std::map<std::string, std::string> out;
+    for (const auto& d : m_registry->all()) {
+        auto it = m_given.find(d.key);
+        out[d.key] = it == m_given.end() ? d.default_value : it->second.value;
+    }
+    return out;
+}
+
+}  // namespace trn

@@ -1,0 +1,99 @@
+#pragma once
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+namespace trn {
+
+enum class param_kind { integer, real, boolean, text, time, frequency, bandwidth, size };
+const char* param_kind_unit(param_kind k);
+
+// One configuration parameter, declared once by the module that reads it. The declaration is the
+// single source of `sim --list-params`, docs/config.md and validation.
+struct param_decl {
+    param_decl(std::string key_, param_kind kind_, std::string default_, std::string description_,
+               std::string source_, double min_ = -std::numeric_limits<double>::infinity(),
+               double max_ = std::numeric_limits<double>::infinity(),
+               std::vector<std::string> choices_ = {})
+        : key(std::move(key_)),
+          kind(kind_),
+          default_value(std::move(default_)),
+          description(std::move(description_)),
+          source(std::move(source_)),
+          min(min_),
+          max(max_),
+          choices(std::move(choices_)) {}
+
+    std::string key;  // full path, e.g. "core.dma.engines"
+    param_kind kind;
+    std::string default_value;  // written as in YAML ("1.3us")
+    std::string description;    // one line
+    std::string source;         // trainium-facts.md section, or "calibrated: <points>"
+    double min;                 // in base units
+    double max;
+    std::vector<std::string> choices;  // allowed values of a text parameter (empty: any)
+};
+
+// The set of declared parameters.
+class param_registry {
+  public:
+    void add(param_decl d);
+    const param_decl* find(const std::string& key) const;
+    const std::vector<param_decl>& all() const { return m_decls; }
+    // Declared keys that start with `prefix`, for "did you mean" hints.
+    std::vector<std::string> keys_under(const std::string& prefix) const;
+
+  private:
+    std::vector<param_decl> m_decls;
+    std::map<std::string, std::size_t> m_index;
+};
+
+// Validated configuration values. Contract: every value given (YAML or --set) names a declared
+// key and parses in its unit and range, or loading throws user_error naming the key and where
+// it came from (file:line or --set). Getters return the given value or the declared default.
+// check_all_read() reports given keys that no module read.
+class config {
+  public:
+    explicit config(const param_registry& registry) : m_registry(&registry) {}
+
+    void load_yaml_file(const std::string& path);
+    void load_yaml_text(const std::string& text, const std::string& origin);
+    // "core.hbm.bandwidth=600GB/s"
+    void set(const std::string& assignment);
+
+    std::int64_t integer(const std::string& key) const;
+    double real(const std::string& key) const;
+    bool boolean(const std::string& key) const;
+    std::string text(const std::string& key) const;
+    double time_ns(const std::string& key) const;
+    double frequency_ghz(const std::string& key) const;
+    double bandwidth(const std::string& key) const;  // bytes per ns
+    std::uint64_t size(const std::string& key) const;
+
+    void check_all_read() const;
+    // Effective value of every declared key (given or default), for the stats dump.
+    std::map<std::string, std::string> effective() const;
+    std::string source_name() const { return m_source; }
+
+  private:
+    struct given {
+        std::string value;
+        std::string origin;
+    };
+    const std::string& raw(const std::string& key, param_kind kind) const;
+    void assign(const std::string& key, const std::string& value, const std::string& origin);
+    void validate(const param_decl& d, const std::string& value, const std::string& origin) const;
+
+    const param_registry* m_registry;
+    std::map<std::string, given> m_given;
+    mutable std::set<std::string> m_read;
+    std::string m_source;
+};
+
+// Parses a value of the given kind into base units (booleans 0/1); throws user_error.
+double parse_param_value(param_kind kind, const std::string& value);
+
+}  // namespace trn

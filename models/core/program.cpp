@@ -1,0 +1,250 @@
+#include "core/program.h"
+
+#include "core/error.h"
+
+namespace trn {
+
+const char* engine_name(engine_kind e) {
+    switch (e) {
+        case engine_kind::pe:
+            return "pe";
+        case engine_kind::dve:
+            return "dve";
+        case engine_kind::act:
+            return "act";
+        case engine_kind::pool:
+            return "pool";
+        case engine_kind::sp:
+            return "sp";
+    }
+    return "?";
+}
+
+const char* mem_space_name(mem_space s) {
+    switch (s) {
+        case mem_space::hbm:
+            return "hbm";
+        case mem_space::sbuf:
+            return "sbuf";
+        case mem_space::psum:
+            return "psum";
+    }
+    return "?";
+}
+
+const char* opcode_name(opcode o) {
+    switch (o) {
+        case opcode::tensor_tensor:
+            return "tensor_tensor";
+        case opcode::tensor_scalar:
+            return "tensor_scalar";
+        case opcode::tensor_copy:
+            return "tensor_copy";
+        case opcode::memset:
+            return "memset";
+        case opcode::activation:
+            return "activation";
+        case opcode::tensor_reduce:
+            return "tensor_reduce";
+        case opcode::iota:
+            return "iota";
+        case opcode::dma_trigger:
+            return "dma_trigger";
+    }
+    return "?";
+}
+
+const char* alu_name(alu_op a) {
+    switch (a) {
+        case alu_op::bypass:
+            return "bypass";
+        case alu_op::add:
+            return "add";
+        case alu_op::subtract:
+            return "subtract";
+        case alu_op::multiply:
+            return "multiply";
+        case alu_op::max:
+            return "max";
+        case alu_op::min:
+            return "min";
+    }
+    return "?";
+}
+
+std::string semaphore_name(sem_id s) {
+    if (s < engine_count) return engine_name(static_cast<engine_kind>(s));
+    return "q" + std::to_string(s - engine_count);
+}
+
+bool operand::operator==(const operand& o) const {
+    return space == o.space && type == o.type && partition == o.partition &&
+           partitions == o.partitions && elems == o.elems && offset == o.offset &&
+           row_stride == o.row_stride;
+}
+
+bool instruction::operator==(const instruction& o) const {
+    return op == o.op && alu == o.alu && dst == o.dst && src0 == o.src0 && src1 == o.src1 &&
+           imm == o.imm && queue == o.queue && waits == o.waits;
+}
+
+bool hbm_region::operator==(const hbm_region& o) const {
+    return name == o.name && offset == o.offset && bytes == o.bytes && type == o.type &&
+           input == o.input && lo == o.lo && hi == o.hi && seed == o.seed;
+}
+
+std::size_t program::instruction_count() const {
+    std::size_t n = transfer_count();
+    for (const auto& s : engines)
+        n += s.size();
+    return n;
+}
+
+std::size_t program::transfer_count() const {
+    std::size_t n = 0;
+    for (const auto& q : queues)
+        n += q.size();
+    return n;
+}
+
+bool program::operator==(const program& o) const {
+    return engines == o.engines && queues == o.queues && regions == o.regions &&
+           hbm_bytes == o.hbm_bytes;
+}
+
+namespace {
+
+template <typename Where>
+void check_operand(const operand& op, const char* role, const program_limits& lim,
+                   const Where& where_fn) {
+    auto where = [&] { return where_fn(); };
+    if (!op.valid()) throw user_error(where() + ": operand " + role + " is empty");
+    if (op.elems == 0) throw user_error(where() + ": operand " + role + " has no elements");
+    if (op.space == mem_space::hbm) {
+        const std::uint64_t end = op.offset + (op.partitions - 1) * op.row_stride + op.row_bytes();
+        if (end > lim.hbm_bytes)
+            throw user_error(where() + ": operand " + role + " ends at HBM byte " +
+                             std::to_string(end) + ", beyond the " + std::to_string(lim.hbm_bytes) +
+                             " bytes of HBM");
+        return;
+    }
+    if (op.partition + op.partitions > lim.partitions)
+        throw user_error(where() + ": operand " + role + " uses partitions " +
+                         std::to_string(op.partition) + ".." +
+                         std::to_string(op.partition + op.partitions - 1) +
+                         ": number of partitions exceeds the architecture limit of " +
+                         std::to_string(lim.partitions));
+    const std::uint64_t cap =
+        op.space == mem_space::sbuf ? lim.sbuf_partition_bytes : lim.psum_partition_bytes;
+    if (op.offset + op.row_bytes() > cap)
+        throw user_error(where() + ": operand " + role + " ends at byte " +
+                         std::to_string(op.offset + op.row_bytes()) + " of a " +
+                         mem_space_name(op.space) + " partition of " + std::to_string(cap) +
+                         " bytes");
+}
+
+}  // namespace
+
+void validate_program(const program& p, const program_limits& lim) {
+    if (p.queues.size() > lim.dma_queues)
+        throw user_error("program uses " + std::to_string(p.queues.size()) +
+                         " DMA queues; the platform has " + std::to_string(lim.dma_queues));
+    if (p.hbm_bytes > lim.hbm_bytes)
+        throw user_error("program needs " + std::to_string(p.hbm_bytes) +
+                         " bytes of HBM; the platform has " + std::to_string(lim.hbm_bytes));
+    std::vector<std::uint64_t> sem_total(engine_count + p.queues.size(), 0);
+    std::vector<std::size_t> triggers(p.queues.size(), 0);
+    for (std::size_t q = 0; q < p.queues.size(); ++q) {
+        sem_total[semaphore_of_queue(q)] = p.queues[q].size();
+        for (std::size_t i = 0; i < p.queues[q].size(); ++i) {
+            const auto& t = p.queues[q][i];
+            auto where = [&] { return "q" + std::to_string(q) + " transfer " + std::to_string(i); };
+            check_operand(t.dst, "dst", lim, where);
+            check_operand(t.src, "src", lim, where);
+            if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
+                throw user_error(where() + ": DMA cannot reach PSUM");
+            if (t.dst.partitions != t.src.partitions || t.dst.row_bytes() != t.src.row_bytes())
+                throw user_error(where() + ": dst and src differ in rows or bytes per row");
+        }
+    }
+    for (auto e : all_engines)
+        sem_total[semaphore_of_engine(e)] = p.engines[std::size_t(e)].size();
+    for (auto e : all_engines) {
+        const auto& stream = p.engines[std::size_t(e)];
+        for (std::size_t i = 0; i < stream.size(); ++i) {
+            const auto& ins = stream[i];
+            auto where = [&] {
+                return std::string(engine_name(e)) + " instruction " + std::to_string(i) + " (" +
+                       opcode_name(ins.op) + ")";
+            };
+            for (const auto& w : ins.waits) {
+                if (w.sem >= sem_total.size())
+                    throw user_error(where() + ": waits on unknown semaphore " +
+                                     semaphore_name(w.sem));
+                if (w.value > sem_total[w.sem])
+                    throw user_error(where() + ": deadlock: waits for " + semaphore_name(w.sem) +
+                                     ">=" + std::to_string(w.value) + " but " +
+                                     semaphore_name(w.sem) + " only ever reaches " +
+                                     std::to_string(sem_total[w.sem]));
+            }
+            switch (ins.op) {
+                case opcode::dma_trigger:
+                    if (ins.queue >= p.queues.size() ||
+                        triggers[ins.queue] >= p.queues[ins.queue].size())
+                        throw user_error(where() + ": triggers q" + std::to_string(ins.queue) +
+                                         ", which has no transfer left to start");
+                    ++triggers[ins.queue];
+                    break;
+                case opcode::tensor_tensor:
+                    check_operand(ins.src1, "src1", lim, where);
+                    if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
+                        throw user_error(where() + ": both inputs in PSUM is not supported");
+                    [[fallthrough]];
+                case opcode::tensor_scalar:
+                case opcode::tensor_copy:
+                case opcode::activation:
+                case opcode::tensor_reduce:
+                    check_operand(ins.src0, "src0", lim, where);
+                    [[fallthrough]];
+                case opcode::memset:
+                case opcode::iota:
+                    check_operand(ins.dst, "dst", lim, where);
+                    if (ins.dst.space == mem_space::hbm ||
+                        (ins.src0.valid() && ins.src0.space == mem_space::hbm))
+                        throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                    if (ins.src0.valid() && ins.op != opcode::tensor_reduce &&
+                        (ins.src0.partitions != ins.dst.partitions ||
+                         ins.src0.elems != ins.dst.elems))
+                        throw user_error(where() + ": src0 and dst shapes differ");
+                    if (ins.src1.valid() && (ins.src1.partitions != ins.dst.partitions ||
+                                             ins.src1.elems != ins.dst.elems))
+                        throw user_error(where() + ": src1 and dst shapes differ");
+                    break;
+            }
+        }
+    }
+    for (std::size_t q = 0; q < p.queues.size(); ++q)
+        if (triggers[q] != p.queues[q].size())
+            throw user_error("q" + std::to_string(q) + " has " +
+                             std::to_string(p.queues[q].size()) + " transfers but " +
+                             std::to_string(triggers[q]) + " dma_trigger instructions");
+}
+
+}  // namespace trn
+
+#include <random>
+
+namespace trn {
+
+std::vector<std::uint8_t> region_initial_bytes(const hbm_region& r) {
+    std::vector<std::uint8_t> out(r.bytes);
+    std::mt19937 gen(r.seed);
+    const std::size_t size = dtype_size(r.type);
+    for (std::size_t i = 0; i + size <= r.bytes; i += size) {
+        const double u = static_cast<double>(gen() >> 8) / 16777216.0;  // 24 bits in [0,1)
+        store_element(&out[i], r.type, static_cast<float>(r.lo + (r.hi - r.lo) * u));
+    }
+    return out;
+}
+
+}  // namespace trn

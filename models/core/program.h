@@ -1,0 +1,132 @@
+#pragma once
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/dtype.h"
+
+namespace trn {
+
+// The instruction streams of the NeuronCore: one per engine.
+enum class engine_kind : std::uint8_t { pe, dve, act, pool, sp };
+constexpr std::size_t engine_count = 5;
+const char* engine_name(engine_kind e);
+constexpr std::array<engine_kind, engine_count> all_engines{
+    engine_kind::pe, engine_kind::dve, engine_kind::act, engine_kind::pool, engine_kind::sp};
+
+enum class mem_space : std::uint8_t { hbm, sbuf, psum };
+const char* mem_space_name(mem_space s);
+
+// A 2-D operand: `partitions` rows of `elems` contiguous elements. On chip (SBUF, PSUM) row r
+// is partition `partition + r` at byte `offset` inside it. In HBM, row r starts at byte
+// `offset + r * row_stride`.
+struct operand {
+    mem_space space = mem_space::sbuf;
+    dtype type = dtype::float32;
+    std::uint32_t partition = 0;
+    std::uint32_t partitions = 0;
+    std::uint32_t elems = 0;
+    std::uint64_t offset = 0;
+    std::uint64_t row_stride = 0;
+
+    bool valid() const { return partitions > 0; }
+    std::uint64_t row_bytes() const { return std::uint64_t{elems} * dtype_size(type); }
+    std::uint64_t bytes() const { return row_bytes() * partitions; }
+    bool operator==(const operand& o) const;
+};
+
+enum class opcode : std::uint8_t {
+    tensor_tensor,  // dst = src0 <alu> src1
+    tensor_scalar,  // dst = src0 <alu> imm
+    tensor_copy,    // dst = src0 (with dtype conversion)
+    memset,         // dst = imm
+    activation,     // dst = func(src0 * imm) on the Scalar engine (func: alu = bypass|max for relu)
+    tensor_reduce,  // dst[p,0] = reduce<alu>(src0[p,:])
+    iota,           // dst[p,i] = p * elems + i
+    dma_trigger,    // start the next transfer of DMA queue `queue`
+};
+const char* opcode_name(opcode o);
+
+enum class alu_op : std::uint8_t { bypass, add, subtract, multiply, max, min };
+const char* alu_name(alu_op a);
+
+// Semaphores: one per engine (completed instructions) and one per DMA queue (completed
+// transfers), numbered engines first: semaphore_of_engine(e) = e, of queue q = engine_count + q.
+using sem_id = std::uint16_t;
+inline sem_id semaphore_of_engine(engine_kind e) {
+    return static_cast<sem_id>(e);
+}
+inline sem_id semaphore_of_queue(std::size_t q) {
+    return static_cast<sem_id>(engine_count + q);
+}
+std::string semaphore_name(sem_id s);
+
+// "Wait until semaphore `sem` has counted at least `value`."
+struct sem_wait {
+    sem_id sem;
+    std::uint32_t value;
+    bool operator==(const sem_wait& o) const { return sem == o.sem && value == o.value; }
+};
+
+struct instruction {
+    opcode op = opcode::tensor_copy;
+    alu_op alu = alu_op::bypass;
+    operand dst, src0, src1;
+    float imm = 0;
+    std::uint16_t queue = 0;
+    std::vector<sem_wait> waits;
+    bool operator==(const instruction& o) const;
+};
+
+// One DMA transfer: dst and src have the same number of rows and bytes per row.
+struct dma_transfer {
+    operand dst, src;
+    bool operator==(const dma_transfer& o) const { return dst == o.dst && src == o.src; }
+};
+
+// A named HBM region; inputs carry how functional mode initialises them.
+struct hbm_region {
+    std::string name;
+    std::uint64_t offset = 0;
+    std::uint64_t bytes = 0;
+    dtype type = dtype::float32;
+    bool input = false;
+    float lo = 0, hi = 1;  // uniform [lo, hi)
+    std::uint32_t seed = 0;
+    bool operator==(const hbm_region& o) const;
+};
+
+// What every stream executes, the unit the platform runs and a trace file holds.
+struct program {
+    std::array<std::vector<instruction>, engine_count> engines;
+    std::vector<std::vector<dma_transfer>> queues;
+    std::vector<hbm_region> regions;
+    std::uint64_t hbm_bytes = 0;
+
+    std::size_t instruction_count() const;
+    std::size_t transfer_count() const;
+    bool operator==(const program& o) const;
+};
+
+// The platform limits a program is checked against before it runs.
+struct program_limits {
+    std::uint32_t partitions = 128;
+    std::uint64_t sbuf_partition_bytes = 0;
+    std::uint64_t psum_partition_bytes = 0;
+    std::uint64_t hbm_bytes = 0;
+    std::size_t dma_queues = 16;
+};
+
+// Throws user_error naming the stream and instruction index of the first violation: operands
+// out of bounds, mismatched DMA shapes, triggers without transfers, waits on semaphores that
+// never reach the value waited for.
+void validate_program(const program& p, const program_limits& limits);
+
+}  // namespace trn
+
+namespace trn {
+// The initial contents of an input region: uniform [lo, hi) from a fixed-seed generator, the
+// same on every platform and build (functional mode and the golden references both use it).
+std::vector<std::uint8_t> region_initial_bytes(const hbm_region& r);
+}  // namespace trn

@@ -1,0 +1,43 @@
+#include "core/timeline.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.h"
+
+namespace trn {
+
+std::size_t timeline::track(const std::string& name) {
+    m_tracks.push_back(name);
+    return m_tracks.size() - 1;
+}
+
+void timeline::slice(std::size_t track, const std::string& name, double start_ns, double dur_ns,
+                     const std::string& args_json) {
+    m_slices.push_back({track, name, start_ns, dur_ns, args_json});
+}
+
+void timeline::write(const std::string& path) const {
+    std::ofstream out(path);
+    if (!out) throw user_error("cannot write timeline '" + path + "'");
+    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    out << "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"NeuronCore\"}}";
+    for (std::size_t t = 0; t < m_tracks.size(); ++t)
+        out << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << t
+            << ",\"name\":\"thread_name\",\"args\":{\"name\":\"" << m_tracks[t] << "\"}}"
+            << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << t
+            << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << t << "}}";
+    char buf[128];
+    for (const auto& s : m_slices) {
+        std::snprintf(buf, sizeof buf, "\"ts\":%.6f,\"dur\":%.6f", s.start_ns / 1e3,
+                      s.dur_ns / 1e3);
+        out << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"name\":\"" << s.name << "\","
+            << buf;
+        if (!s.args.empty()) out << ",\"args\":" << s.args;
+        out << "}";
+    }
+    out << "\n]}\n";
+    if (!out) throw user_error("error writing timeline '" + path + "'");
+}
+
+}  // namespace trn

@@ -1,0 +1,331 @@
+#include "core/trace.h"
+
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace trn {
+
+std::string format_operand(const operand& op) {
+    std::ostringstream os;
+    os << mem_space_name(op.space) << '[' << op.partition << ':' << op.partition + op.partitions
+       << "]@" << op.offset;
+    if (op.space == mem_space::hbm) os << '/' << op.row_stride;
+    os << ':' << op.elems << 'x' << dtype_name(op.type);
+    return os.str();
+}
+
+namespace {
+
+std::string format_float(float v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.9g", static_cast<double>(v));
+    return buf;
+}
+
+std::string format_waits(const std::vector<sem_wait>& waits) {
+    std::string out;
+    for (const auto& w : waits)
+        out +=
+            (out.empty() ? " wait=" : ",") + semaphore_name(w.sem) + ">=" + std::to_string(w.value);
+    return out;
+}
+
+}  // namespace
+
+void write_trace(std::ostream& out, const program& p) {
+    out << "trnsim-trace " << trace_format_version << "\n";
+    out << "# streams: pe dve act pool sp (engines), q<N> (DMA queues); docs/trace-format.md\n";
+    out << "hbm_bytes " << p.hbm_bytes << "\n";
+    out << "queues " << p.queues.size() << "\n";
+    for (const auto& r : p.regions) {
+        out << "region " << r.name << ' ' << r.offset << ' ' << r.bytes << ' '
+            << dtype_name(r.type);
+        if (r.input)
+            out << " input " << format_float(r.lo) << ' ' << format_float(r.hi) << ' ' << r.seed;
+        else
+            out << " output";
+        out << "\n";
+    }
+    for (std::size_t q = 0; q < p.queues.size(); ++q)
+        for (const auto& t : p.queues[q])
+            out << 'q' << q << " dma dst=" << format_operand(t.dst)
+                << " src=" << format_operand(t.src) << "\n";
+    for (auto e : all_engines) {
+        for (const auto& ins : p.engines[std::size_t(e)]) {
+            out << engine_name(e) << ' ' << opcode_name(ins.op);
+            if (ins.op == opcode::dma_trigger) {
+                out << " queue=" << ins.queue;
+            } else {
+                if (ins.alu != alu_op::bypass) out << " alu=" << alu_name(ins.alu);
+                if (ins.dst.valid()) out << " dst=" << format_operand(ins.dst);
+                if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
+                if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
+                if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
+            }
+            out << format_waits(ins.waits) << "\n";
+        }
+    }
+}
+
+void write_trace_file(const std::string& path, const program& p) {
+    std::ofstream out(path);
+    if (!out) throw user_error("cannot write trace file '" + path + "'");
+    write_trace(out, p);
+    if (!out) throw user_error("error writing trace file '" + path + "'");
+}
+
+namespace {
+
+// Parses one trace line; every error names the file and line.
+class line_parser {
+  public:
+    line_parser(const std::string& name, std::size_t line)
+        : m_where(name + ":" + std::to_string(line)) {}
+
+    [[noreturn]] void fail(const std::string& what) const {
+        throw user_error(m_where + ": " + what);
+    }
+
+    std::uint64_t number(const std::string& s, const char* what) const {
+        std::size_t pos = 0;
+        unsigned long long v = 0;
+        try {
+            if (!s.empty() && s[0] == '-') throw std::invalid_argument("negative");
+            v = std::stoull(s, &pos, 0);
+        } catch (const std::exception&) {
+            pos = 0;
+        }
+        if (pos == 0 || pos != s.size()) fail(std::string("bad ") + what + " '" + s + "'");
+        return v;
+    }
+
+    float real(const std::string& s, const char* what) const {
+        std::size_t pos = 0;
+        float v = 0;
+        try {
+            v = std::stof(s, &pos);
+        } catch (const std::exception&) {
+            pos = 0;
+        }
+        if (pos == 0 || pos != s.size()) fail(std::string("bad ") + what + " '" + s + "'");
+        return v;
+    }
+
+    dtype type(const std::string& s) const {
+        try {
+            return parse_dtype(s);
+        } catch (const user_error& e) {
+            fail(e.what());
+        }
+    }
+
+    // space[p0:p1]@offset[/stride]:elemsxdtype
+    operand parse_operand(const std::string& s) const {
+        operand op;
+        auto lb = s.find('['), colon = s.find(':'), rb = s.find(']'), at = s.find('@');
+        if (lb == std::string::npos || rb == std::string::npos || at != rb + 1 ||
+            colon == std::string::npos || colon > rb)
+            fail("bad operand '" + s + "' (expected space[p0:p1]@offset:elemsxdtype)");
+        std::string space = s.substr(0, lb);
+        if (space == "hbm")
+            op.space = mem_space::hbm;
+        else if (space == "sbuf")
+            op.space = mem_space::sbuf;
+        else if (space == "psum")
+            op.space = mem_space::psum;
+        else
+            fail("bad memory '" + space + "' in operand '" + s + "' (hbm, sbuf or psum)");
+        auto p0 = number(s.substr(lb + 1, colon - lb - 1), "first partition");
+        auto p1 = number(s.substr(colon + 1, rb - colon - 1), "end partition");
+        if (p1 <= p0) fail("empty partition range in operand '" + s + "'");
+        op.partition = static_cast<std::uint32_t>(p0);
+        op.partitions = static_cast<std::uint32_t>(p1 - p0);
+        auto colon2 = s.find(':', at);
+        if (colon2 == std::string::npos) fail("operand '" + s + "' has no :elemsxdtype");
+        std::string off = s.substr(at + 1, colon2 - at - 1);
+        auto slash = off.find('/');
+        if (op.space == mem_space::hbm) {
+            if (slash == std::string::npos) fail("HBM operand '" + s + "' needs offset/stride");
+            op.row_stride = number(off.substr(slash + 1), "row stride");
+            off = off.substr(0, slash);
+        } else if (slash != std::string::npos) {
+            fail("only HBM operands take a row stride: '" + s + "'");
+        }
+        op.offset = number(off, "offset");
+        std::string shape = s.substr(colon2 + 1);
+        auto x = shape.find('x');
+        if (x == std::string::npos) fail("operand '" + s + "' needs elemsxdtype");
+        op.elems = static_cast<std::uint32_t>(number(shape.substr(0, x), "element count"));
+        op.type = type(shape.substr(x + 1));
+        return op;
+    }
+
+    std::vector<sem_wait> parse_waits(const std::string& s,
+                                      const std::map<std::string, sem_id>& sems) const {
+        std::vector<sem_wait> out;
+        std::stringstream ss(s);
+        std::string item;
+        while (std::getline(ss, item, ',')) {
+            auto ge = item.find(">=");
+            if (ge == std::string::npos) fail("bad wait '" + item + "' (expected name>=value)");
+            auto it = sems.find(item.substr(0, ge));
+            if (it == sems.end())
+                fail("unknown semaphore '" + item.substr(0, ge) +
+                     "' (pe, dve, act, pool, sp or q<N> below the declared queue count)");
+            out.push_back({it->second,
+                           static_cast<std::uint32_t>(number(item.substr(ge + 2), "wait value"))});
+        }
+        return out;
+    }
+
+  private:
+    std::string m_where;
+};
+
+const std::map<std::string, opcode>& opcodes() {
+    static const std::map<std::string, opcode> m{{"tensor_tensor", opcode::tensor_tensor},
+                                                 {"tensor_scalar", opcode::tensor_scalar},
+                                                 {"tensor_copy", opcode::tensor_copy},
+                                                 {"memset", opcode::memset},
+                                                 {"activation", opcode::activation},
+                                                 {"tensor_reduce", opcode::tensor_reduce},
+                                                 {"iota", opcode::iota},
+                                                 {"dma_trigger", opcode::dma_trigger}};
+    return m;
+}
+
+const std::map<std::string, alu_op>& alus() {
+    static const std::map<std::string, alu_op> m{
+        {"bypass", alu_op::bypass},     {"add", alu_op::add}, {"subtract", alu_op::subtract},
+        {"multiply", alu_op::multiply}, {"max", alu_op::max}, {"min", alu_op::min}};
+    return m;
+}
+
+}  // namespace
+
+program read_trace(std::istream& in, const std::string& name) {
+    program p;
+    std::map<std::string, sem_id> sems;
+    for (auto e : all_engines)
+        sems[engine_name(e)] = semaphore_of_engine(e);
+    std::map<std::string, engine_kind> engines;
+    for (auto e : all_engines)
+        engines[engine_name(e)] = e;
+    bool header = false, have_queues = false;
+    std::string line;
+    std::size_t lineno = 0;
+    while (std::getline(in, line)) {
+        ++lineno;
+        line_parser lp(name, lineno);
+        auto hash = line.find('#');
+        if (hash != std::string::npos) line.erase(hash);
+        std::istringstream ls(line);
+        std::vector<std::string> tok;
+        for (std::string t; ls >> t;)
+            tok.push_back(t);
+        if (tok.empty()) continue;
+        if (!header) {
+            if (tok.size() != 2 || tok[0] != "trnsim-trace")
+                lp.fail("not a trnsim trace (first line must be 'trnsim-trace " +
+                        std::to_string(trace_format_version) + "')");
+            if (lp.number(tok[1], "version") != trace_format_version)
+                lp.fail("trace format version " + tok[1] + " is not supported (this build reads " +
+                        std::to_string(trace_format_version) + ")");
+            header = true;
+            continue;
+        }
+        const std::string& head = tok[0];
+        if (head == "hbm_bytes") {
+            if (tok.size() != 2) lp.fail("expected 'hbm_bytes N'");
+            p.hbm_bytes = lp.number(tok[1], "byte count");
+        } else if (head == "queues") {
+            if (tok.size() != 2 || have_queues) lp.fail("expected one 'queues N' line");
+            auto n = lp.number(tok[1], "queue count");
+            if (n > 4096) lp.fail("queue count " + tok[1] + " is implausible");
+            p.queues.resize(n);
+            for (std::size_t q = 0; q < n; ++q)
+                sems["q" + std::to_string(q)] = semaphore_of_queue(q);
+            have_queues = true;
+        } else if (head == "region") {
+            if (tok.size() < 6) lp.fail("expected 'region NAME OFFSET BYTES DTYPE input|output'");
+            hbm_region r;
+            r.name = tok[1];
+            r.offset = lp.number(tok[2], "offset");
+            r.bytes = lp.number(tok[3], "byte count");
+            r.type = lp.type(tok[4]);
+            if (tok[5] == "input") {
+                if (tok.size() != 9) lp.fail("expected 'region ... input LO HI SEED'");
+                r.input = true;
+                r.lo = lp.real(tok[6], "lower bound");
+                r.hi = lp.real(tok[7], "upper bound");
+                r.seed = static_cast<std::uint32_t>(lp.number(tok[8], "seed"));
+            } else if (tok[5] != "output" || tok.size() != 6) {
+                lp.fail("region kind must be 'input LO HI SEED' or 'output'");
+            }
+            p.regions.push_back(r);
+        } else if (head.size() > 1 && head[0] == 'q' && std::isdigit(head[1])) {
+            if (!have_queues) lp.fail("a 'queues N' line must come before the transfers");
+            auto q = lp.number(head.substr(1), "queue");
+            if (q >= p.queues.size())
+                lp.fail("queue " + head + " is beyond the declared " +
+                        std::to_string(p.queues.size()) + " queues");
+            if (tok.size() != 4 || tok[1] != "dma" || tok[2].rfind("dst=", 0) != 0 ||
+                tok[3].rfind("src=", 0) != 0)
+                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND'");
+            p.queues[q].push_back(
+                {lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))});
+        } else if (engines.count(head)) {
+            if (tok.size() < 2) lp.fail("expected an opcode after '" + head + "'");
+            auto oc = opcodes().find(tok[1]);
+            if (oc == opcodes().end()) lp.fail("unknown opcode '" + tok[1] + "'");
+            instruction ins;
+            ins.op = oc->second;
+            bool has_queue = false;
+            for (std::size_t i = 2; i < tok.size(); ++i) {
+                auto eq = tok[i].find('=');
+                if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
+                std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
+                if (k == "dst")
+                    ins.dst = lp.parse_operand(v);
+                else if (k == "src0")
+                    ins.src0 = lp.parse_operand(v);
+                else if (k == "src1")
+                    ins.src1 = lp.parse_operand(v);
+                else if (k == "imm")
+                    ins.imm = lp.real(v, "immediate");
+                else if (k == "queue") {
+                    ins.queue = static_cast<std::uint16_t>(lp.number(v, "queue"));
+                    has_queue = true;
+                } else if (k == "alu") {
+                    auto a = alus().find(v);
+                    if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
+                    ins.alu = a->second;
+                } else if (k == "wait")
+                    ins.waits = lp.parse_waits(v, sems);
+                else
+                    lp.fail("unknown field '" + k + "'");
+            }
+            if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
+            if (ins.op != opcode::dma_trigger && !ins.dst.valid())
+                lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
+            p.engines[std::size_t(engines[head])].push_back(std::move(ins));
+        } else {
+            lp.fail("unknown line kind '" + head +
+                    "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
+        }
+    }
+    if (!header) throw user_error(name + ": empty trace (no 'trnsim-trace 1' header)");
+    return p;
+}
+
+program read_trace_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw user_error("cannot read trace file '" + path + "'");
+    return read_trace(in, path);
+}
+
+}  // namespace trn

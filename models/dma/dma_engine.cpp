@@ -1,0 +1,112 @@
+#include "dma/dma_engine.h"
+
+#include <algorithm>
+
+#include "dma/dma_job.h"
+
+namespace trn {
+
+void dma_engine::declare_params(param_registry& r) {
+    r.add({"core.dma.engines", param_kind::integer, "16", "DMA engines of the NeuronCore",
+           "trainium-facts 1d (16 per NC)", 1, 256});
+    r.add({"core.dma.queues", param_kind::integer, "16", "DMA queues (rings) per engine",
+           "trainium-facts 1d (16 queues per engine)", 1, 256});
+    r.add({"core.dma.partitions_per_engine", param_kind::integer, "8",
+           "partitions (rows) of a transfer handed to each engine",
+           "trainium-facts 1d (fan-out: 8 partitions per engine)", 1, 1024});
+    r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",
+           "sustained bandwidth of one DMA engine on large rows",
+           "trainium-facts 1d (17 B/ns NC-v2, 23 B/ns NC-v3)", 1e-3, 1e6});
+    r.add({"core.dma.descriptor_cost", param_kind::time, "20ns",
+           "minimum engine time per descriptor (one row of one partition): a row costs "
+           "max(descriptor_cost, bytes / engine_bandwidth), which gives the efficiency-versus-"
+           "bytes-per-partition curve",
+           "calibrated", 0, 1e6});
+    r.add({"core.dma.fixed_latency", param_kind::time, "1.3us",
+           "trigger-to-start latency of every transfer (pipelined: it does not occupy an engine)",
+           "trainium-facts 1d (~1300 ns semaphore-to-start, DBW)", 0, 1e9});
+    r.add({"core.dma.trigger_time", param_kind::time, "50ns",
+           "time the issuing engine spends on one dma_trigger instruction", "calibrated", 0, 1e6});
+}
+
+dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
+    : sc_core::sc_module(name),
+      m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
+      m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
+    in.register_b_transport(this, &dma_engine::b_transport);
+}
+
+void dma_engine::set_timeline(timeline* t) {
+    m_timeline = t;
+    if (t) m_track = t->track(basename());
+}
+
+sc_core::sc_time dma_engine::service_time(std::uint64_t rows, std::uint64_t row_bytes) const {
+    const double per_row =
+        std::max(m_descriptor_ns, static_cast<double>(row_bytes) / m_bytes_per_ns);
+    return ns(static_cast<double>(rows) * per_row);
+}
+
+sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
+                                    std::uint32_t row_begin, std::uint32_t rows, std::uint8_t* data,
+                                    const sc_core::sc_time& at) {
+    m_ext.initiator = initiator_id::dma;
+    m_ext.rows = rows;
+    m_ext.row_bytes = op.row_bytes();
+    m_ext.row_stride = row_stride_of(op);
+    m_trans.set_command(cmd);
+    m_trans.set_address(address_of(op, row_begin));
+    m_trans.set_data_ptr(data);
+    m_trans.set_data_length(static_cast<unsigned>(rows * op.row_bytes()));
+    m_trans.set_extension(&m_ext);
+    sc_core::sc_time d = at;
+    out->b_transport(m_trans, d);
+    m_trans.clear_extension(&m_ext);
+    return d;
+}
+
+void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    const dma_job* job = trans.get_extension<dma_job>();
+    const dma_transfer& t = *job->transfer;
+    const std::uint32_t rows = job->row_end - job->row_begin;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time service = service_time(rows, t.src.row_bytes());
+    const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
+    std::uint8_t* src = nullptr;
+    std::uint8_t* dst = nullptr;
+    if (job->functional) {
+        m_src.resize(rows * t.src.row_bytes());
+        src = m_src.data();
+    }
+    sc_core::sc_time done = start + service;
+    const sc_core::sc_time read =
+        access(tlm::TLM_READ_COMMAND, t.src, job->row_begin, rows, src, start);
+    if (job->functional) {
+        if (t.src.type == t.dst.type) {
+            dst = src;
+        } else {  // the DMA casts through fp32
+            const std::size_t n = rows * t.src.elems;
+            m_dst.resize(rows * t.dst.row_bytes());
+            const std::size_t ss = dtype_size(t.src.type), ds = dtype_size(t.dst.type);
+            for (std::size_t i = 0; i < n; ++i)
+                store_element(&m_dst[i * ds], t.dst.type, load_element(&src[i * ss], t.src.type));
+            dst = m_dst.data();
+        }
+    }
+    const sc_core::sc_time write =
+        access(tlm::TLM_WRITE_COMMAND, t.dst, job->row_begin, rows, dst, start);
+    if (read > done) done = read;
+    if (write > done) done = write;
+    if (m_timeline)
+        m_timeline->slice(
+            m_track,
+            "rows " + std::to_string(job->row_begin) + ".." + std::to_string(job->row_end - 1),
+            (now + start).to_seconds() * 1e9, service.to_seconds() * 1e9,
+            "{\"bytes\":" + std::to_string(rows * t.src.row_bytes()) + "}");
+    m_bytes += rows * t.src.row_bytes();
+    m_rows += rows;
+    delay = done;
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+}  // namespace trn

@@ -1,0 +1,53 @@
+#pragma once
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm>
+#include <vector>
+
+#include "core/access.h"
+#include "core/params.h"
+#include "core/port.h"
+#include "core/timeline.h"
+
+namespace trn {
+
+// One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, paying a
+// per-descriptor (per row) cost plus bytes at its own rate; reads and writes memory through
+// the router, converting element types through fp32 as the hardware does.
+// Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
+// completion offset, given that it may start at the incoming `delay`.
+class dma_engine : public sc_core::sc_module {
+  public:
+    tlm_utils::multi_passthrough_target_socket<dma_engine> in{"in"};
+    tlm_utils::simple_initiator_socket<dma_engine> out{"out"};
+
+    static void declare_params(param_registry& r);
+    dma_engine(const sc_core::sc_module_name& name, const config& cfg);
+    dma_engine(const dma_engine&) = delete;
+    dma_engine& operator=(const dma_engine&) = delete;
+
+    const busy_port& port() const { return m_port; }
+    void set_timeline(timeline* t);
+    std::uint64_t bytes() const { return m_bytes; }
+    std::uint64_t rows() const { return m_rows; }
+
+    // Time one engine needs for `rows` rows of `row_bytes` each.
+    sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;
+
+  private:
+    void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    sc_core::sc_time access(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
+                            std::uint32_t rows, std::uint8_t* data, const sc_core::sc_time& at);
+
+    double m_bytes_per_ns;
+    double m_descriptor_ns;
+    busy_port m_port;
+    std::vector<std::uint8_t> m_src, m_dst;  // functional staging
+    std::uint64_t m_bytes = 0, m_rows = 0;
+    timeline* m_timeline = nullptr;
+    std::size_t m_track = 0;
+    tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
+    access_ext m_ext;
+};
+
+}  // namespace trn

@@ -1,0 +1,20 @@
+#pragma once
+#include <tlm>
+
+#include "core/program.h"
+
+namespace trn {
+
+// Rows [row_begin, row_end) of one DMA transfer, handed by a queue to one DMA engine.
+struct dma_job : tlm::tlm_extension<dma_job> {
+    const dma_transfer* transfer = nullptr;
+    std::uint32_t row_begin = 0, row_end = 0;
+    bool functional = false;
+
+    tlm::tlm_extension_base* clone() const override { return new dma_job(*this); }
+    void copy_from(const tlm::tlm_extension_base& o) override {
+        *this = static_cast<const dma_job&>(o);
+    }
+};
+
+}  // namespace trn

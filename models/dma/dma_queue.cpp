@@ -1,0 +1,69 @@
+#include "dma/dma_queue.h"
+
+#include "core/port.h"
+#include "dma/dma_job.h"
+
+namespace trn {
+
+dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
+                     std::size_t index, bool functional)
+    : sc_core::sc_module(name),
+      m_sems(sems),
+      m_index(index),
+      m_functional(functional),
+      m_engine_count(static_cast<std::size_t>(cfg.integer("core.dma.engines"))),
+      m_partitions_per_engine(
+          static_cast<std::uint32_t>(cfg.integer("core.dma.partitions_per_engine"))),
+      m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
+    doorbell.register_b_transport(this, &dma_queue::b_transport);
+}
+
+void dma_queue::load(const std::vector<dma_transfer>* transfers) {
+    m_transfers = transfers;
+    m_started = 0;
+}
+
+void dma_queue::set_timeline(timeline* t) {
+    m_timeline = t;
+    if (t) m_track = t->track("dma " + std::string(basename()));
+}
+
+void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    const dma_transfer& t = (*m_transfers)[m_started++];
+    const operand& chip = t.dst.space != mem_space::hbm ? t.dst : t.src;
+    const std::uint32_t first = chip.space == mem_space::hbm ? 0 : chip.partition;
+    const sc_core::sc_time start = delay + m_fixed_latency;
+    sc_core::sc_time done = start;
+    dma_job job;
+    job.transfer = &t;
+    job.functional = m_functional;
+    m_chunk.set_extension(&job);
+    for (std::uint32_t r = 0; r < t.src.partitions;) {
+        const std::uint32_t group = (first + r) / m_partitions_per_engine;
+        const std::uint32_t end =
+            std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - first);
+        job.row_begin = r;
+        job.row_end = end;
+        sc_core::sc_time d = start;
+        engines[static_cast<int>(group % m_engine_count)]->b_transport(m_chunk, d);
+        if (d > done) done = d;
+        r = end;
+    }
+    m_chunk.clear_extension(&job);
+    m_bytes += t.src.bytes();
+    const sc_core::sc_time at = sc_core::sc_time_stamp() + done;
+    if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion
+        sc_core::sc_time from = sc_core::sc_time_stamp() + start;
+        if (from < m_last_done) from = m_last_done;
+        const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
+        m_timeline->slice(m_track, "transfer " + std::to_string(m_started - 1),
+                          from.to_seconds() * 1e9, (end - from).to_seconds() * 1e9,
+                          "{\"bytes\":" + std::to_string(t.src.bytes()) +
+                              ",\"rows\":" + std::to_string(t.src.partitions) + "}");
+    }
+    m_last_done = at > m_last_done ? at : m_last_done;
+    m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);
+}
+
+}  // namespace trn

@@ -1,0 +1,53 @@
+#pragma once
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <tlm>
+#include <vector>
+
+#include "core/params.h"
+#include "core/program.h"
+#include "core/semaphores.h"
+#include "core/timeline.h"
+
+namespace trn {
+
+// One DMA queue: starts its transfers in order when an engine rings its doorbell, splits each
+// over the DMA engines by groups of partitions, and signals its semaphore when a transfer has
+// completed (transfers complete in queue order).
+// Contract (doorbell socket): each b_transport starts the next transfer at the incoming delay;
+// it returns at once (the transfer runs in the background) with delay unchanged.
+class dma_queue : public sc_core::sc_module {
+  public:
+    tlm_utils::simple_target_socket<dma_queue> doorbell{"doorbell"};
+    tlm_utils::multi_passthrough_initiator_socket<dma_queue> engines{"engines"};
+
+    dma_queue(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
+              std::size_t index, bool functional);
+    dma_queue(const dma_queue&) = delete;
+    dma_queue& operator=(const dma_queue&) = delete;
+
+    void load(const std::vector<dma_transfer>* transfers);
+    void set_timeline(timeline* t);
+    std::uint64_t transfers() const { return m_started; }
+    std::uint64_t bytes() const { return m_bytes; }
+    bool finished() const { return !m_transfers || m_started == m_transfers->size(); }
+
+  private:
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+
+    semaphore_bank& m_sems;
+    std::size_t m_index;
+    bool m_functional;
+    std::size_t m_engine_count;
+    std::uint32_t m_partitions_per_engine;
+    sc_core::sc_time m_fixed_latency;
+    const std::vector<dma_transfer>* m_transfers = nullptr;
+    std::size_t m_started = 0;
+    std::uint64_t m_bytes = 0;
+    sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
+    timeline* m_timeline = nullptr;
+    std::size_t m_track = 0;
+    tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
+};
+
+}  // namespace trn

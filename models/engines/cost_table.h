@@ -1,0 +1,49 @@
+#pragma once
+#include <vector>
+
+#include "core/program.h"
+
+namespace trn {
+
+// Which operands a cost rule applies to.
+enum class operand_case : std::uint8_t {
+    any,
+    mixed_psum_sbuf,  // one input in PSUM, the other in SBUF
+    arith16_sbuf,     // bf16 add/subtract/multiply, all operands in SBUF
+    all16_sbuf,       // every operand bf16/fp16 and in SBUF
+    sbuf_only,        // every operand in SBUF
+    zero16,           // memset of zero into a bf16/fp16 tile
+};
+
+// One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed, N the
+// elements per partition. `isa` 0 applies to every NeuronCore version.
+struct cost_rule {
+    engine_kind engine;
+    opcode op;
+    operand_case when;
+    int isa;
+    double per_elem;
+    bool min_ii;
+    double fixed;
+    const char* source;
+};
+
+// The per-opcode cost table of trainium-facts.md section 2, as data. Rules are tried in order;
+// the first that matches the engine, opcode, ISA version and operand case gives the cost.
+class cost_table {
+  public:
+    cost_table(int isa_version, double min_ii) : m_isa(isa_version), m_min_ii(min_ii) {}
+    static const std::vector<cost_rule>& rules();
+
+    bool supports(engine_kind e, opcode op) const;
+    // Engine cycles the instruction occupies its engine; a dma_trigger has no rule (its cost is
+    // a time, core.dma.trigger_time).
+    double cycles(engine_kind e, const instruction& ins) const;
+    const cost_rule* match(engine_kind e, const instruction& ins) const;
+
+  private:
+    int m_isa;
+    double m_min_ii;
+};
+
+}  // namespace trn

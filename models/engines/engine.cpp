@@ -1,0 +1,154 @@
+#include "engines/engine.h"
+
+#include "engines/alu.h"
+
+namespace trn {
+
+namespace {
+
+struct engine_defaults {
+    const char* name;
+    const char* clock;
+    const char* clock_source;
+    const char* latency;
+    const char* latency_source;
+};
+
+const engine_defaults defaults[] = {
+    {"dve", "1.12GHz", "trainium-facts 1a (VectorE 1.12 GHz NC-v2, 0.96 GHz NC-v3)", "100",
+     "trainium-facts 2 (static instruction overhead of 100 engine cycles)"},
+    {"act", "1.4GHz", "trainium-facts 1a (ScalarE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "200",
+     "trainium-facts 3.3 (dependent ACTIVATE start-to-start 264 cycles = MIN_II 64 + 200)"},
+    {"pool", "1.4GHz", "trainium-facts 1a (GpSimdE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
+     "trainium-facts 2 (GPSIMD_START 150 cycles is in the cost table)"},
+    {"sp", "1.4GHz", "trainium-facts 1a (base clock 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
+     "trainium-facts 1e (control instructions only)"},
+};
+
+}  // namespace
+
+void engine::declare_params(param_registry& r) {
+    r.add({"core.isa_version", param_kind::integer, "2",
+           "NeuronCore version whose instruction costs apply (2: Trn1, 3: Trn2)",
+           "trainium-facts 2", 2, 3});
+    r.add({"core.min_ii", param_kind::real, "64",
+           "minimum instruction initiation interval of DVE/ACT/Pool, in engine cycles",
+           "trainium-facts 2 (MIN_II ~ 64 cycles)", 1, 1e6});
+    r.add({"core.launch_overhead", param_kind::time, "15us",
+           "fixed kernel launch cost before the first instruction issues", "calibrated", 0, 1e12});
+    for (const auto& d : defaults) {
+        const std::string base = std::string("core.") + d.name;
+        r.add({base + ".clock", param_kind::frequency, d.clock,
+               std::string("clock of the ") + d.name + " engine", d.clock_source, 1e-6, 100});
+        r.add({base + ".latency", param_kind::real, d.latency,
+               "cycles from the data path freeing to the result being committed (semaphore "
+               "signalled); hidden unless the next instruction depends on this one",
+               d.latency_source, 0, 1e6});
+    }
+}
+
+engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
+               semaphore_bank& sems, bool functional)
+    : sc_core::sc_module(name),
+      m_kind(kind),
+      m_sems(sems),
+      m_functional(functional),
+      m_costs(static_cast<int>(cfg.integer("core.isa_version")), cfg.real("core.min_ii")),
+      m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {
+    const std::string base = std::string("core.") + engine_name(kind);
+    m_clock_ghz = cfg.frequency_ghz(base + ".clock");
+    m_latency = ns(cfg.real(base + ".latency") / m_clock_ghz);
+    SC_THREAD(run);
+}
+
+void engine::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
+    m_stream = stream;
+    m_start = start;
+    m_next = 0;
+}
+
+void engine::set_timeline(timeline* t) {
+    m_timeline = t;
+    if (t) m_track = t->track(engine_name(m_kind));
+}
+
+sc_core::sc_time engine::duration(const instruction& ins) const {
+    if (ins.op == opcode::dma_trigger) return m_trigger_time;
+    return ns(m_costs.cycles(m_kind, ins) / m_clock_ghz);
+}
+
+sc_core::sc_time engine::access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
+                                const sc_core::sc_time& at, const sc_core::sc_time& occupancy) {
+    m_ext.initiator = static_cast<initiator_id>(m_kind);
+    m_ext.rows = op.partitions;
+    m_ext.row_bytes = op.row_bytes();
+    m_ext.row_stride = row_stride_of(op);
+    m_ext.occupancy = occupancy;
+    m_trans.set_command(cmd);
+    m_trans.set_address(address_of(op));
+    m_trans.set_data_ptr(data);
+    m_trans.set_data_length(static_cast<unsigned>(op.bytes()));
+    m_trans.set_extension(&m_ext);
+    sc_core::sc_time d = at;
+    out->b_transport(m_trans, d);
+    m_trans.clear_extension(&m_ext);
+    return d - occupancy;  // the start offset the port granted
+}
+
+void engine::run() {
+    if (!m_stream) return;
+    sc_core::wait(m_start);
+    const char* stream_name = engine_name(m_kind);
+    const sem_id own = semaphore_of_engine(m_kind);
+    for (; m_next < m_stream->size();) {
+        const instruction& ins = (*m_stream)[m_next];
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        for (const auto& w : ins.waits)
+            m_sems.wait_for(w.sem, w.value, stream_name, m_next);
+        m_stall_sem += sc_core::sc_time_stamp() - t0;
+        const sc_core::sc_time busy = duration(ins);
+        sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+        if (ins.op == opcode::dma_trigger) {
+            m_trans.set_command(tlm::TLM_WRITE_COMMAND);
+            m_trans.set_address(address_map::doorbell_base + ins.queue);
+            m_trans.set_data_ptr(nullptr);
+            m_trans.set_data_length(0);
+            sc_core::sc_time d = busy;
+            out->b_transport(m_trans, d);
+        } else {
+            // The instruction holds each memory's port once for its whole duration: the first
+            // operand in a memory reserves it, the others ride along at the granted start.
+            bool held[3] = {false, false, false};
+            auto touch = [&](tlm::tlm_command cmd, const operand& op, std::uint8_t* data) {
+                bool& h = held[std::size_t(op.space)];
+                const sc_core::sc_time occupancy = h ? sc_core::SC_ZERO_TIME : busy;
+                h = true;
+                start = std::max(start, access(cmd, op, data, start, occupancy));
+            };
+            if (ins.src0.valid())
+                touch(tlm::TLM_READ_COMMAND, ins.src0,
+                      m_functional ? (m_a.resize(ins.src0.bytes()), m_a.data()) : nullptr);
+            if (ins.src1.valid())
+                touch(tlm::TLM_READ_COMMAND, ins.src1,
+                      m_functional ? (m_b.resize(ins.src1.bytes()), m_b.data()) : nullptr);
+            if (m_functional) execute_alu(ins, m_a, m_b, m_d);
+            touch(tlm::TLM_WRITE_COMMAND, ins.dst, m_functional ? m_d.data() : nullptr);
+        }
+        if (m_timeline) {
+            const double t0_ns = (sc_core::sc_time_stamp() + start).to_seconds() * 1e9;
+            std::string name = opcode_name(ins.op);
+            if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
+            if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
+            m_timeline->slice(m_track, name, t0_ns, busy.to_seconds() * 1e9,
+                              "{\"index\":" + std::to_string(m_next) +
+                                  ",\"elems\":" + std::to_string(ins.dst.elems) + "}");
+        }
+        sc_core::wait(start + busy);
+        m_stall_port += start;
+        m_busy += busy;
+        ++m_next;
+        m_sems.signal_at(own, sc_core::sc_time_stamp() + m_latency);
+    }
+}
+
+}  // namespace trn

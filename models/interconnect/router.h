@@ -1,0 +1,60 @@
+#pragma once
+#include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <array>
+#include <tlm>
+#include <vector>
+
+#include "core/access.h"
+#include "core/params.h"
+#include "core/port.h"
+
+namespace trn {
+
+// The address map and routing from initiators (engines, DMA engines) to targets (HBM channels,
+// SBUF, PSUM banks, DMA queue doorbells). HBM addresses are interleaved over the channels; the
+// access-port sharing rules of the generation are applied here, because a shared port spans
+// every bank of a memory.
+// Contract: b_transport forwards to the target(s) an access touches and returns the latest
+// completion among them; functional data moves before timing is computed, so functional mode
+// never changes timing.
+class router : public sc_core::sc_module {
+  public:
+    tlm_utils::multi_passthrough_target_socket<router> in{"in"};
+    tlm_utils::multi_passthrough_initiator_socket<router> hbm{"hbm"};
+    tlm_utils::simple_initiator_socket<router> sbuf{"sbuf"};
+    tlm_utils::multi_passthrough_initiator_socket<router> psum{"psum"};
+    tlm_utils::multi_passthrough_initiator_socket<router> doorbell{"doorbell"};
+
+    router(const sc_core::sc_module_name& name, const config& cfg);
+    router(const router&) = delete;
+    router& operator=(const router&) = delete;
+
+    // Bytes of the range [addr, addr + len) that fall on each HBM channel.
+    void split_hbm(std::uint64_t addr, std::uint64_t len, std::vector<std::uint64_t>& out) const;
+    // Channel-local address of a global HBM address.
+    std::uint64_t hbm_local(std::uint64_t addr) const;
+    std::size_t hbm_channel_of(std::uint64_t addr) const { return (addr / m_granule) % m_channels; }
+    const busy_port& shared_port(bool psum_side) const {
+        return psum_side ? m_psum_port : m_sbuf_port;
+    }
+
+  private:
+    void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    unsigned transport_dbg(int id, tlm::tlm_generic_payload& trans);
+    void hbm_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    void hbm_data(tlm::tlm_generic_payload& trans);
+    void arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time& occupancy,
+                   sc_core::sc_time& delay);
+
+    std::uint64_t m_granule;
+    std::size_t m_channels;
+    std::uint64_t m_psum_bank_bytes;
+    std::array<bool, 6> m_shares_sbuf{}, m_shares_psum{};
+    busy_port m_sbuf_port, m_psum_port;
+    std::vector<std::uint64_t> m_split;  // scratch, one entry per channel
+    tlm::tlm_generic_payload m_part;     // reused for the per-channel HBM accesses
+};
+
+}  // namespace trn

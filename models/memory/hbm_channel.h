@@ -1,0 +1,40 @@
+#pragma once
+#include <tlm_utils/simple_target_socket.h>
+#include <tlm>
+#include <vector>
+
+#include "core/params.h"
+#include "core/port.h"
+#include "core/stats.h"
+
+namespace trn {
+
+// One HBM channel: serves reads and writes at its share of the HBM bandwidth, first come first
+// served, plus a fixed access latency. Addresses are channel-local (the router de-interleaves).
+// In functional mode it holds the bytes.
+class hbm_channel : public sc_core::sc_module {
+  public:
+    tlm_utils::simple_target_socket<hbm_channel> in{"in"};
+
+    static void declare_params(param_registry& r);
+    hbm_channel(const sc_core::sc_module_name& name, const config& cfg);
+    hbm_channel(const hbm_channel&) = delete;
+    hbm_channel& operator=(const hbm_channel&) = delete;
+
+    std::uint64_t read_bytes() const { return m_read_bytes; }
+    std::uint64_t write_bytes() const { return m_write_bytes; }
+    const busy_port& port() const { return m_port; }
+
+  private:
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    unsigned transport_dbg(tlm::tlm_generic_payload& trans);
+    void copy(tlm::tlm_generic_payload& trans);
+
+    double m_bytes_per_ns;
+    sc_core::sc_time m_latency;
+    busy_port m_port;
+    std::vector<std::uint8_t> m_data;
+    std::uint64_t m_read_bytes = 0, m_write_bytes = 0;
+};
+
+}  // namespace trn

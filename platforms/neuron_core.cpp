@@ -1,0 +1,224 @@
+#include "platforms/neuron_core.h"
+
+#include "core/error.h"
+#include "workloads/builder/kernel_builder.h"
+
+namespace trn {
+
+void declare_platform_params(param_registry& r) {
+    r.add({"name", param_kind::text, "trn1", "name of the platform, shown in the summary", "-"});
+    engine::declare_params(r);
+    dma_engine::declare_params(r);
+    hbm_channel::declare_params(r);
+    onchip_bank::declare_params(r);
+    kernel_builder::declare_params(r);
+}
+
+neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional)
+    : sc_core::sc_module(name),
+      m_functional(functional),
+      m_launch(ns(cfg.time_ns("core.launch_overhead"))),
+      m_router("router", cfg) {
+    cfg.text("name");
+    m_limits.partitions = static_cast<std::uint32_t>(cfg.integer("core.sbuf.partitions"));
+    m_limits.sbuf_partition_bytes = cfg.size("core.sbuf.partition_size");
+    const auto psum_banks = static_cast<std::size_t>(cfg.integer("core.psum.banks"));
+    const std::uint64_t bank_bytes = cfg.size("core.psum.bank_size");
+    m_limits.psum_partition_bytes = psum_banks * bank_bytes;
+    m_limits.hbm_bytes = cfg.size("core.hbm.size");
+    m_limits.dma_queues = static_cast<std::size_t>(cfg.integer("core.dma.queues"));
+    if (m_limits.sbuf_partition_bytes > address_map::partition_stride ||
+        m_limits.psum_partition_bytes > address_map::partition_stride)
+        throw user_error(
+            "config: core.sbuf.partition_size and core.psum.banks x "
+            "core.psum.bank_size must be at most 1MiB (the address map's partition "
+            "stride)");
+
+    m_debug.bind(m_router.in);
+    const auto channels = static_cast<std::size_t>(cfg.integer("core.hbm.channels"));
+    for (std::size_t c = 0; c < channels; ++c) {
+        m_hbm.push_back(std::make_unique<hbm_channel>(("hbm" + std::to_string(c)).c_str(), cfg));
+        m_router.hbm.bind(m_hbm.back()->in);
+    }
+    m_sbuf = std::make_unique<onchip_bank>("sbuf", address_map::sbuf_base, m_limits.partitions,
+                                           m_limits.sbuf_partition_bytes, false);
+    m_router.sbuf.bind(m_sbuf->in);
+    const bool conflicts = cfg.boolean("core.psum.bank_conflicts");
+    for (std::size_t b = 0; b < psum_banks; ++b) {
+        m_psum.push_back(std::make_unique<onchip_bank>(("psum" + std::to_string(b)).c_str(),
+                                                       address_map::psum_base + b * bank_bytes,
+                                                       m_limits.partitions, bank_bytes, conflicts));
+        m_router.psum.bind(m_psum.back()->in);
+    }
+    const auto dma_engines = static_cast<std::size_t>(cfg.integer("core.dma.engines"));
+    for (std::size_t e = 0; e < dma_engines; ++e) {
+        m_dma_engines.push_back(
+            std::make_unique<dma_engine>(("dma" + std::to_string(e)).c_str(), cfg));
+        m_dma_engines.back()->out.bind(m_router.in);
+    }
+    for (std::size_t q = 0; q < m_limits.dma_queues; ++q) {
+        m_dma_queues.push_back(std::make_unique<dma_queue>(("q" + std::to_string(q)).c_str(), cfg,
+                                                           m_sems, q, functional));
+        m_router.doorbell.bind(m_dma_queues.back()->doorbell);
+        for (auto& e : m_dma_engines)
+            m_dma_queues.back()->engines.bind(e->in);
+    }
+    for (auto kind : {engine_kind::dve, engine_kind::act, engine_kind::pool, engine_kind::sp}) {
+        m_engines.push_back(
+            std::make_unique<engine>(engine_name(kind), kind, cfg, m_sems, functional));
+        m_engines.back()->out.bind(m_router.in);
+    }
+}
+
+void neuron_core::set_timeline(timeline* t) {
+    for (auto& e : m_engines)
+        e->set_timeline(t);
+    for (auto& q : m_dma_queues)
+        q->set_timeline(t);
+    for (auto& e : m_dma_engines)
+        e->set_timeline(t);
+}
+
+program_limits neuron_core::limits() const {
+    return m_limits;
+}
+
+void neuron_core::load(const program& p) {
+    if (!p.engines[std::size_t(engine_kind::pe)].empty())
+        throw user_error("the program has " +
+                         std::to_string(p.engines[std::size_t(engine_kind::pe)].size()) +
+                         " Tensor engine (pe) instructions; this build does not model the "
+                         "Tensor engine yet");
+    validate_program(p, m_limits);
+    for (const auto& e : m_engines) {
+        const auto& stream = p.engines[std::size_t(e->engine_type())];
+        for (std::size_t i = 0; i < stream.size(); ++i)
+            if (!e->costs().supports(e->engine_type(), stream[i].op) ||
+                (stream[i].op != opcode::dma_trigger &&
+                 !e->costs().match(e->engine_type(), stream[i])))
+                throw user_error(std::string(engine_name(e->engine_type())) + " instruction " +
+                                 std::to_string(i) + ": the " + engine_name(e->engine_type()) +
+                                 " engine cannot execute " + opcode_name(stream[i].op) +
+                                 " with these operands");
+    }
+    m_program = &p;
+    m_sems.resize(engine_count + p.queues.size());
+    for (auto& e : m_engines)
+        e->load(&p.engines[std::size_t(e->engine_type())], m_launch);
+    for (std::size_t q = 0; q < m_dma_queues.size(); ++q)
+        m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr);
+    for (const auto& s : p.engines)
+        for (const auto& ins : s)
+            for (const operand* o : {&ins.dst, &ins.src0, &ins.src1})
+                if (o->valid() && o->space == mem_space::sbuf)
+                    m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
+    for (const auto& q : p.queues)
+        for (const auto& t : q)
+            for (const operand* o : {&t.dst, &t.src})
+                if (o->space == mem_space::sbuf)
+                    m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
+    if (m_functional)
+        for (const auto& r : p.regions)
+            if (r.input) write_hbm(r.offset, region_initial_bytes(r));
+}
+
+void neuron_core::run() {
+    sc_core::sc_start();
+    m_end = sc_core::sc_time_stamp();
+    std::vector<std::string> stuck = m_sems.blocked_waiters();
+    bool unfinished = !stuck.empty();
+    for (const auto& e : m_engines)
+        unfinished |= !e->finished();
+    if (unfinished) {
+        std::string msg = "deadlock: the program cannot finish; blocked at " +
+                          std::to_string(m_end.to_seconds() * 1e6) + " us:";
+        for (const auto& s : stuck)
+            msg += "\n  " + s;
+        throw deadlock_error(msg);
+    }
+}
+
+std::vector<std::uint8_t> neuron_core::read_hbm(std::uint64_t offset, std::uint64_t bytes) {
+    std::vector<std::uint8_t> out(bytes);
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(offset);
+    t.set_data_ptr(out.data());
+    t.set_data_length(static_cast<unsigned>(bytes));
+    m_debug->transport_dbg(t);
+    return out;
+}
+
+void neuron_core::write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes) {
+    std::vector<std::uint8_t> copy = bytes;
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(offset);
+    t.set_data_ptr(copy.data());
+    t.set_data_length(static_cast<unsigned>(copy.size()));
+    m_debug->transport_dbg(t);
+}
+
+void neuron_core::report(stats_tree& s) const {
+    const double total = end_time_ns();
+    s.add("total_time_ns", total, "ns", "kernel time: launch overhead to last completion");
+    s.add("total_time_us", total / 1e3, "us", "kernel time in microseconds");
+    s.add("launch_overhead_ns", m_launch.to_seconds() * 1e9, "ns",
+          "fixed launch cost included in total_time_ns");
+    s.add("instructions", m_program ? static_cast<double>(m_program->instruction_count()) : 0,
+          "count", "engine instructions plus DMA transfers simulated");
+    s.add("mfu_pct", 0, "%",
+          "Tensor-engine FLOPs / (time x bf16 peak); 0 until the Tensor engine is modelled");
+    const double active = total - m_launch.to_seconds() * 1e9;
+    for (const auto& e : m_engines) {
+        const std::string base = std::string("engines.") + engine_name(e->engine_type());
+        const double busy = e->busy().to_seconds() * 1e9;
+        s.add(base + ".busy_ns", busy, "ns", "time the data path was occupied");
+        s.add(base + ".instructions", static_cast<double>(e->instructions()), "count",
+              "instructions executed");
+        s.add(base + ".utilisation_pct", active > 0 ? 100.0 * busy / active : 0, "%",
+              "busy time over kernel time after launch");
+        s.add(base + ".stall_semaphore_ns", e->stall_semaphore().to_seconds() * 1e9, "ns",
+              "time waiting on semaphores (data dependencies)");
+        s.add(base + ".stall_port_ns", e->stall_port().to_seconds() * 1e9, "ns",
+              "time waiting for a shared SBUF/PSUM access port");
+    }
+    std::uint64_t transfers = 0, bytes = 0, rows = 0;
+    for (const auto& q : m_dma_queues) {
+        transfers += q->transfers();
+        bytes += q->bytes();
+    }
+    double dma_busy = 0, dma_busy_max = 0;
+    for (const auto& e : m_dma_engines) {
+        const double b = e->port().busy_total().to_seconds() * 1e9;
+        dma_busy += b;
+        dma_busy_max = std::max(dma_busy_max, b);
+        rows += e->rows();
+    }
+    s.add("dma.transfers", static_cast<double>(transfers), "count",
+          "DMA transfers (one per load, store or copy)");
+    s.add("dma.bytes", static_cast<double>(bytes), "B", "bytes moved by DMA");
+    s.add("dma.descriptors", static_cast<double>(rows), "count",
+          "rows (descriptors) processed by the DMA engines");
+    s.add("dma.bandwidth_gbps", total > 0 ? bytes / total : 0, "GB/s",
+          "achieved DMA bandwidth over the kernel time");
+    s.add("dma.engine_busy_ns", dma_busy, "ns", "busy time summed over DMA engines");
+    s.add("dma.busiest_engine_ns", dma_busy_max, "ns", "busy time of the busiest DMA engine");
+    std::uint64_t rd = 0, wr = 0;
+    for (const auto& c : m_hbm) {
+        rd += c->read_bytes();
+        wr += c->write_bytes();
+    }
+    s.add("hbm.read_bytes", static_cast<double>(rd), "B", "bytes read from HBM");
+    s.add("hbm.write_bytes", static_cast<double>(wr), "B", "bytes written to HBM");
+    s.add("hbm.bandwidth_gbps", total > 0 ? (rd + wr) / total : 0, "GB/s",
+          "achieved HBM bandwidth over the kernel time");
+    s.add("sbuf.high_water_bytes", static_cast<double>(m_sbuf_high_water), "B",
+          "highest SBUF byte used in any partition");
+    s.add("sbuf.port_wait_ns", m_router.shared_port(false).wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared SBUF port");
+    s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared PSUM port");
+}
+
+}  // namespace trn

@@ -1,0 +1,61 @@
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/params.h"
+#include "core/program.h"
+#include "core/semaphores.h"
+#include "core/stats.h"
+#include "dma/dma_engine.h"
+#include "dma/dma_queue.h"
+#include "engines/engine.h"
+#include "interconnect/router.h"
+#include "memory/hbm_channel.h"
+#include "memory/onchip_bank.h"
+
+namespace trn {
+
+// Every parameter the platform and the kernel builder read, declared once.
+void declare_platform_params(param_registry& r);
+
+// One NeuronCore assembled from the config: engines, DMA queues and engines, the router, HBM
+// channels, SBUF and the PSUM banks, bound by TLM sockets.
+// Contract: load() validates the program against the platform (user_error on violation), run()
+// simulates it to the end and throws deadlock_error naming the blocked streams if it cannot
+// finish. SystemC allows one elaboration per process, so one neuron_core per process.
+class neuron_core : public sc_core::sc_module {
+  public:
+    neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional);
+    neuron_core(const neuron_core&) = delete;
+    neuron_core& operator=(const neuron_core&) = delete;
+
+    program_limits limits() const;
+    void load(const program& p);
+    void run();
+    // Reads HBM bytes (functional mode), without timing.
+    std::vector<std::uint8_t> read_hbm(std::uint64_t offset, std::uint64_t bytes);
+    void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
+    void report(stats_tree& stats) const;
+    // Records every instruction, transfer and DMA chunk on `t` (call before run()).
+    void set_timeline(timeline* t);
+    double end_time_ns() const { return m_end.to_seconds() * 1e9; }
+
+  private:
+    tlm_utils::simple_initiator_socket<neuron_core> m_debug{"debug"};
+    bool m_functional;
+    sc_core::sc_time m_launch;
+    program_limits m_limits;
+    semaphore_bank m_sems{"semaphores"};
+    router m_router;
+    std::vector<std::unique_ptr<hbm_channel>> m_hbm;
+    std::unique_ptr<onchip_bank> m_sbuf;
+    std::vector<std::unique_ptr<onchip_bank>> m_psum;
+    std::vector<std::unique_ptr<dma_engine>> m_dma_engines;
+    std::vector<std::unique_ptr<dma_queue>> m_dma_queues;
+    std::vector<std::unique_ptr<engine>> m_engines;  // dve, act, pool, sp
+    const program* m_program = nullptr;
+    sc_core::sc_time m_end;
+    std::uint64_t m_sbuf_high_water = 0;
+};
+
+}  // namespace trn

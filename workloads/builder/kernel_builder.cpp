@@ -1,0 +1,316 @@
+#include "workloads/builder/kernel_builder.h"
+
+#include <algorithm>
+
+#include "core/error.h"
+
+namespace trn {
+
+kernel_style parse_style(const std::string& s) {
+    if (s == "nl") return kernel_style::nl;
+    if (s == "isa") return kernel_style::isa;
+    throw user_error("workload parameter 'style': '" + s + "' is not one of: nl, isa");
+}
+
+void kernel_builder::declare_params(param_registry& r) {
+    r.add({"compiler.nl_buffers", param_kind::integer, "4",
+           "physical buffers the compiler rotates each loop-local tile over (style=nl)",
+           "calibrated: V7 and V8 (compiler-allocated stream runs as fast as direct_alloc with "
+           "buffers=4)",
+           1, 64});
+}
+
+builder_options kernel_builder::options(const config& cfg, const program_limits& limits,
+                                        kernel_style style) {
+    builder_options o;
+    o.style = style;
+    o.limits = limits;
+    o.nl_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_buffers"));
+    return o;
+}
+
+kernel_builder::kernel_builder(const builder_options& opt) : m_opt(opt) {
+    m_waited.assign(engine_count,
+                    std::vector<std::uint32_t>(engine_count + opt.limits.dma_queues, 0));
+}
+
+hbm_tensor kernel_builder::input(const std::string& name, std::uint64_t elems, dtype type, float lo,
+                                 float hi, std::uint32_t seed) {
+    hbm_tensor t = output(name, elems, type);
+    m_prog.regions.back().input = true;
+    m_prog.regions.back().lo = lo;
+    m_prog.regions.back().hi = hi;
+    m_prog.regions.back().seed = seed;
+    return t;
+}
+
+hbm_tensor kernel_builder::output(const std::string& name, std::uint64_t elems, dtype type) {
+    hbm_tensor t;
+    t.id = m_tensor_dep.size();
+    t.name = name;
+    t.offset = m_hbm_used;
+    t.elems = elems;
+    t.type = type;
+    const std::uint64_t bytes = elems * dtype_size(type);
+    m_hbm_used += (bytes + 4095) / 4096 * 4096;
+    if (m_hbm_used > m_opt.limits.hbm_bytes)
+        throw user_error("HBM tensor '" + name + "' (" + std::to_string(bytes) +
+                         " bytes) does not fit in the " + std::to_string(m_opt.limits.hbm_bytes) +
+                         " bytes of HBM");
+    hbm_region r;
+    r.name = name;
+    r.offset = t.offset;
+    r.bytes = bytes;
+    r.type = type;
+    m_prog.regions.push_back(r);
+    m_tensor_dep.push_back(m_deps.size());
+    m_deps.emplace_back();
+    m_dep_is_hbm.push_back(true);
+    return t;
+}
+
+operand kernel_builder::view(const hbm_tensor& t, std::uint64_t first, std::uint32_t rows,
+                             std::uint32_t elems, std::uint64_t row_stride) const {
+    const std::uint64_t last = first + (rows - 1) * row_stride + elems;
+    if (rows == 0 || elems == 0 || last > t.elems)
+        throw std::logic_error("view outside HBM tensor " + t.name);
+    operand op;
+    op.space = mem_space::hbm;
+    op.type = t.type;
+    op.partitions = rows;
+    op.elems = elems;
+    op.offset = t.offset + first * dtype_size(t.type);
+    op.row_stride = row_stride * dtype_size(t.type);
+    return op;
+}
+
+void kernel_builder::check_tile(const std::string& name, std::uint32_t partitions,
+                                std::uint32_t elems) const {
+    if (partitions > m_opt.limits.partitions)
+        throw user_error("tile '" + name + "': number of partitions " + std::to_string(partitions) +
+                         " exceed architecture limitation of " +
+                         std::to_string(m_opt.limits.partitions));
+    if (partitions == 0 || elems == 0)
+        throw user_error("tile '" + name + "' is empty (" + std::to_string(partitions) + " x " +
+                         std::to_string(elems) + ")");
+}
+
+std::uint64_t kernel_builder::allocate(mem_space space, std::uint64_t bytes,
+                                       const std::string& name, std::uint32_t buffers,
+                                       bool may_shrink, std::uint32_t& granted) {
+    std::uint64_t& used = space == mem_space::sbuf ? m_sbuf_used : m_psum_used;
+    const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
+                                                       : m_opt.limits.psum_partition_bytes;
+    const std::uint64_t aligned = (bytes + 63) / 64 * 64;
+    for (granted = buffers; granted >= 1; --granted) {
+        if (used + aligned * granted <= cap) {
+            const std::uint64_t at = used;
+            used += aligned * granted;
+            return at;
+        }
+        if (!may_shrink) break;
+    }
+    throw user_error(std::string(mem_space_name(space)) + " allocation of tile '" + name + "' (" +
+                     std::to_string(buffers) + " x " + std::to_string(bytes) +
+                     " bytes per partition) does not fit: " + std::to_string(used) + " of " +
+                     std::to_string(cap) + " bytes per partition are already allocated");
+}
+
+std::size_t kernel_builder::new_buffer() {
+    m_buffer_dep.push_back(m_deps.size());
+    m_deps.emplace_back();
+    m_dep_is_hbm.push_back(false);
+    return m_buffer_dep.size() - 1;
+}
+
+std::size_t kernel_builder::declare_tile(const std::string& name, mem_space space,
+                                         std::uint32_t partitions, std::uint32_t elems, dtype type,
+                                         std::uint32_t buffers) {
+    check_tile(name, partitions, elems);
+    const bool policy = buffers == 0;
+    if (policy) buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+    const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
+    std::uint32_t granted = 0;
+    const std::uint64_t at = allocate(space, bytes, name, buffers, policy, granted);
+    const std::uint64_t aligned = (bytes + 63) / 64 * 64;
+    decl d;
+    d.name = name;
+    d.shape.space = space;
+    d.shape.type = type;
+    d.shape.partitions = partitions;
+    d.shape.elems = elems;
+    for (std::uint32_t b = 0; b < granted; ++b) {
+        d.buffers.push_back(new_buffer());
+        d.offsets.push_back(at + b * aligned);
+    }
+    m_decls.push_back(std::move(d));
+    return m_decls.size() - 1;
+}
+
+std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space space,
+                                            std::uint32_t partitions, std::uint32_t elems,
+                                            dtype type, std::uint64_t offset,
+                                            std::uint32_t buffers) {
+    check_tile(name, partitions, elems);
+    const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
+    const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
+                                                       : m_opt.limits.psum_partition_bytes;
+    if (buffers == 0 || offset + bytes * buffers > cap)
+        throw user_error(std::string(mem_space_name(space)) + " allocation of tile '" + name +
+                         "' at byte " + std::to_string(offset) + " (" + std::to_string(buffers) +
+                         " x " + std::to_string(bytes) + " bytes per partition) does not fit in " +
+                         std::to_string(cap) + " bytes per partition");
+    decl d;
+    d.name = name;
+    d.shape.space = space;
+    d.shape.type = type;
+    d.shape.partitions = partitions;
+    d.shape.elems = elems;
+    for (std::uint32_t b = 0; b < buffers; ++b) {
+        d.buffers.push_back(new_buffer());
+        d.offsets.push_back(offset + b * bytes);
+    }
+    m_decls.push_back(std::move(d));
+    return m_decls.size() - 1;
+}
+
+tile kernel_builder::next(std::size_t id) {
+    decl& d = m_decls.at(id);
+    const std::size_t b = d.next++ % d.buffers.size();
+    tile t;
+    t.buffer = d.buffers[b];
+    t.op = d.shape;
+    t.op.offset = d.offsets[b];
+    return t;
+}
+
+namespace {
+
+void require(std::vector<sem_wait>& waits, const std::vector<sem_wait>& more) {
+    for (const auto& m : more) {
+        auto it = std::find_if(waits.begin(), waits.end(),
+                               [&](const sem_wait& w) { return w.sem == m.sem; });
+        if (it == waits.end())
+            waits.push_back(m);
+        else
+            it->value = std::max(it->value, m.value);
+    }
+}
+
+}  // namespace
+
+void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
+                           std::uint32_t done_value, const std::vector<std::size_t>& reads,
+                           const std::vector<std::size_t>& writes) {
+    std::vector<sem_wait> need;
+    for (auto r : reads)
+        require(need, m_deps[r].writers);
+    for (auto w : writes) {
+        if (!m_dep_is_hbm[w]) require(need, m_deps[w].writers);
+        require(need, m_deps[w].readers);
+    }
+    std::sort(need.begin(), need.end(),
+              [](const sem_wait& a, const sem_wait& b) { return a.sem < b.sem; });
+    auto& waited = m_waited[std::size_t(issuer)];
+    for (const auto& w : need) {
+        if (w.sem == done && w.value >= done_value) continue;  // never wait on itself
+        if (waited[w.sem] >= w.value) continue;                // implied by an earlier wait
+        waited[w.sem] = w.value;
+        ins.waits.push_back(w);
+    }
+    const sem_wait me{done, done_value};
+    for (auto r : reads)
+        require(m_deps[r].readers, {me});
+    for (auto w : writes) {
+        if (m_dep_is_hbm[w]) {
+            require(m_deps[w].writers, {me});
+        } else {
+            m_deps[w].writers = {me};
+            m_deps[w].readers.clear();
+        }
+    }
+    m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
+}
+
+std::size_t kernel_builder::queue_for(const hbm_tensor& t) {
+    const std::size_t q = t.id % m_opt.limits.dma_queues;
+    if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
+    return q;
+}
+
+void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
+                         const tile& chip) {
+    if (hbm_side.partitions != chip.op.partitions || hbm_side.row_bytes() != chip.op.row_bytes())
+        throw std::logic_error("DMA shape mismatch on tensor " + t.name);
+    const std::size_t q = queue_for(t);
+    m_prog.queues[q].push_back(is_load ? dma_transfer{chip.op, hbm_side}
+                                       : dma_transfer{hbm_side, chip.op});
+    const engine_kind trigger =
+        m_opt.style == kernel_style::nl && !is_load ? engine_kind::act : engine_kind::sp;
+    instruction ins;
+    ins.op = opcode::dma_trigger;
+    ins.queue = static_cast<std::uint16_t>(q);
+    const std::size_t tensor = m_tensor_dep[t.id], buf = m_buffer_dep[chip.buffer];
+    issue(trigger, ins, semaphore_of_queue(q), static_cast<std::uint32_t>(m_prog.queues[q].size()),
+          {is_load ? tensor : buf}, {is_load ? buf : tensor});
+}
+
+void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
+    dma(true, t, src, dst);
+}
+
+void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src) {
+    dma(false, t, dst, src);
+}
+
+namespace {
+
+instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const tile* b, float imm) {
+    instruction ins;
+    ins.op = op;
+    ins.alu = alu;
+    ins.dst = dst.op;
+    if (a) ins.src0 = a->op;
+    if (b) ins.src1 = b->op;
+    ins.imm = imm;
+    return ins;
+}
+
+}  // namespace
+
+void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
+                                   engine_kind on) {
+    auto& s = m_prog.engines[std::size_t(on)];
+    issue(on, make(opcode::tensor_tensor, op, dst, &a, &b, 0), semaphore_of_engine(on),
+          static_cast<std::uint32_t>(s.size() + 1),
+          {m_buffer_dep[a.buffer], m_buffer_dep[b.buffer]}, {m_buffer_dep[dst.buffer]});
+}
+
+void kernel_builder::tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
+                                   engine_kind on) {
+    auto& s = m_prog.engines[std::size_t(on)];
+    issue(on, make(opcode::tensor_scalar, op, dst, &a, nullptr, imm), semaphore_of_engine(on),
+          static_cast<std::uint32_t>(s.size() + 1), {m_buffer_dep[a.buffer]},
+          {m_buffer_dep[dst.buffer]});
+}
+
+void kernel_builder::tensor_copy(const tile& dst, const tile& a, engine_kind on) {
+    auto& s = m_prog.engines[std::size_t(on)];
+    issue(on, make(opcode::tensor_copy, alu_op::bypass, dst, &a, nullptr, 0),
+          semaphore_of_engine(on), static_cast<std::uint32_t>(s.size() + 1),
+          {m_buffer_dep[a.buffer]}, {m_buffer_dep[dst.buffer]});
+}
+
+void kernel_builder::memset(const tile& dst, float value, engine_kind on) {
+    auto& s = m_prog.engines[std::size_t(on)];
+    issue(on, make(opcode::memset, alu_op::bypass, dst, nullptr, nullptr, value),
+          semaphore_of_engine(on), static_cast<std::uint32_t>(s.size() + 1), {},
+          {m_buffer_dep[dst.buffer]});
+}
+
+program kernel_builder::finish() {
+    m_prog.hbm_bytes = m_hbm_used;
+    return std::move(m_prog);
+}
+
+}  // namespace trn

@@ -1,0 +1,113 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "core/program.h"
+
+namespace trn {
+
+// How the kernel was written: `nl` kernels go through the compiler, which rotates loop-local
+// tiles over several physical buffers and spreads DMA triggers over the Sync (loads) and Scalar
+// (stores) engines; `isa` kernels run in program order with one buffer per declared tile and
+// every DMA triggered from the Sync engine.
+enum class kernel_style { nl, isa };
+kernel_style parse_style(const std::string& s);
+
+struct builder_options {
+    kernel_style style = kernel_style::nl;
+    program_limits limits;
+    std::uint32_t nl_buffers = 4;
+};
+
+struct hbm_tensor {
+    std::size_t id = 0;
+    std::string name;
+    std::uint64_t offset = 0;
+    std::uint64_t elems = 0;
+    dtype type = dtype::float32;
+};
+
+// A logical tile: one instance of a declared tile, living in one physical buffer.
+struct tile {
+    std::size_t buffer = 0;
+    operand op;
+};
+
+// The NKI-like kernel API: tensors in HBM, tiles in SBUF/PSUM, DMA loads and stores, engine
+// instructions. It allocates physical buffers, derives every semaphore wait from the data
+// dependencies (read-after-write, write-after-read, write-after-write) and emits a program.
+// Contract: every error in a kernel's shapes or allocation throws user_error naming the tile
+// and the limit; HBM dependencies are tracked per tensor, and two stores to one tensor are taken
+// to write disjoint ranges (they go to the same queue, which keeps their order).
+class kernel_builder {
+  public:
+    static void declare_params(param_registry& r);
+    static builder_options options(const config& cfg, const program_limits& limits,
+                                   kernel_style style);
+    explicit kernel_builder(const builder_options& opt);
+
+    const builder_options& opts() const { return m_opt; }
+    std::uint32_t partitions() const { return m_opt.limits.partitions; }
+
+    hbm_tensor input(const std::string& name, std::uint64_t elems, dtype type, float lo, float hi,
+                     std::uint32_t seed);
+    hbm_tensor output(const std::string& name, std::uint64_t elems, dtype type);
+    // rows x elems of a tensor: row r starts at element first + r * row_stride.
+    operand view(const hbm_tensor& t, std::uint64_t first, std::uint32_t rows, std::uint32_t elems,
+                 std::uint64_t row_stride) const;
+
+    // A tile declaration. buffers = 0 lets the style decide (nl: compiler.nl_buffers, fewer if
+    // SBUF is short; isa: 1). Instances rotate over the buffers.
+    std::size_t declare_tile(const std::string& name, mem_space space, std::uint32_t partitions,
+                             std::uint32_t elems, dtype type, std::uint32_t buffers = 0);
+    // Direct allocation at a byte offset of every partition, `buffers` consecutive buffers.
+    std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
+                                std::uint32_t elems, dtype type, std::uint64_t offset,
+                                std::uint32_t buffers);
+    tile next(std::size_t decl);
+
+    void load(const tile& dst, const hbm_tensor& t, const operand& src);
+    void store(const hbm_tensor& t, const operand& dst, const tile& src);
+    void tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
+                       engine_kind on = engine_kind::dve);
+    void tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
+                       engine_kind on = engine_kind::dve);
+    void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
+    void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);
+
+    program finish();
+
+  private:
+    struct decl {
+        std::string name;
+        operand shape;
+        std::vector<std::size_t> buffers;    // physical buffer ids
+        std::vector<std::uint64_t> offsets;  // byte offset of each buffer in every partition
+        std::size_t next = 0;
+    };
+    // Dependency state of a buffer or HBM tensor: the latest completion each stream must reach.
+    struct dep_state {
+        std::vector<sem_wait> writers, readers;
+    };
+    std::size_t new_buffer();
+    std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,
+                           std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
+    void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
+    void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
+               const std::vector<std::size_t>& reads, const std::vector<std::size_t>& writes);
+    std::size_t queue_for(const hbm_tensor& t);
+    void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
+
+    builder_options m_opt;
+    program m_prog;
+    std::vector<decl> m_decls;
+    std::vector<std::size_t> m_buffer_dep;  // physical buffer -> its entry in m_deps
+    std::vector<dep_state> m_deps;          // one per buffer and per HBM tensor
+    std::vector<bool> m_dep_is_hbm;
+    std::vector<std::size_t> m_tensor_dep;             // HBM tensor id -> its entry in m_deps
+    std::vector<std::vector<std::uint32_t>> m_waited;  // [issuer][sem] highest value waited
+    std::uint64_t m_sbuf_used = 0, m_psum_used = 0, m_hbm_used = 0;
+};
+
+}  // namespace trn

@@ -1,0 +1,19 @@
+#pragma once
+#include "workloads/registry.h"
+
+namespace trn {
+
+// vector_add (CS149 assignment 4, part 1): out = a + b in every variant of workloads.md.
+class vector_add_workload : public workload {
+  public:
+    const char* name() const override { return "vector_add"; }
+    const char* description() const override {
+        return "out = a + b on the Vector engine (CS149 part 1): naive, tiled, stream, "
+               "direct_alloc, alloc_bad";
+    }
+    std::vector<param_doc> params() const override;
+    built_kernel build(const workload_params& p, const config& cfg,
+                       const program_limits& limits) const override;
+};
+
+}  // namespace trn
