@@ -117,8 +117,12 @@ void neuron_core::load(const program& p) {
             for (const operand* o : {&t.dst, &t.src})
                 if (o->space == mem_space::sbuf)
                     m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
-    if (m_functional)
-        for (const auto& r : p.regions)
+}
+
+void neuron_core::start_of_simulation() {
+    // Multi-target sockets are bound only once elaboration ends: initialise inputs here.
+    if (m_functional && m_program)
+        for (const auto& r : m_program->regions)
             if (r.input) write_hbm(r.offset, region_initial_bytes(r));
 }
 

@@ -32,7 +32,7 @@ class neuron_core : public sc_core::sc_module {
     program_limits limits() const;
     void load(const program& p);
     void run();
-    // Reads HBM bytes (functional mode), without timing.
+    // Reads HBM bytes (functional mode), without timing; only once elaboration has ended.
     std::vector<std::uint8_t> read_hbm(std::uint64_t offset, std::uint64_t bytes);
     void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
     void report(stats_tree& stats) const;
@@ -41,6 +41,8 @@ class neuron_core : public sc_core::sc_module {
     double end_time_ns() const { return m_end.to_seconds() * 1e9; }
 
   private:
+    void start_of_simulation() override;
+
     tlm_utils::simple_initiator_socket<neuron_core> m_debug{"debug"};
     bool m_functional;
     sc_core::sc_time m_launch;

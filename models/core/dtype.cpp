@@ -84,20 +84,6 @@ float from_fp8(std::uint8_t b) {
 
 }  // namespace
 
-std::size_t dtype_size(dtype t) {
-    switch (t) {
-        case dtype::float32:
-        case dtype::int32:
-            return 4;
-        case dtype::bfloat16:
-        case dtype::float16:
-            return 2;
-        case dtype::fp8_e4m3:
-            return 1;
-    }
-    return 4;
-}
-
 const char* dtype_name(dtype t) {
     switch (t) {
         case dtype::float32:

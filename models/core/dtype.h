@@ -7,7 +7,19 @@ namespace trn {
 // Element types the engines and DMA understand.
 enum class dtype : std::uint8_t { float32, bfloat16, float16, fp8_e4m3, int32 };
 
-std::size_t dtype_size(dtype t);
+inline std::size_t dtype_size(dtype t) {
+    switch (t) {
+        case dtype::float32:
+        case dtype::int32:
+            return 4;
+        case dtype::bfloat16:
+        case dtype::float16:
+            return 2;
+        case dtype::fp8_e4m3:
+            return 1;
+    }
+    return 4;
+}
 const char* dtype_name(dtype t);
 // Throws user_error listing the valid names.
 dtype parse_dtype(const std::string& name);

@@ -10,13 +10,15 @@ namespace trn::units {
 namespace {
 
 // Splits "1.3us" into 1.3 and "us"; throws if there is no leading number.
-std::pair<double, std::string> split(const std::string& text, const char* what) {
+std::pair<double, std::string> split(const std::string& text, const char* what,
+                                     const char* accepted) {
     std::size_t pos = 0;
     double value = 0;
     try {
         value = std::stod(text, &pos);
     } catch (const std::exception&) {
-        throw user_error("'" + text + "' is not a " + what + " (expected a number and a unit)");
+        throw user_error("'" + text + "' is not a " + what +
+                         " (expected a number and a unit: " + accepted + ")");
     }
     if (!std::isfinite(value))
         throw user_error("'" + text + "' is not a finite " + std::string(what));
@@ -28,7 +30,7 @@ std::pair<double, std::string> split(const std::string& text, const char* what) 
 
 double scaled(const std::string& text, const char* what,
               const std::map<std::string, double>& factors, const char* accepted) {
-    auto [value, unit] = split(text, what);
+    auto [value, unit] = split(text, what, accepted);
     auto it = factors.find(unit);
     if (it == factors.end())
         throw user_error("'" + text + "': unknown " + what + " unit '" + unit +

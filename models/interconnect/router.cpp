@@ -24,6 +24,10 @@ std::uint64_t router::hbm_local(std::uint64_t addr) const {
 
 void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64_t>& out) const {
     const std::uint64_t g = m_granule, c = m_channels;
+    if (a % g + n <= g) {  // within one granule: the common case of small rows
+        out[(a / g) % c] += n;
+        return;
+    }
     if (n && a % g) {
         const std::uint64_t piece = std::min(n, g - a % g);
         out[(a / g) % c] += piece;

@@ -110,10 +110,12 @@ std::uint64_t kernel_builder::allocate(mem_space space, std::uint64_t bytes,
         }
         if (!may_shrink) break;
     }
-    throw user_error(std::string(mem_space_name(space)) + " allocation of tile '" + name + "' (" +
-                     std::to_string(buffers) + " x " + std::to_string(bytes) +
-                     " bytes per partition) does not fit: " + std::to_string(used) + " of " +
-                     std::to_string(cap) + " bytes per partition are already allocated");
+    throw user_error(
+        std::string(mem_space_name(space)) + " allocation of tile '" + name + "' (" +
+        (may_shrink ? std::string("at least one buffer") : std::to_string(buffers) + " buffers") +
+        " of " + std::to_string(bytes) +
+        " bytes per partition) does not fit: " + std::to_string(used) + " of " +
+        std::to_string(cap) + " bytes per partition are already allocated");
 }
 
 std::size_t kernel_builder::new_buffer() {

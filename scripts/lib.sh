@@ -1,0 +1,41 @@
+# Shared set-up for scripts/*: install missing Debian packages, then configure and build build/.
+# Sourced, not run. Honours BUILD_DIR (default build) and BUILD_TYPE (default Release).
+
+TRN_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+BUILD_DIR="${BUILD_DIR:-$TRN_ROOT/build}"
+BUILD_TYPE="${BUILD_TYPE:-Release}"
+
+# Everything the build, the tests and the scripts need, all from Debian's archive.
+TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
+    libboost-program-options-dev libgtest-dev nlohmann-json3-dev python3)
+
+trn_install_deps() {
+    local missing=()
+    for p in "${TRN_PACKAGES[@]}"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" ||
+            missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "trnsim: installing missing Debian packages: ${missing[*]}" >&2
+    local sudo=()
+    if [ "$(id -u)" -ne 0 ]; then
+        if command -v sudo >/dev/null; then
+            sudo=(sudo)
+        else
+            echo "trnsim: not root and no sudo: install ${missing[*]} first" >&2
+            return 2
+        fi
+    fi
+    "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -qq >&2 &&
+        "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+            --no-install-recommends "${missing[@]}" >&2
+}
+
+# Configures build/ the first time and rebuilds whatever is stale (make decides).
+trn_build() {
+    trn_install_deps || return $?
+    if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+        cmake -S "$TRN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >&2 || return $?
+    fi
+    cmake --build "$BUILD_DIR" -j "$(nproc)" >&2 || return $?
+}

@@ -1,0 +1,284 @@
+// End-to-end tests of the `sim` command line: exit statuses, error messages, outputs.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "support/run_sim.h"
+
+namespace fs = std::filesystem;
+using trn::testing::run_sim;
+
+namespace {
+
+// A scratch directory per test, removed afterwards.
+class cli : public ::testing::Test {
+  protected:
+    void SetUp() override {
+        char tmpl[] = "/tmp/trnsim-cli-XXXXXX";
+        m_dir = ::mkdtemp(tmpl);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    std::string file(const std::string& name, const std::string& text) const {
+        const std::string path = m_dir + "/" + name;
+        std::ofstream(path) << text;
+        return path;
+    }
+    std::string path(const std::string& name) const { return m_dir + "/" + name; }
+    static nlohmann::json load_json(const std::string& p) {
+        std::ifstream in(p);
+        return nlohmann::json::parse(in);
+    }
+    static std::string read(const std::string& p) {
+        std::ifstream in(p);
+        std::stringstream ss;
+        ss << in.rdbuf();
+        return ss.str();
+    }
+
+    std::string m_dir;
+};
+
+const std::string trn1 = std::string(SOURCE_DIR) + "/configs/trn1.yaml";
+
+TEST_F(cli, help_and_listings_succeed) {
+    auto r = run_sim("--help");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.output.find("--workload"), std::string::npos);
+    EXPECT_NE(r.output.find("Exit status"), std::string::npos);
+    r = run_sim("--list-params");
+    EXPECT_EQ(r.status, 0);
+    for (const char* key : {"core.hbm.bandwidth", "core.dma.engines", "core.dma.queues"})
+        EXPECT_NE(r.output.find(key), std::string::npos) << key;
+    r = run_sim("--list-workloads");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.output.find("vector_add"), std::string::npos);
+}
+
+TEST_F(cli, config_found_by_name_or_path) {
+    EXPECT_EQ(run_sim("--config trn1 --workload vector_add --param n=1024 -q").status, 0);
+    EXPECT_EQ(run_sim("--config trn2.yaml --workload vector_add --param n=1024 -q").status, 0);
+    EXPECT_EQ(run_sim("--config " + trn1 + " --workload vector_add --param n=1024 -q").status, 0);
+    auto r = run_sim("--config trn9 --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("trn9"), std::string::npos);
+    EXPECT_NE(r.output.find("trn1"), std::string::npos);  // lists what exists
+}
+
+TEST_F(cli, usage_errors_exit_2) {
+    EXPECT_EQ(run_sim("--workload vector_add").status, 2);  // no config
+    EXPECT_EQ(run_sim("--config trn1").status, 2);          // no workload
+    EXPECT_EQ(run_sim("--config trn1 --workload vector_add --bogus").status, 2);
+    auto r = run_sim("--config trn1 --workload nope");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("vector_add"), std::string::npos);  // lists the valid ones
+}
+
+TEST_F(cli, unknown_config_key_names_key_and_file_line) {
+    std::string text = read(trn1);
+    text.replace(text.find("  hbm:\n"), 7, "  hbm2:\n    bandwidth: 1GB/s\n  hbm:\n");
+    const std::string cfg = file("bad.yaml", text);
+    auto r = run_sim("--config " + cfg + " --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("core.hbm2.bandwidth"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("bad.yaml:"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, bad_unit_and_range_name_the_key) {
+    auto r = run_sim("--config trn1 --workload vector_add --set core.hbm.bandwidth=600GB");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("core.hbm.bandwidth"), std::string::npos) << r.output;
+    r = run_sim("--config trn1 --workload vector_add --set core.dma.engines=0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("core.dma.engines"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("range"), std::string::npos) << r.output;
+    r = run_sim("--config trn1 --workload vector_add --set core.nothing=1");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("core.nothing"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, malformed_yaml_names_file_and_line) {
+    const std::string cfg = file("broken.yaml", "core:\n  hbm:\n    bandwidth: [1,\n  x: }\n");
+    auto r = run_sim("--config " + cfg + " --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("broken.yaml:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("malformed YAML"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, workload_parameter_errors) {
+    auto r = run_sim("--config trn1 --workload vector_add --param rows=3");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("row_chunk"), std::string::npos) << r.output;  // lists valid ones
+    r = run_sim("--config trn1 --workload vector_add --param variant=tiled --param row_chunk=256");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("number of partitions 256 exceed architecture limitation of 128"),
+              std::string::npos)
+        << r.output;
+    r = run_sim("--config trn1 --workload vector_add --param variant=naive");  // n = 25600
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("exceed architecture limitation of 128"), std::string::npos);
+    r = run_sim("--config trn1 --workload vector_add --param n=1000 --param variant=stream");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("n=1000"), std::string::npos) << r.output;
+    r = run_sim("--config trn1 --workload vector_add --param n=many");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("'n'"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, sbuf_allocation_that_does_not_fit) {
+    // Three 128 x 20000 fp32 tiles need 240 KB per partition: more than 192 KiB even at one
+    // buffer each.
+    auto r = run_sim(
+        "--config trn1 --workload vector_add --param variant=stream "
+        "--param n=2560000 --param free_dim=20000");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("does not fit"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("_tile'"), std::string::npos) << r.output;  // names the tile
+}
+
+TEST_F(cli, functional_mode_passes_and_alloc_bad_fails_with_status_1) {
+    const std::string stats = path("s.json");
+    auto r = run_sim(
+        "--config trn1 --workload vector_add --param variant=direct_alloc "
+        "--param n=256000 --functional --stats-out " +
+        stats);
+    EXPECT_EQ(r.status, 0) << r.output;
+    EXPECT_EQ(load_json(stats)["functional"]["passed"], 1);
+    r = run_sim(
+        "--config trn1 --workload vector_add --param variant=alloc_bad "
+        "--param n=256000 --functional --stats-out " +
+        stats);
+    EXPECT_EQ(r.status, 1) << r.output;
+    EXPECT_EQ(load_json(stats)["functional"]["passed"], 0);
+    EXPECT_GT(load_json(stats)["functional"]["mismatches"].get<double>(), 0);
+}
+
+TEST_F(cli, stats_contract_keys_present) {
+    const std::string stats = path("s.json");
+    ASSERT_EQ(run_sim("--config trn2 --workload vector_add --param n=4096 -q --stats-out " + stats)
+                  .status,
+              0);
+    const auto j = load_json(stats);
+    EXPECT_GT(j["total_time_ns"].get<double>(), 0);
+    EXPECT_TRUE(j.contains("mfu_pct"));
+    EXPECT_EQ(j["dma"]["transfers"], 3 * 4096);  // tiled, row_chunk 1: 3 transfers per element
+    EXPECT_EQ(j["dma"]["bytes"], 3 * 4096 * 4);
+    EXPECT_EQ(j["hbm"]["read_bytes"], 2 * 4096 * 4);
+    EXPECT_EQ(j["hbm"]["write_bytes"], 4096 * 4);
+    for (const char* e : {"dve", "act", "pool", "sp"}) {
+        EXPECT_TRUE(j["engines"][e].contains("busy_ns")) << e;
+        EXPECT_TRUE(j["engines"][e].contains("instructions")) << e;
+    }
+    EXPECT_EQ(j["engines"]["dve"]["instructions"], 4096);
+}
+
+TEST_F(cli, stats_are_deterministic) {
+    const std::string a = path("a.json"), b = path("b.json");
+    const std::string args =
+        "--config trn1 --workload vector_add --param variant=stream --param free_dim=20 -q ";
+    ASSERT_EQ(run_sim(args + "--stats-out " + a).status, 0);
+    ASSERT_EQ(run_sim(args + "--stats-out " + b).status, 0);
+    EXPECT_EQ(read(a), read(b));
+}
+
+TEST_F(cli, dumped_trace_runs_to_identical_timing) {
+    const std::string trace = path("k.trace"), a = path("a.json"), b = path("b.json");
+    ASSERT_EQ(run_sim("--config trn2 --workload vector_add --param variant=stream --param "
+                      "layout=strided --param style=isa --param free_dim=50 -q --dump-trace " +
+                      trace + " --stats-out " + a)
+                  .status,
+              0);
+    ASSERT_EQ(run_sim("--config trn2 --trace " + trace + " -q --stats-out " + b).status, 0);
+    auto ja = load_json(a), jb = load_json(b);
+    ja.erase("run");
+    jb.erase("run");
+    EXPECT_EQ(ja, jb);
+}
+
+TEST_F(cli, malformed_trace_names_file_and_line) {
+    const std::string t = file("bad.trace",
+                               "trnsim-trace 1\nhbm_bytes 4096\nqueues 1\n"
+                               "dve tensor_tensor alu=add dst=sbuf[0:1]@0:1xfloat32 "
+                               "src0=sbuf[0:1]@0:1xfloat33\n");
+    auto r = run_sim("--config trn1 --trace " + t);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("bad.trace:4:"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("float33"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, deadlock_is_reported_with_who_waits_on_what) {
+    // dve waits for the transfer that sp triggers only after dve finished: a cycle.
+    const std::string t =
+        file("cycle.trace",
+             "trnsim-trace 1\nhbm_bytes 4096\nqueues 1\n"
+             "q0 dma dst=sbuf[0:1]@0:1xfloat32 src=hbm[0:1]@0/4:1xfloat32\n"
+             "dve tensor_copy dst=sbuf[0:1]@64:1xfloat32 src0=sbuf[0:1]@0:1xfloat32 wait=q0>=1\n"
+             "sp dma_trigger queue=0 wait=dve>=1\n");
+    auto r = run_sim("--config trn1 --trace " + t);
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("deadlock"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("dve instruction 0 waits for q0>=1"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("sp instruction 0 waits for dve>=1"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, unreachable_wait_is_rejected_before_running) {
+    const std::string t = file("never.trace",
+                               "trnsim-trace 1\nhbm_bytes 4096\nqueues 0\n"
+                               "dve memset dst=sbuf[0:1]@0:1xfloat32 wait=act>=1\n");
+    auto r = run_sim("--config trn1 --trace " + t);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("deadlock"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("act>=1"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, stats_out_is_written_atomically_and_not_on_error) {
+    const std::string stats = path("s.json");
+    auto r = run_sim("--config trn1 --workload vector_add --param n=bad --stats-out " + stats);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_FALSE(fs::exists(stats));
+    r = run_sim("--config trn1 --workload vector_add --param n=2048 -q --stats-out " +
+                path("missing-dir/s.json"));
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("missing-dir"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, generated_config_doc_is_current) {
+    auto r = run_sim("--list-params --format markdown");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_EQ(r.output, read(std::string(SOURCE_DIR) + "/docs/config.md"))
+        << "docs/config.md is stale: run scripts/gen-docs";
+}
+
+TEST_F(cli, timeline_has_a_track_per_engine_and_queue_without_overlaps) {
+    const std::string tl = path("t.json");
+    ASSERT_EQ(run_sim("--config trn1 --workload vector_add --param variant=stream "
+                      "--param free_dim=20 -q --timeline " +
+                      tl)
+                  .status,
+              0);
+    const auto j = load_json(tl);
+    std::map<int, std::string> names;
+    std::map<int, std::vector<std::pair<double, double>>> slices;
+    for (const auto& e : j["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "thread_name")
+            names[e["tid"]] = e["args"]["name"];
+        else if (e["ph"] == "X")
+            slices[e["tid"]].push_back({e["ts"].get<double>(), e["dur"].get<double>()});
+    }
+    std::set<std::string> have;
+    for (const auto& [tid, n] : names)
+        have.insert(n);
+    for (const char* t : {"dve", "act", "pool", "sp", "dma q0", "dma0"})
+        EXPECT_TRUE(have.count(t)) << t;
+    for (auto& [tid, s] : slices) {
+        std::sort(s.begin(), s.end());
+        for (std::size_t i = 1; i < s.size(); ++i)
+            EXPECT_LE(s[i - 1].first + s[i - 1].second, s[i].first + 1e-6) << names[tid];
+    }
+}
+
+}  // namespace
