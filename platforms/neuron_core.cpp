@@ -8,6 +8,7 @@ namespace trn {
 void declare_platform_params(param_registry& r) {
     r.add({"name", param_kind::text, "trn1", "name of the platform, shown in the summary", "-"});
     engine::declare_params(r);
+    tensor_engine::declare_params(r);
     dma_engine::declare_params(r);
     hbm_channel::declare_params(r);
     onchip_bank::declare_params(r);
@@ -60,14 +61,23 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
         m_dma_queues.push_back(std::make_unique<dma_queue>(("q" + std::to_string(q)).c_str(), cfg,
                                                            m_sems, q, functional));
         m_router.doorbell.bind(m_dma_queues.back()->doorbell);
+        m_dma_queues.back()->mem.bind(m_router.in);
         for (auto& e : m_dma_engines)
             m_dma_queues.back()->engines.bind(e->in);
     }
-    for (auto kind : {engine_kind::dve, engine_kind::act, engine_kind::pool, engine_kind::sp}) {
+    auto pe = std::make_unique<tensor_engine>("pe", cfg, m_sems, functional);
+    m_pe = pe.get();
+    m_engines.push_back(std::move(pe));
+    for (auto kind : {engine_kind::dve, engine_kind::act, engine_kind::pool, engine_kind::sp})
         m_engines.push_back(
             std::make_unique<engine>(engine_name(kind), kind, cfg, m_sems, functional));
-        m_engines.back()->out.bind(m_router.in);
-    }
+    for (auto& e : m_engines)
+        e->out.bind(m_router.in);
+    if (m_pe->rows() > m_limits.partitions)
+        throw user_error("config: core.pe.rows (" + std::to_string(m_pe->rows()) +
+                         ") cannot exceed core.sbuf.partitions (" +
+                         std::to_string(m_limits.partitions) +
+                         "): the array contracts over SBUF partitions");
 }
 
 void neuron_core::set_timeline(timeline* t) {
@@ -84,22 +94,16 @@ program_limits neuron_core::limits() const {
 }
 
 void neuron_core::load(const program& p) {
-    if (!p.engines[std::size_t(engine_kind::pe)].empty())
-        throw user_error("the program has " +
-                         std::to_string(p.engines[std::size_t(engine_kind::pe)].size()) +
-                         " Tensor engine (pe) instructions; this build does not model the "
-                         "Tensor engine yet");
     validate_program(p, m_limits);
     for (const auto& e : m_engines) {
         const auto& stream = p.engines[std::size_t(e->engine_type())];
-        for (std::size_t i = 0; i < stream.size(); ++i)
-            if (!e->costs().supports(e->engine_type(), stream[i].op) ||
-                (stream[i].op != opcode::dma_trigger &&
-                 !e->costs().match(e->engine_type(), stream[i])))
+        for (std::size_t i = 0; i < stream.size(); ++i) {
+            const std::string why = e->check(stream[i]);
+            if (!why.empty())
                 throw user_error(std::string(engine_name(e->engine_type())) + " instruction " +
-                                 std::to_string(i) + ": the " + engine_name(e->engine_type()) +
-                                 " engine cannot execute " + opcode_name(stream[i].op) +
-                                 " with these operands");
+                                 std::to_string(i) + " (" + opcode_name(stream[i].op) +
+                                 "): " + why);
+        }
     }
     m_program = &p;
     m_sems.resize(engine_count + p.queues.size());
@@ -171,8 +175,17 @@ void neuron_core::report(stats_tree& s) const {
           "fixed launch cost included in total_time_ns");
     s.add("instructions", m_program ? static_cast<double>(m_program->instruction_count()) : 0,
           "count", "engine instructions plus DMA transfers simulated");
-    s.add("mfu_pct", 0, "%",
-          "Tensor-engine FLOPs / (time x bf16 peak); 0 until the Tensor engine is modelled");
+    const double peak = m_pe->peak_flops_per_ns();
+    s.add("mfu_pct", total > 0 ? 100.0 * m_pe->matmul_flops() / (total * peak) : 0, "%",
+          "Tensor-engine matmul FLOPs / (kernel time x bf16 peak)");
+    s.add("mfu_dtype_pct", total > 0 ? 100.0 * m_pe->ideal_ns() / total : 0, "%",
+          "Tensor-engine matmul FLOPs / (kernel time x peak of the operands' dtype)");
+    s.add("engines.pe.flops", m_pe->matmul_flops(), "FLOP", "matmul FLOPs (2 x K x M x N each)");
+    s.add("engines.pe.matmuls", static_cast<double>(m_pe->matmuls()), "count",
+          "matmul instructions");
+    s.add("engines.pe.transposes", static_cast<double>(m_pe->transposes()), "count",
+          "transpose instructions");
+    s.add("engines.pe.peak_tflops", peak / 1e3, "TFLOPS", "bf16 peak: 2 x rows x cols x clock");
     const double active = total - m_launch.to_seconds() * 1e9;
     for (const auto& e : m_engines) {
         const std::string base = std::string("engines.") + engine_name(e->engine_type());
@@ -208,11 +221,17 @@ void neuron_core::report(stats_tree& s) const {
           "achieved DMA bandwidth over the kernel time");
     s.add("dma.engine_busy_ns", dma_busy, "ns", "busy time summed over DMA engines");
     s.add("dma.busiest_engine_ns", dma_busy_max, "ns", "busy time of the busiest DMA engine");
-    std::uint64_t rd = 0, wr = 0;
+    std::uint64_t rd = 0, wr = 0, misses = 0;
+    double hbm_busy = 0;
     for (const auto& c : m_hbm) {
         rd += c->read_bytes();
         wr += c->write_bytes();
+        misses += c->misses();
+        hbm_busy = std::max(hbm_busy, c->port().busy_total().to_seconds() * 1e9);
     }
+    s.add("hbm.page_misses", static_cast<double>(misses), "count",
+          "accesses to a page not open in its bank");
+    s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel");
     s.add("hbm.read_bytes", static_cast<double>(rd), "B", "bytes read from HBM");
     s.add("hbm.write_bytes", static_cast<double>(wr), "B", "bytes written to HBM");
     s.add("hbm.bandwidth_gbps", total > 0 ? (rd + wr) / total : 0, "GB/s",

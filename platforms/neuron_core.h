@@ -9,6 +9,7 @@
 #include "dma/dma_engine.h"
 #include "dma/dma_queue.h"
 #include "engines/engine.h"
+#include "engines/tensor_engine.h"
 #include "interconnect/router.h"
 #include "memory/hbm_channel.h"
 #include "memory/onchip_bank.h"
@@ -54,7 +55,8 @@ class neuron_core : public sc_core::sc_module {
     std::vector<std::unique_ptr<onchip_bank>> m_psum;
     std::vector<std::unique_ptr<dma_engine>> m_dma_engines;
     std::vector<std::unique_ptr<dma_queue>> m_dma_queues;
-    std::vector<std::unique_ptr<engine>> m_engines;  // dve, act, pool, sp
+    std::vector<std::unique_ptr<engine_base>> m_engines;  // pe, dve, act, pool, sp
+    tensor_engine* m_pe = nullptr;
     const program* m_program = nullptr;
     sc_core::sc_time m_end;
     std::uint64_t m_sbuf_high_water = 0;

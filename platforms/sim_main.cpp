@@ -115,7 +115,7 @@ void print_summary(const trn::stats_tree& s, const std::string& what, const std:
                 trn::units::format_time(s.get("launch_overhead_ns")).c_str());
     std::printf("%-8s %14s %12s %8s %16s\n", "engine", "busy", "instructions", "util",
                 "semaphore wait");
-    for (const char* e : {"dve", "act", "pool", "sp"}) {
+    for (const char* e : {"pe", "dve", "act", "pool", "sp"}) {
         const std::string b = std::string("engines.") + e;
         std::printf("%-8s %14s %12.0f %7.1f%% %16s\n", e,
                     trn::units::format_time(s.get(b + ".busy_ns")).c_str(),

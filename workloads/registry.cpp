@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "workloads/matmul/matmul.h"
 #include "workloads/vector_add/vector_add.h"
 
 namespace trn {
@@ -63,7 +64,8 @@ std::int64_t workload_params::integer(const std::string& name, std::int64_t min,
 
 const std::vector<const workload*>& all_workloads() {
     static const vector_add_workload vector_add;
-    static const std::vector<const workload*> all{&vector_add};
+    static const matmul_workload matmul;
+    static const std::vector<const workload*> all{&vector_add, &matmul};
     return all;
 }
 

@@ -2,6 +2,8 @@
 #include <cstdint>
 #include <systemc>
 #include <tlm>
+#include <utility>
+#include <vector>
 
 namespace trn {
 
@@ -34,6 +36,18 @@ struct access_ext : tlm::tlm_extension<access_ext> {
     tlm::tlm_extension_base* clone() const override { return new access_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {
         *this = static_cast<const access_ext&>(other);
+    }
+};
+
+// The channel-local byte ranges an HBM access touches on one channel, one per row (the router
+// de-interleaves; each row's bytes on a channel are contiguous there). Lets a channel see its
+// row-buffer (page) locality.
+struct hbm_ranges_ext : tlm::tlm_extension<hbm_ranges_ext> {
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // (local address, bytes)
+
+    tlm::tlm_extension_base* clone() const override { return new hbm_ranges_ext(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override {
+        ranges = static_cast<const hbm_ranges_ext&>(other).ranges;
     }
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/error.h"
 
@@ -61,7 +62,7 @@ std::uint8_t to_fp8(float v) {
     float a = std::fabs(v);
     if (std::isnan(v)) return 0x7f;
     if (a > 448.0f) a = 448.0f;
-    if (a < std::ldexp(1.0f, -9)) return sign;
+    if (a <= std::ldexp(1.0f, -10)) return sign;  // at most half the smallest subnormal
     int e;
     std::frexp(a, &e);  // a = m * 2^e, m in [0.5,1)
     int exp = e - 1;    // a = 1.x * 2^exp
@@ -76,6 +77,7 @@ std::uint8_t to_fp8(float v) {
 }
 
 float from_fp8(std::uint8_t b) {
+    if ((b & 0x7f) == 0x7f) return std::numeric_limits<float>::quiet_NaN();  // S.1111.111
     int exp = (b >> 3) & 0xf, man = b & 7;
     float v =
         exp == 0 ? std::ldexp(static_cast<float>(man), -9) : std::ldexp(1.0f + man / 8.0f, exp - 7);

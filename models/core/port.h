@@ -25,8 +25,11 @@ class busy_port {
     sc_core::sc_time m_wait_total = sc_core::SC_ZERO_TIME;
 };
 
+// A time in ns, rounded to the kernel's resolution (1 ps by default). Avoids the generic
+// sc_time(double, unit) constructor on hot paths.
 inline sc_core::sc_time ns(double v) {
-    return sc_core::sc_time(v, sc_core::SC_NS);
+    static const double ticks_per_ns = 1e-9 / sc_core::sc_get_time_resolution().to_seconds();
+    return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(v * ticks_per_ns + 0.5));
 }
 
 }  // namespace trn

@@ -50,6 +50,10 @@ const char* opcode_name(opcode o) {
             return "iota";
         case opcode::dma_trigger:
             return "dma_trigger";
+        case opcode::matmul:
+            return "matmul";
+        case opcode::transpose:
+            return "transpose";
     }
     return "?";
 }
@@ -85,7 +89,7 @@ bool operand::operator==(const operand& o) const {
 
 bool instruction::operator==(const instruction& o) const {
     return op == o.op && alu == o.alu && dst == o.dst && src0 == o.src0 && src1 == o.src1 &&
-           imm == o.imm && queue == o.queue && waits == o.waits;
+           imm == o.imm && queue == o.queue && flags == o.flags && waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -194,6 +198,17 @@ void validate_program(const program& p, const program_limits& lim) {
                         throw user_error(where() + ": triggers q" + std::to_string(ins.queue) +
                                          ", which has no transfer left to start");
                     ++triggers[ins.queue];
+                    break;
+                case opcode::matmul:
+                    check_operand(ins.src1, "src1", lim, where);
+                    [[fallthrough]];
+                case opcode::transpose:
+                    check_operand(ins.src0, "src0", lim, where);
+                    check_operand(ins.dst, "dst", lim, where);
+                    if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
+                        (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
+                        throw user_error(where() +
+                                         ": the Tensor engine reads SBUF and writes PSUM");
                     break;
                 case opcode::tensor_tensor:
                     check_operand(ins.src1, "src1", lim, where);

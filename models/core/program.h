@@ -45,7 +45,15 @@ enum class opcode : std::uint8_t {
     tensor_reduce,  // dst[p,0] = reduce<alu>(src0[p,:])
     iota,           // dst[p,i] = p * elems + i
     dma_trigger,    // start the next transfer of DMA queue `queue`
+    matmul,         // dst[m,n] (+)= sum_k src0[k,m] * src1[k,n]: src0 stationary, src1 moving
+    transpose,      // dst[f,p] = src0[p,f] through the Tensor engine
 };
+
+// Instruction flags.
+namespace flag {
+constexpr std::uint8_t accumulate = 1;  // matmul adds to dst instead of overwriting it
+constexpr std::uint8_t double_row = 2;  // fp8 matmul in the v3 double-row mode (2x rate)
+}  // namespace flag
 const char* opcode_name(opcode o);
 
 enum class alu_op : std::uint8_t { bypass, add, subtract, multiply, max, min };
@@ -75,6 +83,7 @@ struct instruction {
     operand dst, src0, src1;
     float imm = 0;
     std::uint16_t queue = 0;
+    std::uint8_t flags = 0;
     std::vector<sem_wait> waits;
     bool operator==(const instruction& o) const;
 };

@@ -65,6 +65,13 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
                 if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
+                if (ins.flags) {
+                    out << " flags=";
+                    if (ins.flags & flag::accumulate) out << "acc";
+                    if ((ins.flags & flag::accumulate) && (ins.flags & flag::double_row))
+                        out << '|';
+                    if (ins.flags & flag::double_row) out << "double_row";
+                }
             }
             out << format_waits(ins.waits) << "\n";
         }
@@ -194,7 +201,9 @@ const std::map<std::string, opcode>& opcodes() {
                                                  {"activation", opcode::activation},
                                                  {"tensor_reduce", opcode::tensor_reduce},
                                                  {"iota", opcode::iota},
-                                                 {"dma_trigger", opcode::dma_trigger}};
+                                                 {"dma_trigger", opcode::dma_trigger},
+                                                 {"matmul", opcode::matmul},
+                                                 {"transpose", opcode::transpose}};
     return m;
 }
 
@@ -304,9 +313,19 @@ program read_trace(std::istream& in, const std::string& name) {
                     auto a = alus().find(v);
                     if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
                     ins.alu = a->second;
-                } else if (k == "wait")
+                } else if (k == "wait") {
                     ins.waits = lp.parse_waits(v, sems);
-                else
+                } else if (k == "flags") {
+                    std::stringstream fs(v);
+                    for (std::string f; std::getline(fs, f, '|');) {
+                        if (f == "acc")
+                            ins.flags |= flag::accumulate;
+                        else if (f == "double_row")
+                            ins.flags |= flag::double_row;
+                        else
+                            lp.fail("unknown flag '" + f + "' (acc, double_row)");
+                    }
+                } else
                     lp.fail("unknown field '" + k + "'");
             }
             if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");

@@ -49,7 +49,7 @@ sc_core::sc_time dma_engine::service_time(std::uint64_t rows, std::uint64_t row_
 
 sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
                                     std::uint32_t row_begin, std::uint32_t rows, std::uint8_t* data,
-                                    const sc_core::sc_time& at) {
+                                    const sc_core::sc_time& at, bool debug) {
     m_ext.initiator = initiator_id::dma;
     m_ext.rows = rows;
     m_ext.row_bytes = op.row_bytes();
@@ -60,43 +60,49 @@ sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
     m_trans.set_data_length(static_cast<unsigned>(rows * op.row_bytes()));
     m_trans.set_extension(&m_ext);
     sc_core::sc_time d = at;
-    out->b_transport(m_trans, d);
+    if (debug)
+        out->transport_dbg(m_trans);
+    else
+        out->b_transport(m_trans, d);
     m_trans.clear_extension(&m_ext);
     return d;
 }
 
+void dma_engine::move_data(const dma_job& job) {
+    const dma_transfer& t = *job.transfer;
+    const std::uint32_t rows = job.row_end - job.row_begin;
+    m_src.resize(rows * t.src.row_bytes());
+    access(tlm::TLM_READ_COMMAND, t.src, job.row_begin, rows, m_src.data(), sc_core::SC_ZERO_TIME,
+           true);
+    std::vector<std::uint8_t>* out = &m_src;
+    if (t.src.type != t.dst.type) {  // the DMA casts through fp32
+        const std::size_t n = std::size_t{rows} * t.src.elems;
+        m_dst.resize(rows * t.dst.row_bytes());
+        const std::size_t ss = dtype_size(t.src.type), ds = dtype_size(t.dst.type);
+        for (std::size_t i = 0; i < n; ++i)
+            store_element(&m_dst[i * ds], t.dst.type, load_element(&m_src[i * ss], t.src.type));
+        out = &m_dst;
+    }
+    access(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, rows, out->data(), sc_core::SC_ZERO_TIME,
+           true);
+}
+
 void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-    const dma_job* job = trans.get_extension<dma_job>();
+    dma_job* job = trans.get_extension<dma_job>();
     const dma_transfer& t = *job->transfer;
     const std::uint32_t rows = job->row_end - job->row_begin;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time service = service_time(rows, t.src.row_bytes());
     const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
-    std::uint8_t* src = nullptr;
-    std::uint8_t* dst = nullptr;
-    if (job->functional) {
-        m_src.resize(rows * t.src.row_bytes());
-        src = m_src.data();
-    }
+    if (job->functional) move_data(*job);
+    // Timing of the on-chip sides; the queue times the HBM side of the whole transfer.
     sc_core::sc_time done = start + service;
-    const sc_core::sc_time read =
-        access(tlm::TLM_READ_COMMAND, t.src, job->row_begin, rows, src, start);
-    if (job->functional) {
-        if (t.src.type == t.dst.type) {
-            dst = src;
-        } else {  // the DMA casts through fp32
-            const std::size_t n = rows * t.src.elems;
-            m_dst.resize(rows * t.dst.row_bytes());
-            const std::size_t ss = dtype_size(t.src.type), ds = dtype_size(t.dst.type);
-            for (std::size_t i = 0; i < n; ++i)
-                store_element(&m_dst[i * ds], t.dst.type, load_element(&src[i * ss], t.src.type));
-            dst = m_dst.data();
-        }
-    }
-    const sc_core::sc_time write =
-        access(tlm::TLM_WRITE_COMMAND, t.dst, job->row_begin, rows, dst, start);
-    if (read > done) done = read;
-    if (write > done) done = write;
+    if (t.src.space != mem_space::hbm)
+        done = std::max(done, access(tlm::TLM_READ_COMMAND, t.src, job->row_begin, rows, nullptr,
+                                     start, false));
+    if (t.dst.space != mem_space::hbm)
+        done = std::max(done, access(tlm::TLM_WRITE_COMMAND, t.dst, job->row_begin, rows, nullptr,
+                                     start, false));
     if (m_timeline)
         m_timeline->slice(
             m_track,
@@ -105,6 +111,7 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_t
             "{\"bytes\":" + std::to_string(rows * t.src.row_bytes()) + "}");
     m_bytes += rows * t.src.row_bytes();
     m_rows += rows;
+    job->start = start;
     delay = done;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }

@@ -11,11 +11,14 @@
 
 namespace trn {
 
-// One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, paying a
-// per-descriptor (per row) cost plus bytes at its own rate; reads and writes memory through
-// the router, converting element types through fp32 as the hardware does.
+// One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, each row
+// costing max(descriptor_cost, bytes / engine_bandwidth); times the on-chip side of its rows
+// through the router (the queue times the HBM side of the whole transfer) and, in functional
+// mode, moves the data, converting element types through fp32 as the hardware does.
 // Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
 // completion offset, given that it may start at the incoming `delay`.
+struct dma_job;
+
 class dma_engine : public sc_core::sc_module {
   public:
     tlm_utils::multi_passthrough_target_socket<dma_engine> in{"in"};
@@ -36,8 +39,12 @@ class dma_engine : public sc_core::sc_module {
 
   private:
     void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    // Rows [row_begin, row_begin + rows) of an operand: timed (b_transport, starting at `at`)
+    // or, with `debug`, moving functional data without timing (transport_dbg).
     sc_core::sc_time access(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
-                            std::uint32_t rows, std::uint8_t* data, const sc_core::sc_time& at);
+                            std::uint32_t rows, std::uint8_t* data, const sc_core::sc_time& at,
+                            bool debug);
+    void move_data(const dma_job& job);
 
     double m_bytes_per_ns;
     double m_descriptor_ns;

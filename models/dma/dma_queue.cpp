@@ -34,7 +34,8 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     const operand& chip = t.dst.space != mem_space::hbm ? t.dst : t.src;
     const std::uint32_t first = chip.space == mem_space::hbm ? 0 : chip.partition;
     const sc_core::sc_time start = delay + m_fixed_latency;
-    sc_core::sc_time done = start;
+    sc_core::sc_time done = start, first_chunk = sc_core::SC_ZERO_TIME;
+    bool any = false;
     dma_job job;
     job.transfer = &t;
     job.functional = m_functional;
@@ -48,9 +49,27 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         sc_core::sc_time d = start;
         engines[static_cast<int>(group % m_engine_count)]->b_transport(m_chunk, d);
         if (d > done) done = d;
+        if (!any || job.start < first_chunk) first_chunk = job.start;
+        any = true;
         r = end;
     }
     m_chunk.clear_extension(&job);
+    for (const operand* op : {&t.src, &t.dst}) {
+        if (op->space != mem_space::hbm) continue;
+        m_ext.initiator = initiator_id::dma;
+        m_ext.rows = op->partitions;
+        m_ext.row_bytes = op->row_bytes();
+        m_ext.row_stride = op->row_stride;
+        m_hbm.set_command(op == &t.src ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+        m_hbm.set_address(address_of(*op));
+        m_hbm.set_data_ptr(nullptr);
+        m_hbm.set_data_length(static_cast<unsigned>(op->bytes()));
+        m_hbm.set_extension(&m_ext);
+        sc_core::sc_time d = first_chunk;
+        mem->b_transport(m_hbm, d);
+        m_hbm.clear_extension(&m_ext);
+        if (d > done) done = d;
+    }
     m_bytes += t.src.bytes();
     const sc_core::sc_time at = sc_core::sc_time_stamp() + done;
     if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion

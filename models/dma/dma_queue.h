@@ -1,8 +1,11 @@
 #pragma once
 #include <tlm_utils/multi_passthrough_initiator_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
+
 #include <tlm>
 #include <vector>
+#include "core/access.h"
 
 #include "core/params.h"
 #include "core/program.h"
@@ -12,14 +15,16 @@
 namespace trn {
 
 // One DMA queue: starts its transfers in order when an engine rings its doorbell, splits each
-// over the DMA engines by groups of partitions, and signals its semaphore when a transfer has
-// completed (transfers complete in queue order).
+// over the DMA engines by groups of partitions, times the HBM side of the whole transfer from
+// when its first chunk starts, and signals its semaphore when a transfer has completed
+// (transfers complete in queue order).
 // Contract (doorbell socket): each b_transport starts the next transfer at the incoming delay;
 // it returns at once (the transfer runs in the background) with delay unchanged.
 class dma_queue : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<dma_queue> doorbell{"doorbell"};
     tlm_utils::multi_passthrough_initiator_socket<dma_queue> engines{"engines"};
+    tlm_utils::simple_initiator_socket<dma_queue> mem{"mem"};  // the HBM side of transfers
 
     dma_queue(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
               std::size_t index, bool functional);
@@ -48,6 +53,8 @@ class dma_queue : public sc_core::sc_module {
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
+    tlm::tlm_generic_payload m_hbm;
+    access_ext m_ext;
 };
 
 }  // namespace trn

@@ -47,38 +47,29 @@ void engine::declare_params(param_registry& r) {
     }
 }
 
-engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
-               semaphore_bank& sems, bool functional)
-    : sc_core::sc_module(name),
-      m_kind(kind),
-      m_sems(sems),
-      m_functional(functional),
-      m_costs(static_cast<int>(cfg.integer("core.isa_version")), cfg.real("core.min_ii")),
-      m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {
+engine_base::engine_base(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
+                         semaphore_bank& sems, bool functional)
+    : sc_core::sc_module(name), m_kind(kind), m_functional(functional), m_sems(sems) {
     const std::string base = std::string("core.") + engine_name(kind);
     m_clock_ghz = cfg.frequency_ghz(base + ".clock");
     m_latency = ns(cfg.real(base + ".latency") / m_clock_ghz);
     SC_THREAD(run);
 }
 
-void engine::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
+void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
     m_stream = stream;
     m_start = start;
     m_next = 0;
 }
 
-void engine::set_timeline(timeline* t) {
+void engine_base::set_timeline(timeline* t) {
     m_timeline = t;
     if (t) m_track = t->track(engine_name(m_kind));
 }
 
-sc_core::sc_time engine::duration(const instruction& ins) const {
-    if (ins.op == opcode::dma_trigger) return m_trigger_time;
-    return ns(m_costs.cycles(m_kind, ins) / m_clock_ghz);
-}
-
-sc_core::sc_time engine::access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
-                                const sc_core::sc_time& at, const sc_core::sc_time& occupancy) {
+sc_core::sc_time engine_base::access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
+                                     const sc_core::sc_time& at,
+                                     const sc_core::sc_time& occupancy) {
     m_ext.initiator = static_cast<initiator_id>(m_kind);
     m_ext.rows = op.partitions;
     m_ext.row_bytes = op.row_bytes();
@@ -95,60 +86,102 @@ sc_core::sc_time engine::access(tlm::tlm_command cmd, const operand& op, std::ui
     return d - occupancy;  // the start offset the port granted
 }
 
-void engine::run() {
+void engine_base::peek(const operand& op, std::vector<std::uint8_t>& bytes) {
+    bytes.resize(op.bytes());
+    m_ext.initiator = static_cast<initiator_id>(m_kind);
+    m_ext.rows = op.partitions;
+    m_ext.row_bytes = op.row_bytes();
+    m_ext.row_stride = row_stride_of(op);
+    m_ext.occupancy = sc_core::SC_ZERO_TIME;
+    m_trans.set_command(tlm::TLM_READ_COMMAND);
+    m_trans.set_address(address_of(op));
+    m_trans.set_data_ptr(bytes.data());
+    m_trans.set_data_length(static_cast<unsigned>(op.bytes()));
+    m_trans.set_extension(&m_ext);
+    out->transport_dbg(m_trans);
+    m_trans.clear_extension(&m_ext);
+}
+
+void engine_base::run() {
     if (!m_stream) return;
     sc_core::wait(m_start);
     const char* stream_name = engine_name(m_kind);
     const sem_id own = semaphore_of_engine(m_kind);
-    for (; m_next < m_stream->size();) {
+    while (m_next < m_stream->size()) {
         const instruction& ins = (*m_stream)[m_next];
         const sc_core::sc_time t0 = sc_core::sc_time_stamp();
         for (const auto& w : ins.waits)
             m_sems.wait_for(w.sem, w.value, stream_name, m_next);
-        m_stall_sem += sc_core::sc_time_stamp() - t0;
-        const sc_core::sc_time busy = duration(ins);
-        sc_core::sc_time start = sc_core::SC_ZERO_TIME;
-        if (ins.op == opcode::dma_trigger) {
-            m_trans.set_command(tlm::TLM_WRITE_COMMAND);
-            m_trans.set_address(address_map::doorbell_base + ins.queue);
-            m_trans.set_data_ptr(nullptr);
-            m_trans.set_data_length(0);
-            sc_core::sc_time d = busy;
-            out->b_transport(m_trans, d);
-        } else {
-            // The instruction holds each memory's port once for its whole duration: the first
-            // operand in a memory reserves it, the others ride along at the granted start.
-            bool held[3] = {false, false, false};
-            auto touch = [&](tlm::tlm_command cmd, const operand& op, std::uint8_t* data) {
-                bool& h = held[std::size_t(op.space)];
-                const sc_core::sc_time occupancy = h ? sc_core::SC_ZERO_TIME : busy;
-                h = true;
-                start = std::max(start, access(cmd, op, data, start, occupancy));
-            };
-            if (ins.src0.valid())
-                touch(tlm::TLM_READ_COMMAND, ins.src0,
-                      m_functional ? (m_a.resize(ins.src0.bytes()), m_a.data()) : nullptr);
-            if (ins.src1.valid())
-                touch(tlm::TLM_READ_COMMAND, ins.src1,
-                      m_functional ? (m_b.resize(ins.src1.bytes()), m_b.data()) : nullptr);
-            if (m_functional) execute_alu(ins, m_a, m_b, m_d);
-            touch(tlm::TLM_WRITE_COMMAND, ins.dst, m_functional ? m_d.data() : nullptr);
-        }
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        m_stall_sem += now - t0;
+        const issue_timing t = execute(ins);
         if (m_timeline) {
-            const double t0_ns = (sc_core::sc_time_stamp() + start).to_seconds() * 1e9;
             std::string name = opcode_name(ins.op);
             if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
             if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
-            m_timeline->slice(m_track, name, t0_ns, busy.to_seconds() * 1e9,
+            m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
+                              t.busy.to_seconds() * 1e9,
                               "{\"index\":" + std::to_string(m_next) +
                                   ",\"elems\":" + std::to_string(ins.dst.elems) + "}");
         }
-        sc_core::wait(start + busy);
-        m_stall_port += start;
-        m_busy += busy;
+        m_stall_port += t.start;
+        m_busy += t.busy;
         ++m_next;
-        m_sems.signal_at(own, sc_core::sc_time_stamp() + m_latency);
+        // Results commit in program order.
+        m_last_complete = std::max(m_last_complete, now + t.complete);
+        m_sems.signal_at(own, m_last_complete);
+        sc_core::wait(t.advance);
     }
+}
+
+engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
+               semaphore_bank& sems, bool functional)
+    : engine_base(name, kind, cfg, sems, functional),
+      m_costs(static_cast<int>(cfg.integer("core.isa_version")), cfg.real("core.min_ii")),
+      m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {}
+
+std::string engine::check(const instruction& ins) const {
+    if (!m_costs.supports(m_kind, ins.op) ||
+        (ins.op != opcode::dma_trigger && !m_costs.match(m_kind, ins)))
+        return std::string("the ") + engine_name(m_kind) + " engine cannot execute " +
+               opcode_name(ins.op) + " with these operands";
+    return "";
+}
+
+sc_core::sc_time engine::duration(const instruction& ins) const {
+    if (ins.op == opcode::dma_trigger) return m_trigger_time;
+    return cycles(m_costs.cycles(m_kind, ins));
+}
+
+issue_timing engine::execute(const instruction& ins) {
+    const sc_core::sc_time busy = duration(ins);
+    sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+    if (ins.op == opcode::dma_trigger) {
+        m_ring.set_command(tlm::TLM_WRITE_COMMAND);
+        m_ring.set_address(address_map::doorbell_base + ins.queue);
+        m_ring.set_data_length(0);
+        sc_core::sc_time d = busy;
+        out->b_transport(m_ring, d);
+        return {start, busy, busy, busy};
+    }
+    // The instruction holds each memory's port once for its whole duration: the first operand
+    // in a memory reserves it, the others ride along at the granted start.
+    bool held[3] = {false, false, false};
+    auto touch = [&](tlm::tlm_command cmd, const operand& op, std::uint8_t* data) {
+        bool& h = held[std::size_t(op.space)];
+        const sc_core::sc_time occupancy = h ? sc_core::SC_ZERO_TIME : busy;
+        h = true;
+        start = std::max(start, access(cmd, op, data, start, occupancy));
+    };
+    if (ins.src0.valid())
+        touch(tlm::TLM_READ_COMMAND, ins.src0,
+              m_functional ? (m_a.resize(ins.src0.bytes()), m_a.data()) : nullptr);
+    if (ins.src1.valid())
+        touch(tlm::TLM_READ_COMMAND, ins.src1,
+              m_functional ? (m_b.resize(ins.src1.bytes()), m_b.data()) : nullptr);
+    if (m_functional) execute_alu(ins, m_a, m_b, m_d);
+    touch(tlm::TLM_WRITE_COMMAND, ins.dst, m_functional ? m_d.data() : nullptr);
+    return {start, busy, start + busy, start + busy + m_latency};
 }
 
 }  // namespace trn

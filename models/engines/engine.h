@@ -12,58 +12,93 @@
 
 namespace trn {
 
-// An in-order engine (Vector, Scalar, GpSimd or Sync): waits for each instruction's semaphores,
-// occupies its data path for the cost-table time (queueing first on shared memory ports), and
-// signals its semaphore when the result is committed, `latency` cycles after the data path
-// frees. A dma_trigger rings the doorbell of a DMA queue.
-class engine : public sc_core::sc_module {
-  public:
-    tlm_utils::simple_initiator_socket<engine> out{"out"};
+// When an issued instruction runs, as offsets from the moment its waits were satisfied.
+struct issue_timing {
+    sc_core::sc_time start;     // the data path starts (after port queueing or pipelining)
+    sc_core::sc_time busy;      // how long it occupies the data path
+    sc_core::sc_time advance;   // when the stream may take its next instruction
+    sc_core::sc_time complete;  // when the result is committed and the semaphore signalled
+};
 
-    SC_HAS_PROCESS(engine);
-    static void declare_params(param_registry& r);
-    engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
-           semaphore_bank& sems, bool functional);
-    engine(const engine&) = delete;
-    engine& operator=(const engine&) = delete;
+// What every engine shares: an in-order instruction stream, semaphore waits, statistics, the
+// timeline, and operand accesses through the initiator socket.
+// Contract for subclasses: execute() performs the instruction's memory accesses (and, in
+// functional mode, its computation) at the current time and returns its timing; check() names
+// why an instruction cannot run on this engine, or returns "" when it can.
+class engine_base : public sc_core::sc_module {
+  public:
+    tlm_utils::simple_initiator_socket<engine_base> out{"out"};
+
+    SC_HAS_PROCESS(engine_base);
+    engine_base(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
+                semaphore_bank& sems, bool functional);
+    engine_base(const engine_base&) = delete;
+    engine_base& operator=(const engine_base&) = delete;
 
     // The stream to run, and when the first instruction may issue (the launch overhead).
     void load(const std::vector<instruction>* stream, const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
-    bool finished() const { return !m_stream || m_next == m_stream->size(); }
-    const cost_table& costs() const { return m_costs; }
-    engine_kind engine_type() const { return m_kind; }
+    virtual std::string check(const instruction& ins) const = 0;
 
+    bool finished() const { return !m_stream || m_next == m_stream->size(); }
+    engine_kind engine_type() const { return m_kind; }
+    double clock_ghz() const { return m_clock_ghz; }
     std::uint64_t instructions() const { return m_next; }
     const sc_core::sc_time& busy() const { return m_busy; }
     const sc_core::sc_time& stall_semaphore() const { return m_stall_sem; }
     const sc_core::sc_time& stall_port() const { return m_stall_port; }
-    // Time one instruction occupies the engine.
-    sc_core::sc_time duration(const instruction& ins) const;
 
-  private:
-    void run();
+  protected:
+    virtual issue_timing execute(const instruction& ins) = 0;
     // One operand access starting no earlier than `at`; returns the start the port granted.
     sc_core::sc_time access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
                             const sc_core::sc_time& at, const sc_core::sc_time& occupancy);
+    sc_core::sc_time cycles(double n) const { return ns(n / m_clock_ghz); }
+    // Reads an operand's bytes (functional mode) without timing.
+    void peek(const operand& op, std::vector<std::uint8_t>& out);
 
     engine_kind m_kind;
-    semaphore_bank& m_sems;
     bool m_functional;
-    cost_table m_costs;
     double m_clock_ghz;
     sc_core::sc_time m_latency;
-    sc_core::sc_time m_trigger_time;
+
+  private:
+    void run();
+
+    semaphore_bank& m_sems;
     const std::vector<instruction>* m_stream = nullptr;
     sc_core::sc_time m_start;
     std::size_t m_next = 0;
-    sc_core::sc_time m_busy, m_stall_sem, m_stall_port;
-    std::vector<std::uint8_t> m_a, m_b, m_d;  // functional staging
+    sc_core::sc_time m_busy, m_stall_sem, m_stall_port, m_last_complete;
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;
+};
+
+// A data-path engine (Vector, Scalar, GpSimd or Sync): occupies its data path for the cost-table
+// time (queueing first on shared memory ports) and commits its result `latency` cycles after
+// the data path frees. A dma_trigger rings the doorbell of a DMA queue.
+class engine : public engine_base {
+  public:
+    static void declare_params(param_registry& r);
+    engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
+           semaphore_bank& sems, bool functional);
+
+    const cost_table& costs() const { return m_costs; }
+    std::string check(const instruction& ins) const override;
+    // Time one instruction occupies the engine.
+    sc_core::sc_time duration(const instruction& ins) const;
+
+  protected:
+    issue_timing execute(const instruction& ins) override;
+
+  private:
+    cost_table m_costs;
+    sc_core::sc_time m_trigger_time;
+    std::vector<std::uint8_t> m_a, m_b, m_d;  // functional staging
+    tlm::tlm_generic_payload m_ring;          // doorbell writes
 };
 
 }  // namespace trn

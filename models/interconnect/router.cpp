@@ -7,7 +7,11 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_granule(cfg.size("core.hbm.interleave")),
       m_channels(static_cast<std::size_t>(cfg.integer("core.hbm.channels"))),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
-      m_split(m_channels, 0) {
+      m_split(m_channels, 0),
+      m_ranges(m_channels) {
+    auto log2_exact = [](std::uint64_t v) { return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1; };
+    m_granule_shift = log2_exact(m_granule);
+    m_channel_shift = log2_exact(m_channels);
     in.register_b_transport(this, &router::b_transport);
     in.register_transport_dbg(this, &router::transport_dbg);
     if (cfg.text("core.sbuf.port_sharing") == "dve+pool")
@@ -18,33 +22,70 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
             m_shares_psum[std::size_t(initiator_id::act)] = true;
 }
 
+namespace {
+
+std::uint64_t block_hash(std::uint64_t b) {
+    return b ^ (b >> 3) ^ (b >> 7) ^ (b >> 13);
+}
+
+}  // namespace
+
+std::size_t router::hbm_channel_of(std::uint64_t addr) const {
+    const std::uint64_t g = addr / m_granule;
+    return static_cast<std::size_t>((g % m_channels + block_hash(g / m_channels)) % m_channels);
+}
+
 std::uint64_t router::hbm_local(std::uint64_t addr) const {
     return (addr / (m_granule * m_channels)) * m_granule + addr % m_granule;
 }
 
 void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64_t>& out) const {
-    const std::uint64_t g = m_granule, c = m_channels;
-    if (a % g + n <= g) {  // within one granule: the common case of small rows
-        out[(a / g) % c] += n;
+    for (std::uint64_t left = n; left;) {
+        const std::uint64_t piece = std::min(left, m_granule - a % m_granule);
+        out[hbm_channel_of(a)] += piece;
+        a += piece;
+        left -= piece;
+    }
+}
+
+void router::add_row(std::uint64_t a, std::uint64_t n) {
+    // Each channel's share of a row is contiguous in its local space: one range per channel.
+    // Walks the row block by block (one hash per block of `channels` granules).
+    const std::uint64_t g = m_granule, c = m_channels, block_bytes = g * c;
+    if (m_granule_shift >= 0 && m_channel_shift >= 0) {  // powers of two: shifts and masks
+        const int gs = m_granule_shift, bs = m_granule_shift + m_channel_shift;
+        for (std::uint64_t left = n; left;) {
+            const std::uint64_t off = a & (g - 1);
+            const std::uint64_t piece = std::min(left, g - off);
+            const std::uint64_t block = a >> bs;
+            const auto ch = static_cast<std::size_t>(((a >> gs) + block_hash(block)) & (c - 1));
+            const std::uint64_t lo = (block << gs) + off;
+            auto& ranges = m_ranges[ch].ranges;
+            if (!ranges.empty() && ranges.back().first + ranges.back().second == lo)
+                ranges.back().second += piece;
+            else
+                ranges.emplace_back(lo, piece);
+            m_split[ch] += piece;
+            a += piece;
+            left -= piece;
+        }
         return;
     }
-    if (n && a % g) {
-        const std::uint64_t piece = std::min(n, g - a % g);
-        out[(a / g) % c] += piece;
+    for (std::uint64_t left = n; left;) {
+        const std::uint64_t piece = std::min(left, g - a % g);
+        const std::uint64_t block = a / block_bytes;
+        const std::uint64_t pos = (a / g) % c;
+        const std::size_t ch = static_cast<std::size_t>((pos + block_hash(block)) % c);
+        const std::uint64_t lo = block * g + a % g;
+        auto& ranges = m_ranges[ch].ranges;
+        if (!ranges.empty() && ranges.back().first + ranges.back().second == lo)
+            ranges.back().second += piece;
+        else
+            ranges.emplace_back(lo, piece);
+        m_split[ch] += piece;
         a += piece;
-        n -= piece;
+        left -= piece;
     }
-    const std::uint64_t full = n / g;
-    if (full) {
-        const std::uint64_t first = (a / g) % c;
-        for (std::uint64_t ch = 0; ch < c; ++ch)
-            out[ch] += (full / c) * g;
-        for (std::uint64_t j = 0; j < full % c; ++j)
-            out[(first + j) % c] += g;
-        a += full * g;
-        n -= full * g;
-    }
-    if (n) out[(a / g) % c] += n;
 }
 
 void router::hbm_data(tlm::tlm_generic_payload& trans) {
@@ -76,18 +117,22 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay
     const std::uint32_t rows = ext ? ext->rows : 1;
     const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
     const std::uint64_t stride = ext ? ext->row_stride : 0;
+    for (auto& r : m_ranges)
+        r.ranges.clear();
     std::fill(m_split.begin(), m_split.end(), 0);
     for (std::uint32_t r = 0; r < rows; ++r)
-        split_hbm(trans.get_address() + r * stride, row_bytes, m_split);
+        add_row(trans.get_address() + r * stride, row_bytes);
     sc_core::sc_time done = delay;
     for (std::size_t ch = 0; ch < m_channels; ++ch) {
         if (!m_split[ch]) continue;
+        m_part.set_extension(&m_ranges[ch]);
         m_part.set_command(trans.get_command());
         m_part.set_address(0);
         m_part.set_data_ptr(nullptr);
         m_part.set_data_length(static_cast<unsigned>(m_split[ch]));
         sc_core::sc_time d = delay;
         hbm[static_cast<int>(ch)]->b_transport(m_part, d);
+        m_part.clear_extension(&m_ranges[ch]);
         if (d > done) done = d;
     }
     delay = done;

@@ -31,11 +31,14 @@ class router : public sc_core::sc_module {
     router(const router&) = delete;
     router& operator=(const router&) = delete;
 
-    // Bytes of the range [addr, addr + len) that fall on each HBM channel.
-    void split_hbm(std::uint64_t addr, std::uint64_t len, std::vector<std::uint64_t>& out) const;
-    // Channel-local address of a global HBM address.
+    // HBM interleaving: granule g (of `interleave` bytes) lies in block g / channels; within a
+    // block the granules are rotated over the channels by a hash of the block number, so that
+    // strided accesses spread over all channels (a bijection: each channel holds one granule of
+    // every block, at channel-local address block * interleave).
+    std::size_t hbm_channel_of(std::uint64_t addr) const;
     std::uint64_t hbm_local(std::uint64_t addr) const;
-    std::size_t hbm_channel_of(std::uint64_t addr) const { return (addr / m_granule) % m_channels; }
+    // Bytes of the range [addr, addr + len) that fall on each HBM channel (added to out).
+    void split_hbm(std::uint64_t addr, std::uint64_t len, std::vector<std::uint64_t>& out) const;
     const busy_port& shared_port(bool psum_side) const {
         return psum_side ? m_psum_port : m_sbuf_port;
     }
@@ -50,11 +53,16 @@ class router : public sc_core::sc_module {
 
     std::uint64_t m_granule;
     std::size_t m_channels;
+    int m_granule_shift = -1, m_channel_shift = -1;  // log2, when a power of two (fast path)
     std::uint64_t m_psum_bank_bytes;
     std::array<bool, 6> m_shares_sbuf{}, m_shares_psum{};
     busy_port m_sbuf_port, m_psum_port;
-    std::vector<std::uint64_t> m_split;  // scratch, one entry per channel
-    tlm::tlm_generic_payload m_part;     // reused for the per-channel HBM accesses
+    // Adds each channel's contiguous local range of the row [a, a + n) to m_ranges.
+    void add_row(std::uint64_t a, std::uint64_t n);
+
+    std::vector<std::uint64_t> m_split;    // scratch, one entry per channel
+    std::vector<hbm_ranges_ext> m_ranges;  // scratch, one per channel
+    tlm::tlm_generic_payload m_part;       // reused for the per-channel HBM accesses
 };
 
 }  // namespace trn

@@ -1,5 +1,6 @@
 #include "memory/hbm_channel.h"
 
+#include <algorithm>
 #include <cstring>
 
 namespace trn {
@@ -18,13 +19,26 @@ void hbm_channel::declare_params(param_registry& r) {
            "not published (trainium-facts 5); typical HBM2e page-hit latency", 0, 1e6});
     r.add({"core.hbm.interleave", param_kind::size, "256B",
            "address interleaving granule across channels", "model choice", 1, 1ull << 30});
+    r.add({"core.hbm.page_size", param_kind::size, "2KiB",
+           "row-buffer (page) size of a bank, in channel-local bytes",
+           "model choice: HBM2/HBM2e page size", 1, 1ull << 30});
+    r.add({"core.hbm.banks", param_kind::integer, "16",
+           "banks per channel, each keeping one page open", "model choice: HBM2 bank count", 1,
+           1024});
+    r.add({"core.hbm.activate_time", param_kind::time, "20ns",
+           "minimum channel time per page opened (the activation-rate limit): an access takes "
+           "max(bytes / channel bandwidth, pages opened x activate_time)",
+           "calibrated", 0, 1e6});
 }
 
 hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
       m_bytes_per_ns(cfg.bandwidth("core.hbm.bandwidth") /
                      static_cast<double>(cfg.integer("core.hbm.channels"))),
-      m_latency(ns(cfg.time_ns("core.hbm.latency"))) {
+      m_latency(ns(cfg.time_ns("core.hbm.latency"))),
+      m_page_size(cfg.size("core.hbm.page_size")),
+      m_activate_ns(cfg.time_ns("core.hbm.activate_time")),
+      m_open(static_cast<std::size_t>(cfg.integer("core.hbm.banks")), ~std::uint64_t{0}) {
     in.register_b_transport(this, &hbm_channel::b_transport);
     in.register_transport_dbg(this, &hbm_channel::transport_dbg);
 }
@@ -42,12 +56,41 @@ void hbm_channel::copy(tlm::tlm_generic_payload& trans) {
     }
 }
 
+std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
+    std::uint64_t misses = 0;
+    const std::uint64_t banks = m_open.size();
+    const bool pow2 = !(m_page_size & (m_page_size - 1)) && !(banks & (banks - 1));
+    const int shift = __builtin_ctzll(m_page_size);
+    auto touch = [&](std::uint64_t lo, std::uint64_t bytes) {
+        if (!bytes) return;
+        const std::uint64_t first = pow2 ? lo >> shift : lo / m_page_size;
+        const std::uint64_t last =
+            pow2 ? (lo + bytes - 1) >> shift : (lo + bytes - 1) / m_page_size;
+        for (std::uint64_t p = first; p <= last; ++p) {
+            std::uint64_t& open = m_open[pow2 ? p & (banks - 1) : p % banks];
+            if (open != p) {
+                open = p;
+                ++misses;
+            }
+        }
+    };
+    if (const auto* ext = trans.get_extension<hbm_ranges_ext>())
+        for (const auto& [lo, bytes] : ext->ranges)
+            touch(lo, bytes);
+    else
+        touch(trans.get_address(), trans.get_data_length());
+    m_misses += misses;
+    return misses;
+}
+
 void hbm_channel::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     const std::uint64_t len = trans.get_data_length();
     if (trans.get_data_ptr()) copy(trans);
     (trans.is_write() ? m_write_bytes : m_read_bytes) += len;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    const sc_core::sc_time service = ns(static_cast<double>(len) / m_bytes_per_ns);
+    const sc_core::sc_time service =
+        ns(std::max(static_cast<double>(len) / m_bytes_per_ns,
+                    static_cast<double>(page_misses(trans)) * m_activate_ns));
     const sc_core::sc_time start = m_port.reserve(now + delay, service);
     delay = start + service + m_latency - now;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -3,6 +3,7 @@
 #include <tlm>
 #include <vector>
 
+#include "core/access.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/stats.h"
@@ -10,8 +11,9 @@
 namespace trn {
 
 // One HBM channel: serves reads and writes at its share of the HBM bandwidth, first come first
-// served, plus a fixed access latency. Addresses are channel-local (the router de-interleaves).
-// In functional mode it holds the bytes.
+// served, plus a fixed access latency. Each bank keeps one page open; an access that opens
+// pages is limited by the activation rate as well as by bandwidth. Addresses are channel-local (the
+// router de-interleaves). In functional mode it holds the bytes.
 class hbm_channel : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<hbm_channel> in{"in"};
@@ -23,6 +25,7 @@ class hbm_channel : public sc_core::sc_module {
 
     std::uint64_t read_bytes() const { return m_read_bytes; }
     std::uint64_t write_bytes() const { return m_write_bytes; }
+    std::uint64_t misses() const { return m_misses; }
     const busy_port& port() const { return m_port; }
 
   private:
@@ -30,8 +33,15 @@ class hbm_channel : public sc_core::sc_module {
     unsigned transport_dbg(tlm::tlm_generic_payload& trans);
     void copy(tlm::tlm_generic_payload& trans);
 
+    // Row-buffer misses of the ranges an access touches (updating the open pages).
+    std::uint64_t page_misses(const tlm::tlm_generic_payload& trans);
+
     double m_bytes_per_ns;
     sc_core::sc_time m_latency;
+    std::uint64_t m_page_size;
+    double m_activate_ns;
+    std::vector<std::uint64_t> m_open;  // open page of each bank (~0: none)
+    std::uint64_t m_misses = 0;
     busy_port m_port;
     std::vector<std::uint8_t> m_data;
     std::uint64_t m_read_bytes = 0, m_write_bytes = 0;

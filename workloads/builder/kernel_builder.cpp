@@ -26,6 +26,10 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.style = style;
     o.limits = limits;
     o.nl_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_buffers"));
+    o.pe_rows = static_cast<std::uint32_t>(cfg.integer("core.pe.rows"));
+    o.pe_cols = static_cast<std::uint32_t>(cfg.integer("core.pe.cols"));
+    o.moving_max = static_cast<std::uint32_t>(cfg.integer("core.pe.moving_max"));
+    o.psum_bank_bytes = cfg.size("core.psum.bank_size");
     return o;
 }
 
@@ -101,7 +105,8 @@ std::uint64_t kernel_builder::allocate(mem_space space, std::uint64_t bytes,
     std::uint64_t& used = space == mem_space::sbuf ? m_sbuf_used : m_psum_used;
     const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
                                                        : m_opt.limits.psum_partition_bytes;
-    const std::uint64_t aligned = (bytes + 63) / 64 * 64;
+    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
+    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
     for (granted = buffers; granted >= 1; --granted) {
         if (used + aligned * granted <= cap) {
             const std::uint64_t at = used;
@@ -134,7 +139,8 @@ std::size_t kernel_builder::declare_tile(const std::string& name, mem_space spac
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     std::uint32_t granted = 0;
     const std::uint64_t at = allocate(space, bytes, name, buffers, policy, granted);
-    const std::uint64_t aligned = (bytes + 63) / 64 * 64;
+    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
+    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
     decl d;
     d.name = name;
     d.shape.space = space;
@@ -203,12 +209,15 @@ void require(std::vector<sem_wait>& waits, const std::vector<sem_wait>& more) {
 
 void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const std::vector<std::size_t>& reads,
-                           const std::vector<std::size_t>& writes) {
+                           const std::vector<std::size_t>& writes, bool in_order_writes) {
     std::vector<sem_wait> need;
     for (auto r : reads)
         require(need, m_deps[r].writers);
     for (auto w : writes) {
-        if (!m_dep_is_hbm[w]) require(need, m_deps[w].writers);
+        if (!m_dep_is_hbm[w]) {
+            for (const auto& wr : m_deps[w].writers)
+                if (!(in_order_writes && wr.sem == done)) require(need, {wr});
+        }
         require(need, m_deps[w].readers);
     }
     std::sort(need.begin(), need.end(),
@@ -280,34 +289,108 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
 
 }  // namespace
 
+void kernel_builder::engine_op(engine_kind on, instruction ins,
+                               const std::vector<const tile*>& reads, const tile& dst,
+                               bool in_order_writes) {
+    std::vector<std::size_t> r;
+    for (const tile* t : reads)
+        r.push_back(m_buffer_dep[t->buffer]);
+    const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
+    issue(on, std::move(ins), semaphore_of_engine(on), value, r, {m_buffer_dep[dst.buffer]},
+          in_order_writes);
+}
+
 void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
                                    engine_kind on) {
-    auto& s = m_prog.engines[std::size_t(on)];
-    issue(on, make(opcode::tensor_tensor, op, dst, &a, &b, 0), semaphore_of_engine(on),
-          static_cast<std::uint32_t>(s.size() + 1),
-          {m_buffer_dep[a.buffer], m_buffer_dep[b.buffer]}, {m_buffer_dep[dst.buffer]});
+    engine_op(on, make(opcode::tensor_tensor, op, dst, &a, &b, 0), {&a, &b}, dst);
 }
 
 void kernel_builder::tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
                                    engine_kind on) {
-    auto& s = m_prog.engines[std::size_t(on)];
-    issue(on, make(opcode::tensor_scalar, op, dst, &a, nullptr, imm), semaphore_of_engine(on),
-          static_cast<std::uint32_t>(s.size() + 1), {m_buffer_dep[a.buffer]},
-          {m_buffer_dep[dst.buffer]});
+    engine_op(on, make(opcode::tensor_scalar, op, dst, &a, nullptr, imm), {&a}, dst);
 }
 
 void kernel_builder::tensor_copy(const tile& dst, const tile& a, engine_kind on) {
-    auto& s = m_prog.engines[std::size_t(on)];
-    issue(on, make(opcode::tensor_copy, alu_op::bypass, dst, &a, nullptr, 0),
-          semaphore_of_engine(on), static_cast<std::uint32_t>(s.size() + 1),
-          {m_buffer_dep[a.buffer]}, {m_buffer_dep[dst.buffer]});
+    engine_op(on, make(opcode::tensor_copy, alu_op::bypass, dst, &a, nullptr, 0), {&a}, dst);
 }
 
 void kernel_builder::memset(const tile& dst, float value, engine_kind on) {
-    auto& s = m_prog.engines[std::size_t(on)];
-    issue(on, make(opcode::memset, alu_op::bypass, dst, nullptr, nullptr, value),
-          semaphore_of_engine(on), static_cast<std::uint32_t>(s.size() + 1), {},
-          {m_buffer_dep[dst.buffer]});
+    engine_op(on, make(opcode::memset, alu_op::bypass, dst, nullptr, nullptr, value), {}, dst);
+}
+
+void kernel_builder::activation(const tile& dst, const tile& src, bool relu, float scale,
+                                engine_kind on) {
+    engine_op(on,
+              make(opcode::activation, relu ? alu_op::max : alu_op::bypass, dst, &src, nullptr,
+                   scale == 1.0f ? 0.0f : scale),
+              {&src}, dst);
+}
+
+void kernel_builder::tensor_reduce(const tile& dst, const tile& src, alu_op op, engine_kind on) {
+    engine_op(on, make(opcode::tensor_reduce, op, dst, &src, nullptr, 0), {&src}, dst);
+}
+
+void kernel_builder::matmul(const tile& dst, const tile& stationary, const tile& moving,
+                            bool accumulate, bool double_row) {
+    instruction ins = make(opcode::matmul, alu_op::bypass, dst, &stationary, &moving, 0);
+    ins.flags = static_cast<std::uint8_t>((accumulate ? flag::accumulate : 0) |
+                                          (double_row ? flag::double_row : 0));
+    m_flops += 2.0 * stationary.op.partitions * stationary.op.elems * moving.op.elems;
+    // Accumulation into PSUM is ordered by the Tensor engine itself: no wait on its own earlier
+    // matmuls into dst (other writers and readers of dst are still waited for).
+    engine_op(engine_kind::pe, ins, {&stationary, &moving}, dst, accumulate);
+}
+
+void kernel_builder::transpose(const tile& dst, const tile& src) {
+    engine_op(engine_kind::pe, make(opcode::transpose, alu_op::bypass, dst, &src, nullptr, 0),
+              {&src}, dst);
+}
+
+tile kernel_builder::slice(const tile& t, std::uint32_t first, std::uint32_t count) {
+    if (first + count > t.op.elems) throw std::logic_error("tile slice out of range");
+    tile s = t;
+    s.op.offset += std::uint64_t{first} * dtype_size(t.op.type);
+    s.op.elems = count;
+    return s;
+}
+
+tile kernel_builder::partitions_of(const tile& t, std::uint32_t first, std::uint32_t count) {
+    if (first + count > t.op.partitions) throw std::logic_error("partition slice out of range");
+    tile s = t;
+    s.op.partition += first;
+    s.op.partitions = count;
+    return s;
+}
+
+std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes) const {
+    std::uint32_t b = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+    while (b > 1 && m_sbuf_used + b * bytes > m_opt.limits.sbuf_partition_bytes)
+        --b;
+    return b;
+}
+
+std::vector<std::size_t> kernel_builder::declare_tile_array(const std::string& name,
+                                                            std::size_t count, mem_space space,
+                                                            std::uint32_t partitions,
+                                                            std::uint32_t elems, dtype type,
+                                                            std::uint32_t buffers) {
+    check_tile(name, partitions, elems);
+    if (buffers == 0) {
+        buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+        const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
+        const std::uint64_t bytes =
+            (std::uint64_t{elems} * dtype_size(type) + unit - 1) / unit * unit;
+        const std::uint64_t used = space == mem_space::sbuf ? m_sbuf_used : m_psum_used;
+        const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
+                                                           : m_opt.limits.psum_partition_bytes;
+        while (buffers > 1 && used + count * buffers * bytes > cap)
+            --buffers;
+    }
+    std::vector<std::size_t> out;
+    for (std::size_t i = 0; i < count; ++i)
+        out.push_back(declare_tile(name + "[" + std::to_string(i) + "]", space, partitions, elems,
+                                   type, buffers));
+    return out;
 }
 
 program kernel_builder::finish() {

@@ -18,6 +18,10 @@ struct builder_options {
     kernel_style style = kernel_style::nl;
     program_limits limits;
     std::uint32_t nl_buffers = 4;
+    std::uint32_t pe_rows = 128;     // TILE_K: contraction size of one matmul
+    std::uint32_t pe_cols = 128;     // TILE_M: stationary free size
+    std::uint32_t moving_max = 512;  // TILE_N: moving free size
+    std::uint64_t psum_bank_bytes = 2048;
 };
 
 struct hbm_tensor {
@@ -65,7 +69,20 @@ class kernel_builder {
     std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
                                 std::uint32_t elems, dtype type, std::uint64_t offset,
                                 std::uint32_t buffers);
+    // count declarations of the same tile that share one buffer count (the largest up to the
+    // style's that lets all of them fit), e.g. the K/128 tiles of a hoisted operand.
+    std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,
+                                                mem_space space, std::uint32_t partitions,
+                                                std::uint32_t elems, dtype type,
+                                                std::uint32_t buffers = 0);
+    // The style's buffer count (nl: compiler.nl_buffers, isa: 1), lowered until `bytes` per
+    // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
+    std::uint32_t buffers_that_fit(std::uint64_t bytes) const;
     tile next(std::size_t decl);
+    // Part of a tile: elems [first, first + count) of every partition, or partitions
+    // [first, first + count). Dependencies stay those of the whole buffer.
+    static tile slice(const tile& t, std::uint32_t first, std::uint32_t count);
+    static tile partitions_of(const tile& t, std::uint32_t first, std::uint32_t count);
 
     void load(const tile& dst, const hbm_tensor& t, const operand& src);
     void store(const hbm_tensor& t, const operand& dst, const tile& src);
@@ -75,6 +92,17 @@ class kernel_builder {
                        engine_kind on = engine_kind::dve);
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
     void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);
+    // dst = f(src * scale) on the Scalar engine; relu when `relu`.
+    void activation(const tile& dst, const tile& src, bool relu, float scale = 1.0f,
+                    engine_kind on = engine_kind::act);
+    void tensor_reduce(const tile& dst, const tile& src, alu_op op,
+                       engine_kind on = engine_kind::dve);
+    // dst (PSUM, M x N) = stationary[K, M]^T x moving[K, N], added to dst when `accumulate`.
+    void matmul(const tile& dst, const tile& stationary, const tile& moving, bool accumulate,
+                bool double_row = false);
+    // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.
+    void transpose(const tile& dst, const tile& src);
+    double matmul_flops() const { return m_flops; }
 
     program finish();
 
@@ -94,8 +122,13 @@ class kernel_builder {
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,
                            std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
     void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
+    // `in_order_writes`: the issuer's own earlier writes to `writes` are ordered by the
+    // hardware (PSUM accumulation), so no wait on its own semaphore is needed for them.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
-               const std::vector<std::size_t>& reads, const std::vector<std::size_t>& writes);
+               const std::vector<std::size_t>& reads, const std::vector<std::size_t>& writes,
+               bool in_order_writes = false);
+    void engine_op(engine_kind on, instruction ins, const std::vector<const tile*>& reads,
+                   const tile& dst, bool in_order_writes = false);
     std::size_t queue_for(const hbm_tensor& t);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
 
@@ -108,6 +141,7 @@ class kernel_builder {
     std::vector<std::size_t> m_tensor_dep;             // HBM tensor id -> its entry in m_deps
     std::vector<std::vector<std::uint32_t>> m_waited;  // [issuer][sem] highest value waited
     std::uint64_t m_sbuf_used = 0, m_psum_used = 0, m_hbm_used = 0;
+    double m_flops = 0;
 };
 
 }  // namespace trn

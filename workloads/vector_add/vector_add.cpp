@@ -80,7 +80,8 @@ built_kernel vector_add_workload::build(const workload_params& p, const config& 
         if (layout == "strided" && !direct) {
             require_divides(n, P, "the partition count");
             const std::uint64_t cols = n / P;
-            require_divides(cols, free_dim, "free_dim in each of the partitions' columns");
+            // n / P columns per partition, a whole number of free_dim slices each.
+            require_divides(n, std::uint64_t{P} * free_dim, "partitions x free_dim");
             iterations = cols / free_dim;
             view = [&, cols](const hbm_tensor& t, std::uint64_t m) {
                 return kb.view(t, m * free_dim, P, free_dim, cols);

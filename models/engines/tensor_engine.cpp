@@ -1,0 +1,205 @@
+#include "engines/tensor_engine.h"
+
+#include <algorithm>
+
+namespace trn {
+
+void tensor_engine::declare_params(param_registry& r) {
+    r.add({"core.pe.clock", param_kind::frequency, "2.8GHz", "clock of the Tensor engine",
+           "trainium-facts 1a (2.8 GHz NC-v2, 2.4 GHz NC-v3)", 1e-6, 100});
+    r.add({"core.pe.latency", param_kind::real, "128",
+           "cycles from a MultiplyMoving's last input to its result committed in PSUM",
+           "model choice: one pass through the array's 128 rows (not published)", 0, 1e6});
+    r.add({"core.pe.rows", param_kind::integer, "128",
+           "systolic array rows: the contraction (partition) size of one matmul",
+           "trainium-facts 1a", 1, 4096});
+    r.add({"core.pe.cols", param_kind::integer, "128",
+           "systolic array columns: the stationary free size (M) of one matmul",
+           "trainium-facts 1a", 1, 4096});
+    r.add({"core.pe.moving_max", param_kind::integer, "512",
+           "largest moving free size (N) of one matmul (one PSUM bank of fp32)",
+           "trainium-facts 1b", 1, 65536});
+    r.add({"core.pe.mm_min", param_kind::real, "64",
+           "MM_INIT_LATENCY: the shortest MultiplyMoving, in cycles",
+           "trainium-facts 1b (MM_INIT_LATENCY = 64)", 0, 1e6});
+    r.add({"core.pe.overhead", param_kind::real, "0",
+           "cycles added to every pass of a MultiplyMoving (16-bit and fp8 operands)",
+           "trainium-facts 1b (back-to-back cost has none)", 0, 1e6});
+    r.add({"core.pe.fp32_passes", param_kind::integer, "4",
+           "passes of an fp32 matmul (fp32 runs at a quarter of the bf16 rate)",
+           "trainium-facts 1b (FP32 4x)", 1, 16});
+    r.add({"core.pe.fp32_pass_overhead", param_kind::real, "0",
+           "cycles added to every pass of an fp32 MultiplyMoving",
+           "trainium-facts 1b (back-to-back cost has none)", 0, 1e6});
+    r.add({"core.pe.ls_speedup", param_kind::real, "4",
+           "how much faster a LoadStationary is than a MultiplyMoving of the same free size",
+           "trainium-facts 1b (up to 4x)", 1, 64});
+    r.add({"core.pe.stationary_buffers", param_kind::integer, "2",
+           "stationary tiles resident at once (the next loads while the current multiplies)",
+           "trainium-facts 1b (figure: 2 resident)", 1, 16});
+    r.add({"core.pe.double_row", param_kind::boolean, "false",
+           "fp8 double-row mode (matmul at 2x the bf16 rate) is available",
+           "trainium-facts 1b (NC-v3 only)"});
+    r.add({"core.pe.transpose_mode", param_kind::boolean, "false",
+           "dedicated transpose mode (fp32 transposes at 2x the identity-matmul rate)",
+           "trainium-facts 1b (NC-v3 only)"});
+}
+
+tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& cfg,
+                             semaphore_bank& sems, bool functional)
+    : engine_base(name, engine_kind::pe, cfg, sems, functional),
+      m_rows(static_cast<std::uint32_t>(cfg.integer("core.pe.rows"))),
+      m_cols(static_cast<std::uint32_t>(cfg.integer("core.pe.cols"))),
+      m_moving_max(static_cast<std::uint32_t>(cfg.integer("core.pe.moving_max"))),
+      m_mm_min(cfg.real("core.pe.mm_min")),
+      m_overhead(cfg.real("core.pe.overhead")),
+      m_fp32_pass_overhead(cfg.real("core.pe.fp32_pass_overhead")),
+      m_ls_speedup(cfg.real("core.pe.ls_speedup")),
+      m_fp32_passes(static_cast<std::uint32_t>(cfg.integer("core.pe.fp32_passes"))),
+      m_stationary_buffers(static_cast<std::uint32_t>(cfg.integer("core.pe.stationary_buffers"))),
+      m_double_row(cfg.boolean("core.pe.double_row")),
+      m_transpose_mode(cfg.boolean("core.pe.transpose_mode")),
+      m_psum_bank_bytes(cfg.size("core.psum.bank_size")) {}
+
+std::string tensor_engine::check(const instruction& ins) const {
+    const std::string lim = " (core.pe.rows=" + std::to_string(m_rows) +
+                            ", core.pe.cols=" + std::to_string(m_cols) +
+                            ", core.pe.moving_max=" + std::to_string(m_moving_max) + ")";
+    if (ins.op == opcode::transpose) {
+        const operand& s = ins.src0;
+        if (s.partitions > m_rows || s.elems > m_cols)
+            return "transpose of " + std::to_string(s.partitions) + " x " +
+                   std::to_string(s.elems) + " exceeds the array" + lim;
+        if (ins.dst.partitions != s.elems || ins.dst.elems != s.partitions)
+            return "transpose dst must be " + std::to_string(s.elems) + " x " +
+                   std::to_string(s.partitions);
+    } else if (ins.op == opcode::matmul) {
+        const operand &st = ins.src0, &mv = ins.src1;
+        if (st.partitions != mv.partitions)
+            return "matmul stationary and moving contract over different partition counts (" +
+                   std::to_string(st.partitions) + " vs " + std::to_string(mv.partitions) + ")";
+        if (st.partitions > m_rows)
+            return "matmul contracts over " + std::to_string(st.partitions) +
+                   " partitions, more than the array's rows" + lim;
+        if (st.elems > m_cols)
+            return "matmul stationary free size " + std::to_string(st.elems) +
+                   " exceeds the array's columns" + lim;
+        if (mv.elems > m_moving_max)
+            return "matmul moving free size " + std::to_string(mv.elems) +
+                   " exceeds the moving limit" + lim;
+        if (st.type != mv.type) return "matmul operands have different dtypes";
+        if (ins.dst.partitions != st.elems || ins.dst.elems != mv.elems)
+            return "matmul dst must be " + std::to_string(st.elems) + " x " +
+                   std::to_string(mv.elems);
+        if ((ins.flags & flag::double_row) && !m_double_row)
+            return "fp8 double-row mode is not available on this NeuronCore "
+                   "(core.pe.double_row=false)";
+        if ((ins.flags & flag::double_row) && st.type != dtype::fp8_e4m3)
+            return "double-row mode needs fp8 operands";
+    } else {
+        return std::string("the Tensor engine cannot execute ") + opcode_name(ins.op);
+    }
+    if (ins.dst.type != dtype::float32) return "the Tensor engine writes fp32 into PSUM";
+    if (ins.src0.type == dtype::int32) return "the Tensor engine does not multiply int32";
+    if (ins.dst.offset % m_psum_bank_bytes + ins.dst.row_bytes() > m_psum_bank_bytes)
+        return "the PSUM destination crosses a " + std::to_string(m_psum_bank_bytes) +
+               "-byte bank boundary";
+    return "";
+}
+
+std::uint32_t tensor_engine::passes(const instruction& ins) const {
+    const bool fp32 =
+        ins.src0.type == dtype::float32 || (ins.src1.valid() && ins.src1.type == dtype::float32);
+    if (!fp32) return 1;
+    if (ins.op == opcode::transpose && m_transpose_mode) return std::max(1u, m_fp32_passes / 2);
+    return m_fp32_passes;
+}
+
+double tensor_engine::ls_cycles(const instruction& ins) const {
+    // The stationary (for a transpose, the input) has free size M = src0.elems.
+    return passes(ins) * std::max(1.0, ins.src0.elems / m_ls_speedup);
+}
+
+double tensor_engine::mm_cycles(const instruction& ins) const {
+    const double m = ins.src0.elems;
+    const double n = ins.op == opcode::transpose ? ins.src0.partitions : ins.src1.elems;
+    const std::uint32_t p = passes(ins);
+    const double per_pass =
+        std::max(std::min(m_mm_min, m), n) + (p > 1 ? m_fp32_pass_overhead : m_overhead);
+    double c = p * per_pass;
+    if (ins.flags & flag::double_row) c /= 2;
+    return c;
+}
+
+void tensor_engine::compute(const instruction& ins) {
+    const operand& d = ins.dst;
+    std::vector<float> acc(std::size_t{d.partitions} * d.elems, 0.0f);
+    if (ins.op == opcode::matmul && (ins.flags & flag::accumulate)) {
+        peek(d, m_d);
+        for (std::size_t i = 0; i < acc.size(); ++i)
+            acc[i] = load_element(&m_d[i * 4], d.type);
+    }
+    const operand& s = ins.src0;
+    const std::size_t ss = dtype_size(s.type);
+    if (ins.op == opcode::transpose) {
+        for (std::uint32_t p = 0; p < s.partitions; ++p)
+            for (std::uint32_t f = 0; f < s.elems; ++f)
+                acc[std::size_t{f} * d.elems + p] =
+                    load_element(&m_s[(std::size_t{p} * s.elems + f) * ss], s.type);
+    } else {
+        const operand& mv = ins.src1;
+        const std::size_t ms = dtype_size(mv.type);
+        for (std::uint32_t k = 0; k < s.partitions; ++k)
+            for (std::uint32_t m = 0; m < s.elems; ++m) {
+                const float a = load_element(&m_s[(std::size_t{k} * s.elems + m) * ss], s.type);
+                if (a == 0.0f) continue;
+                float* row = &acc[std::size_t{m} * d.elems];
+                for (std::uint32_t n = 0; n < mv.elems; ++n)
+                    row[n] += a * load_element(&m_m[(std::size_t{k} * mv.elems + n) * ms], mv.type);
+            }
+    }
+    m_d.resize(d.bytes());
+    for (std::size_t i = 0; i < acc.size(); ++i)
+        store_element(&m_d[i * 4], d.type, acc[i]);
+}
+
+issue_timing tensor_engine::execute(const instruction& ins) {
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time ls = cycles(ls_cycles(ins)), mm = cycles(mm_cycles(ins));
+    // LoadStationary: needs the LS unit and a free stationary buffer (the one the matmul
+    // `stationary_buffers` back used).
+    sc_core::sc_time ls_start = std::max(now, m_ls_free);
+    if (m_mm_done.size() >= m_stationary_buffers)
+        ls_start = std::max(ls_start, m_mm_done[m_mm_done.size() - m_stationary_buffers]);
+    if (m_functional) m_s.resize(ins.src0.bytes());
+    ls_start = now + access(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? m_s.data() : nullptr,
+                            ls_start - now, ls);
+    const sc_core::sc_time ls_end = ls_start + ls;
+    // MultiplyMoving: after its stationary is loaded and the array is free.
+    sc_core::sc_time mm_start = std::max(ls_end, m_mm_free) - now;
+    if (ins.src1.valid()) {
+        if (m_functional) m_m.resize(ins.src1.bytes());
+        mm_start = std::max(mm_start, access(tlm::TLM_READ_COMMAND, ins.src1,
+                                             m_functional ? m_m.data() : nullptr, mm_start, mm));
+    }
+    if (m_functional) compute(ins);
+    mm_start = std::max(mm_start, access(tlm::TLM_WRITE_COMMAND, ins.dst,
+                                         m_functional ? m_d.data() : nullptr, mm_start, mm));
+    const sc_core::sc_time mm_end = now + mm_start + mm;
+    m_ls_free = ls_end;
+    m_mm_free = mm_end;
+    m_mm_done.push_back(mm_end);
+    if (m_mm_done.size() > m_stationary_buffers) m_mm_done.pop_front();
+    if (ins.op == opcode::matmul) {
+        const double flops = 2.0 * ins.src0.partitions * ins.src0.elems * ins.src1.elems;
+        m_flops += flops;
+        m_ideal_ns +=
+            flops * passes(ins) / (ins.flags & flag::double_row ? 2.0 : 1.0) / peak_flops_per_ns();
+        ++m_matmuls;
+    } else {
+        ++m_transposes;
+    }
+    return {mm_start, mm, ls_end - now, mm_start + mm + m_latency};
+}
+
+}  // namespace trn

@@ -1,0 +1,55 @@
+#pragma once
+#include <deque>
+
+#include "engines/engine.h"
+
+namespace trn {
+
+// The Tensor engine (PE): a rows x cols systolic array writing into PSUM. Each matmul is a
+// LoadStationary (the stationary tile, loaded `ls_speedup` times faster than a MultiplyMoving
+// of the same free size, in the background while earlier matmuls run, into one of
+// `stationary_buffers` buffers) followed by a MultiplyMoving that streams the moving tile
+// through the array: max(min(mm_min, M), N) cycles per pass plus a per-pass overhead; fp32
+// operands take `fp32_passes` passes. Transposes are identity matmuls.
+class tensor_engine : public engine_base {
+  public:
+    static void declare_params(param_registry& r);
+    tensor_engine(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
+                  bool functional);
+
+    std::string check(const instruction& ins) const override;
+    // Cycles of the LoadStationary and the MultiplyMoving of a matmul or transpose.
+    double ls_cycles(const instruction& ins) const;
+    double mm_cycles(const instruction& ins) const;
+
+    std::uint32_t rows() const { return m_rows; }
+    std::uint32_t cols() const { return m_cols; }
+    std::uint32_t moving_max() const { return m_moving_max; }
+    // Peak bf16 FLOPs per ns: 2 x rows x cols x clock.
+    double peak_flops_per_ns() const { return 2.0 * m_rows * m_cols * clock_ghz(); }
+    double matmul_flops() const { return m_flops; }
+    // FLOPs weighted by the dtype's peak: the time the matmuls would take at their dtype's peak.
+    double ideal_ns() const { return m_ideal_ns; }
+    std::uint64_t matmuls() const { return m_matmuls; }
+    std::uint64_t transposes() const { return m_transposes; }
+
+  protected:
+    issue_timing execute(const instruction& ins) override;
+
+  private:
+    std::uint32_t passes(const instruction& ins) const;
+    void compute(const instruction& ins);
+
+    std::uint32_t m_rows, m_cols, m_moving_max;
+    double m_mm_min, m_overhead, m_fp32_pass_overhead, m_ls_speedup;
+    std::uint32_t m_fp32_passes, m_stationary_buffers;
+    bool m_double_row, m_transpose_mode;
+    std::uint64_t m_psum_bank_bytes;
+    sc_core::sc_time m_ls_free, m_mm_free;
+    std::deque<sc_core::sc_time> m_mm_done;  // completion of the last matmuls, one per buffer
+    double m_flops = 0, m_ideal_ns = 0;
+    std::uint64_t m_matmuls = 0, m_transposes = 0;
+    std::vector<std::uint8_t> m_s, m_m, m_d;  // functional staging
+};
+
+}  // namespace trn

@@ -1,0 +1,247 @@
+#include "workloads/matmul/matmul.h"
+
+#include <cmath>
+
+#include "core/error.h"
+
+namespace trn {
+
+std::vector<param_doc> matmul_workload::params() const {
+    return {
+        {"variant", "tiled", "tiled | hoist_load | block_free_dimension | fully_optimized"},
+        {"m", "4096", "rows of the result (multiple of TILE_M, x2048 for fully_optimized)"},
+        {"k", "8192", "contraction size (multiple of TILE_K, x1024 for fully_optimized)"},
+        {"n", "8192", "columns of the result (multiple of TILE_N, x1024 for blocked variants)"},
+        {"dtype", "bfloat16", "operand and result type: bfloat16 | float16 | float32 | fp8"},
+        {"perf_mode", "none", "none | double_row (fp8 at 2x, NeuronCore-v3 only)"},
+        {"style", "nl", "nl (compiler-scheduled) | isa (program order)"},
+    };
+}
+
+namespace {
+
+// Blocking factors of the tutorial (in tiles).
+struct blocking {
+    std::uint64_t m = 1, n = 1, k = 1;
+};
+
+blocking blocks_of(const std::string& variant) {
+    if (variant == "block_free_dimension") return {2, 2, 1};
+    if (variant == "fully_optimized") return {16, 2, 8};
+    return {};
+}
+
+}  // namespace
+
+void check_matmul_shape(const kernel_builder& kb, const std::string& variant, const matmul_shape& s,
+                        const std::string& prefix) {
+    const auto& o = kb.opts();
+    const blocking b = blocks_of(variant);
+    auto need = [&](std::uint64_t v, std::uint64_t tile, std::uint64_t per, const char* name,
+                    const char* tile_name) {
+        const std::uint64_t unit = tile * per;
+        if (v == 0 || v % unit != 0)
+            throw user_error("matmul " + variant + ": " + prefix + name + "=" + std::to_string(v) +
+                             " must be a multiple of " + std::to_string(unit) + " (" + tile_name +
+                             "=" + std::to_string(tile) +
+                             (per > 1 ? " x " + std::to_string(per) + " tiles per block" : "") +
+                             ")");
+    };
+    need(s.m, o.pe_cols, b.m, "m", "TILE_M = core.pe.cols");
+    need(s.k, std::min(o.pe_rows, o.limits.partitions), b.k, "k", "TILE_K = core.pe.rows");
+    need(s.n, o.moving_max, b.n, "n", "TILE_N = core.pe.moving_max");
+}
+
+void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tensor& lhsT,
+                 const hbm_tensor& rhs, const hbm_tensor& result, const matmul_shape& s,
+                 bool double_row) {
+    check_matmul_shape(kb, variant, s);
+    const auto& o = kb.opts();
+    const std::uint32_t TM = o.pe_cols, TK = std::min(o.pe_rows, o.limits.partitions),
+                        TN = o.moving_max;
+    const std::uint64_t MT = s.m / TM, KT = s.k / TK, NT = s.n / TN;
+    const dtype in = lhsT.type, out = result.type;
+    auto lhsT_view = [&](std::uint64_t kt, std::uint64_t m0, std::uint32_t width) {
+        return kb.view(lhsT, kt * TK * s.m + m0, TK, width, s.m);
+    };
+    auto rhs_view = [&](std::uint64_t kt, std::uint64_t n0, std::uint32_t width) {
+        return kb.view(rhs, kt * TK * s.n + n0, TK, width, s.n);
+    };
+    auto result_view = [&](std::uint64_t m0, std::uint64_t n0, std::uint32_t width) {
+        return kb.view(result, m0 * s.n + n0, TM, width, s.n);
+    };
+    const std::size_t psum = kb.declare_tile("res_psum", mem_space::psum, TM, TN, dtype::float32);
+
+    if (variant == "tiled") {
+        const std::size_t lt = kb.declare_tile("lhsT_tile", mem_space::sbuf, TK, TM, in);
+        const std::size_t rt = kb.declare_tile("rhs_tile", mem_space::sbuf, TK, TN, in);
+        const std::size_t st = kb.declare_tile("res_sb", mem_space::sbuf, TM, TN, out);
+        for (std::uint64_t m = 0; m < MT; ++m)
+            for (std::uint64_t n = 0; n < NT; ++n) {
+                const tile ps = kb.next(psum);
+                for (std::uint64_t k = 0; k < KT; ++k) {
+                    const tile l = kb.next(lt), r = kb.next(rt);
+                    kb.load(l, lhsT, lhsT_view(k, m * TM, TM));
+                    kb.load(r, rhs, rhs_view(k, n * TN, TN));
+                    kb.matmul(ps, l, r, k > 0, double_row);
+                }
+                const tile sb = kb.next(st);
+                kb.tensor_copy(sb, ps);
+                kb.store(result, result_view(m * TM, n * TN, TN), sb);
+            }
+        return;
+    }
+    if (variant == "hoist_load" || variant == "block_free_dimension") {
+        const blocking b = blocks_of(variant);
+        const std::size_t st = kb.declare_tile("res_sb", mem_space::sbuf, TM, TN, out);
+        // The compiler gives the hoisted operands one buffer count that fits them all.
+        const std::uint32_t bufs = kb.buffers_that_fit(KT * (b.m * TM + b.n * TN) * dtype_size(in) +
+                                                       (b.m + b.n) * KT * 64);
+        std::vector<std::vector<std::size_t>> lts, rts;
+        for (std::uint64_t bm = 0; bm < b.m; ++bm)
+            lts.push_back(
+                kb.declare_tile_array("lhsT_tiles", KT, mem_space::sbuf, TK, TM, in, bufs));
+        for (std::uint64_t bn = 0; bn < b.n; ++bn)
+            rts.push_back(
+                kb.declare_tile_array("rhs_tiles", KT, mem_space::sbuf, TK, TN, in, bufs));
+        for (std::uint64_t m2 = 0; m2 < MT / b.m; ++m2) {
+            std::vector<std::vector<tile>> l(b.m);
+            for (std::uint64_t bm = 0; bm < b.m; ++bm)
+                for (std::uint64_t k = 0; k < KT; ++k) {
+                    l[bm].push_back(kb.next(lts[bm][k]));
+                    kb.load(l[bm][k], lhsT, lhsT_view(k, (m2 * b.m + bm) * TM, TM));
+                }
+            for (std::uint64_t n2 = 0; n2 < NT / b.n; ++n2) {
+                std::vector<std::vector<tile>> r(b.n);
+                for (std::uint64_t bn = 0; bn < b.n; ++bn)
+                    for (std::uint64_t k = 0; k < KT; ++k) {
+                        r[bn].push_back(kb.next(rts[bn][k]));
+                        kb.load(r[bn][k], rhs, rhs_view(k, (n2 * b.n + bn) * TN, TN));
+                    }
+                for (std::uint64_t bm = 0; bm < b.m; ++bm)
+                    for (std::uint64_t bn = 0; bn < b.n; ++bn) {
+                        const tile ps = kb.next(psum);
+                        for (std::uint64_t k = 0; k < KT; ++k)
+                            kb.matmul(ps, l[bm][k], r[bn][k], k > 0, double_row);
+                        const tile sb = kb.next(st);
+                        kb.tensor_copy(sb, ps);
+                        kb.store(result,
+                                 result_view((m2 * b.m + bm) * TM, (n2 * b.n + bn) * TN, TN), sb);
+                    }
+            }
+        }
+        return;
+    }
+    if (variant != "fully_optimized")
+        throw user_error("matmul: unknown variant '" + variant +
+                         "' (tiled, hoist_load, block_free_dimension, fully_optimized)");
+    // Blocks: BLOCK_M = 16 tiles, BLOCK_N = 2 tiles, BLOCK_K = 8 tiles. Loop n-block, then
+    // K-blocks in sequence (rhs block loaded once per K-block), then m-blocks; partial results
+    // accumulate in SBUF across K-blocks and are stored at the end.
+    const blocking b = blocks_of(variant);
+    const std::uint64_t BM = b.m * TM, BN = b.n * TN;
+    const std::uint64_t NBM = s.m / BM, NBN = s.n / BN, NBK = KT / b.k;
+    std::vector<std::size_t> res;  // one SBUF accumulator per (m-block, m-tile)
+    for (std::uint64_t i = 0; i < NBM * b.m; ++i)
+        res.push_back(kb.declare_tile("result_tiles[" + std::to_string(i) + "]", mem_space::sbuf,
+                                      TM, static_cast<std::uint32_t>(BN), out, 1));
+    const auto rts = kb.declare_tile_array("rhs_tiles", b.k, mem_space::sbuf, TK,
+                                           static_cast<std::uint32_t>(BN), in);
+    const auto lts = kb.declare_tile_array("lhsT_tiles", b.k, mem_space::sbuf, TK,
+                                           static_cast<std::uint32_t>(BM), in);
+    for (std::uint64_t n2 = 0; n2 < NBN; ++n2) {
+        std::vector<tile> acc;
+        for (auto id : res) {
+            acc.push_back(kb.next(id));
+            kb.memset(acc.back(), 0.0f);
+        }
+        for (std::uint64_t k2 = 0; k2 < NBK; ++k2) {
+            std::vector<tile> r;
+            for (std::uint64_t bk = 0; bk < b.k; ++bk) {
+                r.push_back(kb.next(rts[bk]));
+                kb.load(r[bk], rhs,
+                        rhs_view(k2 * b.k + bk, n2 * BN, static_cast<std::uint32_t>(BN)));
+            }
+            for (std::uint64_t m2 = 0; m2 < NBM; ++m2) {
+                std::vector<tile> l;
+                for (std::uint64_t bk = 0; bk < b.k; ++bk) {
+                    l.push_back(kb.next(lts[bk]));
+                    kb.load(l[bk], lhsT,
+                            lhsT_view(k2 * b.k + bk, m2 * BM, static_cast<std::uint32_t>(BM)));
+                }
+                for (std::uint64_t bn = 0; bn < b.n; ++bn)
+                    for (std::uint64_t bm = 0; bm < b.m; ++bm) {
+                        const tile ps = kb.next(psum);
+                        for (std::uint64_t bk = 0; bk < b.k; ++bk)
+                            kb.matmul(ps, kernel_builder::slice(l[bk], bm * TM, TM),
+                                      kernel_builder::slice(r[bk], bn * TN, TN), bk > 0,
+                                      double_row);
+                        const tile a = kernel_builder::slice(acc[m2 * b.m + bm], bn * TN, TN);
+                        kb.tensor_tensor(a, ps, a, alu_op::add);
+                    }
+            }
+        }
+        for (std::uint64_t i = 0; i < acc.size(); ++i)
+            kb.store(result, result_view(i * TM, n2 * BN, static_cast<std::uint32_t>(BN)), acc[i]);
+    }
+}
+
+std::vector<double> region_values(const hbm_region& r) {
+    const auto bytes = region_initial_bytes(r);
+    const std::size_t size = dtype_size(r.type);
+    std::vector<double> v(r.bytes / size);
+    for (std::size_t i = 0; i < v.size(); ++i)
+        v[i] = load_element(&bytes[i * size], r.type);
+    return v;
+}
+
+std::vector<double> reference_matmul(const std::vector<double>& lhsT,
+                                     const std::vector<double>& rhs, const matmul_shape& s) {
+    std::vector<double> c(s.m * s.n, 0.0);
+    for (std::uint64_t k = 0; k < s.k; ++k)
+        for (std::uint64_t m = 0; m < s.m; ++m) {
+            const double a = lhsT[k * s.m + m];
+            double* row = &c[m * s.n];
+            const double* b = &rhs[k * s.n];
+            for (std::uint64_t n = 0; n < s.n; ++n)
+                row[n] += a * b[n];
+        }
+    return c;
+}
+
+built_kernel matmul_workload::build(const workload_params& p, const config& cfg,
+                                    const program_limits& limits) const {
+    const std::string variant =
+        p.text("variant", {"tiled", "hoist_load", "block_free_dimension", "fully_optimized"});
+    const matmul_shape s{static_cast<std::uint64_t>(p.integer("m", 1, 1 << 20)),
+                         static_cast<std::uint64_t>(p.integer("k", 1, 1 << 20)),
+                         static_cast<std::uint64_t>(p.integer("n", 1, 1 << 20))};
+    const dtype type = parse_dtype(p.text("dtype", {"bfloat16", "float16", "float32", "fp8"}));
+    const bool double_row = p.text("perf_mode", {"none", "double_row"}) == "double_row";
+    if (double_row && type != dtype::fp8_e4m3)
+        throw user_error("matmul: perf_mode=double_row needs dtype=fp8");
+    kernel_builder kb(
+        kernel_builder::options(cfg, limits, parse_style(p.text("style", {"nl", "isa"}))));
+    check_matmul_shape(kb, variant, s);
+    const hbm_tensor lhsT = kb.input("lhsT", s.k * s.m, type, -1.0f, 1.0f, 11);
+    const hbm_tensor rhs = kb.input("rhs", s.k * s.n, type, -1.0f, 1.0f, 12);
+    const hbm_tensor result = kb.output("result", s.m * s.n, type);
+    emit_matmul(kb, variant, lhsT, rhs, result, s, double_row);
+    built_kernel k;
+    k.pe_flops = kb.matmul_flops();
+    k.prog = kb.finish();
+    k.description = "matmul " + variant + " " + std::to_string(s.m) + "x" + std::to_string(s.k) +
+                    "x" + std::to_string(s.n) + " " + dtype_name(type);
+    const hbm_region rl = k.prog.regions[0], rr = k.prog.regions[1], ro = k.prog.regions[2];
+    k.check = [rl, rr, ro, s, type](const hbm_reader& read) {
+        const auto expected = reference_matmul(region_values(rl), region_values(rr), s);
+        const bool exact = type == dtype::float32;
+        // Results are rounded to the operand dtype; fp32 sums in another order than double.
+        const double rtol = exact ? 1e-4 : (type == dtype::fp8_e4m3 ? 1.5e-1 : 1e-2);
+        const double atol = exact ? 1e-4 : 1e-2 * std::sqrt(static_cast<double>(s.k));
+        return compare_output(read(ro.offset, ro.bytes), type, expected, rtol, atol);
+    };
+    return k;
+}
+
+}  // namespace trn
