@@ -4,7 +4,9 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "workloads/ffnn/ffnn.h"
 #include "workloads/matmul/matmul.h"
+#include "workloads/transpose/transpose.h"
 #include "workloads/vector_add/vector_add.h"
 
 namespace trn {
@@ -65,7 +67,9 @@ std::int64_t workload_params::integer(const std::string& name, std::int64_t min,
 const std::vector<const workload*>& all_workloads() {
     static const vector_add_workload vector_add;
     static const matmul_workload matmul;
-    static const std::vector<const workload*> all{&vector_add, &matmul};
+    static const transpose_workload transpose;
+    static const ffnn_workload ffnn;
+    static const std::vector<const workload*> all{&vector_add, &matmul, &transpose, &ffnn};
     return all;
 }
 

@@ -54,6 +54,10 @@ const char* opcode_name(opcode o) {
             return "matmul";
         case opcode::transpose:
             return "transpose";
+        case opcode::max8:
+            return "max8";
+        case opcode::find_index8:
+            return "find_index8";
     }
     return "?";
 }
@@ -76,6 +80,20 @@ const char* alu_name(alu_op a) {
     return "?";
 }
 
+const char* act_func_name(act_func f) {
+    switch (f) {
+        case act_func::identity:
+            return "identity";
+        case act_func::relu:
+            return "relu";
+        case act_func::exp:
+            return "exp";
+        case act_func::reciprocal:
+            return "reciprocal";
+    }
+    return "?";
+}
+
 std::string semaphore_name(sem_id s) {
     if (s < engine_count) return engine_name(static_cast<engine_kind>(s));
     return "q" + std::to_string(s - engine_count);
@@ -89,7 +107,8 @@ bool operand::operator==(const operand& o) const {
 
 bool instruction::operator==(const instruction& o) const {
     return op == o.op && alu == o.alu && dst == o.dst && src0 == o.src0 && src1 == o.src1 &&
-           imm == o.imm && queue == o.queue && flags == o.flags && waits == o.waits;
+           imm == o.imm && queue == o.queue && flags == o.flags && func == o.func &&
+           waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -215,10 +234,15 @@ void validate_program(const program& p, const program_limits& lim) {
                     if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
                         throw user_error(where() + ": both inputs in PSUM is not supported");
                     [[fallthrough]];
+                case opcode::find_index8:
                 case opcode::tensor_scalar:
+                    if (ins.op != opcode::tensor_tensor && ins.src1.valid())
+                        check_operand(ins.src1, "src1", lim, where);
+                    [[fallthrough]];
                 case opcode::tensor_copy:
                 case opcode::activation:
                 case opcode::tensor_reduce:
+                case opcode::max8:
                     check_operand(ins.src0, "src0", lim, where);
                     [[fallthrough]];
                 case opcode::memset:
@@ -227,13 +251,34 @@ void validate_program(const program& p, const program_limits& lim) {
                     if (ins.dst.space == mem_space::hbm ||
                         (ins.src0.valid() && ins.src0.space == mem_space::hbm))
                         throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                    if (ins.src0.valid() && ins.op != opcode::tensor_reduce &&
-                        (ins.src0.partitions != ins.dst.partitions ||
-                         ins.src0.elems != ins.dst.elems))
-                        throw user_error(where() + ": src0 and dst shapes differ");
-                    if (ins.src1.valid() && (ins.src1.partitions != ins.dst.partitions ||
-                                             ins.src1.elems != ins.dst.elems))
-                        throw user_error(where() + ": src1 and dst shapes differ");
+                    if (ins.src1.valid() && ins.src1.space == mem_space::hbm)
+                        throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                    if (ins.src0.valid() && ins.src0.partitions != ins.dst.partitions)
+                        throw user_error(where() + ": src0 and dst partition counts differ");
+                    if (ins.src1.valid() && ins.src1.partitions != ins.dst.partitions)
+                        throw user_error(where() + ": src1 and dst partition counts differ");
+                    switch (ins.op) {
+                        case opcode::tensor_reduce:
+                            break;  // dst is [P, 1..]: the reduction is broadcast
+                        case opcode::max8:
+                        case opcode::find_index8:
+                            if (ins.dst.elems != 8 || ins.src0.elems < 8 ||
+                                (ins.op == opcode::find_index8 && ins.src1.elems != 8))
+                                throw user_error(where() +
+                                                 ": max8/find_index8 take [P, N >= 8] and give "
+                                                 "[P, 8]");
+                            break;
+                        case opcode::tensor_scalar:
+                            if (ins.src1.valid() && ins.src1.elems != 1)
+                                throw user_error(where() +
+                                                 ": a tensor_scalar operand must be [P, 1]");
+                            [[fallthrough]];
+                        default:
+                            if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
+                                throw user_error(where() + ": src0 and dst shapes differ");
+                            if (ins.op == opcode::tensor_tensor && ins.src1.elems != ins.dst.elems)
+                                throw user_error(where() + ": src1 and dst shapes differ");
+                    }
                     break;
             }
         }

@@ -38,15 +38,17 @@ struct operand {
 
 enum class opcode : std::uint8_t {
     tensor_tensor,  // dst = src0 <alu> src1
-    tensor_scalar,  // dst = src0 <alu> imm
+    tensor_scalar,  // dst = src0 <alu> imm, or src0 <alu> src1[p,0] when src1 is [P,1]
     tensor_copy,    // dst = src0 (with dtype conversion)
     memset,         // dst = imm
-    activation,     // dst = func(src0 * imm) on the Scalar engine (func: alu = bypass|max for relu)
+    activation,     // dst = func(src0 * scale) on the Scalar engine; scale = imm (0: 1)
     tensor_reduce,  // dst[p,0] = reduce<alu>(src0[p,:])
     iota,           // dst[p,i] = p * elems + i
     dma_trigger,    // start the next transfer of DMA queue `queue`
     matmul,         // dst[m,n] (+)= sum_k src0[k,m] * src1[k,n]: src0 stationary, src1 moving
     transpose,      // dst[f,p] = src0[p,f] through the Tensor engine
+    max8,           // dst[p,0..7] = the 8 largest values of src0[p,:], largest first
+    find_index8,    // dst[p,j] = first index i with src0[p,i] == src1[p,j] (int32)
 };
 
 // Instruction flags.
@@ -58,6 +60,10 @@ const char* opcode_name(opcode o);
 
 enum class alu_op : std::uint8_t { bypass, add, subtract, multiply, max, min };
 const char* alu_name(alu_op a);
+
+// Functions of the activation instruction.
+enum class act_func : std::uint8_t { identity, relu, exp, reciprocal };
+const char* act_func_name(act_func f);
 
 // Semaphores: one per engine (completed instructions) and one per DMA queue (completed
 // transfers), numbered engines first: semaphore_of_engine(e) = e, of queue q = engine_count + q.
@@ -84,6 +90,7 @@ struct instruction {
     float imm = 0;
     std::uint16_t queue = 0;
     std::uint8_t flags = 0;
+    act_func func = act_func::identity;
     std::vector<sem_wait> waits;
     bool operator==(const instruction& o) const;
 };

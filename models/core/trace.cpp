@@ -65,6 +65,7 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
                 if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
+                if (ins.func != act_func::identity) out << " func=" << act_func_name(ins.func);
                 if (ins.flags) {
                     out << " flags=";
                     if (ins.flags & flag::accumulate) out << "acc";
@@ -102,7 +103,7 @@ class line_parser {
         unsigned long long v = 0;
         try {
             if (!s.empty() && s[0] == '-') throw std::invalid_argument("negative");
-            v = std::stoull(s, &pos, 0);
+            v = std::stoull(s, &pos, 10);
         } catch (const std::exception&) {
             pos = 0;
         }
@@ -203,7 +204,9 @@ const std::map<std::string, opcode>& opcodes() {
                                                  {"iota", opcode::iota},
                                                  {"dma_trigger", opcode::dma_trigger},
                                                  {"matmul", opcode::matmul},
-                                                 {"transpose", opcode::transpose}};
+                                                 {"transpose", opcode::transpose},
+                                                 {"max8", opcode::max8},
+                                                 {"find_index8", opcode::find_index8}};
     return m;
 }
 
@@ -315,6 +318,17 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.alu = a->second;
                 } else if (k == "wait") {
                     ins.waits = lp.parse_waits(v, sems);
+                } else if (k == "func") {
+                    bool found = false;
+                    for (auto f :
+                         {act_func::identity, act_func::relu, act_func::exp, act_func::reciprocal})
+                        if (v == act_func_name(f)) {
+                            ins.func = f;
+                            found = true;
+                        }
+                    if (!found)
+                        lp.fail("unknown activation function '" + v +
+                                "' (identity, relu, exp, reciprocal)");
                 } else if (k == "flags") {
                     std::stringstream fs(v);
                     for (std::string f; std::getline(fs, f, '|');) {

@@ -1,6 +1,8 @@
 #include "engines/alu.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 
 namespace trn {
 
@@ -39,8 +41,16 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                 out(i, apply_alu(ins.alu, in0(i), in1(i)));
             break;
         case opcode::tensor_scalar:
-            for (std::size_t i = 0; i < n; ++i)
-                out(i, apply_alu(ins.alu, in0(i), ins.imm));
+            if (ins.src1.valid()) {  // one scalar per partition
+                for (std::uint32_t p = 0; p < d.partitions; ++p)
+                    for (std::uint32_t j = 0; j < d.elems; ++j) {
+                        const std::size_t i = std::size_t{p} * d.elems + j;
+                        out(i, apply_alu(ins.alu, in0(i), in1(p)));
+                    }
+            } else {
+                for (std::size_t i = 0; i < n; ++i)
+                    out(i, apply_alu(ins.alu, in0(i), ins.imm));
+            }
             break;
         case opcode::tensor_copy:
             for (std::size_t i = 0; i < n; ++i)
@@ -50,10 +60,23 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, ins.imm);
             break;
-        case opcode::activation:  // func(src * scale); alu max means relu (max with 0)
+        case opcode::activation:  // func(src * scale)
             for (std::size_t i = 0; i < n; ++i) {
                 const float x = in0(i) * (ins.imm == 0 ? 1.0f : ins.imm);
-                out(i, ins.alu == alu_op::max ? std::max(x, 0.0f) : x);
+                switch (ins.func) {
+                    case act_func::identity:
+                        out(i, x);
+                        break;
+                    case act_func::relu:
+                        out(i, std::max(x, 0.0f));
+                        break;
+                    case act_func::exp:
+                        out(i, std::exp(x));
+                        break;
+                    case act_func::reciprocal:
+                        out(i, 1.0f / x);
+                        break;
+                }
             }
             break;
         case opcode::tensor_reduce:
@@ -69,6 +92,29 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t j = 0; j < d.elems; ++j)
                     out(std::size_t{p} * d.elems + j, static_cast<float>(p * d.elems + j));
+            break;
+        case opcode::max8:
+            for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                std::vector<float> row(ins.src0.elems);
+                for (std::uint32_t j = 0; j < ins.src0.elems; ++j)
+                    row[j] = in0(std::size_t{p} * ins.src0.elems + j);
+                std::partial_sort(row.begin(), row.begin() + 8, row.end(), std::greater<float>());
+                for (std::uint32_t j = 0; j < 8; ++j)
+                    out(std::size_t{p} * 8 + j, row[j]);
+            }
+            break;
+        case opcode::find_index8:
+            for (std::uint32_t p = 0; p < d.partitions; ++p)
+                for (std::uint32_t j = 0; j < 8; ++j) {
+                    const float want = in1(std::size_t{p} * 8 + j);
+                    std::uint32_t at = 0xffffffffu;
+                    for (std::uint32_t i = 0; i < ins.src0.elems; ++i)
+                        if (in0(std::size_t{p} * ins.src0.elems + i) == want) {
+                            at = i;
+                            break;
+                        }
+                    out(std::size_t{p} * 8 + j, static_cast<float>(at));
+                }
             break;
         case opcode::dma_trigger:
         case opcode::matmul:

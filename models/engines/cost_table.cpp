@@ -28,6 +28,8 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::memset, any, 0, 1, true, 0, isa_table},
         {dve, opcode::tensor_reduce, operand_case::all16_sbuf, 0, 0.5, false, 0, isa_table},
         {dve, opcode::tensor_reduce, any, 0, 1, false, 0, isa_table},
+        {dve, opcode::max8, any, 0, 1, false, 0, isa_table},
+        {dve, opcode::find_index8, any, 0, 1, false, 0, isa_table},
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
         {act, opcode::tensor_scalar, any, 0, 1, true, 0, isa_table},

@@ -149,14 +149,19 @@ void tensor_engine::compute(const instruction& ins) {
     } else {
         const operand& mv = ins.src1;
         const std::size_t ms = dtype_size(mv.type);
-        for (std::uint32_t k = 0; k < s.partitions; ++k)
+        std::vector<float> moving(std::size_t{mv.partitions} * mv.elems);
+        for (std::size_t i = 0; i < moving.size(); ++i)
+            moving[i] = load_element(&m_m[i * ms], mv.type);
+        for (std::uint32_t k = 0; k < s.partitions; ++k) {
+            const float* b = &moving[std::size_t{k} * mv.elems];
             for (std::uint32_t m = 0; m < s.elems; ++m) {
                 const float a = load_element(&m_s[(std::size_t{k} * s.elems + m) * ss], s.type);
                 if (a == 0.0f) continue;
                 float* row = &acc[std::size_t{m} * d.elems];
                 for (std::uint32_t n = 0; n < mv.elems; ++n)
-                    row[n] += a * load_element(&m_m[(std::size_t{k} * mv.elems + n) * ms], mv.type);
+                    row[n] += a * b[n];
             }
+        }
     }
     m_d.resize(d.bytes());
     for (std::size_t i = 0; i < acc.size(); ++i)

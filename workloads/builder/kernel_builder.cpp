@@ -125,7 +125,7 @@ std::uint64_t kernel_builder::allocate(mem_space space, std::uint64_t bytes,
 
 std::size_t kernel_builder::new_buffer() {
     m_buffer_dep.push_back(m_deps.size());
-    m_deps.emplace_back();
+    m_deps.push_back(m_freed);
     m_dep_is_hbm.push_back(false);
     return m_buffer_dep.size() - 1;
 }
@@ -184,6 +184,8 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
 
 tile kernel_builder::next(std::size_t id) {
     decl& d = m_decls.at(id);
+    if (id < m_decl_freed.size() && m_decl_freed[id])
+        throw std::logic_error("tile '" + d.name + "' used after its phase ended");
     const std::size_t b = d.next++ % d.buffers.size();
     tile t;
     t.buffer = d.buffers[b];
@@ -318,12 +320,27 @@ void kernel_builder::memset(const tile& dst, float value, engine_kind on) {
     engine_op(on, make(opcode::memset, alu_op::bypass, dst, nullptr, nullptr, value), {}, dst);
 }
 
-void kernel_builder::activation(const tile& dst, const tile& src, bool relu, float scale,
+void kernel_builder::activation(const tile& dst, const tile& src, act_func func, float scale,
                                 engine_kind on) {
-    engine_op(on,
-              make(opcode::activation, relu ? alu_op::max : alu_op::bypass, dst, &src, nullptr,
-                   scale == 1.0f ? 0.0f : scale),
-              {&src}, dst);
+    instruction ins =
+        make(opcode::activation, alu_op::bypass, dst, &src, nullptr, scale == 1.0f ? 0.0f : scale);
+    ins.func = func;
+    engine_op(on, ins, {&src}, dst);
+}
+
+void kernel_builder::tensor_scalar_ap(const tile& dst, const tile& src, alu_op op,
+                                      const tile& scalar, engine_kind on) {
+    engine_op(on, make(opcode::tensor_scalar, op, dst, &src, &scalar, 0), {&src, &scalar}, dst);
+}
+
+void kernel_builder::max8(const tile& dst, const tile& src) {
+    engine_op(engine_kind::dve, make(opcode::max8, alu_op::bypass, dst, &src, nullptr, 0), {&src},
+              dst);
+}
+
+void kernel_builder::find_index8(const tile& dst, const tile& src, const tile& values) {
+    engine_op(engine_kind::dve, make(opcode::find_index8, alu_op::bypass, dst, &src, &values, 0),
+              {&src, &values}, dst);
 }
 
 void kernel_builder::tensor_reduce(const tile& dst, const tile& src, alu_op op, engine_kind on) {
@@ -391,6 +408,25 @@ std::vector<std::size_t> kernel_builder::declare_tile_array(const std::string& n
         out.push_back(declare_tile(name + "[" + std::to_string(i) + "]", space, partitions, elems,
                                    type, buffers));
     return out;
+}
+
+void kernel_builder::begin_phase() {
+    m_phases.push_back({m_sbuf_used, m_psum_used, m_decls.size(), m_buffer_dep.size()});
+}
+
+void kernel_builder::end_phase() {
+    if (m_phases.empty()) throw std::logic_error("end_phase without begin_phase");
+    const phase ph = m_phases.back();
+    m_phases.pop_back();
+    for (std::size_t b = ph.first_buffer; b < m_buffer_dep.size(); ++b) {
+        require(m_freed.writers, m_deps[m_buffer_dep[b]].writers);
+        require(m_freed.readers, m_deps[m_buffer_dep[b]].readers);
+    }
+    m_decl_freed.resize(m_decls.size(), false);
+    for (std::size_t d = ph.first_decl; d < m_decls.size(); ++d)
+        m_decl_freed[d] = true;
+    m_sbuf_used = ph.sbuf_used;
+    m_psum_used = ph.psum_used;
 }
 
 program kernel_builder::finish() {

@@ -78,6 +78,7 @@ class kernel_builder {
     // The style's buffer count (nl: compiler.nl_buffers, isa: 1), lowered until `bytes` per
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
     std::uint32_t buffers_that_fit(std::uint64_t bytes) const;
+    std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions
     // [first, first + count). Dependencies stay those of the whole buffer.
@@ -92,9 +93,15 @@ class kernel_builder {
                        engine_kind on = engine_kind::dve);
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
     void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);
-    // dst = f(src * scale) on the Scalar engine; relu when `relu`.
-    void activation(const tile& dst, const tile& src, bool relu, float scale = 1.0f,
+    // dst = func(src * scale) on the Scalar engine.
+    void activation(const tile& dst, const tile& src, act_func func, float scale = 1.0f,
                     engine_kind on = engine_kind::act);
+    // dst = src <op> scalar[p, 0], one scalar per partition.
+    void tensor_scalar_ap(const tile& dst, const tile& src, alu_op op, const tile& scalar,
+                          engine_kind on = engine_kind::dve);
+    // dst[p, 0..7]: the 8 largest of src[p, :]; indices: where those values first occur.
+    void max8(const tile& dst, const tile& src);
+    void find_index8(const tile& dst, const tile& src, const tile& values);
     void tensor_reduce(const tile& dst, const tile& src, alu_op op,
                        engine_kind on = engine_kind::dve);
     // dst (PSUM, M x N) = stationary[K, M]^T x moving[K, N], added to dst when `accumulate`.
@@ -103,6 +110,13 @@ class kernel_builder {
     // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.
     void transpose(const tile& dst, const tile& src);
     double matmul_flops() const { return m_flops; }
+
+    // Phases: tiles declared after begin_phase() are freed by end_phase(), so a later phase can
+    // reuse their SBUF and PSUM. A buffer placed in freed memory first waits for everything the
+    // freed buffers' users did (their dependency states are inherited), and a freed tile
+    // declaration must not be used again.
+    void begin_phase();
+    void end_phase();
 
     program finish();
 
@@ -142,6 +156,13 @@ class kernel_builder {
     std::vector<std::vector<std::uint32_t>> m_waited;  // [issuer][sem] highest value waited
     std::uint64_t m_sbuf_used = 0, m_psum_used = 0, m_hbm_used = 0;
     double m_flops = 0;
+    struct phase {
+        std::uint64_t sbuf_used, psum_used;
+        std::size_t first_decl, first_buffer;
+    };
+    std::vector<phase> m_phases;
+    dep_state m_freed;  // union of the dependency states of freed buffers
+    std::vector<bool> m_decl_freed;
 };
 
 }  // namespace trn

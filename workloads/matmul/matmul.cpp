@@ -33,23 +33,37 @@ blocking blocks_of(const std::string& variant) {
 
 }  // namespace
 
+namespace {
+
+// Throws a user_error when `bytes` per partition do not fit in what is left of SBUF.
+void require_fit(const kernel_builder& kb, const std::string& variant, std::uint64_t bytes,
+                 const char* what) {
+    const std::uint64_t left = kb.sbuf_free();
+    if (bytes > left)
+        throw user_error("matmul " + variant + ": " + what + " need " + std::to_string(bytes) +
+                         " bytes per partition, more than the " + std::to_string(left) +
+                         " bytes of SBUF left (reduce k, or use another variant)");
+}
+
+}  // namespace
+
 void check_matmul_shape(const kernel_builder& kb, const std::string& variant, const matmul_shape& s,
-                        const std::string& prefix) {
+                        const std::array<const char*, 3>& names) {
     const auto& o = kb.opts();
     const blocking b = blocks_of(variant);
     auto need = [&](std::uint64_t v, std::uint64_t tile, std::uint64_t per, const char* name,
                     const char* tile_name) {
         const std::uint64_t unit = tile * per;
         if (v == 0 || v % unit != 0)
-            throw user_error("matmul " + variant + ": " + prefix + name + "=" + std::to_string(v) +
+            throw user_error("matmul " + variant + ": " + name + "=" + std::to_string(v) +
                              " must be a multiple of " + std::to_string(unit) + " (" + tile_name +
                              "=" + std::to_string(tile) +
                              (per > 1 ? " x " + std::to_string(per) + " tiles per block" : "") +
                              ")");
     };
-    need(s.m, o.pe_cols, b.m, "m", "TILE_M = core.pe.cols");
-    need(s.k, std::min(o.pe_rows, o.limits.partitions), b.k, "k", "TILE_K = core.pe.rows");
-    need(s.n, o.moving_max, b.n, "n", "TILE_N = core.pe.moving_max");
+    need(s.m, o.pe_cols, b.m, names[0], "TILE_M = core.pe.cols");
+    need(s.k, std::min(o.pe_rows, o.limits.partitions), b.k, names[1], "TILE_K = core.pe.rows");
+    need(s.n, o.moving_max, b.n, names[2], "TILE_N = core.pe.moving_max");
 }
 
 void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tensor& lhsT,
@@ -95,8 +109,9 @@ void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tenso
         const blocking b = blocks_of(variant);
         const std::size_t st = kb.declare_tile("res_sb", mem_space::sbuf, TM, TN, out);
         // The compiler gives the hoisted operands one buffer count that fits them all.
-        const std::uint32_t bufs = kb.buffers_that_fit(KT * (b.m * TM + b.n * TN) * dtype_size(in) +
-                                                       (b.m + b.n) * KT * 64);
+        const std::uint64_t set = KT * ((b.m * TM + b.n * TN) * dtype_size(in) + 2 * 64);
+        require_fit(kb, variant, set, "the hoisted lhsT and rhs tiles");
+        const std::uint32_t bufs = kb.buffers_that_fit(set);
         std::vector<std::vector<std::size_t>> lts, rts;
         for (std::uint64_t bm = 0; bm < b.m; ++bm)
             lts.push_back(
@@ -145,10 +160,13 @@ void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tenso
     for (std::uint64_t i = 0; i < NBM * b.m; ++i)
         res.push_back(kb.declare_tile("result_tiles[" + std::to_string(i) + "]", mem_space::sbuf,
                                       TM, static_cast<std::uint32_t>(BN), out, 1));
+    const std::uint64_t set = b.k * (BN + BM) * dtype_size(in);
+    require_fit(kb, variant, set, "a K-block of rhs and lhsT tiles");
+    const std::uint32_t bufs = kb.buffers_that_fit(set);
     const auto rts = kb.declare_tile_array("rhs_tiles", b.k, mem_space::sbuf, TK,
-                                           static_cast<std::uint32_t>(BN), in);
+                                           static_cast<std::uint32_t>(BN), in, bufs);
     const auto lts = kb.declare_tile_array("lhsT_tiles", b.k, mem_space::sbuf, TK,
-                                           static_cast<std::uint32_t>(BM), in);
+                                           static_cast<std::uint32_t>(BM), in, bufs);
     for (std::uint64_t n2 = 0; n2 < NBN; ++n2) {
         std::vector<tile> acc;
         for (auto id : res) {

@@ -1,4 +1,6 @@
 #pragma once
+#include <array>
+
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/registry.h"
 
@@ -27,9 +29,10 @@ struct matmul_shape {
 void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tensor& lhsT,
                  const hbm_tensor& rhs, const hbm_tensor& result, const matmul_shape& s,
                  bool double_row = false);
-// Throws user_error naming the parameter when a dimension is not a multiple of its tile.
+// Throws user_error naming the parameter when a dimension is not a multiple of its tile;
+// `names` are the workload's names for m, k and n.
 void check_matmul_shape(const kernel_builder& kb, const std::string& variant, const matmul_shape& s,
-                        const std::string& prefix = "");
+                        const std::array<const char*, 3>& names = {"m", "k", "n"});
 // result = lhsT^T x rhs in double precision, from the operands as stored (already rounded).
 std::vector<double> reference_matmul(const std::vector<double>& lhsT,
                                      const std::vector<double>& rhs, const matmul_shape& s);

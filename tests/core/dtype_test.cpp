@@ -1,0 +1,178 @@
+// trn::dtype: sizes, names, and the round-to-nearest-even conversions functional mode uses.
+#include "core/dtype.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include "core/expect_error.h"
+
+namespace {
+
+using trn::dtype;
+using trn::load_element;
+using trn::store_element;
+using trn::testing::contains;
+using trn::testing::user_error_of;
+
+std::uint16_t store16(dtype t, float v) {
+    std::uint8_t b[2];
+    store_element(b, t, v);
+    std::uint16_t h;
+    std::memcpy(&h, b, 2);
+    return h;
+}
+
+float load16(dtype t, std::uint16_t h) {
+    std::uint8_t b[2];
+    std::memcpy(b, &h, 2);
+    return load_element(b, t);
+}
+
+std::uint8_t store8(float v) {
+    std::uint8_t b = 0;
+    store_element(&b, dtype::fp8_e4m3, v);
+    return b;
+}
+
+float load8(std::uint8_t b) {
+    return load_element(&b, dtype::fp8_e4m3);
+}
+
+float from_bits(std::uint32_t b) {
+    float v;
+    std::memcpy(&v, &b, 4);
+    return v;
+}
+
+TEST(Dtype, SizesNamesAndParsing) {
+    EXPECT_EQ(trn::dtype_size(dtype::float32), 4u);
+    EXPECT_EQ(trn::dtype_size(dtype::int32), 4u);
+    EXPECT_EQ(trn::dtype_size(dtype::bfloat16), 2u);
+    EXPECT_EQ(trn::dtype_size(dtype::float16), 2u);
+    EXPECT_EQ(trn::dtype_size(dtype::fp8_e4m3), 1u);
+    for (dtype t : {dtype::float32, dtype::bfloat16, dtype::float16, dtype::fp8_e4m3, dtype::int32})
+        EXPECT_EQ(trn::parse_dtype(trn::dtype_name(t)), t) << trn::dtype_name(t);
+    EXPECT_EQ(trn::parse_dtype("bf16"), dtype::bfloat16);
+    EXPECT_EQ(trn::parse_dtype("fp16"), dtype::float16);
+    EXPECT_EQ(trn::parse_dtype("fp32"), dtype::float32);
+    const std::string msg = user_error_of([] { trn::parse_dtype("float64"); });
+    EXPECT_PRED2(contains, msg, "'float64'");
+    EXPECT_PRED2(contains, msg, "float32, bfloat16, float16, fp8, int32");
+}
+
+TEST(Dtype, Float32AndInt32StoreExactly) {
+    std::uint8_t b[4];
+    store_element(b, dtype::float32, 0.1f);
+    EXPECT_EQ(load_element(b, dtype::float32), 0.1f);
+    store_element(b, dtype::int32, 7.0f);
+    std::int32_t i;
+    std::memcpy(&i, b, 4);
+    EXPECT_EQ(i, 7);
+    EXPECT_EQ(load_element(b, dtype::int32), 7.0f);
+    store_element(b, dtype::int32, -123456.0f);
+    EXPECT_EQ(load_element(b, dtype::int32), -123456.0f);
+}
+
+TEST(DtypeBf16, KnownValuesRoundToNearestEven) {
+    EXPECT_EQ(store16(dtype::bfloat16, 1.0f), 0x3f80);
+    EXPECT_EQ(store16(dtype::bfloat16, -2.0f), 0xc000);
+    EXPECT_EQ(store16(dtype::bfloat16, 1.0f / 3.0f), 0x3eab);            // 0x3eaaaaab rounds up
+    EXPECT_EQ(store16(dtype::bfloat16, from_bits(0x3f807fff)), 0x3f80);  // below half: down
+    EXPECT_EQ(store16(dtype::bfloat16, from_bits(0x3f808000)), 0x3f80);  // tie to even (down)
+    EXPECT_EQ(store16(dtype::bfloat16, from_bits(0x3f818000)), 0x3f82);  // tie to even (up)
+    EXPECT_EQ(store16(dtype::bfloat16, from_bits(0x3f808001)), 0x3f81);  // above half: up
+    EXPECT_EQ(store16(dtype::bfloat16, std::numeric_limits<float>::infinity()), 0x7f80);
+    EXPECT_EQ(store16(dtype::bfloat16, std::numeric_limits<float>::max()), 0x7f80);  // overflow
+    EXPECT_EQ(store16(dtype::bfloat16, from_bits(0x00018000)), 0x0002);  // subnormal tie, up
+    EXPECT_TRUE(std::isnan(load16(
+        dtype::bfloat16, store16(dtype::bfloat16, std::numeric_limits<float>::quiet_NaN()))));
+    EXPECT_EQ(load16(dtype::bfloat16, 0x3eab), from_bits(0x3eab0000));
+}
+
+TEST(DtypeBf16, EveryNonNanPatternRoundTrips) {
+    for (std::uint32_t h = 0; h <= 0xffff; ++h) {
+        const float v = load16(dtype::bfloat16, static_cast<std::uint16_t>(h));
+        if (std::isnan(v)) continue;
+        ASSERT_EQ(store16(dtype::bfloat16, v), h) << std::hex << h;
+    }
+}
+
+TEST(DtypeFp16, KnownValuesRoundToNearestEven) {
+    EXPECT_EQ(store16(dtype::float16, 1.0f), 0x3c00);
+    EXPECT_EQ(store16(dtype::float16, -2.0f), 0xc000);
+    EXPECT_EQ(store16(dtype::float16, 1.0f / 3.0f), 0x3555);
+    EXPECT_EQ(load16(dtype::float16, 0x3555), 0.333251953125f);
+    EXPECT_EQ(store16(dtype::float16, 65504.0f), 0x7bff);  // largest finite
+    EXPECT_EQ(store16(dtype::float16, 65519.0f), 0x7bff);  // below the midpoint
+    EXPECT_EQ(store16(dtype::float16, 65520.0f), 0x7c00);  // midpoint ties to even: inf
+    EXPECT_EQ(store16(dtype::float16, 1e6f), 0x7c00);
+    EXPECT_EQ(store16(dtype::float16, -1e6f), 0xfc00);
+    EXPECT_EQ(store16(dtype::float16, 1.0f + std::ldexp(1.0f, -11)), 0x3c00);      // tie: even
+    EXPECT_EQ(store16(dtype::float16, 1.0f + 3 * std::ldexp(1.0f, -11)), 0x3c02);  // tie: even
+    EXPECT_EQ(store16(dtype::float16, 1.0f + 1.5f * std::ldexp(1.0f, -11)), 0x3c01);
+    EXPECT_EQ(store16(dtype::float16, 2047.5f), 0x6800);  // mantissa carry into the exponent
+    // Subnormals are multiples of 2^-24.
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1.0f, -24)), 0x0001);
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1.0f, -25)), 0x0000);  // tie to even: zero
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1.5f, -24)), 0x0002);  // tie to even: 2
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1.25f, -24)), 0x0001);
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1.0f, -14)), 0x0400);     // smallest normal
+    EXPECT_EQ(store16(dtype::float16, std::ldexp(1023.6f, -24)), 0x0400);  // rounds up to it
+    EXPECT_EQ(load16(dtype::float16, 0x0001), std::ldexp(1.0f, -24));
+    EXPECT_EQ(load16(dtype::float16, 0x8001), -std::ldexp(1.0f, -24));
+    EXPECT_EQ(load16(dtype::float16, 0x7c00), std::numeric_limits<float>::infinity());
+    EXPECT_TRUE(std::isnan(
+        load16(dtype::float16, store16(dtype::float16, std::numeric_limits<float>::quiet_NaN()))));
+}
+
+TEST(DtypeFp16, EveryNonNanPatternRoundTrips) {
+    for (std::uint32_t h = 0; h <= 0xffff; ++h) {
+        const float v = load16(dtype::float16, static_cast<std::uint16_t>(h));
+        if (std::isnan(v)) continue;
+        ASSERT_EQ(store16(dtype::float16, v), h) << std::hex << h;
+    }
+}
+
+TEST(DtypeFp8, KnownValuesRoundToNearestEven) {
+    EXPECT_EQ(store8(1.0f), 0x38);
+    EXPECT_EQ(store8(-1.0f), 0xb8);
+    EXPECT_EQ(store8(448.0f), 0x7e);       // largest finite
+    EXPECT_EQ(store8(1000.0f), 0x7e);      // saturates: e4m3 has no infinity
+    EXPECT_EQ(store8(1.0f / 3.0f), 0x2b);  // 1.375 * 2^-2
+    EXPECT_EQ(load8(0x2b), 0.34375f);
+    EXPECT_EQ(store8(1.0f + 1.0f / 16), 0x38);      // tie: even (down)
+    EXPECT_EQ(store8(1.0f + 3.0f / 16), 0x3a);      // tie: even (up)
+    EXPECT_EQ(store8(15.9f), 0x58);                 // rounds up into the next binade: 16
+    EXPECT_EQ(store8(std::ldexp(1.0f, -6)), 0x08);  // smallest normal
+    // Subnormals are multiples of 2^-9.
+    EXPECT_EQ(store8(std::ldexp(1.0f, -9)), 0x01);
+    EXPECT_EQ(store8(std::ldexp(3.0f, -9)), 0x03);
+    EXPECT_EQ(store8(std::ldexp(0.75f, -9)), 0x01);  // nearest is 2^-9, not zero
+    EXPECT_EQ(store8(std::ldexp(1.0f, -10)), 0x00);  // tie to even: zero
+    EXPECT_EQ(store8(std::ldexp(0.4f, -9)), 0x00);
+    EXPECT_EQ(store8(std::ldexp(7.5f, -9)), 0x08);  // tie to even: the smallest normal
+    EXPECT_EQ(load8(0x01), std::ldexp(1.0f, -9));
+    EXPECT_EQ(load8(0x7e), 448.0f);
+}
+
+TEST(DtypeFp8, NanIsPreserved) {
+    const std::uint8_t nan = store8(std::numeric_limits<float>::quiet_NaN());
+    EXPECT_EQ(nan & 0x7f, 0x7f);
+    EXPECT_TRUE(std::isnan(load8(nan)));
+    EXPECT_TRUE(std::isnan(load8(0xff)));
+}
+
+TEST(DtypeFp8, EveryNonNanPatternRoundTrips) {
+    for (std::uint32_t b = 0; b <= 0xff; ++b) {
+        if ((b & 0x7f) == 0x7f) continue;  // NaN
+        const float v = load8(static_cast<std::uint8_t>(b));
+        ASSERT_FALSE(std::isnan(v)) << std::hex << b;
+        ASSERT_LE(std::fabs(v), 448.0f) << std::hex << b;
+        ASSERT_EQ(store8(v), b) << std::hex << b << " = " << v;
+    }
+}
+
+}  // namespace

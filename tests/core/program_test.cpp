@@ -1,0 +1,360 @@
+// trn::validate_program: every violation is a user_error naming the stream, index and limit.
+// Also program counts and region_initial_bytes.
+#include "core/program.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+#include "core/expect_error.h"
+
+namespace {
+
+using namespace trn;
+using trn::testing::contains;
+using trn::testing::user_error_of;
+
+constexpr std::uint64_t sbuf_bytes = 196608, psum_bytes = 16384, hbm_size = 1 << 20;
+
+program_limits limits() {
+    program_limits l;
+    l.partitions = 128;
+    l.sbuf_partition_bytes = sbuf_bytes;
+    l.psum_partition_bytes = psum_bytes;
+    l.hbm_bytes = hbm_size;
+    l.dma_queues = 16;
+    return l;
+}
+
+operand onchip(mem_space s, std::uint32_t partition, std::uint32_t partitions, std::uint32_t elems,
+               std::uint64_t offset, dtype t = dtype::float32) {
+    operand op;
+    op.space = s;
+    op.type = t;
+    op.partition = partition;
+    op.partitions = partitions;
+    op.elems = elems;
+    op.offset = offset;
+    return op;
+}
+
+operand sbuf(std::uint32_t partitions, std::uint32_t elems, std::uint64_t offset) {
+    return onchip(mem_space::sbuf, 0, partitions, elems, offset);
+}
+
+operand hbm(std::uint64_t offset, std::uint32_t rows, std::uint32_t elems, std::uint64_t stride) {
+    operand op;
+    op.space = mem_space::hbm;
+    op.partitions = rows;
+    op.elems = elems;
+    op.offset = offset;
+    op.row_stride = stride;
+    return op;
+}
+
+instruction trigger(std::uint16_t q, std::vector<sem_wait> waits = {}) {
+    instruction ins;
+    ins.op = opcode::dma_trigger;
+    ins.queue = q;
+    ins.waits = std::move(waits);
+    return ins;
+}
+
+std::vector<instruction>& stream(program& p, engine_kind e) {
+    return p.engines[std::size_t(e)];
+}
+
+// A valid program: load 128x16 floats (q0), scale them on the DVE, store them (q1, from ACT).
+program valid_program() {
+    program p;
+    p.hbm_bytes = 16384;
+    p.queues.resize(2);
+    p.queues[0].push_back({sbuf(128, 16, 0), hbm(0, 128, 16, 64)});
+    p.queues[1].push_back({hbm(8192, 128, 16, 64), sbuf(128, 16, 1024)});
+    stream(p, engine_kind::sp).push_back(trigger(0));
+    instruction scale;
+    scale.op = opcode::tensor_scalar;
+    scale.alu = alu_op::multiply;
+    scale.dst = sbuf(128, 16, 1024);
+    scale.src0 = sbuf(128, 16, 0);
+    scale.imm = 2;
+    scale.waits = {{semaphore_of_queue(0), 1}};
+    stream(p, engine_kind::dve).push_back(scale);
+    stream(p, engine_kind::act).push_back(trigger(1, {{semaphore_of_engine(engine_kind::dve), 1}}));
+    return p;
+}
+
+instruction& dve0(program& p) {
+    return stream(p, engine_kind::dve)[0];
+}
+
+std::string violation(const program& p) {
+    return user_error_of([&] { validate_program(p, limits()); });
+}
+
+TEST(ProgramCounts, CountsTransfersAndInstructions) {
+    const program p = valid_program();
+    EXPECT_EQ(p.transfer_count(), 2u);
+    EXPECT_EQ(p.instruction_count(), 2u + 3u);  // transfers count as instructions
+    EXPECT_EQ(semaphore_name(semaphore_of_engine(engine_kind::dve)), "dve");
+    EXPECT_EQ(semaphore_name(semaphore_of_queue(3)), "q3");
+    EXPECT_EQ(semaphore_of_queue(0), engine_count);
+}
+
+TEST(ProgramEquality, EveryFieldMatters) {
+    const program base = valid_program();
+    EXPECT_EQ(base, valid_program());
+    program p = base;
+    dve0(p).imm = 3;
+    EXPECT_FALSE(p == base);
+    p = base;
+    dve0(p).waits[0].value = 2;
+    EXPECT_FALSE(p == base);
+    p = base;
+    p.queues[0][0].src.row_stride = 128;
+    EXPECT_FALSE(p == base);
+    p = base;
+    p.hbm_bytes += 1;
+    EXPECT_FALSE(p == base);
+    p = base;
+    p.regions.push_back({});
+    EXPECT_FALSE(p == base);
+}
+
+TEST(ValidateProgram, ValidProgramPasses) {
+    EXPECT_NO_THROW(validate_program(valid_program(), limits()));
+}
+
+TEST(ValidateProgram, PartitionOverflowNamesLimit) {
+    program p = valid_program();
+    dve0(p).dst.partition = 64;  // partitions 64..191
+    dve0(p).src0.partition = 64;
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "dve instruction 0");
+    EXPECT_PRED2(contains, msg, "64..191");
+    EXPECT_PRED2(contains, msg, "exceed");
+    EXPECT_PRED2(contains, msg, "128");
+
+    program q = valid_program();
+    q.queues[0][0].dst.partitions = 129;
+    q.queues[0][0].src.partitions = 129;
+    const std::string dma = violation(q);
+    EXPECT_PRED2(contains, dma, "q0 transfer 0");
+    EXPECT_PRED2(contains, dma, "exceed");
+    EXPECT_PRED2(contains, dma, "128");
+}
+
+TEST(ValidateProgram, SbufByteOverflowNamesEndAndCapacity) {
+    program p = valid_program();
+    const std::uint64_t row = 16 * 4;
+    dve0(p).dst.offset = sbuf_bytes - row;  // ends exactly at the capacity: fine
+    EXPECT_NO_THROW(validate_program(p, limits()));
+    dve0(p).dst.offset = sbuf_bytes - row + 4;
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "dve instruction 0");
+    EXPECT_PRED2(contains, msg, "dst");
+    EXPECT_PRED2(contains, msg, std::to_string(sbuf_bytes + 4));
+    EXPECT_PRED2(contains, msg, "sbuf partition of " + std::to_string(sbuf_bytes) + " bytes");
+}
+
+TEST(ValidateProgram, PsumByteOverflowUsesPsumCapacity) {
+    program p = valid_program();
+    dve0(p).dst = onchip(mem_space::psum, 0, 128, 16, psum_bytes - 64);
+    EXPECT_NO_THROW(validate_program(p, limits()));
+    dve0(p).dst.offset = psum_bytes;  // would fit in SBUF, not in PSUM
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "psum partition of " + std::to_string(psum_bytes) + " bytes");
+}
+
+TEST(ValidateProgram, HbmOverflowNamesEndByte) {
+    program p = valid_program();
+    const std::uint64_t stride = 4096, row = 64;
+    // The last row ends at offset + 127 * stride + row.
+    const std::uint64_t fits = hbm_size - 127 * stride - row;
+    p.queues[0][0].src = hbm(fits, 128, 16, stride);
+    EXPECT_NO_THROW(validate_program(p, limits()));
+    p.queues[0][0].src.offset = fits + 8;
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "q0 transfer 0");
+    EXPECT_PRED2(contains, msg, "src");
+    EXPECT_PRED2(contains, msg, "HBM byte " + std::to_string(hbm_size + 8));
+    EXPECT_PRED2(contains, msg, std::to_string(hbm_size) + " bytes of HBM");
+}
+
+TEST(ValidateProgram, ProgramLevelLimits) {
+    program p = valid_program();
+    p.hbm_bytes = hbm_size + 1;
+    const std::string hbm_msg = violation(p);
+    EXPECT_PRED2(contains, hbm_msg, std::to_string(hbm_size + 1));
+    EXPECT_PRED2(contains, hbm_msg, std::to_string(hbm_size));
+    program q = valid_program();
+    q.queues.resize(17);
+    const std::string queues = violation(q);
+    EXPECT_PRED2(contains, queues, "17 DMA queues");
+    EXPECT_PRED2(contains, queues, "16");
+}
+
+TEST(ValidateProgram, DmaCannotReachPsum) {
+    program p = valid_program();
+    p.queues[0][0].dst = onchip(mem_space::psum, 0, 128, 16, 0);
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "q0 transfer 0");
+    EXPECT_PRED2(contains, msg, "PSUM");
+}
+
+TEST(ValidateProgram, DmaShapesMustMatch) {
+    program p = valid_program();
+    p.queues[1][0].src.elems = 8;  // 32 bytes per row vs 64
+    const std::string bytes = violation(p);
+    EXPECT_PRED2(contains, bytes, "q1 transfer 0");
+    EXPECT_PRED2(contains, bytes, "differ in rows or bytes per row");
+    program q = valid_program();
+    q.queues[0][0].dst.partitions = 64;  // 64 rows vs 128
+    EXPECT_PRED2(contains, violation(q), "differ in rows or bytes per row");
+    // Same rows and bytes per row in another dtype is a valid (byte) copy.
+    program r = valid_program();
+    r.queues[0][0].dst = onchip(mem_space::sbuf, 0, 128, 32, 0, dtype::bfloat16);
+    EXPECT_NO_THROW(validate_program(r, limits()));
+}
+
+TEST(ValidateProgram, TriggerCountMustMatchTransfers) {
+    program missing = valid_program();
+    stream(missing, engine_kind::sp).clear();
+    const std::string msg = violation(missing);
+    EXPECT_PRED2(contains, msg, "q0 has 1 transfers but 0 dma_trigger");
+
+    program extra = valid_program();
+    stream(extra, engine_kind::sp).push_back(trigger(0));
+    const std::string too_many = violation(extra);
+    EXPECT_PRED2(contains, too_many, "sp instruction 1");
+    EXPECT_PRED2(contains, too_many, "q0");
+    EXPECT_PRED2(contains, too_many, "no transfer left");
+
+    program beyond = valid_program();
+    stream(beyond, engine_kind::sp).push_back(trigger(5));
+    EXPECT_PRED2(contains, violation(beyond), "triggers q5");
+}
+
+TEST(ValidateProgram, WaitNeverReachedIsDeadlock) {
+    program p = valid_program();
+    dve0(p).waits.push_back({semaphore_of_engine(engine_kind::act), 2});
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "dve instruction 0");
+    EXPECT_PRED2(contains, msg, "deadlock");
+    EXPECT_PRED2(contains, msg, "act>=2");
+    EXPECT_PRED2(contains, msg, "act only ever reaches 1");
+
+    program q = valid_program();
+    dve0(q).waits = {{semaphore_of_queue(0), 2}};  // q0 has one transfer
+    const std::string queue = violation(q);
+    EXPECT_PRED2(contains, queue, "deadlock");
+    EXPECT_PRED2(contains, queue, "q0>=2");
+
+    // Waiting for exactly the final count is fine.
+    program r = valid_program();
+    dve0(r).waits.push_back({semaphore_of_engine(engine_kind::act), 1});
+    EXPECT_NO_THROW(validate_program(r, limits()));
+}
+
+TEST(ValidateProgram, UnknownSemaphoreNamed) {
+    program p = valid_program();
+    dve0(p).waits.push_back({semaphore_of_queue(5), 1});  // only q0, q1 exist
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "unknown semaphore q5");
+}
+
+TEST(ValidateProgram, EnginesCannotTouchHbm) {
+    program p = valid_program();
+    dve0(p).src0 = hbm(0, 128, 16, 64);
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "dve instruction 0 (tensor_scalar)");
+    EXPECT_PRED2(contains, msg, "HBM");
+    program q = valid_program();
+    dve0(q).dst = hbm(0, 128, 16, 64);
+    EXPECT_PRED2(contains, violation(q), "engines cannot access HBM");
+}
+
+TEST(ValidateProgram, EngineOperandShapes) {
+    program p = valid_program();
+    dve0(p).src0.elems = 8;
+    EXPECT_PRED2(contains, violation(p), "src0 and dst shapes differ");
+
+    program reduce = valid_program();  // a reduction writes one element per partition
+    dve0(reduce).op = opcode::tensor_reduce;
+    dve0(reduce).alu = alu_op::add;
+    dve0(reduce).dst.elems = 1;
+    EXPECT_NO_THROW(validate_program(reduce, limits()));
+
+    program tt = valid_program();
+    dve0(tt).op = opcode::tensor_tensor;
+    dve0(tt).alu = alu_op::add;
+    dve0(tt).src1 = sbuf(64, 16, 2048);
+    EXPECT_PRED2(contains, violation(tt), "src1 and dst");
+    dve0(tt).src0 = onchip(mem_space::psum, 0, 128, 16, 0);
+    dve0(tt).src1 = onchip(mem_space::psum, 0, 128, 16, 64);
+    EXPECT_PRED2(contains, violation(tt), "both inputs in PSUM");
+
+    program empty = valid_program();
+    dve0(empty).dst = operand{};
+    EXPECT_PRED2(contains, violation(empty), "operand dst is empty");
+}
+
+hbm_region input_region(dtype t, float lo, float hi, std::uint32_t seed) {
+    hbm_region r;
+    r.name = "x";
+    r.type = t;
+    r.bytes = 4096 * dtype_size(t);
+    r.input = true;
+    r.lo = lo;
+    r.hi = hi;
+    r.seed = seed;
+    return r;
+}
+
+std::vector<float> values(const hbm_region& r, const std::vector<std::uint8_t>& bytes) {
+    std::vector<float> out;
+    for (std::size_t i = 0; i + dtype_size(r.type) <= bytes.size(); i += dtype_size(r.type))
+        out.push_back(load_element(&bytes[i], r.type));
+    return out;
+}
+
+TEST(RegionInitialBytes, DeterministicPerSeed) {
+    const hbm_region r = input_region(dtype::float32, -1.0f, 3.0f, 7);
+    const auto a = region_initial_bytes(r), b = region_initial_bytes(r);
+    ASSERT_EQ(a.size(), r.bytes);
+    EXPECT_EQ(a, b);
+    EXPECT_NE(a, region_initial_bytes(input_region(dtype::float32, -1.0f, 3.0f, 8)));
+}
+
+TEST(RegionInitialBytes, UniformWithinLoHi) {
+    const float lo = -1.0f, hi = 3.0f;
+    const hbm_region r = input_region(dtype::float32, lo, hi, 7);
+    const auto v = values(r, region_initial_bytes(r));
+    ASSERT_EQ(v.size(), 4096u);
+    double sum = 0;
+    for (float x : v) {
+        ASSERT_GE(x, lo);
+        ASSERT_LT(x, hi);
+        sum += x;
+    }
+    // A fixed-seed sample of 4096: it spans the range and its mean is near the middle.
+    EXPECT_LT(*std::min_element(v.begin(), v.end()), lo + 0.01f * (hi - lo));
+    EXPECT_GT(*std::max_element(v.begin(), v.end()), hi - 0.01f * (hi - lo));
+    EXPECT_NEAR(sum / v.size(), (lo + hi) / 2, 0.05 * (hi - lo));
+}
+
+TEST(RegionInitialBytes, NarrowTypesStayInRange) {
+    // Rounding to a 2-byte type may reach hi itself, never beyond [lo, hi].
+    for (dtype t : {dtype::bfloat16, dtype::float16}) {
+        const hbm_region r = input_region(t, 0.0f, 1.0f, 3);
+        const auto v = values(r, region_initial_bytes(r));
+        ASSERT_EQ(v.size(), 4096u);
+        for (float x : v) {
+            ASSERT_GE(x, 0.0f) << dtype_name(t);
+            ASSERT_LE(x, 1.0f) << dtype_name(t);
+        }
+        EXPECT_GT(*std::max_element(v.begin(), v.end()), 0.9f);
+    }
+}
+
+}  // namespace

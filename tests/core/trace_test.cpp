@@ -1,0 +1,413 @@
+// The text trace format: read_trace(write_trace(p)) == p, and every malformed line is a
+// user_error "<name>:<line>: ...".
+#include "core/trace.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <set>
+#include <sstream>
+
+#include "core/expect_error.h"
+#include "platforms/neuron_core.h"
+#include "workloads/registry.h"
+
+namespace {
+
+using namespace trn;
+using trn::testing::contains;
+using trn::testing::starts_with;
+using trn::testing::user_error_of;
+
+operand op(mem_space s, std::uint32_t p0, std::uint32_t p1, std::uint64_t offset,
+           std::uint32_t elems, dtype t, std::uint64_t stride = 0) {
+    operand o;
+    o.space = s;
+    o.partition = p0;
+    o.partitions = p1 - p0;
+    o.offset = offset;
+    o.elems = elems;
+    o.type = t;
+    o.row_stride = stride;
+    return o;
+}
+
+instruction ins(opcode code, alu_op alu, operand dst, operand src0 = {}, operand src1 = {},
+                float imm = 0, std::vector<sem_wait> waits = {}) {
+    instruction i;
+    i.op = code;
+    i.alu = alu;
+    i.dst = dst;
+    i.src0 = src0;
+    i.src1 = src1;
+    i.imm = imm;
+    i.waits = std::move(waits);
+    return i;
+}
+
+instruction trigger(std::uint16_t q, std::vector<sem_wait> waits = {}) {
+    instruction i;
+    i.op = opcode::dma_trigger;
+    i.queue = q;
+    i.waits = std::move(waits);
+    return i;
+}
+
+sem_wait on(engine_kind e, std::uint32_t v) {
+    return {semaphore_of_engine(e), v};
+}
+sem_wait on_q(std::size_t q, std::uint32_t v) {
+    return {semaphore_of_queue(q), v};
+}
+
+// Every opcode, every ALU op, every memory and dtype, several queues, input and output regions,
+// 64-bit HBM offsets, fractional immediates and multi-semaphore waits.
+program rich_program() {
+    constexpr mem_space hbm = mem_space::hbm, sbuf = mem_space::sbuf, psum = mem_space::psum;
+    program p;
+    p.hbm_bytes = 1ull << 34;
+    p.regions.push_back({"a", 0, 8192, dtype::bfloat16, true, -0.5f, 2.5f, 42});
+    p.regions.push_back({"b_tensor", 8192, 4096, dtype::fp8_e4m3, true, 0.1f, 0.3f, 0});
+    p.regions.push_back({"out", 1ull << 33, 65536, dtype::float32, false, 0, 1, 0});
+    p.queues.resize(3);
+    p.queues[0].push_back(
+        {op(sbuf, 0, 128, 0, 32, dtype::bfloat16), op(hbm, 0, 128, 0, 32, dtype::bfloat16, 64)});
+    p.queues[0].push_back({op(sbuf, 32, 96, 4096, 16, dtype::bfloat16),
+                           op(hbm, 0, 64, 4096, 16, dtype::bfloat16, 4096)});
+    p.queues[1].push_back({op(sbuf, 0, 128, 512, 32, dtype::fp8_e4m3),
+                           op(hbm, 0, 128, 8192, 32, dtype::fp8_e4m3, 32)});
+    p.queues[2].push_back({op(hbm, 0, 128, 1ull << 33, 16, dtype::float32, 512),
+                           op(sbuf, 0, 128, 1024, 16, dtype::float32)});
+    auto& pe = p.engines[std::size_t(engine_kind::pe)];
+    auto& dve = p.engines[std::size_t(engine_kind::dve)];
+    auto& act = p.engines[std::size_t(engine_kind::act)];
+    auto& pool = p.engines[std::size_t(engine_kind::pool)];
+    auto& sp = p.engines[std::size_t(engine_kind::sp)];
+    sp.push_back(trigger(0));
+    sp.push_back(trigger(1));
+    sp.push_back(trigger(0, {on(engine_kind::dve, 1)}));
+    dve.push_back(ins(opcode::tensor_tensor, alu_op::add,
+                      op(sbuf, 0, 128, 2048, 16, dtype::float32),
+                      op(sbuf, 0, 128, 0, 16, dtype::bfloat16),
+                      op(sbuf, 0, 128, 512, 16, dtype::fp8_e4m3), 0, {on_q(0, 1), on_q(1, 1)}));
+    dve.push_back(ins(opcode::tensor_scalar, alu_op::multiply,
+                      op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                      op(sbuf, 0, 128, 2048, 16, dtype::float32), {}, 0.1f));
+    dve.push_back(ins(opcode::tensor_reduce, alu_op::min, op(sbuf, 0, 128, 3072, 1, dtype::float32),
+                      op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(ins(opcode::tensor_copy, alu_op::bypass, op(sbuf, 0, 128, 3200, 16, dtype::int32),
+                      op(psum, 0, 128, 0, 16, dtype::float32), {}, 0, {on(engine_kind::act, 1)}));
+    act.push_back(ins(opcode::activation, alu_op::max, op(psum, 0, 128, 0, 16, dtype::float32),
+                      op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, -3.25f,
+                      {on(engine_kind::dve, 2)}));
+    act.push_back(trigger(2, {on(engine_kind::dve, 4), on(engine_kind::pool, 2)}));
+    pool.push_back(ins(opcode::iota, alu_op::bypass, op(sbuf, 0, 128, 8192, 64, dtype::int32)));
+    pool.push_back(ins(opcode::memset, alu_op::bypass, op(sbuf, 64, 128, 9000, 7, dtype::float16),
+                       {}, {}, 1e-7f));
+    pool.push_back(ins(opcode::tensor_tensor, alu_op::subtract,
+                       op(sbuf, 0, 128, 10000, 16, dtype::float32),
+                       op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                       op(sbuf, 0, 128, 2048, 16, dtype::float32), 0, {on(engine_kind::dve, 2)}));
+    instruction mm =
+        ins(opcode::matmul, alu_op::bypass, op(psum, 0, 128, 128, 64, dtype::float32),
+            op(sbuf, 0, 128, 12000, 128, dtype::bfloat16),
+            op(sbuf, 0, 128, 13000, 64, dtype::bfloat16), 0, {on(engine_kind::sp, 3), on_q(2, 1)});
+    pe.push_back(mm);
+    mm.flags = flag::accumulate;
+    mm.waits.clear();
+    pe.push_back(mm);
+    mm.flags = flag::accumulate | flag::double_row;
+    pe.push_back(mm);
+    mm.flags = flag::double_row;
+    pe.push_back(mm);
+    pe.push_back(ins(opcode::transpose, alu_op::bypass, op(psum, 0, 32, 1024, 128, dtype::float32),
+                     op(sbuf, 0, 128, 14000, 32, dtype::float32)));
+    dve.push_back(ins(opcode::max8, alu_op::bypass, op(sbuf, 0, 128, 15000, 8, dtype::float32),
+                      op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(ins(opcode::find_index8, alu_op::bypass, op(sbuf, 0, 128, 15100, 8, dtype::int32),
+                      op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                      op(sbuf, 0, 128, 15000, 8, dtype::float32)));
+    dve.push_back(ins(
+        opcode::tensor_scalar, alu_op::subtract, op(sbuf, 0, 128, 15200, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 15000, 1, dtype::float32)));
+    for (auto f : {act_func::relu, act_func::exp, act_func::reciprocal}) {
+        act.push_back(ins(opcode::activation, alu_op::bypass,
+                          op(sbuf, 0, 128, 16000, 16, dtype::float32),
+                          op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+        act.back().func = f;
+    }
+    return p;
+}
+
+std::string to_text(const program& p) {
+    std::ostringstream os;
+    write_trace(os, p);
+    return os.str();
+}
+
+program from_text(const std::string& text, const std::string& name = "test.trace") {
+    std::istringstream is(text);
+    return read_trace(is, name);
+}
+
+TEST(TraceRoundTrip, RichProgramHasEveryOpcodeAndAlu) {
+    const program p = rich_program();
+    std::set<std::string> opcodes, alus;
+    for (const auto& s : p.engines)
+        for (const auto& i : s) {
+            opcodes.insert(opcode_name(i.op));
+            alus.insert(alu_name(i.alu));
+        }
+    // Every opcode the enum declares (opcode_name is "?" past the last one).
+    for (int o = 0; std::string(opcode_name(static_cast<opcode>(o))) != "?"; ++o)
+        EXPECT_EQ(opcodes.count(opcode_name(static_cast<opcode>(o))), 1u)
+            << opcode_name(static_cast<opcode>(o));
+    for (int a = 0; std::string(alu_name(static_cast<alu_op>(a))) != "?"; ++a)
+        EXPECT_EQ(alus.count(alu_name(static_cast<alu_op>(a))), 1u)
+            << alu_name(static_cast<alu_op>(a));
+}
+
+TEST(TraceRoundTrip, RichProgram) {
+    const program p = rich_program();
+    const std::string text = to_text(p);
+    const program back = from_text(text);
+    EXPECT_EQ(back.regions, p.regions);
+    EXPECT_EQ(back.queues, p.queues);
+    for (auto e : all_engines)
+        EXPECT_EQ(back.engines[std::size_t(e)], p.engines[std::size_t(e)]) << engine_name(e);
+    EXPECT_EQ(back.hbm_bytes, p.hbm_bytes);
+    EXPECT_TRUE(back == p);
+    EXPECT_EQ(to_text(back), text);
+    // The immediates survive bit for bit.
+    EXPECT_EQ(back.engines[std::size_t(engine_kind::dve)][1].imm, 0.1f);
+    EXPECT_EQ(back.engines[std::size_t(engine_kind::pool)][1].imm, 1e-7f);
+}
+
+TEST(TraceRoundTrip, TextLooksAsDocumented) {
+    const std::string text = to_text(rich_program());
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 1\n");
+    EXPECT_PRED2(contains, text, "\nqueues 3\n");
+    EXPECT_PRED2(contains, text, "\nhbm_bytes 17179869184\n");
+    EXPECT_PRED2(contains, text, "\nregion a 0 8192 bfloat16 input -0.5 2.5 42\n");
+    EXPECT_PRED2(contains, text, "\nregion out 8589934592 65536 float32 output\n");
+    EXPECT_PRED2(contains, text,
+                 "\nq0 dma dst=sbuf[32:96]@4096:16xbfloat16 src=hbm[0:64]@4096/4096:16xbfloat16\n");
+    EXPECT_PRED2(contains, text, "\nsp dma_trigger queue=0 wait=dve>=1\n");
+    EXPECT_PRED2(contains, text, "\nact dma_trigger queue=2 wait=dve>=4,pool>=2\n");
+    EXPECT_PRED2(contains, text, " imm=-3.25 ");
+    EXPECT_PRED2(contains, text, " flags=acc|double_row\n");
+    operand doc_example;
+    doc_example.space = mem_space::hbm;
+    doc_example.partitions = 128;
+    doc_example.offset = 4096;
+    doc_example.row_stride = 800;
+    doc_example.elems = 2;
+    EXPECT_EQ(format_operand(doc_example), "hbm[0:128]@4096/800:2xfloat32");
+}
+
+TEST(TraceRoundTrip, HandWrittenTraceWithCommentsAndAliases) {
+    const program p = from_text(
+        "# a hand-written trace\n"
+        "\n"
+        "trnsim-trace 1   # header\n"
+        "queues 1\n"
+        "hbm_bytes 4096\n"
+        "q0 dma dst=sbuf[0:128]@0:2xfp32 src=hbm[0:128]@0/8:2xfloat32\n"
+        "sp dma_trigger queue=0\n"
+        "   dve   tensor_scalar alu=add dst=sbuf[0:128]@64:2xbf16 src0=sbuf[0:128]@0:2xfloat32 "
+        "imm=1.5 wait=q0>=1\n");
+    ASSERT_EQ(p.queues.size(), 1u);
+    ASSERT_EQ(p.queues[0].size(), 1u);
+    EXPECT_EQ(p.queues[0][0].src.row_stride, 8u);
+    EXPECT_EQ(p.queues[0][0].dst.type, dtype::float32);
+    const auto& dve = p.engines[std::size_t(engine_kind::dve)];
+    ASSERT_EQ(dve.size(), 1u);
+    EXPECT_EQ(dve[0].op, opcode::tensor_scalar);
+    EXPECT_EQ(dve[0].alu, alu_op::add);
+    EXPECT_EQ(dve[0].dst.type, dtype::bfloat16);
+    EXPECT_EQ(dve[0].dst.offset, 64u);
+    EXPECT_EQ(dve[0].imm, 1.5f);
+    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{on_q(0, 1)}));
+}
+
+const config& trn1_config() {
+    static const param_registry registry = [] {
+        param_registry r;
+        declare_platform_params(r);
+        return r;
+    }();
+    static const config cfg = [] {
+        config c(registry);
+        c.load_yaml_file(std::string(SOURCE_DIR) + "/configs/trn1.yaml");
+        return c;
+    }();
+    return cfg;
+}
+
+program_limits trn1_limits() {
+    const config& c = trn1_config();
+    program_limits l;
+    l.partitions = static_cast<std::uint32_t>(c.integer("core.sbuf.partitions"));
+    l.sbuf_partition_bytes = c.size("core.sbuf.partition_size");
+    l.psum_partition_bytes =
+        static_cast<std::uint64_t>(c.integer("core.psum.banks")) * c.size("core.psum.bank_size");
+    l.hbm_bytes = c.size("core.hbm.size");
+    l.dma_queues = static_cast<std::size_t>(c.integer("core.dma.queues"));
+    return l;
+}
+
+TEST(TraceRoundTrip, VectorAddProgramThroughFile) {
+    const workload& w = find_workload("vector_add");
+    const workload_params params("vector_add", w.params(),
+                                 {{"variant", "stream"}, {"n", "4096"}, {"free_dim", "8"}});
+    const program p = w.build(params, trn1_config(), trn1_limits()).prog;
+    ASSERT_GT(p.instruction_count(), 0u);
+    const std::string path = ::testing::TempDir() + "core_trace_test_vector_add.trace";
+    write_trace_file(path, p);
+    const program back = read_trace_file(path);
+    std::remove(path.c_str());
+    EXPECT_TRUE(back == p);
+    EXPECT_EQ(to_text(back), to_text(p));
+}
+
+TEST(TraceFiles, MissingFileNamed) {
+    const std::string msg = user_error_of([] { read_trace_file("/nonexistent/x.trace"); });
+    EXPECT_PRED2(contains, msg, "/nonexistent/x.trace");
+}
+
+// Valid lines 1-4; tests append the malformed line 5.
+const std::string prefix =
+    "trnsim-trace 1\n"
+    "hbm_bytes 65536\n"
+    "queues 2\n"
+    "q0 dma dst=sbuf[0:128]@0:16xfloat32 src=hbm[0:128]@0/64:16xfloat32\n";
+
+std::string error_of(const std::string& text) {
+    return user_error_of([&] { from_text(text, "bad.trace"); });
+}
+
+// The message of reading prefix + `line` (line 5): must start with "bad.trace:5: ".
+std::string line5_error(const std::string& line) {
+    const std::string msg = error_of(prefix + line + "\n");
+    EXPECT_PRED2(starts_with, msg, "bad.trace:5: ");
+    return msg;
+}
+
+TEST(TraceErrors, PrefixIsValid) {
+    EXPECT_NO_THROW(from_text(prefix + "sp dma_trigger queue=0\n"));
+}
+
+TEST(TraceErrors, BadHeader) {
+    const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
+    EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 1");
+    // Comments and blank lines before the header count as lines.
+    EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
+    EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
+}
+
+TEST(TraceErrors, WrongVersion) {
+    const std::string msg = error_of("trnsim-trace 2\n");
+    EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
+    EXPECT_PRED2(contains, msg, "version 2");
+    EXPECT_PRED2(contains, msg, "reads 1");
+}
+
+TEST(TraceErrors, EmptyTrace) {
+    const std::string msg = error_of("# nothing\n\n");
+    EXPECT_PRED2(starts_with, msg, "bad.trace:");
+    EXPECT_PRED2(contains, msg, "empty trace");
+}
+
+TEST(TraceErrors, UnknownOpcode) {
+    EXPECT_PRED2(contains, line5_error("dve frobnicate dst=sbuf[0:1]@0:1xfloat32"),
+                 "unknown opcode 'frobnicate'");
+    EXPECT_PRED2(contains, line5_error("dve"), "expected an opcode");
+}
+
+TEST(TraceErrors, BadOperand) {
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]0:16xfloat32"),
+                 "bad operand 'sbuf[0:128]0:16xfloat32'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=dram[0:128]@0:16xfloat32"),
+                 "bad memory 'dram'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[4:4]@0:16xfloat32"),
+                 "empty partition range");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:x]@0:16xfloat32"),
+                 "bad end partition 'x'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]@-8:16xfloat32"),
+                 "bad offset '-8'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]@0/64:16xfloat32"),
+                 "only HBM operands take a row stride");
+    EXPECT_PRED2(contains,
+                 line5_error("q1 dma dst=sbuf[0:128]@0:16xfloat32 src=hbm[0:128]@0:16xfloat32"),
+                 "needs offset/stride");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]@0:16float32"),
+                 "needs elemsxdtype");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]@0:16xfloat64"),
+                 "unknown dtype 'float64'");
+}
+
+TEST(TraceErrors, BadFields) {
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 color=red"),
+                 "unknown field 'color'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 imm"),
+                 "expected key=value, got 'imm'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 imm=one"),
+                 "bad immediate 'one'");
+    EXPECT_PRED2(contains, line5_error("dve tensor_tensor alu=xor dst=sbuf[0:1]@0:1xfloat32"),
+                 "unknown alu op 'xor'");
+    EXPECT_PRED2(contains, line5_error("pe matmul dst=psum[0:1]@0:1xfloat32 flags=acc|fast"),
+                 "unknown flag 'fast'");
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger"), "dma_trigger needs queue=N");
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=zero"), "bad queue 'zero'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve=1"),
+                 "bad wait 'dve=1'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=x"),
+                 "bad wait value 'x'");
+}
+
+TEST(TraceErrors, UnknownSemaphore) {
+    const std::string msg = line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=1,q2>=1");
+    EXPECT_PRED2(contains, msg, "unknown semaphore 'q2'");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=tpu>=1"),
+                 "unknown semaphore 'tpu'");
+}
+
+TEST(TraceErrors, QueueBeyondDeclaredCount) {
+    const std::string msg =
+        line5_error("q2 dma dst=sbuf[0:128]@0:16xfloat32 src=hbm[0:128]@0/64:16xfloat32");
+    EXPECT_PRED2(contains, msg, "q2");
+    EXPECT_PRED2(contains, msg, "beyond the declared 2 queues");
+}
+
+TEST(TraceErrors, TransferBeforeQueues) {
+    const std::string msg = error_of(
+        "trnsim-trace 1\n"
+        "hbm_bytes 65536\n"
+        "q0 dma dst=sbuf[0:128]@0:16xfloat32 src=hbm[0:128]@0/64:16xfloat32\n"
+        "queues 1\n");
+    EXPECT_PRED2(starts_with, msg, "bad.trace:3: ");
+    EXPECT_PRED2(contains, msg, "'queues N'");
+}
+
+TEST(TraceErrors, MissingDst) {
+    const std::string msg =
+        line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
+    EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
+    EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND'");
+}
+
+TEST(TraceErrors, BadHeaderLines) {
+    EXPECT_PRED2(contains, line5_error("queues 3"), "one 'queues N' line");
+    EXPECT_PRED2(contains, line5_error("hbm_bytes"), "expected 'hbm_bytes N'");
+    EXPECT_PRED2(contains, line5_error("hbm_bytes lots"), "bad byte count 'lots'");
+    EXPECT_PRED2(contains, line5_error("region a 0 64 float32"), "expected 'region");
+    EXPECT_PRED2(contains, line5_error("region a 0 64 float32 input 0 1"), "input LO HI SEED");
+    EXPECT_PRED2(contains, line5_error("region a 0 64 float32 scratch"), "region kind");
+    EXPECT_PRED2(contains, line5_error("region a 0 64 float32 input 0 high 1"),
+                 "bad upper bound 'high'");
+    EXPECT_PRED2(contains, line5_error("tpu memset"), "unknown line kind 'tpu'");
+}
+
+}  // namespace

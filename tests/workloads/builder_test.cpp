@@ -1,0 +1,395 @@
+// trn::kernel_builder: buffer allocation, semaphore waits derived from data dependencies
+// (RAW, WAR, WAW), redundant-wait pruning, and the trigger placement of the nl and isa styles.
+#include "workloads/builder/kernel_builder.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <set>
+
+#include "core/expect_error.h"
+
+namespace {
+
+using namespace trn;
+using trn::testing::contains;
+using trn::testing::user_error_of;
+
+constexpr std::uint64_t sbuf_cap = 196608, psum_cap = 16384;
+
+program_limits limits() {
+    program_limits l;
+    l.partitions = 128;
+    l.sbuf_partition_bytes = sbuf_cap;
+    l.psum_partition_bytes = psum_cap;
+    l.hbm_bytes = 1ull << 30;
+    l.dma_queues = 16;
+    return l;
+}
+
+builder_options options(kernel_style style, std::uint32_t nl_buffers = 4) {
+    builder_options o;
+    o.style = style;
+    o.limits = limits();
+    o.nl_buffers = nl_buffers;
+    return o;
+}
+
+const sem_id dve_sem = semaphore_of_engine(engine_kind::dve);
+
+const std::vector<instruction>& stream(const program& p, engine_kind e) {
+    return p.engines[std::size_t(e)];
+}
+
+// The value an instruction waits for on `sem` (0: no wait).
+std::uint32_t wait_value(const instruction& ins, sem_id sem) {
+    for (const auto& w : ins.waits)
+        if (w.sem == sem) return w.value;
+    return 0;
+}
+
+// What instruction `idx` of a stream effectively waits for on `sem`: streams run in order, so
+// every wait of an earlier instruction also holds for it.
+std::uint32_t implied_wait(const std::vector<instruction>& s, std::size_t idx, sem_id sem) {
+    std::uint32_t v = 0;
+    for (std::size_t i = 0; i <= idx; ++i)
+        v = std::max(v, wait_value(s[i], sem));
+    return v;
+}
+
+// No stream waits twice for what it already waited for.
+void expect_no_redundant_waits(const program& p) {
+    for (auto e : all_engines) {
+        std::map<sem_id, std::uint32_t> seen;
+        const auto& s = stream(p, e);
+        for (std::size_t i = 0; i < s.size(); ++i)
+            for (const auto& w : s[i].waits) {
+                EXPECT_GT(w.value, seen[w.sem]) << engine_name(e) << " instruction " << i
+                                                << " repeats a wait on " << semaphore_name(w.sem);
+                seen[w.sem] = w.value;
+            }
+    }
+}
+
+// The vector_add loop: per iteration load a and b, add on the DVE, store the result.
+struct vadd {
+    kernel_builder kb;
+    hbm_tensor a, b, out;
+    std::size_t ta, tb, tr;
+    std::uint32_t elems;
+
+    vadd(const builder_options& o, std::uint32_t iterations, std::uint32_t elems_ = 4)
+        : kb(o), elems(elems_) {
+        const std::uint64_t n = std::uint64_t{128} * elems * iterations;
+        a = kb.input("a", n, dtype::float32, 0, 1, 1);
+        b = kb.input("b", n, dtype::float32, 0, 1, 2);
+        out = kb.output("out", n, dtype::float32);
+        ta = kb.declare_tile("a_tile", mem_space::sbuf, 128, elems, dtype::float32);
+        tb = kb.declare_tile("b_tile", mem_space::sbuf, 128, elems, dtype::float32);
+        tr = kb.declare_tile("res_tile", mem_space::sbuf, 128, elems, dtype::float32);
+        for (std::uint32_t m = 0; m < iterations; ++m) {
+            const std::uint64_t first = std::uint64_t{m} * 128 * elems;
+            const tile at = kb.next(ta), bt = kb.next(tb), rt = kb.next(tr);
+            kb.load(at, a, kb.view(a, first, 128, elems, elems));
+            kb.load(bt, b, kb.view(b, first, 128, elems, elems));
+            kb.tensor_tensor(rt, at, bt, alu_op::add);
+            kb.store(out, kb.view(out, first, 128, elems, elems), rt);
+        }
+    }
+};
+
+TEST(KernelBuilder, StyleParsing) {
+    EXPECT_EQ(parse_style("nl"), kernel_style::nl);
+    EXPECT_EQ(parse_style("isa"), kernel_style::isa);
+    EXPECT_PRED2(contains, user_error_of([] { parse_style("asm"); }),
+                 "'asm' is not one of: nl, isa");
+}
+
+TEST(KernelBuilder, TensorsAreQueuedAndPlacedIn4KiBSteps) {
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 1000, dtype::float32, -1, 1, 9);
+    const hbm_tensor o = kb.output("o", 10, dtype::bfloat16);
+    EXPECT_EQ(a.offset, 0u);
+    EXPECT_EQ(o.offset, 4096u);  // 4000 bytes rounded up to 4 KiB
+    const program p = kb.finish();
+    EXPECT_EQ(p.hbm_bytes, 4096u + 4096u);
+    ASSERT_EQ(p.regions.size(), 2u);
+    EXPECT_EQ(p.regions[0], (hbm_region{"a", 0, 4000, dtype::float32, true, -1, 1, 9}));
+    EXPECT_EQ(p.regions[1].bytes, 20u);
+    EXPECT_FALSE(p.regions[1].input);
+
+    kernel_builder big(options(kernel_style::isa));
+    const std::string msg =
+        user_error_of([&] { big.input("huge", (1ull << 30) / 4 + 1, dtype::float32, 0, 1, 0); });
+    EXPECT_PRED2(contains, msg, "'huge'");
+    EXPECT_PRED2(contains, msg, std::to_string(1ull << 30));
+}
+
+TEST(KernelBuilder, ViewComputesByteOffsetsAndStrides) {
+    kernel_builder kb(options(kernel_style::isa));
+    kb.input("pad", 1024, dtype::float32, 0, 1, 0);
+    const hbm_tensor t = kb.input("t", 128 * 64, dtype::bfloat16, 0, 1, 0);
+    const operand v = kb.view(t, 10, 128, 8, 64);
+    EXPECT_EQ(v.space, mem_space::hbm);
+    EXPECT_EQ(v.type, dtype::bfloat16);
+    EXPECT_EQ(v.partitions, 128u);
+    EXPECT_EQ(v.elems, 8u);
+    EXPECT_EQ(v.offset, t.offset + 10 * 2);
+    EXPECT_EQ(v.row_stride, 64u * 2);
+    EXPECT_THROW(kb.view(t, 57, 128, 8, 64), std::logic_error);  // last row runs past the end
+}
+
+TEST(KernelBuilder, ReadAfterWriteWaitsForTheTransferCount) {
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 128 * 8, dtype::float32, 0, 1, 1);  // queue 0
+    const hbm_tensor b = kb.input("b", 128 * 8, dtype::float32, 0, 1, 2);  // queue 1
+    const std::size_t ta = kb.declare_tile("ta", mem_space::sbuf, 128, 4, dtype::float32, 2);
+    const std::size_t tb = kb.declare_tile("tb", mem_space::sbuf, 128, 4, dtype::float32);
+    const std::size_t tr = kb.declare_tile("tr", mem_space::sbuf, 128, 4, dtype::float32, 4);
+    const tile a0 = kb.next(ta), a1 = kb.next(ta), b0 = kb.next(tb);
+    kb.load(a0, a, kb.view(a, 0, 128, 4, 4));    // q0 transfer 1
+    kb.load(a1, a, kb.view(a, 512, 128, 4, 4));  // q0 transfer 2
+    kb.load(b0, b, kb.view(b, 0, 128, 4, 4));    // q1 transfer 1
+    const tile r0 = kb.next(tr), r1 = kb.next(tr), r2 = kb.next(tr), r3 = kb.next(tr);
+    kb.tensor_scalar(r0, a0, alu_op::multiply, 2.0f);              // dve 1: q0>=1
+    kb.tensor_tensor(r1, a1, b0, alu_op::add);                     // dve 2: q0>=2, q1>=1
+    kb.tensor_copy(r2, a0);                                        // dve 3: implied
+    kb.tensor_copy(r3, r1, engine_kind::act);                      // act 1: dve>=2
+    kb.tensor_tensor(r2, a0, b0, alu_op::max, engine_kind::pool);  // pool 1: RAW+WAW
+    const program p = kb.finish();
+    const auto& dve = stream(p, engine_kind::dve);
+    ASSERT_EQ(dve.size(), 3u);
+    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_EQ(dve[1].waits,
+              (std::vector<sem_wait>{{semaphore_of_queue(0), 2}, {semaphore_of_queue(1), 1}}));
+    EXPECT_TRUE(dve[2].waits.empty());  // q0>=1 is implied by dve instruction 1's q0>=2
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 1u);
+    EXPECT_EQ(act[0].waits, (std::vector<sem_wait>{{dve_sem, 2}}));  // r1 is dve instruction 2
+    // Another engine does not inherit the DVE's waits; writing r2 waits for its writer (dve 3).
+    const auto& pool = stream(p, engine_kind::pool);
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_EQ(wait_value(pool[0], semaphore_of_queue(0)), 1u);
+    EXPECT_EQ(wait_value(pool[0], semaphore_of_queue(1)), 1u);
+    EXPECT_EQ(wait_value(pool[0], dve_sem), 3u);
+    // Loads read HBM inputs nobody writes: no waits.
+    for (const auto& trig : stream(p, engine_kind::sp))
+        EXPECT_TRUE(trig.waits.empty());
+    EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
+TEST(KernelBuilder, ReadAfterWriteThroughHbm) {
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor o = kb.output("o", 128 * 4, dtype::float32);  // queue 0
+    const std::size_t t = kb.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32, 2);
+    const tile t0 = kb.next(t), t1 = kb.next(t);
+    kb.memset(t0, 1.0f);                        // dve 1
+    kb.store(o, kb.view(o, 0, 128, 4, 4), t0);  // q0 transfer 1, waits dve>=1
+    kb.load(t1, o, kb.view(o, 0, 128, 4, 4));   // q0 transfer 2, waits q0>=1
+    const program p = kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    ASSERT_EQ(sp.size(), 2u);
+    EXPECT_EQ(sp[0].waits, (std::vector<sem_wait>{{dve_sem, 1}}));
+    EXPECT_EQ(sp[1].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
+TEST(KernelBuilder, IsaWriteAfterReadWaitsForTheReader) {
+    // isa: one buffer per tile, so iteration 1's load into a_tile must wait until the DVE add
+    // of iteration 0 has read it.
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 128 * 8, dtype::float32, 0, 1, 1);
+    const hbm_tensor b = kb.input("b", 128 * 8, dtype::float32, 0, 1, 2);
+    const std::size_t ta = kb.declare_tile("a_tile", mem_space::sbuf, 128, 4, dtype::float32);
+    const std::size_t tb = kb.declare_tile("b_tile", mem_space::sbuf, 128, 4, dtype::float32);
+    const std::size_t tr = kb.declare_tile("res_tile", mem_space::sbuf, 128, 4, dtype::float32);
+    for (std::uint32_t m = 0; m < 2; ++m) {
+        const tile at = kb.next(ta), bt = kb.next(tb), rt = kb.next(tr);
+        EXPECT_EQ(at.op.offset, kb.next(ta).op.offset);  // a single buffer
+        kb.load(at, a, kb.view(a, m * 512, 128, 4, 4));
+        kb.load(bt, b, kb.view(b, m * 512, 128, 4, 4));
+        kb.tensor_tensor(rt, at, bt, alu_op::add);
+    }
+    const program p = kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    ASSERT_EQ(sp.size(), 4u);
+    EXPECT_TRUE(sp[0].waits.empty());
+    EXPECT_TRUE(sp[1].waits.empty());
+    EXPECT_EQ(wait_value(sp[2], dve_sem), 1u);                // WAR: the add of iteration 0
+    EXPECT_EQ(wait_value(sp[2], semaphore_of_queue(0)), 1u);  // WAW: the previous load
+    // b_tile has the same WAR hazard; the DVE wait is already implied by sp instruction 2.
+    EXPECT_EQ(sp[3].waits, (std::vector<sem_wait>{{semaphore_of_queue(1), 1}}));
+    EXPECT_EQ(implied_wait(sp, 3, dve_sem), 1u);
+    // The second add overwrites res_tile: it waits for the first (WAW on its own engine).
+    const auto& dve = stream(p, engine_kind::dve);
+    ASSERT_EQ(dve.size(), 2u);
+    EXPECT_EQ(wait_value(dve[1], dve_sem), 1u);
+    EXPECT_EQ(wait_value(dve[1], semaphore_of_queue(0)), 2u);
+    EXPECT_EQ(wait_value(dve[1], semaphore_of_queue(1)), 2u);
+    expect_no_redundant_waits(p);
+}
+
+TEST(KernelBuilder, IsaLoopSerialisesOnTheSingleBuffers) {
+    const std::uint32_t iterations = 6;
+    vadd v(options(kernel_style::isa), iterations);
+    const program p = v.kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    const auto& dve = stream(p, engine_kind::dve);
+    ASSERT_EQ(sp.size(), 3u * iterations);  // isa: loads and stores all from the Sync engine
+    EXPECT_TRUE(stream(p, engine_kind::act).empty());
+    ASSERT_EQ(dve.size(), iterations);
+    for (std::uint32_t m = 0; m < iterations; ++m) {
+        // sp: load a (3m), load b (3m+1), store (3m+2).
+        EXPECT_EQ(sp[3 * m].queue, 0u);
+        EXPECT_EQ(sp[3 * m + 1].queue, 1u);
+        EXPECT_EQ(sp[3 * m + 2].queue, 2u);
+        EXPECT_EQ(implied_wait(sp, 3 * m, dve_sem), m) << m;          // the add of iteration m-1
+        EXPECT_EQ(implied_wait(sp, 3 * m + 2, dve_sem), m + 1) << m;  // RAW: this add
+        EXPECT_EQ(wait_value(dve[m], semaphore_of_queue(0)), m + 1) << m;
+        EXPECT_EQ(wait_value(dve[m], semaphore_of_queue(1)), m + 1) << m;
+        EXPECT_EQ(implied_wait(dve, m, semaphore_of_queue(2)), m) << m;  // WAR: store m-1
+    }
+    expect_no_redundant_waits(p);
+    EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
+TEST(KernelBuilder, NlRotatesFourBuffersAndWaitsOnlyForIterationMinusFour) {
+    const std::uint32_t iterations = 10, buffers = 4;
+    vadd v(options(kernel_style::nl, buffers), iterations);
+    const program p = v.kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    const auto& act = stream(p, engine_kind::act);
+    const auto& dve = stream(p, engine_kind::dve);
+    // nl: loads triggered from the Sync engine, stores from the Scalar engine.
+    ASSERT_EQ(sp.size(), 2u * iterations);
+    ASSERT_EQ(act.size(), iterations);
+    ASSERT_EQ(dve.size(), iterations);
+    for (const auto& t : sp)
+        EXPECT_NE(t.queue, 2u);
+    for (const auto& t : act) {
+        EXPECT_EQ(t.op, opcode::dma_trigger);
+        EXPECT_EQ(t.queue, 2u);
+    }
+    const std::uint64_t aligned = (std::uint64_t{v.elems} * 4 + 63) / 64 * 64;
+    std::set<std::uint64_t> a_offsets;
+    for (std::uint32_t i = 0; i < iterations; ++i) {
+        const std::uint32_t previous_reader = i >= buffers ? i - buffers + 1 : 0;
+        EXPECT_EQ(wait_value(sp[2 * i], dve_sem), previous_reader) << i;
+        EXPECT_EQ(implied_wait(sp, 2 * i, dve_sem), previous_reader) << i;
+        EXPECT_EQ(implied_wait(sp, 2 * i + 1, dve_sem), previous_reader) << i;
+        EXPECT_EQ(wait_value(act[i], dve_sem), i + 1) << i;  // store after this add
+        EXPECT_EQ(wait_value(dve[i], semaphore_of_queue(0)), i + 1) << i;
+        EXPECT_EQ(wait_value(dve[i], semaphore_of_queue(1)), i + 1) << i;
+        EXPECT_EQ(implied_wait(dve, i, semaphore_of_queue(2)), previous_reader) << i;
+        // Buffer i % 4 of a_tile.
+        const std::uint64_t off = p.queues[0][i].dst.offset;
+        EXPECT_EQ(off, p.queues[0][i % buffers].dst.offset) << i;
+        a_offsets.insert(off);
+    }
+    ASSERT_EQ(a_offsets.size(), buffers);
+    EXPECT_EQ(*a_offsets.rbegin() - *a_offsets.begin(), (buffers - 1) * aligned);
+    expect_no_redundant_waits(p);
+    EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
+TEST(KernelBuilder, RedundantWaitsArePruned) {
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 128 * 4, dtype::float32, 0, 1, 1);
+    const std::size_t ta = kb.declare_tile("ta", mem_space::sbuf, 128, 4, dtype::float32);
+    const std::size_t tr = kb.declare_tile("tr", mem_space::sbuf, 128, 4, dtype::float32, 3);
+    const tile at = kb.next(ta);
+    kb.load(at, a, kb.view(a, 0, 128, 4, 4));
+    const tile r0 = kb.next(tr), r1 = kb.next(tr), r2 = kb.next(tr);
+    kb.tensor_scalar(r0, at, alu_op::add, 1.0f);
+    kb.tensor_scalar(r1, at, alu_op::add, 2.0f);                     // same wait: pruned
+    kb.tensor_scalar(r2, at, alu_op::add, 3.0f, engine_kind::pool);  // other engine: kept
+    const program p = kb.finish();
+    const auto& dve = stream(p, engine_kind::dve);
+    ASSERT_EQ(dve.size(), 2u);
+    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_TRUE(dve[1].waits.empty());
+    EXPECT_EQ(stream(p, engine_kind::pool)[0].waits,
+              (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+}
+
+TEST(KernelBuilder, TooManyPartitionsNamesTileAndLimit) {
+    kernel_builder kb(options(kernel_style::nl));
+    const std::string msg =
+        user_error_of([&] { kb.declare_tile("big", mem_space::sbuf, 256, 4, dtype::float32); });
+    EXPECT_PRED2(contains, msg, "'big'");
+    EXPECT_PRED2(contains, msg, "number of partitions 256 exceed architecture limitation of 128");
+    const std::string at = user_error_of(
+        [&] { kb.declare_tile_at("big_at", mem_space::sbuf, 129, 4, dtype::float32, 0, 1); });
+    EXPECT_PRED2(contains, at, "'big_at'");
+    EXPECT_PRED2(contains, at, "number of partitions 129 exceed architecture limitation of 128");
+    EXPECT_NO_THROW(kb.declare_tile("full", mem_space::sbuf, 128, 4, dtype::float32));
+    EXPECT_PRED2(contains, user_error_of([&] {
+                     kb.declare_tile("none", mem_space::sbuf, 128, 0, dtype::float32);
+                 }),
+                 "'none' is empty");
+}
+
+TEST(KernelBuilder, SbufOverAllocationNamesTile) {
+    kernel_builder kb(options(kernel_style::isa));
+    const std::uint32_t first_elems = 40000;  // 160000 bytes per partition
+    kb.declare_tile("first", mem_space::sbuf, 128, first_elems, dtype::float32);
+    const std::uint64_t used = (std::uint64_t{first_elems} * 4 + 63) / 64 * 64;
+    const std::uint32_t fits = static_cast<std::uint32_t>((sbuf_cap - used) / 4);
+    const std::string msg = user_error_of(
+        [&] { kb.declare_tile("second", mem_space::sbuf, 128, fits + 1, dtype::float32); });
+    EXPECT_PRED2(contains, msg, "sbuf allocation of tile 'second'");
+    EXPECT_PRED2(contains, msg, std::to_string(used) + " of " + std::to_string(sbuf_cap));
+    // What is left still fits exactly.
+    EXPECT_NO_THROW(kb.declare_tile("rest", mem_space::sbuf, 128, fits, dtype::float32));
+
+    const std::string psum = user_error_of(
+        [&] { kb.declare_tile("acc", mem_space::psum, 128, psum_cap / 4 + 1, dtype::float32); });
+    EXPECT_PRED2(contains, psum, "psum allocation of tile 'acc'");
+    EXPECT_PRED2(contains, psum, std::to_string(psum_cap));
+
+    const std::string direct = user_error_of([&] {
+        kb.declare_tile_at("fixed", mem_space::sbuf, 128, 1000, dtype::float32, sbuf_cap - 8000, 3);
+    });
+    EXPECT_PRED2(contains, direct, "'fixed'");
+    EXPECT_PRED2(contains, direct, std::to_string(sbuf_cap));
+}
+
+TEST(KernelBuilder, NlShrinksBuffersWhenSbufIsShort) {
+    const std::uint32_t elems = 15000, nl_buffers = 4;  // 60000 bytes per partition
+    const std::uint64_t aligned = (std::uint64_t{elems} * 4 + 63) / 64 * 64;
+    const std::uint64_t expected = std::min<std::uint64_t>(nl_buffers, sbuf_cap / aligned);
+    ASSERT_LT(expected, nl_buffers);  // the premise of the test
+    kernel_builder kb(options(kernel_style::nl, nl_buffers));
+    const std::size_t t = kb.declare_tile("wide", mem_space::sbuf, 128, elems, dtype::float32);
+    std::vector<std::uint64_t> offsets;
+    for (std::uint64_t i = 0; i < 2 * expected; ++i)
+        offsets.push_back(kb.next(t).op.offset);
+    for (std::uint64_t i = 0; i < expected; ++i) {
+        EXPECT_EQ(offsets[i], i * aligned);
+        EXPECT_EQ(offsets[i + expected], offsets[i]);  // rotates with period `expected`
+    }
+    // An explicit buffer count is not shrunk.
+    kernel_builder explicit_kb(options(kernel_style::nl, nl_buffers));
+    const std::string msg = user_error_of(
+        [&] { explicit_kb.declare_tile("wide4", mem_space::sbuf, 128, elems, dtype::float32, 4); });
+    EXPECT_PRED2(contains, msg, "'wide4'");
+}
+
+TEST(KernelBuilder, IsaUsesOneBufferNlUsesConfiguredCount) {
+    kernel_builder isa(options(kernel_style::isa));
+    const std::size_t ti = isa.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32);
+    const std::uint64_t first = isa.next(ti).op.offset;
+    EXPECT_EQ(isa.next(ti).op.offset, first);
+
+    const std::uint32_t nl_buffers = 3;
+    kernel_builder nl(options(kernel_style::nl, nl_buffers));
+    const std::size_t tn = nl.declare_tile("t", mem_space::sbuf, 128, 20, dtype::float32);
+    std::set<std::uint64_t> seen;
+    for (std::uint32_t i = 0; i < 2 * nl_buffers; ++i)
+        seen.insert(nl.next(tn).op.offset);
+    EXPECT_EQ(seen.size(), nl_buffers);
+    // Buffers are 64-byte aligned: 80 bytes take 128.
+    EXPECT_EQ(*std::next(seen.begin()), 128u);
+}
+
+}  // namespace
