@@ -106,6 +106,16 @@ void neuron_core::load(const program& p) {
         }
     }
     m_program = &p;
+    m_begin = sc_core::sc_time_stamp();
+    m_sbuf_high_water = 0;
+    m_router.reset_stats();
+    for (auto& c : m_hbm)
+        c->reset_stats();
+    m_sbuf->reset_stats();
+    for (auto& b : m_psum)
+        b->reset_stats();
+    for (auto& e : m_dma_engines)
+        e->reset_stats();
     m_sems.resize(engine_count + p.queues.size());
     for (auto& e : m_engines)
         e->load(&p.engines[std::size_t(e->engine_type())], m_launch);
@@ -123,14 +133,22 @@ void neuron_core::load(const program& p) {
                     m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
 }
 
-void neuron_core::start_of_simulation() {
-    // Multi-target sockets are bound only once elaboration ends: initialise inputs here.
+void neuron_core::write_inputs() {
     if (m_functional && m_program)
         for (const auto& r : m_program->regions)
             if (r.input) write_hbm(r.offset, region_initial_bytes(r));
 }
 
+void neuron_core::start_of_simulation() {
+    // Multi-target sockets are bound only once elaboration ends: the first program's inputs
+    // are written here, later programs' in run().
+    write_inputs();
+    m_inputs_written = true;
+}
+
 void neuron_core::run() {
+    if (!m_inputs_written) write_inputs();
+    m_inputs_written = false;
     sc_core::sc_start();
     m_end = sc_core::sc_time_stamp();
     std::vector<std::string> stuck = m_sems.blocked_waiters();
@@ -168,7 +186,7 @@ void neuron_core::write_hbm(std::uint64_t offset, const std::vector<std::uint8_t
 }
 
 void neuron_core::report(stats_tree& s) const {
-    const double total = end_time_ns();
+    const double total = kernel_time_ns();
     s.add("total_time_ns", total, "ns", "kernel time: launch overhead to last completion");
     s.add("total_time_us", total / 1e3, "us", "kernel time in microseconds");
     s.add("launch_overhead_ns", m_launch.to_seconds() * 1e9, "ns",

@@ -23,7 +23,9 @@ void declare_platform_params(param_registry& r);
 // channels, SBUF and the PSUM banks, bound by TLM sockets.
 // Contract: load() validates the program against the platform (user_error on violation), run()
 // simulates it to the end and throws deadlock_error naming the blocked streams if it cannot
-// finish. SystemC allows one elaboration per process, so one neuron_core per process.
+// finish. SystemC allows one elaboration per process, so one neuron_core per process; it runs
+// any number of programs in turn (load, run, report; simulated time keeps going, and each
+// program's statistics and time are measured from its load()).
 class neuron_core : public sc_core::sc_module {
   public:
     neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional);
@@ -36,13 +38,16 @@ class neuron_core : public sc_core::sc_module {
     // Reads HBM bytes (functional mode), without timing; only once elaboration has ended.
     std::vector<std::uint8_t> read_hbm(std::uint64_t offset, std::uint64_t bytes);
     void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
+    // Statistics of the last program run.
     void report(stats_tree& stats) const;
     // Records every instruction, transfer and DMA chunk on `t` (call before run()).
     void set_timeline(timeline* t);
-    double end_time_ns() const { return m_end.to_seconds() * 1e9; }
+    // From load() to the last completion of the last program run (includes the launch).
+    double kernel_time_ns() const { return (m_end - m_begin).to_seconds() * 1e9; }
 
   private:
     void start_of_simulation() override;
+    void write_inputs();
 
     tlm_utils::simple_initiator_socket<neuron_core> m_debug{"debug"};
     bool m_functional;
@@ -58,7 +63,8 @@ class neuron_core : public sc_core::sc_module {
     std::vector<std::unique_ptr<engine_base>> m_engines;  // pe, dve, act, pool, sp
     tensor_engine* m_pe = nullptr;
     const program* m_program = nullptr;
-    sc_core::sc_time m_end;
+    sc_core::sc_time m_begin, m_end;
+    bool m_inputs_written = false;
     std::uint64_t m_sbuf_high_water = 0;
 };
 

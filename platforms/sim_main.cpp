@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 
 #include "core/error.h"
 #include "core/timeline.h"
@@ -130,6 +131,46 @@ void print_summary(const trn::stats_tree& s, const std::string& what, const std:
     std::printf("MFU              %.2f %%\n", s.get("mfu_pct"));
 }
 
+// One case of a fleet: what the table and the CSV show.
+struct fleet_row {
+    std::string name;
+    double latency_us, mfu_pct, pe_busy_pct, dma_bytes;
+    bool passed;
+
+    static fleet_row of(const std::string& name, const trn::stats_tree& s, bool functional,
+                        bool passed) {
+        const double t = s.get("total_time_ns");
+        return {name,
+                t / 1e3,
+                s.get("mfu_pct"),
+                t > 0 ? 100.0 * s.get("engines.pe.busy_ns") / t : 0,
+                s.get("dma.bytes"),
+                !functional || passed};
+    }
+};
+
+void print_fleet_row(const fleet_row& r, bool first, bool functional) {
+    if (first)
+        std::printf("%-62s %12s %7s %8s %14s%s\n", "case", "latency us", "MFU %", "PE busy%",
+                    "DMA bytes", functional ? "  functional" : "");
+    std::printf("%-62s %12.1f %7.2f %8.1f %14.0f%s\n", r.name.c_str(), r.latency_us, r.mfu_pct,
+                r.pe_busy_pct, r.dma_bytes, functional ? (r.passed ? "  PASSED" : "  FAILED") : "");
+    std::fflush(stdout);
+}
+
+std::string fleet_csv(const std::vector<fleet_row>& rows, bool functional) {
+    std::string out = "case,latency_us,mfu_pct,pe_busy_pct,dma_bytes";
+    out += functional ? ",functional_passed\n" : "\n";
+    char buf[256];
+    for (const auto& r : rows) {
+        std::snprintf(buf, sizeof buf, "%s,%.3f,%.3f,%.3f,%.0f", r.name.c_str(), r.latency_us,
+                      r.mfu_pct, r.pe_busy_pct, r.dma_bytes);
+        out += buf;
+        out += functional ? (r.passed ? ",1\n" : ",0\n") : "\n";
+    }
+    return out;
+}
+
 int run(int argc, char** argv) {
     std::string config_name, workload_name, stats_out, dump_trace, trace_file, format,
         timeline_file;
@@ -141,7 +182,8 @@ int run(int argc, char** argv) {
         "param,p", po::value(&params)->composing(), "workload parameter KEY=VALUE (repeatable)")(
         "set,s", po::value(&sets)->composing(),
         "override a config key, e.g. core.hbm.bandwidth=600GB/s (repeatable)")(
-        "stats-out", po::value(&stats_out), "write the statistics tree as JSON to FILE")(
+        "stats-out", po::value(&stats_out),
+        "write the statistics tree as JSON to FILE (a fleet: one CSV row per case)")(
         "functional", "compute real values and check the output against the golden reference")(
         "dump-trace", po::value(&dump_trace), "write the program as a trace file (then run it)")(
         "trace", po::value(&trace_file), "run a trace file instead of a --workload")(
@@ -193,52 +235,70 @@ int run(int argc, char** argv) {
         cfg.set(s);
 
     trn::neuron_core core("core", cfg, functional);
-    trn::built_kernel kernel;
-    const trn::builder_options bopt =
-        trn::kernel_builder::options(cfg, core.limits(), trn::kernel_style::nl);
-    (void)bopt;
-    if (!trace_file.empty()) {
-        kernel.prog = trn::read_trace_file(trace_file);
-        kernel.description = "trace " + trace_file;
-    } else {
-        const trn::workload& w = trn::find_workload(workload_name);
-        trn::workload_params wp(w.name(), w.params(), trn::parse_assignments(params, "--param"));
-        kernel = w.build(wp, cfg, core.limits());
+    trn::kernel_builder::options(cfg, core.limits(), trn::kernel_style::nl);  // reads compiler.*
+    std::vector<std::map<std::string, std::string>> cases{{}};
+    const trn::workload* w = nullptr;
+    if (trace_file.empty()) {
+        w = &trn::find_workload(workload_name);
+        cases = w->expand(trn::parse_assignments(params, "--param"));
     }
-    cfg.check_all_read();
-    if (!dump_trace.empty()) trn::write_trace_file(dump_trace, kernel.prog);
-    core.load(kernel.prog);
-    trn::timeline tl;
-    if (!timeline_file.empty()) core.set_timeline(&tl);
-    core.run();
-    if (!timeline_file.empty()) tl.write(timeline_file);
+    const bool fleet = cases.size() > 1;
+    if (fleet && (!dump_trace.empty() || !timeline_file.empty()))
+        throw trn::user_error("--dump-trace and --timeline take a single case, not a fleet");
 
-    trn::stats_tree stats;
-    core.report(stats);
-    stats.add_text("run.kernel", kernel.description, "what ran");
-    stats.add_text("run.config", config_path, "config file");
     int status = 0;
-    trn::check_result check;
-    if (functional) {
-        check =
-            kernel.check([&](std::uint64_t off, std::uint64_t n) { return core.read_hbm(off, n); });
-        stats.add("functional.passed", check.passed ? 1 : 0, "bool",
-                  "output matches the golden reference");
-        stats.add("functional.max_abs_error", check.max_abs_error, "", "largest absolute error");
-        stats.add("functional.max_rel_error", check.max_rel_error, "", "largest relative error");
-        stats.add("functional.mismatches", static_cast<double>(check.mismatches), "count",
-                  "elements outside tolerance");
-        if (!check.passed) status = 1;
+    std::vector<fleet_row> rows;
+    for (const auto& given : cases) {
+        trn::built_kernel kernel;
+        if (!w) {
+            kernel.prog = trn::read_trace_file(trace_file);
+            kernel.description = "trace " + trace_file;
+        } else {
+            kernel =
+                w->build(trn::workload_params(w->name(), w->params(), given), cfg, core.limits());
+        }
+        cfg.check_all_read();
+        if (!dump_trace.empty()) trn::write_trace_file(dump_trace, kernel.prog);
+        core.load(kernel.prog);
+        trn::timeline tl;
+        if (!timeline_file.empty()) core.set_timeline(&tl);
+        core.run();
+        if (!timeline_file.empty()) tl.write(timeline_file);
+
+        trn::stats_tree stats;
+        core.report(stats);
+        stats.add_text("run.kernel", kernel.description, "what ran");
+        stats.add_text("run.config", config_path, "config file");
+        trn::check_result check;
+        if (functional) {
+            check = kernel.check(
+                [&](std::uint64_t off, std::uint64_t n) { return core.read_hbm(off, n); });
+            stats.add("functional.passed", check.passed ? 1 : 0, "bool",
+                      "output matches the golden reference");
+            stats.add("functional.max_abs_error", check.max_abs_error, "",
+                      "largest absolute error");
+            stats.add("functional.max_rel_error", check.max_rel_error, "",
+                      "largest relative error");
+            stats.add("functional.mismatches", static_cast<double>(check.mismatches), "count",
+                      "elements outside tolerance");
+            if (!check.passed) status = 1;
+        }
+        if (fleet) {
+            rows.push_back(fleet_row::of(kernel.description, stats, functional, check.passed));
+            if (!quiet) print_fleet_row(rows.back(), rows.size() == 1, functional);
+            continue;
+        }
+        if (!stats_out.empty()) write_atomically(stats_out, stats.to_json().dump(2) + "\n");
+        if (!quiet) {
+            print_summary(stats, kernel.description, cfg.text("name") + " (" + config_path + ")");
+            if (functional)
+                std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
+                            check.detail.c_str());
+        } else if (functional && !check.passed) {
+            std::fprintf(stderr, "sim: functional check FAILED: %s\n", check.detail.c_str());
+        }
     }
-    if (!stats_out.empty()) write_atomically(stats_out, stats.to_json().dump(2) + "\n");
-    if (!quiet) {
-        print_summary(stats, kernel.description, cfg.text("name") + " (" + config_path + ")");
-        if (functional)
-            std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
-                        check.detail.c_str());
-    } else if (functional && !check.passed) {
-        std::fprintf(stderr, "sim: functional check FAILED: %s\n", check.detail.c_str());
-    }
+    if (fleet && !stats_out.empty()) write_atomically(stats_out, fleet_csv(rows, functional));
     return status;
 }
 

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "workloads/conv2d/conv2d.h"
 #include "workloads/ffnn/ffnn.h"
 #include "workloads/matmul/matmul.h"
 #include "workloads/transpose/transpose.h"
@@ -69,7 +70,8 @@ const std::vector<const workload*>& all_workloads() {
     static const matmul_workload matmul;
     static const transpose_workload transpose;
     static const ffnn_workload ffnn;
-    static const std::vector<const workload*> all{&vector_add, &matmul, &transpose, &ffnn};
+    static const conv2d_workload conv2d;
+    static const std::vector<const workload*> all{&conv2d, &vector_add, &matmul, &transpose, &ffnn};
     return all;
 }
 

@@ -59,6 +59,12 @@ class workload {
     virtual const char* name() const = 0;
     virtual const char* description() const = 0;
     virtual std::vector<param_doc> params() const = 0;
+    // The cases the given parameters stand for: one, or several (a fleet), each built and run in
+    // turn by the command line.
+    virtual std::vector<std::map<std::string, std::string>> expand(
+        const std::map<std::string, std::string>& given) const {
+        return {given};
+    }
     virtual built_kernel build(const workload_params& p, const config& cfg,
                                const program_limits& limits) const = 0;
 };

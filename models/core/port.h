@@ -18,6 +18,8 @@ class busy_port {
     const sc_core::sc_time& busy_until() const { return m_busy_until; }
     const sc_core::sc_time& busy_total() const { return m_busy_total; }
     const sc_core::sc_time& wait_total() const { return m_wait_total; }
+    // Starts a new measurement: the totals restart, the booking stays.
+    void reset_stats() { m_busy_total = m_wait_total = sc_core::SC_ZERO_TIME; }
 
   private:
     sc_core::sc_time m_busy_until = sc_core::SC_ZERO_TIME;

@@ -102,7 +102,7 @@ std::string semaphore_name(sem_id s) {
 bool operand::operator==(const operand& o) const {
     return space == o.space && type == o.type && partition == o.partition &&
            partitions == o.partitions && elems == o.elems && offset == o.offset &&
-           row_stride == o.row_stride;
+           row_stride == o.row_stride && elem_stride == o.elem_stride;
 }
 
 bool instruction::operator==(const instruction& o) const {
@@ -143,8 +143,9 @@ void check_operand(const operand& op, const char* role, const program_limits& li
     auto where = [&] { return where_fn(); };
     if (!op.valid()) throw user_error(where() + ": operand " + role + " is empty");
     if (op.elems == 0) throw user_error(where() + ": operand " + role + " has no elements");
+    if (op.elem_stride == 0) throw user_error(where() + ": operand " + role + " has stride 0");
     if (op.space == mem_space::hbm) {
-        const std::uint64_t end = op.offset + (op.partitions - 1) * op.row_stride + op.row_bytes();
+        const std::uint64_t end = op.offset + (op.partitions - 1) * op.row_stride + op.span_bytes();
         if (end > lim.hbm_bytes)
             throw user_error(where() + ": operand " + role + " ends at HBM byte " +
                              std::to_string(end) + ", beyond the " + std::to_string(lim.hbm_bytes) +
@@ -159,9 +160,9 @@ void check_operand(const operand& op, const char* role, const program_limits& li
                          std::to_string(lim.partitions));
     const std::uint64_t cap =
         op.space == mem_space::sbuf ? lim.sbuf_partition_bytes : lim.psum_partition_bytes;
-    if (op.offset + op.row_bytes() > cap)
+    if (op.offset + op.span_bytes() > cap)
         throw user_error(where() + ": operand " + role + " ends at byte " +
-                         std::to_string(op.offset + op.row_bytes()) + " of a " +
+                         std::to_string(op.offset + op.span_bytes()) + " of a " +
                          mem_space_name(op.space) + " partition of " + std::to_string(cap) +
                          " bytes");
 }
@@ -186,6 +187,8 @@ void validate_program(const program& p, const program_limits& lim) {
             check_operand(t.src, "src", lim, where);
             if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
                 throw user_error(where() + ": DMA cannot reach PSUM");
+            if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
+                throw user_error(where() + ": DMA operands must be contiguous in each row");
             if (t.dst.partitions != t.src.partitions || t.dst.row_bytes() != t.src.row_bytes())
                 throw user_error(where() + ": dst and src differ in rows or bytes per row");
         }

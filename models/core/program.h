@@ -18,9 +18,9 @@ constexpr std::array<engine_kind, engine_count> all_engines{
 enum class mem_space : std::uint8_t { hbm, sbuf, psum };
 const char* mem_space_name(mem_space s);
 
-// A 2-D operand: `partitions` rows of `elems` contiguous elements. On chip (SBUF, PSUM) row r
-// is partition `partition + r` at byte `offset` inside it. In HBM, row r starts at byte
-// `offset + r * row_stride`.
+// A 2-D operand: `partitions` rows of `elems` elements, `elem_stride` elements apart (1:
+// contiguous). On chip (SBUF, PSUM) row r is partition `partition + r` at byte `offset` inside
+// it. In HBM, row r starts at byte `offset + r * row_stride`.
 struct operand {
     mem_space space = mem_space::sbuf;
     dtype type = dtype::float32;
@@ -29,9 +29,14 @@ struct operand {
     std::uint32_t elems = 0;
     std::uint64_t offset = 0;
     std::uint64_t row_stride = 0;
+    std::uint32_t elem_stride = 1;
 
     bool valid() const { return partitions > 0; }
+    // Bytes of data per row, and bytes a row spans in memory (more when strided).
     std::uint64_t row_bytes() const { return std::uint64_t{elems} * dtype_size(type); }
+    std::uint64_t span_bytes() const {
+        return (std::uint64_t{elems - 1} * elem_stride + 1) * dtype_size(type);
+    }
     std::uint64_t bytes() const { return row_bytes() * partitions; }
     bool operator==(const operand& o) const;
 };

@@ -15,6 +15,7 @@ std::string format_operand(const operand& op) {
        << "]@" << op.offset;
     if (op.space == mem_space::hbm) os << '/' << op.row_stride;
     os << ':' << op.elems << 'x' << dtype_name(op.type);
+    if (op.elem_stride != 1) os << '~' << op.elem_stride;
     return os.str();
 }
 
@@ -168,7 +169,15 @@ class line_parser {
         auto x = shape.find('x');
         if (x == std::string::npos) fail("operand '" + s + "' needs elemsxdtype");
         op.elems = static_cast<std::uint32_t>(number(shape.substr(0, x), "element count"));
-        op.type = type(shape.substr(x + 1));
+        std::string tname = shape.substr(x + 1);
+        const auto tilde = tname.find('~');
+        if (tilde != std::string::npos) {
+            op.elem_stride =
+                static_cast<std::uint32_t>(number(tname.substr(tilde + 1), "element stride"));
+            if (op.elem_stride == 0) fail("element stride 0 in operand '" + s + "'");
+            tname = tname.substr(0, tilde);
+        }
+        op.type = type(tname);
         return op;
     }
 

@@ -31,6 +31,10 @@ class dma_engine : public sc_core::sc_module {
 
     const busy_port& port() const { return m_port; }
     void set_timeline(timeline* t);
+    void reset_stats() {
+        m_port.reset_stats();
+        m_bytes = m_rows = 0;
+    }
     std::uint64_t bytes() const { return m_bytes; }
     std::uint64_t rows() const { return m_rows; }
 

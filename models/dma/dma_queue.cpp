@@ -21,6 +21,8 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
 void dma_queue::load(const std::vector<dma_transfer>* transfers) {
     m_transfers = transfers;
     m_started = 0;
+    m_bytes = 0;
+    m_last_done = sc_core::sc_time_stamp();
 }
 
 void dma_queue::set_timeline(timeline* t) {

@@ -1,5 +1,7 @@
 #include "engines/engine.h"
 
+#include <cstring>
+
 #include "engines/alu.h"
 
 namespace trn {
@@ -58,8 +60,11 @@ engine_base::engine_base(const sc_core::sc_module_name& name, engine_kind kind, 
 
 void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
     m_stream = stream;
-    m_start = start;
     m_next = 0;
+    m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
+    m_last_complete = sc_core::sc_time_stamp();
+    reset();
+    m_go.notify(start);
 }
 
 void engine_base::set_timeline(timeline* t) {
@@ -72,13 +77,13 @@ sc_core::sc_time engine_base::access(tlm::tlm_command cmd, const operand& op, st
                                      const sc_core::sc_time& occupancy) {
     m_ext.initiator = static_cast<initiator_id>(m_kind);
     m_ext.rows = op.partitions;
-    m_ext.row_bytes = op.row_bytes();
+    m_ext.row_bytes = op.span_bytes();
     m_ext.row_stride = row_stride_of(op);
     m_ext.occupancy = occupancy;
     m_trans.set_command(cmd);
     m_trans.set_address(address_of(op));
     m_trans.set_data_ptr(data);
-    m_trans.set_data_length(static_cast<unsigned>(op.bytes()));
+    m_trans.set_data_length(static_cast<unsigned>(op.span_bytes() * op.partitions));
     m_trans.set_extension(&m_ext);
     sc_core::sc_time d = at;
     out->b_transport(m_trans, d);
@@ -86,25 +91,72 @@ sc_core::sc_time engine_base::access(tlm::tlm_command cmd, const operand& op, st
     return d - occupancy;  // the start offset the port granted
 }
 
+namespace {
+
+// Moves elements between an operand's packed form and its rows as they lie in memory.
+void gather(const operand& op, const std::vector<std::uint8_t>& span, std::uint8_t* packed) {
+    const std::size_t size = dtype_size(op.type), span_row = op.span_bytes();
+    for (std::uint32_t r = 0; r < op.partitions; ++r)
+        for (std::uint32_t e = 0; e < op.elems; ++e)
+            std::memcpy(packed + (std::size_t{r} * op.elems + e) * size,
+                        &span[r * span_row + std::size_t{e} * op.elem_stride * size], size);
+}
+
+void scatter(const operand& op, const std::uint8_t* packed, std::vector<std::uint8_t>& span) {
+    const std::size_t size = dtype_size(op.type), span_row = op.span_bytes();
+    for (std::uint32_t r = 0; r < op.partitions; ++r)
+        for (std::uint32_t e = 0; e < op.elems; ++e)
+            std::memcpy(&span[r * span_row + std::size_t{e} * op.elem_stride * size],
+                        packed + (std::size_t{r} * op.elems + e) * size, size);
+}
+
+}  // namespace
+
 void engine_base::peek(const operand& op, std::vector<std::uint8_t>& bytes) {
-    bytes.resize(op.bytes());
+    m_span.resize(op.span_bytes() * op.partitions);
     m_ext.initiator = static_cast<initiator_id>(m_kind);
     m_ext.rows = op.partitions;
-    m_ext.row_bytes = op.row_bytes();
+    m_ext.row_bytes = op.span_bytes();
     m_ext.row_stride = row_stride_of(op);
     m_ext.occupancy = sc_core::SC_ZERO_TIME;
     m_trans.set_command(tlm::TLM_READ_COMMAND);
     m_trans.set_address(address_of(op));
-    m_trans.set_data_ptr(bytes.data());
-    m_trans.set_data_length(static_cast<unsigned>(op.bytes()));
+    m_trans.set_data_ptr(m_span.data());
+    m_trans.set_data_length(static_cast<unsigned>(m_span.size()));
     m_trans.set_extension(&m_ext);
     out->transport_dbg(m_trans);
     m_trans.clear_extension(&m_ext);
+    bytes.resize(op.bytes());
+    gather(op, m_span, bytes.data());
+}
+
+sc_core::sc_time engine_base::access_operand(tlm::tlm_command cmd, const operand& op,
+                                             std::vector<std::uint8_t>* data,
+                                             const sc_core::sc_time& at,
+                                             const sc_core::sc_time& occupancy) {
+    if (!data) return access(cmd, op, nullptr, at, occupancy);
+    if (cmd == tlm::TLM_READ_COMMAND) data->resize(op.bytes());
+    if (op.elem_stride == 1) return access(cmd, op, data->data(), at, occupancy);
+    std::vector<std::uint8_t> span(op.span_bytes() * op.partitions);
+    if (cmd == tlm::TLM_WRITE_COMMAND) {  // read-modify-write of the rows between the elements
+        std::vector<std::uint8_t> unused;
+        peek(op, unused);
+        span = m_span;
+        scatter(op, data->data(), span);
+    }
+    const sc_core::sc_time start = access(cmd, op, span.data(), at, occupancy);
+    if (cmd == tlm::TLM_READ_COMMAND) gather(op, span, data->data());
+    return start;
 }
 
 void engine_base::run() {
-    if (!m_stream) return;
-    sc_core::wait(m_start);
+    for (;;) {  // one program per go event: the platform can run several programs in turn
+        sc_core::wait(m_go);
+        if (m_stream) run_stream();
+    }
+}
+
+void engine_base::run_stream() {
     const char* stream_name = engine_name(m_kind);
     const sem_id own = semaphore_of_engine(m_kind);
     while (m_next < m_stream->size()) {
@@ -150,7 +202,11 @@ std::string engine::check(const instruction& ins) const {
 
 sc_core::sc_time engine::duration(const instruction& ins) const {
     if (ins.op == opcode::dma_trigger) return m_trigger_time;
-    return cycles(m_costs.cycles(m_kind, ins));
+    // An access whose innermost stride exceeds 16 bytes runs at half rate (trainium-facts 1c).
+    bool wide = false;
+    for (const operand* o : {&ins.dst, &ins.src0, &ins.src1})
+        wide |= o->valid() && o->elem_stride > 1 && o->elem_stride * dtype_size(o->type) > 16;
+    return cycles(m_costs.cycles(m_kind, ins) * (wide ? 2.0 : 1.0));
 }
 
 issue_timing engine::execute(const instruction& ins) {
@@ -167,20 +223,17 @@ issue_timing engine::execute(const instruction& ins) {
     // The instruction holds each memory's port once for its whole duration: the first operand
     // in a memory reserves it, the others ride along at the granted start.
     bool held[3] = {false, false, false};
-    auto touch = [&](tlm::tlm_command cmd, const operand& op, std::uint8_t* data) {
+    auto touch = [&](tlm::tlm_command cmd, const operand& op, std::vector<std::uint8_t>* data) {
         bool& h = held[std::size_t(op.space)];
         const sc_core::sc_time occupancy = h ? sc_core::SC_ZERO_TIME : busy;
         h = true;
-        start = std::max(start, access(cmd, op, data, start, occupancy));
+        start = std::max(start,
+                         access_operand(cmd, op, m_functional ? data : nullptr, start, occupancy));
     };
-    if (ins.src0.valid())
-        touch(tlm::TLM_READ_COMMAND, ins.src0,
-              m_functional ? (m_a.resize(ins.src0.bytes()), m_a.data()) : nullptr);
-    if (ins.src1.valid())
-        touch(tlm::TLM_READ_COMMAND, ins.src1,
-              m_functional ? (m_b.resize(ins.src1.bytes()), m_b.data()) : nullptr);
+    if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, ins.src0, &m_a);
+    if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, ins.src1, &m_b);
     if (m_functional) execute_alu(ins, m_a, m_b, m_d);
-    touch(tlm::TLM_WRITE_COMMAND, ins.dst, m_functional ? m_d.data() : nullptr);
+    touch(tlm::TLM_WRITE_COMMAND, ins.dst, &m_d);
     return {start, busy, start + busy, start + busy + m_latency};
 }
 

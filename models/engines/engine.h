@@ -35,7 +35,8 @@ class engine_base : public sc_core::sc_module {
     engine_base(const engine_base&) = delete;
     engine_base& operator=(const engine_base&) = delete;
 
-    // The stream to run, and when the first instruction may issue (the launch overhead).
+    // The stream to run, and how long after now the first instruction may issue (the launch
+    // overhead). Restarts the statistics; callable again once the previous stream finished.
     void load(const std::vector<instruction>* stream, const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
@@ -51,11 +52,18 @@ class engine_base : public sc_core::sc_module {
 
   protected:
     virtual issue_timing execute(const instruction& ins) = 0;
+    // Clears per-program state and statistics of a subclass (called by load()).
+    virtual void reset() {}
     // One operand access starting no earlier than `at`; returns the start the port granted.
     sc_core::sc_time access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
                             const sc_core::sc_time& at, const sc_core::sc_time& occupancy);
     sc_core::sc_time cycles(double n) const { return ns(n / m_clock_ghz); }
-    // Reads an operand's bytes (functional mode) without timing.
+    // A timed operand access that also moves functional data: `data` (null in timing mode)
+    // holds the operand's elements packed, whatever its element stride.
+    sc_core::sc_time access_operand(tlm::tlm_command cmd, const operand& op,
+                                    std::vector<std::uint8_t>* data, const sc_core::sc_time& at,
+                                    const sc_core::sc_time& occupancy);
+    // Reads an operand's elements, packed (functional mode), without timing.
     void peek(const operand& op, std::vector<std::uint8_t>& out);
 
     engine_kind m_kind;
@@ -65,16 +73,18 @@ class engine_base : public sc_core::sc_module {
 
   private:
     void run();
+    void run_stream();
 
     semaphore_bank& m_sems;
     const std::vector<instruction>* m_stream = nullptr;
-    sc_core::sc_time m_start;
+    sc_core::sc_event m_go;
     std::size_t m_next = 0;
     sc_core::sc_time m_busy, m_stall_sem, m_stall_port, m_last_complete;
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;
+    std::vector<std::uint8_t> m_span;  // a strided operand's rows as they lie in memory
 };
 
 // A data-path engine (Vector, Scalar, GpSimd or Sync): occupies its data path for the cost-table

@@ -168,6 +168,12 @@ void tensor_engine::compute(const instruction& ins) {
         store_element(&m_d[i * 4], d.type, acc[i]);
 }
 
+void tensor_engine::reset() {
+    m_mm_done.clear();
+    m_flops = m_ideal_ns = 0;
+    m_matmuls = m_transposes = 0;
+}
+
 issue_timing tensor_engine::execute(const instruction& ins) {
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time ls = cycles(ls_cycles(ins)), mm = cycles(mm_cycles(ins));
@@ -176,20 +182,18 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     sc_core::sc_time ls_start = std::max(now, m_ls_free);
     if (m_mm_done.size() >= m_stationary_buffers)
         ls_start = std::max(ls_start, m_mm_done[m_mm_done.size() - m_stationary_buffers]);
-    if (m_functional) m_s.resize(ins.src0.bytes());
-    ls_start = now + access(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? m_s.data() : nullptr,
-                            ls_start - now, ls);
+    ls_start = now + access_operand(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? &m_s : nullptr,
+                                    ls_start - now, ls);
     const sc_core::sc_time ls_end = ls_start + ls;
     // MultiplyMoving: after its stationary is loaded and the array is free.
     sc_core::sc_time mm_start = std::max(ls_end, m_mm_free) - now;
     if (ins.src1.valid()) {
-        if (m_functional) m_m.resize(ins.src1.bytes());
-        mm_start = std::max(mm_start, access(tlm::TLM_READ_COMMAND, ins.src1,
-                                             m_functional ? m_m.data() : nullptr, mm_start, mm));
+        mm_start = std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src1,
+                                                     m_functional ? &m_m : nullptr, mm_start, mm));
     }
     if (m_functional) compute(ins);
-    mm_start = std::max(mm_start, access(tlm::TLM_WRITE_COMMAND, ins.dst,
-                                         m_functional ? m_d.data() : nullptr, mm_start, mm));
+    mm_start = std::max(mm_start, access_operand(tlm::TLM_WRITE_COMMAND, ins.dst,
+                                                 m_functional ? &m_d : nullptr, mm_start, mm));
     const sc_core::sc_time mm_end = now + mm_start + mm;
     m_ls_free = ls_end;
     m_mm_free = mm_end;

@@ -35,6 +35,7 @@ class tensor_engine : public engine_base {
 
   protected:
     issue_timing execute(const instruction& ins) override;
+    void reset() override;
 
   private:
     std::uint32_t passes(const instruction& ins) const;

@@ -42,6 +42,10 @@ class router : public sc_core::sc_module {
     const busy_port& shared_port(bool psum_side) const {
         return psum_side ? m_psum_port : m_sbuf_port;
     }
+    void reset_stats() {
+        m_sbuf_port.reset_stats();
+        m_psum_port.reset_stats();
+    }
 
   private:
     void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

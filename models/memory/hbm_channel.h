@@ -1,5 +1,6 @@
 #pragma once
 #include <tlm_utils/simple_target_socket.h>
+#include <algorithm>
 #include <tlm>
 #include <vector>
 
@@ -26,6 +27,12 @@ class hbm_channel : public sc_core::sc_module {
     std::uint64_t read_bytes() const { return m_read_bytes; }
     std::uint64_t write_bytes() const { return m_write_bytes; }
     std::uint64_t misses() const { return m_misses; }
+    // Restarts the statistics and closes every page (each program starts alike).
+    void reset_stats() {
+        m_port.reset_stats();
+        m_read_bytes = m_write_bytes = m_misses = 0;
+        std::fill(m_open.begin(), m_open.end(), ~std::uint64_t{0});
+    }
     const busy_port& port() const { return m_port; }
 
   private:

@@ -25,6 +25,10 @@ class onchip_bank : public sc_core::sc_module {
     std::uint64_t read_bytes() const { return m_read_bytes; }
     std::uint64_t write_bytes() const { return m_write_bytes; }
     const busy_port& port() const { return m_port; }
+    void reset_stats() {
+        m_port.reset_stats();
+        m_read_bytes = m_write_bytes = 0;
+    }
 
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);

@@ -184,13 +184,15 @@ TEST(KernelBuilder, ReadAfterWriteThroughHbm) {
     const std::size_t t = kb.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32, 2);
     const tile t0 = kb.next(t), t1 = kb.next(t);
     kb.memset(t0, 1.0f);                        // dve 1
-    kb.store(o, kb.view(o, 0, 128, 4, 4), t0);  // q0 transfer 1, waits dve>=1
-    kb.load(t1, o, kb.view(o, 0, 128, 4, 4));   // q0 transfer 2, waits q0>=1
+    kb.store(o, kb.view(o, 0, 128, 4, 4), t0);  // q0 transfer 1 (act), waits dve>=1
+    kb.load(t1, o, kb.view(o, 0, 128, 4, 4));   // q0 transfer 2 (sp), waits q0>=1
     const program p = kb.finish();
     const auto& sp = stream(p, engine_kind::sp);
-    ASSERT_EQ(sp.size(), 2u);
-    EXPECT_EQ(sp[0].waits, (std::vector<sem_wait>{{dve_sem, 1}}));
-    EXPECT_EQ(sp[1].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 1u);
+    ASSERT_EQ(sp.size(), 1u);
+    EXPECT_EQ(act[0].waits, (std::vector<sem_wait>{{dve_sem, 1}}));
+    EXPECT_EQ(sp[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
     EXPECT_NO_THROW(validate_program(p, limits()));
 }
 
@@ -234,17 +236,18 @@ TEST(KernelBuilder, IsaLoopSerialisesOnTheSingleBuffers) {
     vadd v(options(kernel_style::isa), iterations);
     const program p = v.kb.finish();
     const auto& sp = stream(p, engine_kind::sp);
+    const auto& act = stream(p, engine_kind::act);
     const auto& dve = stream(p, engine_kind::dve);
-    ASSERT_EQ(sp.size(), 3u * iterations);  // isa: loads and stores all from the Sync engine
-    EXPECT_TRUE(stream(p, engine_kind::act).empty());
+    ASSERT_EQ(sp.size(), 2u * iterations);  // loads from the Sync engine
+    ASSERT_EQ(act.size(), iterations);      // stores from the Scalar engine
     ASSERT_EQ(dve.size(), iterations);
     for (std::uint32_t m = 0; m < iterations; ++m) {
-        // sp: load a (3m), load b (3m+1), store (3m+2).
-        EXPECT_EQ(sp[3 * m].queue, 0u);
-        EXPECT_EQ(sp[3 * m + 1].queue, 1u);
-        EXPECT_EQ(sp[3 * m + 2].queue, 2u);
-        EXPECT_EQ(implied_wait(sp, 3 * m, dve_sem), m) << m;          // the add of iteration m-1
-        EXPECT_EQ(implied_wait(sp, 3 * m + 2, dve_sem), m + 1) << m;  // RAW: this add
+        // sp: load a (2m), load b (2m+1); act: store (m).
+        EXPECT_EQ(sp[2 * m].queue, 0u);
+        EXPECT_EQ(sp[2 * m + 1].queue, 1u);
+        EXPECT_EQ(act[m].queue, 2u);
+        EXPECT_EQ(implied_wait(sp, 2 * m, dve_sem), m) << m;   // WAR: the add of iteration m-1
+        EXPECT_EQ(implied_wait(act, m, dve_sem), m + 1) << m;  // RAW: this add
         EXPECT_EQ(wait_value(dve[m], semaphore_of_queue(0)), m + 1) << m;
         EXPECT_EQ(wait_value(dve[m], semaphore_of_queue(1)), m + 1) << m;
         EXPECT_EQ(implied_wait(dve, m, semaphore_of_queue(2)), m) << m;  // WAR: store m-1
@@ -260,7 +263,7 @@ TEST(KernelBuilder, NlRotatesFourBuffersAndWaitsOnlyForIterationMinusFour) {
     const auto& sp = stream(p, engine_kind::sp);
     const auto& act = stream(p, engine_kind::act);
     const auto& dve = stream(p, engine_kind::dve);
-    // nl: loads triggered from the Sync engine, stores from the Scalar engine.
+    // Loads triggered from the Sync engine, stores from the Scalar engine.
     ASSERT_EQ(sp.size(), 2u * iterations);
     ASSERT_EQ(act.size(), iterations);
     ASSERT_EQ(dve.size(), iterations);

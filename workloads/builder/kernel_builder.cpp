@@ -258,8 +258,9 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     const std::size_t q = queue_for(t);
     m_prog.queues[q].push_back(is_load ? dma_transfer{chip.op, hbm_side}
                                        : dma_transfer{hbm_side, chip.op});
-    const engine_kind trigger =
-        m_opt.style == kernel_style::nl && !is_load ? engine_kind::act : engine_kind::sp;
+    // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
+    // on both), so a store waiting for its data never holds back the next loads.
+    const engine_kind trigger = is_load ? engine_kind::sp : engine_kind::act;
     instruction ins;
     ins.op = opcode::dma_trigger;
     ins.queue = static_cast<std::uint16_t>(q);
