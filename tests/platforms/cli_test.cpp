@@ -246,6 +246,35 @@ TEST_F(cli, stats_out_is_written_atomically_and_not_on_error) {
     EXPECT_NE(r.output.find("missing-dir"), std::string::npos) << r.output;
 }
 
+TEST_F(cli, fleet_runs_every_case_in_one_process) {
+    const std::string csv = path("fleet.csv");
+    auto r = run_sim("--config trn1 --workload conv2d --param fleet=cs149 --stats-out " + csv);
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("latency us"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("in256_out256_filter3x3_batch1_32x16_float16_pool2"), std::string::npos)
+        << r.output;
+    std::ifstream in(csv);
+    std::string line;
+    std::vector<std::string> lines;
+    while (std::getline(in, line))
+        lines.push_back(line);
+    ASSERT_EQ(lines.size(), 9u);  // header + 8 cases
+    EXPECT_EQ(lines[0], "case,latency_us,mfu_pct,pe_busy_pct,dma_bytes");
+    // The same case alone gives the same latency as inside the fleet.
+    const std::string one = path("one.json");
+    ASSERT_EQ(run_sim("--config trn1 --workload conv2d -q --param "
+                      "case=in256_out256_filter3x3_batch1_32x16_float16_pool2 --stats-out " +
+                      one)
+                  .status,
+              0);
+    const double alone = load_json(one)["total_time_us"].get<double>();
+    const std::string& last = lines.back();
+    const double in_fleet = std::stod(last.substr(last.find(',') + 1));
+    EXPECT_NEAR(in_fleet, alone, 1e-3 * alone);
+    r = run_sim("--config trn1 --workload conv2d --param fleet=cs149 --timeline " + path("t.json"));
+    EXPECT_EQ(r.status, 2);
+}
+
 TEST_F(cli, generated_config_doc_is_current) {
     auto r = run_sim("--list-params --format markdown");
     ASSERT_EQ(r.status, 0);

@@ -69,6 +69,24 @@ TEST(functional, double_row_fp8_runs_on_trn2_only) {
     EXPECT_NE(r.output.find("core.pe.double_row"), std::string::npos) << r.output;
 }
 
+TEST(functional, conv2d_every_variant_pool_and_dtype) {
+    for (const char* v : {"row", "optimized", "baseline"})
+        for (const char* pool : {"1", "2"})
+            for (const char* t : {"float32", "float16"})
+                expect_passes(std::string("--workload conv2d --param h=12 --param w=18 --param "
+                                          "in=128 --param out=128 --param variant=") +
+                              v + " --param pool=" + pool + " --param dtype=" + t);
+    // Channels and widths that are not tile multiples; a 5x5 filter; a batch; bfloat16.
+    expect_passes(
+        "--workload conv2d --param h=11 --param w=13 --param in=200 --param out=150 "
+        "--param filter=5 --param batch=2 --param pool=2 --param variant=optimized");
+    expect_passes(
+        "--workload conv2d --param h=9 --param w=10 --param in=3 --param out=64 "
+        "--param dtype=bfloat16");
+    expect_passes("--workload conv2d --param h=5 --param w=600 --param in=128 --param out=128");
+    expect_passes("--workload conv2d --param case=in128_out128_filter3x3_batch2_8x8_float32_pool2");
+}
+
 TEST(functional, alloc_bad_gives_a_wrong_answer) {
     const auto r = run_sim(
         "--config trn1 --workload vector_add --param variant=alloc_bad "
