@@ -39,3 +39,14 @@ trn_build() {
     fi
     cmake --build "$BUILD_DIR" -j "$(nproc)" >&2 || return $?
 }
+
+# trn_build with its output kept for when it fails (printed then, to stderr).
+trn_build_quiet() {
+    local log status
+    log="$(mktemp)"
+    trn_build >"$log" 2>&1
+    status=$?
+    [ $status -eq 0 ] || cat "$log" >&2
+    rm -f "$log"
+    return $status
+}
