@@ -39,9 +39,9 @@ struct access_ext : tlm::tlm_extension<access_ext> {
     }
 };
 
-// The channel-local byte ranges an HBM access touches on one channel, one per row (the router
-// de-interleaves; each row's bytes on a channel are contiguous there). Lets a channel see its
-// row-buffer (page) locality.
+// The channel-local byte ranges an HBM access touches on one channel (the router de-interleaves;
+// each row's bytes on a channel are contiguous there, and adjacent ranges are merged). Lets a
+// channel see its row-buffer (page) locality.
 struct hbm_ranges_ext : tlm::tlm_extension<hbm_ranges_ext> {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // (local address, bytes)
 

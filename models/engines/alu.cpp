@@ -107,7 +107,7 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t j = 0; j < 8; ++j) {
                     const float want = in1(std::size_t{p} * 8 + j);
-                    std::uint32_t at = 0xffffffffu;
+                    std::int64_t at = -1;  // not found
                     for (std::uint32_t i = 0; i < ins.src0.elems; ++i)
                         if (in0(std::size_t{p} * ins.src0.elems + i) == want) {
                             at = i;

@@ -26,7 +26,7 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::tensor_copy, any, 0, 1, true, 0, isa_table},
         {dve, opcode::memset, operand_case::zero16, 0, 0.5, true, 0, isa_table},
         {dve, opcode::memset, any, 0, 1, true, 0, isa_table},
-        {dve, opcode::tensor_reduce, operand_case::all16_sbuf, 0, 0.5, false, 0, isa_table},
+        {dve, opcode::tensor_reduce, operand_case::bf16_add_max, 0, 0.5, false, 0, isa_table},
         {dve, opcode::tensor_reduce, any, 0, 1, false, 0, isa_table},
         {dve, opcode::max8, any, 0, 1, false, 0, isa_table},
         {dve, opcode::find_index8, any, 0, 1, false, 0, isa_table},
@@ -73,6 +73,9 @@ bool matches(operand_case c, const instruction& ins) {
             return all([](const operand& o) { return o.space == mem_space::sbuf; });
         case operand_case::zero16:
             return ins.imm == 0 && is16(ins.dst.type);
+        case operand_case::bf16_add_max:
+            return (ins.alu == alu_op::add || ins.alu == alu_op::max) &&
+                   all([](const operand& o) { return o.type == dtype::bfloat16; });
     }
     return false;
 }
@@ -98,7 +101,10 @@ bool cost_table::supports(engine_kind e, opcode op) const {
 double cost_table::cycles(engine_kind e, const instruction& ins) const {
     const cost_rule* r = match(e, ins);
     if (!r) return 0;
-    const double n = ins.op == opcode::tensor_reduce ? ins.src0.elems : ins.dst.elems;
+    // N is the free size of the input for the instructions whose output is smaller than it.
+    const bool input_sized =
+        ins.op == opcode::tensor_reduce || ins.op == opcode::max8 || ins.op == opcode::find_index8;
+    const double n = input_sized ? ins.src0.elems : ins.dst.elems;
     double c = r->per_elem * n;
     if (r->min_ii) c = std::max(c, m_min_ii);
     return c + r->fixed;

@@ -13,6 +13,7 @@ enum class operand_case : std::uint8_t {
     all16_sbuf,       // every operand bf16/fp16 and in SBUF
     sbuf_only,        // every operand in SBUF
     zero16,           // memset of zero into a bf16/fp16 tile
+    bf16_add_max,     // bf16 in and out, add or max reduction
 };
 
 // One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed, N the

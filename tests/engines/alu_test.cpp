@@ -1,0 +1,298 @@
+// execute_alu / apply_alu: the functional semantics of every data-path opcode, on small packed
+// tiles, including element-type conversion on load and store.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include "engines/alu.h"
+
+namespace {
+
+using trn::alu_op;
+using trn::dtype;
+using trn::instruction;
+using trn::opcode;
+using trn::operand;
+
+operand tile(dtype t, std::uint32_t partitions, std::uint32_t elems) {
+    operand o;
+    o.space = trn::mem_space::sbuf;
+    o.type = t;
+    o.partitions = partitions;
+    o.elems = elems;
+    return o;
+}
+
+std::vector<std::uint8_t> pack_f32(const std::vector<float>& v) {
+    std::vector<std::uint8_t> out(v.size() * 4);
+    std::memcpy(out.data(), v.data(), out.size());
+    return out;
+}
+
+std::vector<float> unpack_f32(const std::vector<std::uint8_t>& b) {
+    std::vector<float> out(b.size() / 4);
+    std::memcpy(out.data(), b.data(), out.size() * 4);
+    return out;
+}
+
+// bf16 by truncation of exactly representable values (the tests choose such values), or its
+// raw 16-bit words for rounding checks.
+std::vector<std::uint8_t> pack_bf16(const std::vector<float>& v) {
+    std::vector<std::uint8_t> out(v.size() * 2);
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        std::uint32_t u;
+        std::memcpy(&u, &v[i], 4);
+        EXPECT_EQ(u & 0xffffu, 0u) << v[i] << " is not exact in bf16";
+        const auto h = static_cast<std::uint16_t>(u >> 16);
+        std::memcpy(&out[i * 2], &h, 2);
+    }
+    return out;
+}
+
+std::vector<std::uint16_t> words16(const std::vector<std::uint8_t>& b) {
+    std::vector<std::uint16_t> out(b.size() / 2);
+    std::memcpy(out.data(), b.data(), out.size() * 2);
+    return out;
+}
+
+std::uint16_t bf16_word(float v) {  // bits of an exactly representable value
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return static_cast<std::uint16_t>(u >> 16);
+}
+
+instruction make(opcode code, alu_op alu, operand dst, operand src0 = {}, operand src1 = {},
+                 float imm = 0) {
+    instruction i;
+    i.op = code;
+    i.alu = alu;
+    i.dst = dst;
+    i.src0 = src0;
+    i.src1 = src1;
+    i.imm = imm;
+    return i;
+}
+
+const std::vector<float> a{1.5f, -2.0f, 3.25f, 0.0f, -7.5f, 100.0f};
+const std::vector<float> b{0.5f, 4.0f, -3.25f, -1.0f, -8.0f, 0.25f};
+
+TEST(Alu, ApplyAluEveryOperation) {
+    EXPECT_EQ(trn::apply_alu(alu_op::bypass, 3, 9), 3);
+    EXPECT_EQ(trn::apply_alu(alu_op::add, 3, 9), 12);
+    EXPECT_EQ(trn::apply_alu(alu_op::subtract, 3, 9), -6);
+    EXPECT_EQ(trn::apply_alu(alu_op::multiply, 3, 9), 27);
+    EXPECT_EQ(trn::apply_alu(alu_op::max, 3, 9), 9);
+    EXPECT_EQ(trn::apply_alu(alu_op::min, 3, 9), 3);
+    EXPECT_EQ(trn::apply_alu(alu_op::max, -3, -9), -3);
+    EXPECT_EQ(trn::apply_alu(alu_op::min, -3, -9), -9);
+}
+
+TEST(Alu, TensorTensorAppliesTheAluElementwise) {
+    const auto t = tile(dtype::float32, 2, 3);
+    for (auto op : {alu_op::add, alu_op::subtract, alu_op::multiply, alu_op::max, alu_op::min}) {
+        std::vector<std::uint8_t> out;
+        trn::execute_alu(make(opcode::tensor_tensor, op, t, t, t), pack_f32(a), pack_f32(b), out);
+        const auto got = unpack_f32(out);
+        ASSERT_EQ(got.size(), a.size());
+        for (std::size_t i = 0; i < a.size(); ++i) {
+            float want = 0;
+            switch (op) {
+                case alu_op::add:
+                    want = a[i] + b[i];
+                    break;
+                case alu_op::subtract:
+                    want = a[i] - b[i];
+                    break;
+                case alu_op::multiply:
+                    want = a[i] * b[i];
+                    break;
+                case alu_op::max:
+                    want = a[i] > b[i] ? a[i] : b[i];
+                    break;
+                case alu_op::min:
+                    want = a[i] < b[i] ? a[i] : b[i];
+                    break;
+                default:
+                    break;
+            }
+            EXPECT_EQ(got[i], want) << trn::alu_name(op) << " element " << i;
+        }
+    }
+}
+
+TEST(Alu, TensorTensorLoadsEachOperandInItsOwnType) {
+    // src0 bf16, src1 fp32, dst fp32.
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_tensor, alu_op::add, tile(dtype::float32, 2, 3),
+                          tile(dtype::bfloat16, 2, 3), tile(dtype::float32, 2, 3)),
+                     pack_bf16(a), pack_f32(b), out);
+    const auto got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], a[i] + b[i]) << i;
+}
+
+TEST(Alu, TensorScalarUsesTheImmediate) {
+    const auto t = tile(dtype::float32, 3, 2);
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_scalar, alu_op::multiply, t, t, {}, -2.0f), pack_f32(a),
+                     {}, out);
+    auto got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], a[i] * -2.0f) << i;
+    trn::execute_alu(make(opcode::tensor_scalar, alu_op::max, t, t, {}, 1.0f), pack_f32(a), {},
+                     out);
+    got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], a[i] > 1.0f ? a[i] : 1.0f) << i;
+}
+
+TEST(Alu, TensorScalarWithAColumnUsesOneScalarPerPartition) {
+    // src1 is [P, 1]: partition p uses src1[p].
+    const std::vector<float> col{10.0f, -1.0f};
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_scalar, alu_op::subtract, tile(dtype::float32, 2, 3),
+                          tile(dtype::float32, 2, 3), tile(dtype::float32, 2, 1), 99.0f),
+                     pack_f32(a), pack_f32(col), out);
+    const auto got = unpack_f32(out);
+    ASSERT_EQ(got.size(), a.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], a[i] - col[i / 3]) << i;  // the immediate is not used
+}
+
+TEST(Alu, MemsetFillsTheDestinationInItsType) {
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(
+        make(opcode::memset, alu_op::bypass, tile(dtype::bfloat16, 4, 5), {}, {}, -0.375f), {}, {},
+        out);
+    ASSERT_EQ(out.size(), 4u * 5 * 2);
+    for (auto w : words16(out))
+        EXPECT_EQ(w, bf16_word(-0.375f));
+    trn::execute_alu(make(opcode::memset, alu_op::bypass, tile(dtype::int32, 2, 2), {}, {}, 7.0f),
+                     {}, {}, out);
+    ASSERT_EQ(out.size(), 16u);
+    for (int i = 0; i < 4; ++i) {
+        std::int32_t v;
+        std::memcpy(&v, &out[i * 4], 4);
+        EXPECT_EQ(v, 7);
+    }
+}
+
+TEST(Alu, TensorCopyConvertsFp32ToBf16RoundingToNearestEven) {
+    // bf16 keeps 8 significant bits: in [1, 2) its step is 2^-7.
+    const float step = 1.0f / 128;
+    const std::vector<float> in{
+        1.0f + step / 4,      // below half a step: down to 1
+        1.0f + 3 * step / 4,  // above half: up to 1 + step
+        1.0f + step / 2,      // tie, 1 is even: down
+        1.0f + 3 * step / 2,  // tie, 1 + step is odd: up to 1 + 2 step
+        -2.5f,                // exact
+    };
+    const std::vector<float> want{1.0f, 1.0f + step, 1.0f, 1.0f + 2 * step, -2.5f};
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::bfloat16, 1, 5),
+                          tile(dtype::float32, 1, 5)),
+                     pack_f32(in), {}, out);
+    const auto got = words16(out);
+    ASSERT_EQ(got.size(), want.size());
+    for (std::size_t i = 0; i < want.size(); ++i)
+        EXPECT_EQ(got[i], bf16_word(want[i])) << "element " << i;
+}
+
+TEST(Alu, TensorCopyConvertsBf16ToFp32AndFp32ToInt32) {
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::float32, 2, 3),
+                          tile(dtype::bfloat16, 2, 3)),
+                     pack_bf16(a), {}, out);
+    EXPECT_EQ(unpack_f32(out), a);
+    const std::vector<float> in{2.75f, -2.75f, 0.5f, 1e6f};
+    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::int32, 1, 4),
+                          tile(dtype::float32, 1, 4)),
+                     pack_f32(in), {}, out);
+    std::vector<std::int32_t> got(4);
+    std::memcpy(got.data(), out.data(), 16);
+    EXPECT_EQ(got, (std::vector<std::int32_t>{2, -2, 0, 1000000}));  // truncation toward zero
+}
+
+TEST(Alu, TensorReduceOverTheFreeAxisPerPartition) {
+    // Three partitions of five elements.
+    const std::vector<float> src{3, -1, 8, 2, 0, -5, -9, -2, -7, -3, 4, 4, 1, 0, 6};
+    const auto s = tile(dtype::float32, 3, 5);
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 1), s),
+                     pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, -2, 6}));
+    trn::execute_alu(make(opcode::tensor_reduce, alu_op::add, tile(dtype::float32, 3, 1), s),
+                     pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{12, -26, 15}));
+    trn::execute_alu(make(opcode::tensor_reduce, alu_op::min, tile(dtype::float32, 3, 1), s),
+                     pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{-1, -9, 0}));
+    // A wider destination receives the partition's result in every element.
+    trn::execute_alu(make(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 2), s),
+                     pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, 8, -2, -2, 6, 6}));
+}
+
+TEST(Alu, IotaNumbersElementsAcrossPartitions) {
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make(opcode::iota, alu_op::bypass, tile(dtype::float32, 3, 4)), {}, {}, out);
+    const auto got = unpack_f32(out);
+    ASSERT_EQ(got.size(), 12u);
+    for (std::uint32_t p = 0; p < 3; ++p)
+        for (std::uint32_t i = 0; i < 4; ++i)
+            EXPECT_EQ(got[p * 4 + i], static_cast<float>(p * 4 + i));
+    trn::execute_alu(make(opcode::iota, alu_op::bypass, tile(dtype::int32, 2, 3)), {}, {}, out);
+    std::vector<std::int32_t> ints(6);
+    std::memcpy(ints.data(), out.data(), 24);
+    EXPECT_EQ(ints, (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+}
+
+instruction activation(trn::act_func f, operand t, float scale) {
+    instruction i = make(opcode::activation, alu_op::bypass, t, t, {}, scale);
+    i.func = f;
+    return i;
+}
+
+TEST(Alu, ActivationAppliesItsFunctionToTheScaledInput) {
+    const auto t = tile(dtype::float32, 2, 3);
+    std::vector<std::uint8_t> out;
+    // relu; a scale (imm) of 0 means 1.
+    trn::execute_alu(activation(trn::act_func::relu, t, 0.0f), pack_f32(a), {}, out);
+    auto got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], a[i] > 0 ? a[i] : 0.0f) << i;
+    // relu(x * scale) with a negative scale flips which elements survive.
+    trn::execute_alu(activation(trn::act_func::relu, t, -2.0f), pack_f32(a), {}, out);
+    got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], -2.0f * a[i] > 0 ? -2.0f * a[i] : 0.0f) << i;
+    // identity: the input times the scale.
+    trn::execute_alu(activation(trn::act_func::identity, t, 3.0f), pack_f32(a), {}, out);
+    got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_EQ(got[i], 3.0f * a[i]) << i;
+    // exp and reciprocal of the scaled input.
+    trn::execute_alu(activation(trn::act_func::exp, t, 0.5f), pack_f32(a), {}, out);
+    got = unpack_f32(out);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        EXPECT_FLOAT_EQ(got[i], std::exp(0.5f * a[i])) << i;
+    const std::vector<float> nonzero{2.0f, -4.0f, 0.5f, 8.0f, -0.25f, 1.0f};
+    trn::execute_alu(activation(trn::act_func::reciprocal, t, 2.0f), pack_f32(nonzero), {}, out);
+    got = unpack_f32(out);
+    for (std::size_t i = 0; i < nonzero.size(); ++i)
+        EXPECT_EQ(got[i], 1.0f / (2.0f * nonzero[i])) << i;
+}
+
+TEST(Alu, OutputIsSizedByTheDestination) {
+    std::vector<std::uint8_t> out(1000, 0xee);
+    trn::execute_alu(make(opcode::memset, alu_op::bypass, tile(dtype::float16, 3, 7), {}, {}, 1),
+                     {}, {}, out);
+    EXPECT_EQ(out.size(), 3u * 7 * 2);
+    for (auto w : words16(out))
+        EXPECT_EQ(w, 0x3c00);  // 1.0 in fp16
+}
+
+}  // namespace

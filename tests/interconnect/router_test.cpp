@@ -1,0 +1,770 @@
+// router: HBM interleaving over channels, routing to SBUF / PSUM banks / doorbells, and the
+// shared SBUF/PSUM access ports. One bench holds two routers with different configs, each wired
+// to recording fake targets:
+//   A: 4 channels, 64 B granule, port sharing dve+pool (SBUF) and dve+act (PSUM);
+//   B: 3 channels, 96 B granule (not a power of two), no port sharing.
+// The fake HBM channels keep the bytes they receive at their channel-local addresses, so the
+// placement of every byte can be checked against the interleave contract of router.h:
+// granule k lies in block k / channels; the granules of a block are spread over the channels,
+// one each (a hash of the block rotates them), at channel-local address block * interleave.
+#include <gtest/gtest.h>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <algorithm>
+#include <map>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "platforms/neuron_core.h"
+
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+using trn::access_ext;
+using trn::initiator_id;
+namespace amap = trn::address_map;
+
+constexpr double tol_ns = 0.002;
+
+double to_ns(const sc_time& t) {
+    return t.to_seconds() * 1e9;
+}
+
+const trn::param_registry& registry() {
+    static const trn::param_registry r = [] {
+        trn::param_registry reg;
+        trn::declare_platform_params(reg);
+        return reg;
+    }();
+    return r;
+}
+
+const trn::config& config_a() {
+    static const trn::config c = [] {
+        trn::config cfg(registry());
+        cfg.set("core.hbm.channels=4");
+        cfg.set("core.hbm.interleave=64B");
+        cfg.set("core.sbuf.port_sharing=dve+pool");
+        cfg.set("core.psum.port_sharing=dve+act");
+        cfg.set("core.psum.bank_size=2KiB");
+        return cfg;
+    }();
+    return c;
+}
+
+const trn::config& config_b() {
+    static const trn::config c = [] {
+        trn::config cfg(registry());
+        cfg.set("core.hbm.channels=3");
+        cfg.set("core.hbm.interleave=96B");
+        cfg.set("core.sbuf.port_sharing=none");
+        cfg.set("core.psum.port_sharing=none");
+        return cfg;
+    }();
+    return c;
+}
+
+std::uint64_t granule(const trn::config& c) {
+    return c.size("core.hbm.interleave");
+}
+std::uint64_t channels(const trn::config& c) {
+    return static_cast<std::uint64_t>(c.integer("core.hbm.channels"));
+}
+// Channel-local address: the block number times the granule, plus the offset in the granule.
+std::uint64_t local_of(const trn::config& c, std::uint64_t a) {
+    return (a / granule(c) / channels(c)) * granule(c) + a % granule(c);
+}
+
+// One call a fake target received.
+struct call {
+    tlm::tlm_command cmd;
+    std::uint64_t addr;
+    unsigned len;
+    bool has_data;
+    bool has_ext;
+    access_ext ext;
+    double now_ns;
+    double delay_in_ns;
+    bool has_ranges = false;
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // hbm_ranges_ext, if any
+};
+
+// A recording target: returns delay + latency (+ the access occupancy when `add_occupancy`,
+// as onchip_bank does) and stores functional bytes (2-D per access_ext) in a sparse memory.
+class fake_target : public sc_core::sc_module {
+  public:
+    tlm_utils::simple_target_socket<fake_target> in{"in"};
+    sc_time latency = SC_ZERO_TIME;
+    bool add_occupancy = false;
+    std::vector<call> calls, dbg_calls;
+    std::map<std::uint64_t, std::uint8_t> mem;
+
+    explicit fake_target(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+        in.register_b_transport(this, &fake_target::b_transport);
+        in.register_transport_dbg(this, &fake_target::transport_dbg);
+    }
+
+  private:
+    call record(tlm::tlm_generic_payload& t, const sc_time& delay) {
+        call c{t.get_command(),
+               t.get_address(),
+               t.get_data_length(),
+               t.get_data_ptr() != nullptr,
+               false,
+               access_ext{},
+               to_ns(sc_core::sc_time_stamp()),
+               to_ns(delay),
+               false,
+               {}};
+        if (auto* e = t.get_extension<access_ext>()) {
+            c.has_ext = true;
+            c.ext.initiator = e->initiator;
+            c.ext.rows = e->rows;
+            c.ext.row_bytes = e->row_bytes;
+            c.ext.row_stride = e->row_stride;
+            c.ext.occupancy = e->occupancy;
+        }
+        if (auto* r = t.get_extension<trn::hbm_ranges_ext>()) {
+            c.has_ranges = true;
+            c.ranges = r->ranges;
+        }
+        return c;
+    }
+    void move_data(tlm::tlm_generic_payload& t) {
+        std::uint8_t* p = t.get_data_ptr();
+        if (!p) return;
+        auto* e = t.get_extension<access_ext>();
+        const std::uint32_t rows = e ? e->rows : 1;
+        const std::uint64_t rb = e ? e->row_bytes : t.get_data_length();
+        const std::uint64_t stride = e ? e->row_stride : 0;
+        for (std::uint32_t r = 0; r < rows; ++r)
+            for (std::uint64_t i = 0; i < rb; ++i) {
+                const std::uint64_t a = t.get_address() + r * stride + i;
+                if (t.is_write())
+                    mem[a] = p[r * rb + i];
+                else
+                    p[r * rb + i] = mem.count(a) ? mem[a] : 0;
+            }
+    }
+    void b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
+        calls.push_back(record(t, delay));
+        move_data(t);
+        auto* e = t.get_extension<access_ext>();
+        if (add_occupancy && e) delay += e->occupancy;
+        delay += latency;
+        t.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
+    unsigned transport_dbg(tlm::tlm_generic_payload& t) {
+        dbg_calls.push_back(record(t, SC_ZERO_TIME));
+        move_data(t);
+        return t.get_data_length();
+    }
+};
+
+constexpr std::size_t psum_banks = 8, doorbells = 4;
+
+// A router with its fake targets.
+struct routed;
+std::vector<std::uint64_t> brute_split(const routed& r, std::uint64_t a, std::uint64_t n,
+                                       std::uint32_t rows = 1, std::uint64_t stride = 0);
+
+struct routed {
+    const trn::config& cfg;
+    trn::router dut;
+    std::vector<std::unique_ptr<fake_target>> hbm, psum, bell;
+    fake_target sbuf;
+
+    routed(const char* name, const trn::config& c)
+        : cfg(c), dut(name, c), sbuf((std::string(name) + "_sbuf").c_str()) {
+        for (std::uint64_t ch = 0; ch < channels(c); ++ch) {
+            hbm.push_back(std::make_unique<fake_target>(
+                (std::string(name) + "_hbm" + std::to_string(ch)).c_str()));
+            // Channel 1 is the slowest: the latest completion is not the last channel's.
+            hbm.back()->latency =
+                trn::ns(10.0 * static_cast<double>(ch == 1 ? channels(c) : ch) + 10);
+            dut.hbm.bind(hbm.back()->in);
+        }
+        sbuf.add_occupancy = true;
+        dut.sbuf.bind(sbuf.in);
+        for (std::size_t b = 0; b < psum_banks; ++b) {
+            psum.push_back(std::make_unique<fake_target>(
+                (std::string(name) + "_psum" + std::to_string(b)).c_str()));
+            psum.back()->add_occupancy = true;
+            dut.psum.bind(psum.back()->in);
+        }
+        for (std::size_t q = 0; q < doorbells; ++q) {
+            bell.push_back(std::make_unique<fake_target>(
+                (std::string(name) + "_bell" + std::to_string(q)).c_str()));
+            dut.doorbell.bind(bell.back()->in);
+        }
+    }
+    std::vector<fake_target*> all() {
+        std::vector<fake_target*> v{&sbuf};
+        for (auto* group : {&hbm, &psum, &bell})
+            for (auto& t : *group)
+                v.push_back(t.get());
+        return v;
+    }
+    // Takes and clears every target's record of b_transport calls.
+    std::map<const fake_target*, std::vector<call>> take() {
+        std::map<const fake_target*, std::vector<call>> out;
+        for (auto* t : all()) {
+            out[t] = t->calls;
+            t->calls.clear();
+            t->dbg_calls.clear();
+        }
+        return out;
+    }
+};
+
+// Reference split, byte by byte, from the router's own channel map (whose contract is checked
+// by InterleaveSpreadsEachBlockOverAllChannels).
+std::vector<std::uint64_t> brute_split(const routed& r, std::uint64_t a, std::uint64_t n,
+                                       std::uint32_t rows, std::uint64_t stride) {
+    std::vector<std::uint64_t> out(channels(r.cfg), 0);
+    for (std::uint32_t row = 0; row < rows; ++row)
+        for (std::uint64_t i = 0; i < n; ++i)
+            ++out[r.dut.hbm_channel_of(a + row * stride + i)];
+    return out;
+}
+
+struct result {
+    double delay_ns = 0;
+    tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
+    std::map<const fake_target*, std::vector<call>> seen;
+};
+
+// HBM timing accesses.
+constexpr std::uint64_t t1_addr = 100, t1_len = 1000;
+constexpr double t1_in = 5;
+constexpr std::uint64_t t2_addr = 50, t2_row = 70, t2_stride = 300;
+constexpr std::uint32_t t2_rows = 3;
+// Functional HBM accesses.
+constexpr std::uint64_t f1_addr = 37, f1_len = 1500;
+constexpr std::uint64_t f2_addr = 5000, f2_row = 100, f2_stride = 1000;
+constexpr std::uint32_t f2_rows = 4;
+// Shared port occupancies.
+constexpr double occ_dve = 100, occ_pool = 40, in_pool = 10, occ_act = 50;
+constexpr double occ_dve_psum = 60, occ_act_psum = 20, occ_pool_psum = 20;
+
+std::vector<std::uint8_t> pattern(std::size_t n, unsigned seed) {
+    std::vector<std::uint8_t> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = static_cast<std::uint8_t>((i * 31 + seed + i / 256) & 0xff);
+    return v;
+}
+
+class harness : public sc_core::sc_module {
+  public:
+    SC_HAS_PROCESS(harness);
+    tlm_utils::simple_initiator_socket<harness> to_a{"to_a"}, to_b{"to_b"};
+    routed a{"router_a", config_a()};
+    routed b{"router_b", config_b()};
+
+    result hbm1, hbm2, hbm2_b;
+    std::vector<std::uint8_t> f1_data = pattern(f1_len, 1), f1_back, f1_back_b;
+    std::vector<std::uint8_t> f2_data = pattern(f2_rows * f2_row, 2);
+    std::vector<std::vector<std::uint8_t>> f2_rows_back;
+    std::vector<std::uint8_t> f2_gap;
+    std::map<const fake_target*, std::vector<call>> f1_seen;
+    result sbuf_r, psum_r[4], bell_r[2];
+    std::vector<std::uint8_t> sbuf_dbg = std::vector<std::uint8_t>(16),
+                              psum_dbg = std::vector<std::uint8_t>(16);
+    std::size_t sbuf_dbg_calls = 0, psum5_dbg_calls = 0;
+    // Port sharing: [router][access]
+    result share[2][6];
+    double port_wait_a_sbuf = 0, port_wait_a_psum = 0, port_wait_b_sbuf = 0, port_wait_b_psum = 0;
+
+    explicit harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+        to_a.bind(a.dut.in);
+        to_b.bind(b.dut.in);
+        SC_THREAD(run);
+    }
+
+    template <typename Socket>
+    result access(Socket& s, routed& r, tlm::tlm_command cmd, std::uint64_t addr, unsigned len,
+                  std::uint8_t* data, const access_ext* ext, double delay_ns) {
+        tlm::tlm_generic_payload t;
+        t.set_command(cmd);
+        t.set_address(addr);
+        t.set_data_ptr(data);
+        t.set_data_length(len);
+        access_ext e;
+        if (ext) {
+            e = *ext;
+            t.set_extension(&e);
+        }
+        sc_time d = trn::ns(delay_ns);
+        s->b_transport(t, d);
+        if (ext) t.clear_extension(&e);
+        result res;
+        res.delay_ns = to_ns(d);
+        res.status = t.get_response_status();
+        res.seen = r.take();
+        return res;
+    }
+
+    template <typename Socket>
+    void debug(Socket& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+               unsigned len) {
+        tlm::tlm_generic_payload t;
+        t.set_command(cmd);
+        t.set_address(addr);
+        t.set_data_ptr(data);
+        t.set_data_length(len);
+        s->transport_dbg(t);
+    }
+
+    static access_ext ext_of(initiator_id who, std::uint32_t rows, std::uint64_t row_bytes,
+                             std::uint64_t stride, double occ_ns) {
+        access_ext e;
+        e.initiator = who;
+        e.rows = rows;
+        e.row_bytes = row_bytes;
+        e.row_stride = stride;
+        e.occupancy = trn::ns(occ_ns);
+        return e;
+    }
+
+    void run() {
+        // --- HBM timing: 1-D (no extension) on A, 2-D on A and B.
+        hbm1 = access(to_a, a, tlm::TLM_READ_COMMAND, t1_addr, t1_len, nullptr, nullptr, t1_in);
+        const access_ext e2 = ext_of(initiator_id::dma, t2_rows, t2_row, t2_stride, 0);
+        hbm2 = access(to_a, a, tlm::TLM_WRITE_COMMAND, t2_addr, t2_rows * t2_row, nullptr, &e2, 0);
+        hbm2_b =
+            access(to_b, b, tlm::TLM_WRITE_COMMAND, t2_addr, t2_rows * t2_row, nullptr, &e2, 0);
+
+        // --- HBM functional: written with b_transport, read back with transport_dbg.
+        std::vector<std::uint8_t> w = f1_data;
+        f1_seen =
+            access(to_a, a, tlm::TLM_WRITE_COMMAND, f1_addr, f1_len, w.data(), nullptr, 0).seen;
+        f1_back.assign(f1_len, 0);
+        debug(to_a, tlm::TLM_READ_COMMAND, f1_addr, f1_back.data(), f1_len);
+        a.take();
+        w = f1_data;
+        access(to_b, b, tlm::TLM_WRITE_COMMAND, f1_addr, f1_len, w.data(), nullptr, 0);
+        f1_back_b.assign(f1_len, 0);
+        debug(to_b, tlm::TLM_READ_COMMAND, f1_addr, f1_back_b.data(), f1_len);
+        const access_ext ef2 = ext_of(initiator_id::dma, f2_rows, f2_row, f2_stride, 0);
+        w = f2_data;
+        access(to_a, a, tlm::TLM_WRITE_COMMAND, f2_addr, f2_rows * f2_row, w.data(), &ef2, 0);
+        for (std::uint32_t r = 0; r < f2_rows; ++r) {
+            f2_rows_back.emplace_back(f2_row, 0xee);
+            debug(to_a, tlm::TLM_READ_COMMAND, f2_addr + r * f2_stride, f2_rows_back.back().data(),
+                  f2_row);
+        }
+        f2_gap.assign(f2_stride - f2_row, 0xee);
+        debug(to_a, tlm::TLM_READ_COMMAND, f2_addr + f2_row, f2_gap.data(),
+              static_cast<unsigned>(f2_gap.size()));
+        a.take();
+
+        // --- routing of on-chip and doorbell addresses (timing-only, not on shared ports).
+        const access_ext es = ext_of(initiator_id::act, 2, 32, amap::partition_stride, 10);
+        sbuf_r = access(to_a, a, tlm::TLM_READ_COMMAND,
+                        amap::sbuf_base + 5 * amap::partition_stride + 64, 64, nullptr, &es, 3);
+        const std::uint64_t bank = config_a().size("core.psum.bank_size");
+        const std::uint64_t psum_offsets[4] = {3 * bank + 100, bank - 1, bank,
+                                               psum_banks * bank - 1};
+        for (int i = 0; i < 4; ++i)
+            psum_r[i] = access(to_a, a, tlm::TLM_WRITE_COMMAND,
+                               amap::psum_base + 7 * amap::partition_stride + psum_offsets[i], 1,
+                               nullptr, nullptr, 0);
+        bell_r[0] = access(to_a, a, tlm::TLM_WRITE_COMMAND, amap::doorbell_base + 2, 0, nullptr,
+                           nullptr, 4);
+        bell_r[1] = access(to_a, a, tlm::TLM_WRITE_COMMAND, amap::doorbell_base + 0, 0, nullptr,
+                           nullptr, 0);
+        std::vector<std::uint8_t> v = pattern(16, 9);
+        debug(to_a, tlm::TLM_WRITE_COMMAND, amap::sbuf_base + 2 * amap::partition_stride, v.data(),
+              16);
+        debug(to_a, tlm::TLM_READ_COMMAND, amap::sbuf_base + 2 * amap::partition_stride,
+              sbuf_dbg.data(), 16);
+        sbuf_dbg_calls = a.sbuf.dbg_calls.size();
+        debug(to_a, tlm::TLM_WRITE_COMMAND, amap::psum_base + 5 * bank + 8, v.data(), 16);
+        debug(to_a, tlm::TLM_READ_COMMAND, amap::psum_base + 5 * bank + 8, psum_dbg.data(), 16);
+        psum5_dbg_calls = a.psum[5]->dbg_calls.size();
+        a.take();
+
+        // --- shared ports: the same overlapping sequence on A (shared) and B (none).
+        sc_core::wait(trn::ns(10000));
+        for (int i = 0; i < 2; ++i) {
+            routed& r = i == 0 ? a : b;
+            auto go = [&](initiator_id who, bool psum_side, double occ, double in) {
+                const access_ext e = ext_of(who, 4, 64, amap::partition_stride, occ);
+                const std::uint64_t base = psum_side ? amap::psum_base : amap::sbuf_base;
+                return i == 0 ? access(to_a, r, tlm::TLM_READ_COMMAND, base, 256, nullptr, &e, in)
+                              : access(to_b, r, tlm::TLM_READ_COMMAND, base, 256, nullptr, &e, in);
+            };
+            share[i][0] = go(initiator_id::dve, false, occ_dve, 0);
+            share[i][1] = go(initiator_id::pool, false, occ_pool, in_pool);
+            share[i][2] = go(initiator_id::act, false, occ_act, 0);
+            share[i][3] = go(initiator_id::dve, true, occ_dve_psum, 0);
+            share[i][4] = go(initiator_id::act, true, occ_act_psum, 0);
+            share[i][5] = go(initiator_id::pool, true, occ_pool_psum, 0);
+        }
+        port_wait_a_sbuf = to_ns(a.dut.shared_port(false).wait_total());
+        port_wait_a_psum = to_ns(a.dut.shared_port(true).wait_total());
+        port_wait_b_sbuf = to_ns(b.dut.shared_port(false).wait_total());
+        port_wait_b_psum = to_ns(b.dut.shared_port(true).wait_total());
+    }
+};
+
+harness& bench() {
+    static harness* h = [] {
+        auto* b = new harness("bench");
+        sc_core::sc_start();
+        return b;
+    }();
+    return *h;
+}
+
+// Checks that an HBM access reached exactly the channels with bytes, each once with its share,
+// and that the router returned the latest completion among them.
+void expect_hbm_split(routed& r, const result& res, const std::vector<std::uint64_t>& want,
+                      double delay_in_ns) {
+    double latest = delay_in_ns;
+    for (std::size_t ch = 0; ch < want.size(); ++ch) {
+        const auto& calls = res.seen.at(r.hbm[ch].get());
+        if (want[ch] == 0) {
+            EXPECT_TRUE(calls.empty()) << "channel " << ch;
+            continue;
+        }
+        ASSERT_EQ(calls.size(), 1u) << "channel " << ch;
+        EXPECT_EQ(calls[0].len, want[ch]) << "channel " << ch;
+        EXPECT_FALSE(calls[0].has_data);
+        EXPECT_NEAR(calls[0].delay_in_ns, delay_in_ns, tol_ns);
+        latest = std::max(latest, delay_in_ns + to_ns(r.hbm[ch]->latency));
+    }
+    EXPECT_EQ(res.status, tlm::TLM_OK_RESPONSE);
+    EXPECT_NEAR(res.delay_ns, latest, tol_ns);
+    for (auto* t : r.all()) {
+        const bool is_hbm = std::find_if(r.hbm.begin(), r.hbm.end(),
+                                         [&](auto& p) { return p.get() == t; }) != r.hbm.end();
+        if (!is_hbm) {
+            EXPECT_TRUE(res.seen.at(t).empty()) << t->name();
+        }
+    }
+}
+
+TEST(Router, SplitHbmMatchesTheChannelMapByteByByte) {
+    auto& b = bench();
+    struct range {
+        std::uint64_t addr, len;
+    };
+    for (routed* r : {&b.a, &b.b}) {
+        const std::uint64_t g = granule(r->cfg), c = channels(r->cfg);
+        const std::vector<range> ranges{
+            {0, g},                      // one granule
+            {0, g * c * 3},              // whole blocks, aligned
+            {5 * g, 7 * g},              // granule-aligned, not block-aligned
+            {10, g / 4},                 // inside one granule
+            {g - 3, 10},                 // straddles a granule boundary
+            {37, 1500},                  // unaligned start and end, many granules
+            {g * c - 1, g * c * 5 + 2},  // unaligned, many blocks
+            {123457, 1 << 20},           // large
+            {64, 0},                     // empty
+        };
+        for (const auto& rg : ranges) {
+            std::vector<std::uint64_t> got(c, 0);
+            r->dut.split_hbm(rg.addr, rg.len, got);
+            EXPECT_EQ(got, brute_split(*r, rg.addr, rg.len))
+                << r->dut.name() << " addr " << rg.addr << " len " << rg.len;
+            std::uint64_t sum = 0;
+            for (auto v : got)
+                sum += v;
+            EXPECT_EQ(sum, rg.len);
+        }
+    }
+}
+
+TEST(Router, InterleaveSpreadsEachBlockOverAllChannels) {
+    auto& b = bench();
+    for (routed* r : {&b.a, &b.b}) {
+        const std::uint64_t g = granule(r->cfg), c = channels(r->cfg);
+        for (std::uint64_t block = 0; block < 300; ++block) {
+            std::set<std::size_t> used;
+            for (std::uint64_t k = 0; k < c; ++k) {
+                const std::uint64_t first = (block * c + k) * g;
+                const std::size_t ch = r->dut.hbm_channel_of(first);
+                ASSERT_LT(ch, c);
+                // A granule lies on one channel...
+                EXPECT_EQ(r->dut.hbm_channel_of(first + g - 1), ch) << first;
+                EXPECT_EQ(r->dut.hbm_channel_of(first + g / 2), ch) << first;
+                used.insert(ch);
+            }
+            // ... and the granules of a block are a permutation of the channels.
+            EXPECT_EQ(used.size(), c) << r->dut.name() << " block " << block;
+        }
+    }
+}
+
+TEST(Router, StridedAccessesAreSpreadOverChannels) {
+    // One granule per block at the same position in every block: a plain modulo interleave
+    // would put them all on one channel; the documented rotation spreads them.
+    auto& b = bench();
+    for (routed* r : {&b.a, &b.b}) {
+        const std::uint64_t g = granule(r->cfg), c = channels(r->cfg);
+        const auto split = brute_split(*r, 0, g, static_cast<std::uint32_t>(8 * c), g * c);
+        for (std::size_t ch = 0; ch < c; ++ch)
+            EXPECT_GT(split[ch], 0u) << r->dut.name() << " channel " << ch;
+    }
+}
+
+TEST(Router, WholeBlocksGiveEveryChannelOneGranulePerBlock) {
+    auto& b = bench();
+    for (routed* r : {&b.a, &b.b}) {
+        const std::uint64_t g = granule(r->cfg), c = channels(r->cfg);
+        for (std::uint64_t first : {0ull, 7ull, 1000ull})
+            for (std::uint64_t blocks : {1ull, 5ull, 64ull}) {
+                std::vector<std::uint64_t> got(c, 0);
+                r->dut.split_hbm(first * g * c, blocks * g * c, got);
+                EXPECT_EQ(got, std::vector<std::uint64_t>(c, blocks * g))
+                    << r->dut.name() << " from block " << first << ", " << blocks << " blocks";
+            }
+    }
+}
+
+TEST(Router, SplitHbmAccumulates) {
+    auto& r = bench().b;
+    const std::uint64_t c = channels(r.cfg);
+    std::vector<std::uint64_t> got(c, 0);
+    r.dut.split_hbm(37, 1500, got);
+    r.dut.split_hbm(4000, 333, got);
+    auto want = brute_split(r, 37, 1500);
+    const auto more = brute_split(r, 4000, 333);
+    for (std::size_t i = 0; i < c; ++i)
+        want[i] += more[i];
+    EXPECT_EQ(got, want);
+}
+
+TEST(Router, HbmLocalAddressesFollowTheBlockFormulaAndAreUnique) {
+    auto& b = bench();
+    for (routed* r : {&b.a, &b.b}) {
+        const std::uint64_t g = granule(r->cfg), c = channels(r->cfg);
+        std::set<std::pair<std::size_t, std::uint64_t>> seen;
+        for (std::uint64_t a = 0; a < 4 * g * c + 17; ++a) {
+            EXPECT_EQ(r->dut.hbm_local(a), local_of(r->cfg, a)) << a;
+            seen.insert({r->dut.hbm_channel_of(a), r->dut.hbm_local(a)});
+        }
+        EXPECT_EQ(seen.size(), 4 * g * c + 17);  // one-to-one
+        // Consecutive granules of one channel are contiguous in its local space.
+        EXPECT_EQ(r->dut.hbm_local(g * c), g);
+        EXPECT_EQ(r->dut.hbm_local(2 * g * c + g + 5), 2 * g + 5);
+    }
+}
+
+TEST(Router, HbmAccessGoesToEveryTouchedChannelOnce) {
+    auto& b = bench();
+    expect_hbm_split(b.a, b.hbm1, brute_split(b.a, t1_addr, t1_len), t1_in);
+    for (const auto& [t, calls] : b.hbm1.seen)
+        for (const auto& c : calls)
+            EXPECT_EQ(c.cmd, tlm::TLM_READ_COMMAND);
+}
+
+using range_list = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+
+// Joins ranges that continue one another (a row whose share continues the previous row's).
+range_list merged(const range_list& in) {
+    range_list out;
+    for (const auto& r : in)
+        if (!out.empty() && out.back().first + out.back().second == r.first)
+            out.back().second += r.second;
+        else
+            out.push_back(r);
+    return out;
+}
+
+// Per channel, the (local address, bytes) range of each row that has bytes there, in row
+// order, computed byte by byte (and checked to be contiguous: one range per row and channel).
+std::vector<range_list> brute_ranges(const routed& r, std::uint64_t a, std::uint64_t n,
+                                     std::uint32_t rows, std::uint64_t stride) {
+    const std::uint64_t c = channels(r.cfg);
+    std::vector<range_list> out(c);
+    for (std::uint32_t row = 0; row < rows; ++row) {
+        std::vector<std::uint64_t> lo(c, ~0ull), hi(c, 0), count(c, 0);
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const std::uint64_t addr = a + row * stride + i;
+            const std::size_t ch = r.dut.hbm_channel_of(addr);
+            lo[ch] = std::min(lo[ch], local_of(r.cfg, addr));
+            hi[ch] = std::max(hi[ch], local_of(r.cfg, addr));
+            ++count[ch];
+        }
+        for (std::size_t ch = 0; ch < c; ++ch)
+            if (count[ch]) {
+                EXPECT_EQ(hi[ch] - lo[ch] + 1, count[ch]) << "not contiguous on channel " << ch;
+                out[ch].push_back({lo[ch], count[ch]});
+            }
+    }
+    return out;
+}
+
+void expect_ranges(routed& r, const result& res, std::uint64_t a, std::uint64_t n,
+                   std::uint32_t rows, std::uint64_t stride) {
+    const auto want = brute_ranges(r, a, n, rows, stride);
+    for (std::size_t ch = 0; ch < want.size(); ++ch) {
+        const auto& calls = res.seen.at(r.hbm[ch].get());
+        if (want[ch].empty()) continue;
+        ASSERT_EQ(calls.size(), 1u);
+        ASSERT_TRUE(calls[0].has_ranges) << "channel " << ch;
+        EXPECT_EQ(merged(calls[0].ranges), merged(want[ch])) << r.dut.name() << " channel " << ch;
+        std::uint64_t bytes = 0;
+        for (const auto& [lo, len] : calls[0].ranges)
+            bytes += len;
+        EXPECT_EQ(bytes, calls[0].len);
+    }
+}
+
+TEST(Router, HbmAccessTellsEachChannelItsLocalRangePerRow) {
+    auto& b = bench();
+    expect_ranges(b.a, b.hbm1, t1_addr, t1_len, 1, 0);
+    expect_ranges(b.a, b.hbm2, t2_addr, t2_row, t2_rows, t2_stride);
+    expect_ranges(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
+}
+
+TEST(Router, TwoDimensionalHbmAccessSumsRowsPerChannel) {
+    auto& b = bench();
+    expect_hbm_split(b.a, b.hbm2, brute_split(b.a, t2_addr, t2_row, t2_rows, t2_stride), 0);
+    expect_hbm_split(b.b, b.hbm2_b, brute_split(b.b, t2_addr, t2_row, t2_rows, t2_stride), 0);
+}
+
+TEST(Router, FunctionalHbmDataReassembles) {
+    auto& b = bench();
+    EXPECT_EQ(b.f1_back, b.f1_data);
+    EXPECT_EQ(b.f1_back_b, b.f1_data);
+    for (std::uint32_t r = 0; r < f2_rows; ++r)
+        EXPECT_EQ(b.f2_rows_back[r],
+                  std::vector<std::uint8_t>(b.f2_data.begin() + r * f2_row,
+                                            b.f2_data.begin() + (r + 1) * f2_row))
+            << "row " << r;
+    for (auto v : b.f2_gap)
+        EXPECT_EQ(v, 0);  // the row stride's gap was not written
+}
+
+TEST(Router, FunctionalHbmBytesLandOnTheirChannelAtTheLocalAddress) {
+    auto& b = bench();
+    for (routed* r : {&b.a, &b.b})
+        for (std::uint64_t i = 0; i < f1_len; ++i) {
+            const std::uint64_t a = f1_addr + i;
+            const auto& mem = r->hbm[r->dut.hbm_channel_of(a)]->mem;
+            auto it = mem.find(local_of(r->cfg, a));
+            ASSERT_NE(it, mem.end()) << r->dut.name() << " byte " << i;
+            EXPECT_EQ(it->second, b.f1_data[i]) << r->dut.name() << " byte " << i;
+        }
+    // However the data moved, the timing is one data-less b_transport per channel.
+    for (std::size_t ch = 0; ch < b.a.hbm.size(); ++ch) {
+        const auto& calls = b.f1_seen.at(b.a.hbm[ch].get());
+        ASSERT_EQ(calls.size(), 1u);
+        EXPECT_FALSE(calls[0].has_data);
+        EXPECT_EQ(calls[0].len, brute_split(b.a, f1_addr, f1_len)[ch]);
+    }
+}
+
+TEST(Router, SbufAccessReachesTheSbufUnchanged) {
+    auto& b = bench();
+    const auto& calls = b.sbuf_r.seen.at(&b.a.sbuf);
+    ASSERT_EQ(calls.size(), 1u);
+    const call& c = calls[0];
+    EXPECT_EQ(c.addr, amap::sbuf_base + 5 * amap::partition_stride + 64);
+    EXPECT_EQ(c.len, 64u);
+    ASSERT_TRUE(c.has_ext);
+    EXPECT_EQ(c.ext.initiator, initiator_id::act);
+    EXPECT_EQ(c.ext.rows, 2u);
+    EXPECT_EQ(c.ext.row_bytes, 32u);
+    EXPECT_EQ(c.ext.occupancy, trn::ns(10));
+    EXPECT_NEAR(c.delay_in_ns, 3, tol_ns);
+    EXPECT_NEAR(b.sbuf_r.delay_ns, 3 + 10, tol_ns);  // the target's answer is passed back
+    for (auto* t : b.a.all())
+        if (t != &b.a.sbuf) {
+            EXPECT_TRUE(b.sbuf_r.seen.at(t).empty()) << t->name();
+        }
+}
+
+TEST(Router, PsumBankIsSelectedByOffsetWithinThePartition) {
+    auto& b = bench();
+    const std::uint64_t bank = config_a().size("core.psum.bank_size");
+    const std::uint64_t offsets[4] = {3 * bank + 100, bank - 1, bank, psum_banks * bank - 1};
+    for (int i = 0; i < 4; ++i) {
+        const std::size_t want = offsets[i] / bank;
+        for (std::size_t k = 0; k < psum_banks; ++k) {
+            const auto& calls = b.psum_r[i].seen.at(b.a.psum[k].get());
+            if (k != want) {
+                EXPECT_TRUE(calls.empty()) << "offset " << offsets[i] << " bank " << k;
+                continue;
+            }
+            ASSERT_EQ(calls.size(), 1u) << "offset " << offsets[i];
+            EXPECT_EQ(calls[0].addr, amap::psum_base + 7 * amap::partition_stride + offsets[i]);
+        }
+        EXPECT_TRUE(b.psum_r[i].seen.at(&b.a.sbuf).empty());
+    }
+}
+
+TEST(Router, DoorbellAddressSelectsTheQueue) {
+    auto& b = bench();
+    const std::size_t queue[2] = {2, 0};
+    const double in[2] = {4, 0};
+    for (int i = 0; i < 2; ++i) {
+        for (std::size_t q = 0; q < doorbells; ++q) {
+            const auto& calls = b.bell_r[i].seen.at(b.a.bell[q].get());
+            if (q != queue[i]) {
+                EXPECT_TRUE(calls.empty());
+                continue;
+            }
+            ASSERT_EQ(calls.size(), 1u);
+            EXPECT_EQ(calls[0].cmd, tlm::TLM_WRITE_COMMAND);
+            EXPECT_NEAR(calls[0].delay_in_ns, in[i], tol_ns);
+        }
+        EXPECT_NEAR(b.bell_r[i].delay_ns, in[i], tol_ns);
+    }
+}
+
+TEST(Router, DebugAccessesReachSbufAndPsum) {
+    auto& b = bench();
+    EXPECT_EQ(b.sbuf_dbg, pattern(16, 9));
+    EXPECT_EQ(b.psum_dbg, pattern(16, 9));
+    EXPECT_EQ(b.sbuf_dbg_calls, 2u);
+    EXPECT_EQ(b.psum5_dbg_calls, 2u);
+}
+
+TEST(Router, SharedSbufPortSerialisesDveAndPool) {
+    auto& b = bench();
+    const auto& s = b.share[0];
+    // The dve access holds the port [0, occ_dve); the pool one asks at in_pool and starts when
+    // the dve one ends.
+    EXPECT_NEAR(s[0].seen.at(&b.a.sbuf).at(0).delay_in_ns, 0, tol_ns);
+    EXPECT_NEAR(s[0].delay_ns, occ_dve, tol_ns);
+    ASSERT_LT(in_pool, occ_dve);
+    EXPECT_NEAR(s[1].seen.at(&b.a.sbuf).at(0).delay_in_ns, occ_dve, tol_ns);
+    EXPECT_NEAR(s[1].delay_ns, occ_dve + occ_pool, tol_ns);
+    // act does not share the SBUF port.
+    EXPECT_NEAR(s[2].seen.at(&b.a.sbuf).at(0).delay_in_ns, 0, tol_ns);
+    EXPECT_NEAR(s[2].delay_ns, occ_act, tol_ns);
+    EXPECT_NEAR(b.port_wait_a_sbuf, occ_dve - in_pool, tol_ns);
+}
+
+TEST(Router, SharedPsumPortSerialisesDveAndAct) {
+    auto& b = bench();
+    const auto& s = b.share[0];
+    EXPECT_NEAR(s[3].delay_ns, occ_dve_psum, tol_ns);  // the SBUF port is a different port
+    EXPECT_NEAR(s[4].seen.at(b.a.psum[0].get()).at(0).delay_in_ns, occ_dve_psum, tol_ns);
+    EXPECT_NEAR(s[4].delay_ns, occ_dve_psum + occ_act_psum, tol_ns);
+    EXPECT_NEAR(s[5].delay_ns, occ_pool_psum, tol_ns);  // pool does not share the PSUM port
+    EXPECT_NEAR(b.port_wait_a_psum, occ_dve_psum, tol_ns);
+}
+
+TEST(Router, WithoutPortSharingAccessesOverlap) {
+    auto& b = bench();
+    const auto& s = b.share[1];
+    EXPECT_NEAR(s[0].delay_ns, occ_dve, tol_ns);
+    EXPECT_NEAR(s[1].seen.at(&b.b.sbuf).at(0).delay_in_ns, in_pool, tol_ns);
+    EXPECT_NEAR(s[1].delay_ns, in_pool + occ_pool, tol_ns);
+    EXPECT_NEAR(s[2].delay_ns, occ_act, tol_ns);
+    EXPECT_NEAR(s[3].delay_ns, occ_dve_psum, tol_ns);
+    EXPECT_NEAR(s[4].delay_ns, occ_act_psum, tol_ns);
+    EXPECT_NEAR(s[5].delay_ns, occ_pool_psum, tol_ns);
+    EXPECT_EQ(b.port_wait_b_sbuf, 0);
+    EXPECT_EQ(b.port_wait_b_psum, 0);
+}
+
+}  // namespace

@@ -1,0 +1,367 @@
+// hbm_channel: one channel's share of the HBM bandwidth served first come first served, plus a
+// fixed latency. An access's service time is max(bytes / (bandwidth / channels), pages opened x
+// activate_time), where each of `banks` banks keeps one page open (page p lives in bank
+// p mod banks). Functional mode keeps the bytes. One bench: a fake initiator issues a scripted
+// sequence of accesses from an SC_THREAD and records what the channel returned; every TEST
+// checks a part of that record against the formula computed from the configured parameters.
+#include <gtest/gtest.h>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <algorithm>
+#include <vector>
+
+#include "platforms/neuron_core.h"
+
+namespace {
+
+using sc_core::sc_time;
+using sc_core::SC_ZERO_TIME;
+
+constexpr double tol_ns = 0.002;  // sc_time resolution is 1 ps; allow two roundings
+
+double to_ns(const sc_time& t) {
+    return t.to_seconds() * 1e9;
+}
+
+const trn::config& test_config() {
+    static const trn::param_registry registry = [] {
+        trn::param_registry r;
+        trn::declare_platform_params(r);
+        return r;
+    }();
+    static const trn::config cfg = [] {
+        trn::config c(registry);
+        c.load_yaml_text(
+            "core:\n"
+            "  hbm:\n"
+            "    bandwidth: 96GB/s\n"
+            "    channels: 4\n"
+            "    latency: 40ns\n"
+            "    page_size: 1KiB\n"
+            "    banks: 4\n"
+            "    activate_time: 30ns\n",
+            "hbm_channel_test");
+        return c;
+    }();
+    return cfg;
+}
+
+double bytes_per_ns() {
+    return test_config().bandwidth("core.hbm.bandwidth") /
+           static_cast<double>(test_config().integer("core.hbm.channels"));
+}
+double latency_ns() {
+    return test_config().time_ns("core.hbm.latency");
+}
+std::uint64_t page() {
+    return test_config().size("core.hbm.page_size");
+}
+// The channel's service time for `bytes` that open `misses` pages.
+double service_ns(double bytes, int misses) {
+    return std::max(bytes / bytes_per_ns(),
+                    misses * test_config().time_ns("core.hbm.activate_time"));
+}
+
+// What one access returned.
+struct access_result {
+    double now_ns = 0;       // simulation time of the call
+    double delay_in_ns = 0;  // incoming delay
+    double delay_out_ns = 0;
+    tlm::tlm_response_status status = tlm::TLM_INCOMPLETE_RESPONSE;
+};
+
+// Bursts 1 and 2 (FCFS): sizes and addresses. Pages are 1 KiB in 4 banks (see test_config).
+constexpr unsigned n1 = 960, n2 = 600, n3 = 240, n4 = 480, n5 = 96;
+constexpr std::uint64_t data_addr = 0x40;   // access 1: bytes 64..1023, page 0 only
+constexpr std::uint64_t far_addr = 0x9000;  // accesses 2..5: page 36 (bank 0)
+constexpr double gap_ns = 50;               // incoming delay of access 3 past the port's busy-until
+constexpr double later_ns = 1000;           // when burst 2 starts (port idle by then)
+constexpr double access5_in_ns = 5;         // incoming delay of access 5 (before the port frees)
+constexpr double burst3_ns = 2000, spacing_ns = 500, burst4_ns = 8000;
+
+std::vector<std::uint8_t> pattern(std::size_t n, unsigned seed) {
+    std::vector<std::uint8_t> v(n);
+    for (std::size_t i = 0; i < n; ++i)
+        v[i] = static_cast<std::uint8_t>((i * 7 + seed) & 0xff);
+    return v;
+}
+
+class harness : public sc_core::sc_module {
+  public:
+    SC_HAS_PROCESS(harness);
+    tlm_utils::simple_initiator_socket<harness> out{"out"};
+    trn::hbm_channel dut;
+
+    std::vector<access_result> timing;  // bursts 1 and 2: accesses 1..5
+    std::vector<access_result> pages;   // burst 3: the row-buffer scenario
+    double busy_after_burst2 = 0, wait_after_burst2 = 0;
+    std::uint64_t misses_after_burst2 = 0, misses_after_burst3 = 0;
+    std::uint64_t counted_read = 0, counted_write = 0;
+    std::uint64_t read_before_dbg = 0, write_before_dbg = 0, misses_before_dbg = 0;
+    std::uint64_t read_after_dbg = 0, write_after_dbg = 0, misses_after_dbg = 0;
+    std::vector<std::uint8_t> written = pattern(n1, 3);
+    std::vector<std::uint8_t> dbg_read;   // transport_dbg read of what access 1 wrote
+    std::vector<std::uint8_t> tail_read;  // straddles the end of the written bytes
+    std::vector<std::uint8_t> bt_read;    // b_transport read of the written bytes
+    std::vector<std::uint8_t> dbg_written = pattern(64, 91);
+    std::vector<std::uint8_t> bt_read_of_dbg;  // b_transport read of a transport_dbg write
+    std::vector<std::uint8_t> untouched_read;  // a timing-only write must not change the data
+    unsigned dbg_len = 0;
+    double busy_until_before_dbg = 0, busy_until_after_dbg = 0;
+    // reset_stats(): counters after it, and an access to a page that was open before it.
+    std::uint64_t read_after_reset = 1, write_after_reset = 1, misses_after_reset = 1;
+    double busy_total_after_reset = -1, busy_until_before_reset = 0, busy_until_after_reset = 0;
+    access_result reopened;
+    std::uint64_t misses_after_reopen = 0;
+
+    explicit harness(const sc_core::sc_module_name& name)
+        : sc_core::sc_module(name), dut("dut", test_config()) {
+        out.bind(dut.in);
+        SC_THREAD(run);
+    }
+
+    access_result access(tlm::tlm_command cmd, std::uint64_t addr, unsigned len, std::uint8_t* data,
+                         const sc_time& delay, const trn::hbm_ranges_ext* ranges = nullptr) {
+        tlm::tlm_generic_payload t;
+        t.set_command(cmd);
+        t.set_address(addr);
+        t.set_data_ptr(data);
+        t.set_data_length(len);
+        trn::hbm_ranges_ext ext;
+        if (ranges) {
+            ext.ranges = ranges->ranges;
+            t.set_extension(&ext);
+        }
+        sc_time d = delay;
+        access_result r;
+        r.now_ns = to_ns(sc_core::sc_time_stamp());
+        r.delay_in_ns = to_ns(delay);
+        out->b_transport(t, d);
+        if (ranges) t.clear_extension(&ext);
+        r.delay_out_ns = to_ns(d);
+        r.status = t.get_response_status();
+        (cmd == tlm::TLM_READ_COMMAND ? counted_read : counted_write) += len;
+        return r;
+    }
+
+    unsigned debug(tlm::tlm_command cmd, std::uint64_t addr, std::vector<std::uint8_t>& buf) {
+        tlm::tlm_generic_payload t;
+        t.set_command(cmd);
+        t.set_address(addr);
+        t.set_data_ptr(buf.data());
+        t.set_data_length(static_cast<unsigned>(buf.size()));
+        return out->transport_dbg(t);
+    }
+
+    void page_access(std::uint64_t addr, unsigned len,
+                     const trn::hbm_ranges_ext* ranges = nullptr) {
+        pages.push_back(access(tlm::TLM_READ_COMMAND, addr, len, nullptr, SC_ZERO_TIME, ranges));
+        sc_core::wait(trn::ns(spacing_ns));  // the next one finds the port idle
+    }
+
+    void run() {
+        const std::uint64_t pg = page();
+        // Burst 1 at time 0: a functional write, then a timing-only read queued behind it,
+        // then a write whose incoming delay starts after the port is free.
+        timing.push_back(
+            access(tlm::TLM_WRITE_COMMAND, data_addr, n1, written.data(), SC_ZERO_TIME));
+        timing.push_back(access(tlm::TLM_READ_COMMAND, far_addr, n2, nullptr, SC_ZERO_TIME));
+        const sc_time after_port = dut.port().busy_until() + trn::ns(gap_ns);
+        timing.push_back(access(tlm::TLM_WRITE_COMMAND, far_addr + n2, n3, nullptr, after_port));
+        // Burst 2 later: an idle port serves at once; a request with a small incoming delay
+        // that arrives while access 4 is served queues behind it. Both hit the open page.
+        sc_core::wait(trn::ns(later_ns));
+        timing.push_back(access(tlm::TLM_READ_COMMAND, far_addr, n4, nullptr, SC_ZERO_TIME));
+        timing.push_back(
+            access(tlm::TLM_READ_COMMAND, far_addr + n4, n5, nullptr, trn::ns(access5_in_ns)));
+        busy_after_burst2 = to_ns(dut.port().busy_total());
+        wait_after_burst2 = to_ns(dut.port().wait_total());
+        misses_after_burst2 = dut.misses();
+
+        // Burst 3: row-buffer hits and misses, one access at a time. Open pages before it:
+        // bank 0 holds page 36.
+        sc_core::wait(trn::ns(burst3_ns) - sc_core::sc_time_stamp());
+        page_access(8 * pg, 200);        // 0: page 8, bank 0: miss
+        page_access(8 * pg + 200, 200);  // 1: page 8 again: hit
+        page_access(12 * pg, 200);       // 2: page 12, bank 0: miss (closes page 8)
+        page_access(9 * pg, 200);        // 3: page 9, bank 1: miss (first use of bank 1)
+        page_access(8 * pg, 200);        // 4: page 8, bank 0: miss again
+        page_access(40 * pg, 3 * 1024);  // 5: pages 40, 41, 42 in banks 0, 1, 2: 3 misses
+        page_access(44 * pg - 50, 100);  // 6: pages 43 and 44 (banks 3, 0): 2 misses
+        trn::hbm_ranges_ext two;         // 7: the ranges, not the address, name the pages
+        two.ranges = {{64 * pg, 64}, {128 * pg, 64}};  // pages 64, 128 in bank 0: 2 misses
+        page_access(0, 128, &two);
+        trn::hbm_ranges_ext one;  // 8: page 128 is open now: a hit (page 0 would not be)
+        one.ranges = {{128 * pg + 64, 64}};
+        page_access(0, 64, &one);
+        misses_after_burst3 = dut.misses();
+
+        // Burst 4, functional reads: debug and b_transport see what access 1 wrote.
+        sc_core::wait(trn::ns(burst4_ns) - sc_core::sc_time_stamp());
+        busy_until_before_dbg = to_ns(dut.port().busy_until());
+        read_before_dbg = dut.read_bytes();
+        write_before_dbg = dut.write_bytes();
+        misses_before_dbg = dut.misses();
+        dbg_read.assign(n1, 0);
+        dbg_len = debug(tlm::TLM_READ_COMMAND, data_addr, dbg_read);
+        tail_read.assign(20, 0xee);
+        debug(tlm::TLM_READ_COMMAND, data_addr + n1 - 10, tail_read);
+        std::vector<std::uint8_t> w = dbg_written;
+        debug(tlm::TLM_WRITE_COMMAND, 0x5000, w);
+        busy_until_after_dbg = to_ns(dut.port().busy_until());
+        read_after_dbg = dut.read_bytes();
+        write_after_dbg = dut.write_bytes();
+        misses_after_dbg = dut.misses();
+        bt_read.assign(n1, 0);
+        access(tlm::TLM_READ_COMMAND, data_addr, n1, bt_read.data(), SC_ZERO_TIME);
+        bt_read_of_dbg.assign(dbg_written.size(), 0);
+        access(tlm::TLM_READ_COMMAND, 0x5000, static_cast<unsigned>(bt_read_of_dbg.size()),
+               bt_read_of_dbg.data(), SC_ZERO_TIME);
+        access(tlm::TLM_WRITE_COMMAND, data_addr, 100, nullptr, SC_ZERO_TIME);
+        untouched_read.assign(100, 0);
+        debug(tlm::TLM_READ_COMMAND, data_addr, untouched_read);
+
+        // reset_stats(): counters restart, every page closes, the port booking stays.
+        busy_until_before_reset = to_ns(dut.port().busy_until());
+        dut.reset_stats();
+        busy_until_after_reset = to_ns(dut.port().busy_until());
+        read_after_reset = dut.read_bytes();
+        write_after_reset = dut.write_bytes();
+        misses_after_reset = dut.misses();
+        busy_total_after_reset = to_ns(dut.port().busy_total());
+        sc_core::wait(trn::ns(spacing_ns));
+        reopened = access(tlm::TLM_READ_COMMAND, data_addr, 64, nullptr, SC_ZERO_TIME);
+        misses_after_reopen = dut.misses();
+    }
+};
+
+harness& bench() {
+    static harness* h = [] {
+        auto* b = new harness("bench");  // lives until exit: SystemC owns the hierarchy
+        sc_core::sc_start();
+        return b;
+    }();
+    return *h;
+}
+
+// Services of accesses 1..5: access 1 and 2 each open a page; 3, 4 and 5 hit page 36.
+double s1() {
+    return service_ns(n1, 1);
+}
+double s2() {
+    return service_ns(n2, 1);
+}
+
+TEST(HbmChannel, ScenarioCoversBothServiceRegimes) {
+    EXPECT_GT(n1 / bytes_per_ns(), service_ns(0, 1));  // access 1: bandwidth-bound
+    EXPECT_LT(n2 / bytes_per_ns(), service_ns(0, 1));  // access 2: activation-bound
+}
+
+TEST(HbmChannel, SingleAccessCompletesAfterServiceAndLatency) {
+    const auto& r = bench().timing.at(0);
+    EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
+    EXPECT_NEAR(r.delay_out_ns, n1 / bytes_per_ns() + latency_ns(), tol_ns);
+}
+
+TEST(HbmChannel, BackToBackAccessQueuesBehindTheFirst) {
+    const auto& r = bench().timing.at(1);
+    EXPECT_EQ(r.status, tlm::TLM_OK_RESPONSE);
+    // Starts when access 1 frees the port, not at its own incoming delay of 0.
+    EXPECT_NEAR(r.delay_out_ns, s1() + s2() + latency_ns(), tol_ns);
+}
+
+TEST(HbmChannel, AccessStartingAfterThePortFreesDoesNotQueue) {
+    const auto& r = bench().timing.at(2);
+    EXPECT_NEAR(r.delay_in_ns, s1() + s2() + gap_ns, tol_ns);
+    EXPECT_NEAR(r.delay_out_ns, r.delay_in_ns + service_ns(n3, 0) + latency_ns(), tol_ns);
+}
+
+TEST(HbmChannel, DelayIsRelativeToTheCurrentTime) {
+    const auto& r4 = bench().timing.at(3);
+    EXPECT_NEAR(r4.now_ns, later_ns, tol_ns);
+    EXPECT_NEAR(r4.delay_out_ns, n4 / bytes_per_ns() + latency_ns(), tol_ns);
+    const auto& r5 = bench().timing.at(4);
+    ASSERT_LT(access5_in_ns, n4 / bytes_per_ns());  // access 5 arrives while 4 is served
+    EXPECT_NEAR(r5.delay_out_ns, (n4 + n5) / bytes_per_ns() + latency_ns(), tol_ns);
+}
+
+TEST(HbmChannel, PortAccountsBusyAndWaitTime) {
+    const auto& b = bench();
+    const double r = bytes_per_ns();
+    EXPECT_NEAR(b.busy_after_burst2, s1() + s2() + (n3 + n4 + n5) / r, 5 * tol_ns);
+    // Access 2 waited for access 1; access 5 waited for 4, less its incoming delay.
+    EXPECT_NEAR(b.wait_after_burst2, s1() + (n4 / r - access5_in_ns), 2 * tol_ns);
+    EXPECT_EQ(b.misses_after_burst2, 2u);
+}
+
+TEST(HbmChannel, OpenPagesHitAndNewPagesPayTheActivationTime) {
+    const auto& p = bench().pages;
+    ASSERT_EQ(p.size(), 9u);
+    const int misses[9] = {1, 0, 1, 1, 1, 3, 2, 2, 0};
+    const double bytes[9] = {200, 200, 200, 200, 200, 3 * 1024, 100, 128, 64};
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        EXPECT_NEAR(p[i].delay_in_ns, 0, tol_ns);
+        EXPECT_NEAR(p[i].delay_out_ns, service_ns(bytes[i], misses[i]) + latency_ns(), tol_ns)
+            << "page access " << i;
+    }
+    EXPECT_EQ(bench().misses_after_burst3, 2u + 1 + 0 + 1 + 1 + 1 + 3 + 2 + 2 + 0);
+}
+
+TEST(HbmChannel, ByteCountersSplitReadsAndWrites) {
+    const auto& b = bench();
+    // Counted just before reset_stats(): everything but the last (64-byte) read.
+    EXPECT_EQ(b.read_before_dbg + n1 + 64, b.counted_read - 64);
+    const std::uint64_t burst3 = 5 * 200 + 3 * 1024 + 100 + 128 + 64;
+    EXPECT_EQ(b.read_before_dbg, std::uint64_t{n2 + n4 + n5} + burst3);
+    EXPECT_EQ(b.write_before_dbg, std::uint64_t{n1 + n3});
+    EXPECT_EQ(b.counted_write, std::uint64_t{n1 + n3 + 100});
+}
+
+TEST(HbmChannel, ResetStatsRestartsCountersAndClosesPages) {
+    const auto& b = bench();
+    EXPECT_EQ(b.read_after_reset, 0u);
+    EXPECT_EQ(b.write_after_reset, 0u);
+    EXPECT_EQ(b.misses_after_reset, 0u);
+    EXPECT_EQ(b.busy_total_after_reset, 0);
+    EXPECT_EQ(b.busy_until_after_reset, b.busy_until_before_reset);
+    // Page 0 was open (the last accesses used it); after the reset it must be opened again.
+    EXPECT_NEAR(b.reopened.delay_out_ns, service_ns(64, 1) + latency_ns(), tol_ns);
+    EXPECT_EQ(b.misses_after_reopen, 1u);
+    EXPECT_EQ(b.dut.read_bytes(), 64u);
+}
+
+TEST(HbmChannel, DebugAccessesTakeNoTimeAndCountNothing) {
+    const auto& b = bench();
+    EXPECT_EQ(b.read_after_dbg, b.read_before_dbg);
+    EXPECT_EQ(b.write_after_dbg, b.write_before_dbg);
+    EXPECT_EQ(b.misses_after_dbg, b.misses_before_dbg);
+    EXPECT_EQ(b.busy_until_after_dbg, b.busy_until_before_dbg);
+    EXPECT_EQ(b.dbg_len, n1);
+}
+
+TEST(HbmChannel, FunctionalWriteThenDebugReadReturnsTheBytes) {
+    const auto& b = bench();
+    EXPECT_EQ(b.dbg_read, b.written);
+}
+
+TEST(HbmChannel, FunctionalReadBeyondWrittenBytesReturnsZeros) {
+    const auto& b = bench();
+    for (std::size_t i = 0; i < 10; ++i)
+        EXPECT_EQ(b.tail_read[i], b.written[n1 - 10 + i]) << i;
+    for (std::size_t i = 10; i < b.tail_read.size(); ++i)
+        EXPECT_EQ(b.tail_read[i], 0) << i;
+}
+
+TEST(HbmChannel, FunctionalBTransportReadsReturnTheBytes) {
+    const auto& b = bench();
+    EXPECT_EQ(b.bt_read, b.written);
+    EXPECT_EQ(b.bt_read_of_dbg, b.dbg_written);
+}
+
+TEST(HbmChannel, TimingOnlyWriteLeavesDataUnchanged) {
+    const auto& b = bench();
+    EXPECT_EQ(b.untouched_read,
+              std::vector<std::uint8_t>(b.written.begin(), b.written.begin() + 100));
+}
+
+}  // namespace
