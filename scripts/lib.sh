@@ -7,7 +7,8 @@ BUILD_TYPE="${BUILD_TYPE:-Release}"
 
 # Everything the build, the tests and the scripts need, all from Debian's archive.
 TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
-    libboost-program-options-dev libgtest-dev nlohmann-json3-dev python3)
+    libboost-program-options-dev libgtest-dev nlohmann-json3-dev python3 python3-yaml
+    gnuplot-nox)
 
 trn_install_deps() {
     local missing=()
@@ -31,8 +32,10 @@ trn_install_deps() {
             --no-install-recommends "${missing[@]}" >&2
 }
 
-# Configures build/ the first time and rebuilds whatever is stale (make decides).
+# Configures build/ the first time and rebuilds whatever is stale (make decides). With
+# TRNSIM_SKIP_BUILD=1 (set by the tests, which run inside a build) an existing build is used as is.
 trn_build() {
+    if [ "${TRNSIM_SKIP_BUILD:-}" = 1 ] && [ -x "$BUILD_DIR/sim" ]; then return 0; fi
     trn_install_deps || return $?
     if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
         cmake -S "$TRN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >&2 || return $?

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# scripts/sweep, local backend: the cartesian product, a failing point reported and the others
+# kept, resuming without redoing finished points, and bad specs rejected with exit 2.
+source "$(dirname "$0")/common.sh"
+sweep="$ROOT/scripts/sweep"
+cat >"$TMP/spec.yaml" <<SPEC
+name: t
+configs: [trn1]
+workloads:
+  - name: vector_add
+    params: {variant: stream, n: 25600}
+    vary: {free_dim: [20, 200]}
+set:
+  core.dma.engines: [4, 16, 999]
+  core.hbm.bandwidth: {from: 200, to: 400, step: 200, unit: GB/s}
+SPEC
+"$sweep" "$TMP/spec.yaml" --out "$TMP/out" >"$TMP/log" 2>&1
+expect_status 1 $? "a failing point makes the sweep exit 1"
+expect_grep "12 points, 0 already done, running 12" "$TMP/log" "point count"
+expect_grep "8 of 12 points" "$TMP/log" "finished points"
+expect_grep "failed: sim: error: config key 'core.dma.engines'" "$TMP/log" "why a point failed"
+[ "$(wc -l <"$TMP/out/results.csv")" -eq 9 ] || fail "results.csv: header + 8 rows expected"
+expect_grep "^point,config,workload,param.free_dim,set.core.dma.engines,set.core.hbm.bandwidth,total_time_us" \
+    "$TMP/out/results.csv" "results.csv header"
+# Fewer DMA engines never make a kernel faster.
+python3 - "$TMP/out/results.csv" <<'PY' || fail "4 engines faster than 16"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+t = {(r["param.free_dim"], r["set.core.hbm.bandwidth"], r["set.core.dma.engines"]):
+     float(r["total_time_us"]) for r in rows}
+assert all(t[(f, b, "4")] >= t[(f, b, "16")] for f in ("20", "200") for b in ("200GB/s", "400GB/s"))
+PY
+# Resume: finished points are not run again; a removed result is.
+stamp="$(stat -c %Y "$TMP"/out/points/00000-*.json)"
+rm "$TMP"/out/points/00001-*.json
+sleep 1
+"$sweep" "$TMP/spec.yaml" --out "$TMP/out" >"$TMP/log2" 2>&1
+expect_grep "12 points, 7 already done, running 5" "$TMP/log2" "resume"
+[ "$(stat -c %Y "$TMP"/out/points/00000-*.json)" = "$stamp" ] || fail "a finished point ran again"
+ls "$TMP"/out/points/00001-*.json >/dev/null 2>&1 || fail "the removed point was not rerun"
+# Bad specs.
+printf 'name: x\nconfigs: [trn1]\nworkloads: [{name: vector_add}]\ncolour: red\n' >"$TMP/bad1.yaml"
+"$sweep" "$TMP/bad1.yaml" --out "$TMP/o1" >"$TMP/log3" 2>&1; expect_status 2 $? "unknown key"
+expect_grep "colour" "$TMP/log3" "unknown key named"
+printf 'configs: [trn1\nworkloads: x\n' >"$TMP/bad2.yaml"
+"$sweep" "$TMP/bad2.yaml" --out "$TMP/o2" >"$TMP/log4" 2>&1; expect_status 2 $? "malformed YAML"
+expect_grep "bad2.yaml:[0-9]+: malformed YAML" "$TMP/log4" "YAML error names file and line"
+printf 'configs: [trn1]\nworkloads: [{name: vector_add}]\nzip: [{core.pe.rows: [1, 2], core.pe.cols: [1]}]\n' >"$TMP/bad3.yaml"
+"$sweep" "$TMP/bad3.yaml" --out "$TMP/o3" >"$TMP/log5" 2>&1; expect_status 2 $? "zip lengths"
+finish
