@@ -1,5 +1,8 @@
 #include "platforms/neuron_core.h"
 
+#include <chrono>
+#include <cstdio>
+
 #include "core/error.h"
 #include "workloads/builder/kernel_builder.h"
 
@@ -149,7 +152,31 @@ void neuron_core::start_of_simulation() {
 void neuron_core::run() {
     if (!m_inputs_written) write_inputs();
     m_inputs_written = false;
-    sc_core::sc_start();
+    if (!m_progress) {
+        sc_core::sc_start();
+    } else {
+        // Simulate in slices so that long runs can report progress on stderr.
+        using clock = std::chrono::steady_clock;
+        const auto t0 = clock::now();
+        auto next = t0 + std::chrono::seconds(2);
+        bool shown = false;
+        while (sc_core::sc_pending_activity()) {
+            sc_core::sc_start(ns(100e3), sc_core::SC_EXIT_ON_STARVATION);
+            const auto now = clock::now();
+            if (now < next) continue;
+            next = now + std::chrono::milliseconds(500);
+            std::uint64_t done = 0;
+            for (const auto& e : m_engines) done += e->instructions();
+            for (const auto& q : m_dma_queues) done += q->transfers();
+            const double wall = std::chrono::duration<double>(now - t0).count();
+            std::fprintf(stderr, "\rsim: %llu of %zu instructions, %.3f us simulated, %.2f M/s ",
+                         static_cast<unsigned long long>(done), m_program->instruction_count(),
+                         (sc_core::sc_time_stamp() - m_begin).to_seconds() * 1e6,
+                         done / wall / 1e6);
+            shown = true;
+        }
+        if (shown) std::fprintf(stderr, "\r%*s\r", 72, "");
+    }
     m_end = sc_core::sc_time_stamp();
     std::vector<std::string> stuck = m_sems.blocked_waiters();
     bool unfinished = !stuck.empty();

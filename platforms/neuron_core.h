@@ -40,6 +40,8 @@ class neuron_core : public sc_core::sc_module {
     void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
     // Statistics of the last program run.
     void report(stats_tree& stats) const;
+    // Progress on stderr (instructions retired, simulated time, rate) for runs over 2 s.
+    void set_progress(bool on) { m_progress = on; }
     // Records every instruction, transfer and DMA chunk on `t` (call before run()).
     void set_timeline(timeline* t);
     // From load() to the last completion of the last program run (includes the launch).
@@ -65,6 +67,7 @@ class neuron_core : public sc_core::sc_module {
     const program* m_program = nullptr;
     sc_core::sc_time m_begin, m_end;
     bool m_inputs_written = false;
+    bool m_progress = false;
     std::uint64_t m_sbuf_high_water = 0;
 };
 

@@ -235,6 +235,7 @@ int run(int argc, char** argv) {
         cfg.set(s);
 
     trn::neuron_core core("core", cfg, functional);
+    core.set_progress(!quiet && ::isatty(2));
     trn::kernel_builder::options(cfg, core.limits(), trn::kernel_style::nl);  // reads compiler.*
     std::vector<std::map<std::string, std::string>> cases{{}};
     const trn::workload* w = nullptr;

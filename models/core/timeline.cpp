@@ -1,7 +1,9 @@
 #include "core/timeline.h"
 
 #include <cstdio>
+#include <algorithm>
 #include <fstream>
+#include <map>
 
 #include "core/error.h"
 
@@ -15,6 +17,10 @@ std::size_t timeline::track(const std::string& name) {
 void timeline::slice(std::size_t track, const std::string& name, double start_ns, double dur_ns,
                      const std::string& args_json) {
     m_slices.push_back({track, name, start_ns, dur_ns, args_json});
+}
+
+void timeline::counter_delta(const std::string& name, double t_ns, double delta) {
+    m_deltas.push_back({name, t_ns, delta});
 }
 
 void timeline::write(const std::string& path) const {
@@ -35,6 +41,17 @@ void timeline::write(const std::string& path) const {
             << buf;
         if (!s.args.empty()) out << ",\"args\":" << s.args;
         out << "}";
+    }
+    // Counters: deltas in time order, accumulated per counter.
+    std::vector<delta> deltas = m_deltas;
+    std::stable_sort(deltas.begin(), deltas.end(),
+                     [](const delta& a, const delta& b) { return a.t_ns < b.t_ns; });
+    std::map<std::string, double> value;
+    for (const auto& d : deltas) {
+        value[d.name] += d.value;
+        std::snprintf(buf, sizeof buf, "\"ts\":%.6f", d.t_ns / 1e3);
+        out << ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"" << d.name << "\"," << buf
+            << ",\"args\":{\"value\":" << value[d.name] << "}}";
     }
     out << "\n]}\n";
     if (!out) throw user_error("error writing timeline '" + path + "'");

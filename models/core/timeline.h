@@ -13,6 +13,8 @@ class timeline {
     std::size_t track(const std::string& name);
     void slice(std::size_t track, const std::string& name, double start_ns, double dur_ns,
                const std::string& args_json = "");
+    // A counter track ("C" events): `delta` is added to counter `name` at time t.
+    void counter_delta(const std::string& name, double t_ns, double delta);
     void write(const std::string& path) const;
     std::size_t size() const { return m_slices.size(); }
 
@@ -23,8 +25,13 @@ class timeline {
         double start_ns, dur_ns;
         std::string args;
     };
+    struct delta {
+        std::string name;
+        double t_ns, value;
+    };
     std::vector<std::string> m_tracks;
     std::vector<entry> m_slices;
+    std::vector<delta> m_deltas;
 };
 
 }  // namespace trn

@@ -74,6 +74,13 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     }
     m_bytes += t.src.bytes();
     const sc_core::sc_time at = sc_core::sc_time_stamp() + done;
+    if (m_timeline) {
+        m_timeline->counter_delta("dma bytes in flight",
+                                  (sc_core::sc_time_stamp() + start).to_seconds() * 1e9,
+                                  static_cast<double>(t.src.bytes()));
+        m_timeline->counter_delta("dma bytes in flight", at.to_seconds() * 1e9,
+                                  -static_cast<double>(t.src.bytes()));
+    }
     if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion
         sc_core::sc_time from = sc_core::sc_time_stamp() + start;
         if (from < m_last_done) from = m_last_done;

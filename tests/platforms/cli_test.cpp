@@ -301,6 +301,18 @@ TEST_F(cli, timeline_has_a_track_per_engine_and_queue_without_overlaps) {
     std::set<std::string> have;
     for (const auto& [tid, n] : names)
         have.insert(n);
+    // A counter of DMA bytes in flight that returns to zero.
+    double last = -1;
+    std::size_t counters = 0;
+    for (const auto& e : j["traceEvents"])
+        if (e["ph"] == "C") {
+            EXPECT_EQ(e["name"], "dma bytes in flight");
+            last = e["args"]["value"].get<double>();
+            EXPECT_GE(last, 0);
+            ++counters;
+        }
+    EXPECT_GT(counters, 0u);
+    EXPECT_EQ(last, 0);
     for (const char* t : {"dve", "act", "pool", "sp", "dma q0", "dma0"})
         EXPECT_TRUE(have.count(t)) << t;
     for (auto& [tid, s] : slices) {
