@@ -1,5 +1,7 @@
 #include "engines/engine.h"
 
+#include "core/trace.h"
+
 #include <cstring>
 
 #include "engines/alu.h"
@@ -171,10 +173,15 @@ void engine_base::run_stream() {
             std::string name = opcode_name(ins.op);
             if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
             if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
+            std::string args = "{\"index\":" + std::to_string(m_next);
+            if (ins.op == opcode::dma_trigger) args += ",\"queue\":" + std::to_string(ins.queue);
+            for (const auto& [key, op] : {std::pair<const char*, const operand*>{"dst", &ins.dst},
+                                          {"src0", &ins.src0},
+                                          {"src1", &ins.src1}})
+                if (op->valid())
+                    args += std::string(",\"") + key + "\":\"" + format_operand(*op) + "\"";
             m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
-                              t.busy.to_seconds() * 1e9,
-                              "{\"index\":" + std::to_string(m_next) +
-                                  ",\"elems\":" + std::to_string(ins.dst.elems) + "}");
+                              t.busy.to_seconds() * 1e9, args + "}");
         }
         m_stall_port += t.start;
         m_busy += t.busy;
