@@ -19,6 +19,7 @@
 
 #include "dma/dma_job.h"
 #include "platforms/neuron_core.h"
+#include "support/platform_config.h"
 
 namespace {
 
@@ -31,18 +32,11 @@ namespace amap = trn::address_map;
 
 constexpr double tol_ns = 0.002;
 
-double to_ns(const sc_time& t) {
-    return t.to_seconds() * 1e9;
-}
+using trn::testing::to_ns;
 
 const trn::config& test_config() {
-    static const trn::param_registry registry = [] {
-        trn::param_registry r;
-        trn::declare_platform_params(r);
-        return r;
-    }();
     static const trn::config cfg = [] {
-        trn::config c(registry);
+        trn::config c(trn::testing::platform_registry());
         c.load_yaml_text(
             "core:\n"
             "  dma:\n"

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "platforms/neuron_core.h"
+#include "support/platform_config.h"
 
 namespace {
 
@@ -29,9 +30,7 @@ namespace amap = trn::address_map;
 
 constexpr double tol_ns = 0.002;
 
-double to_ns(const sc_time& t) {
-    return t.to_seconds() * 1e9;
-}
+using trn::testing::to_ns;
 
 const trn::param_registry& registry() {
     static const trn::param_registry r = [] {

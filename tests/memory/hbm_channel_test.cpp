@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "platforms/neuron_core.h"
+#include "support/platform_config.h"
 
 namespace {
 
@@ -19,18 +20,11 @@ using sc_core::SC_ZERO_TIME;
 
 constexpr double tol_ns = 0.002;  // sc_time resolution is 1 ps; allow two roundings
 
-double to_ns(const sc_time& t) {
-    return t.to_seconds() * 1e9;
-}
+using trn::testing::to_ns;
 
 const trn::config& test_config() {
-    static const trn::param_registry registry = [] {
-        trn::param_registry r;
-        trn::declare_platform_params(r);
-        return r;
-    }();
     static const trn::config cfg = [] {
-        trn::config c(registry);
+        trn::config c(trn::testing::platform_registry());
         c.load_yaml_text(
             "core:\n"
             "  hbm:\n"

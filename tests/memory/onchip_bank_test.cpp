@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "platforms/neuron_core.h"
+#include "support/platform_config.h"
 
 namespace {
 
@@ -17,9 +18,7 @@ using trn::address_map::partition_stride;
 
 constexpr double tol_ns = 0.002;
 
-double to_ns(const sc_time& t) {
-    return t.to_seconds() * 1e9;
-}
+using trn::testing::to_ns;
 
 constexpr std::uint32_t partitions = 16;
 constexpr std::uint64_t ser_bytes = 1024, par_bytes = 2048;

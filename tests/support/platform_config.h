@@ -9,6 +9,11 @@
 
 namespace trn::testing {
 
+// A SystemC time in ns, for comparing timing with the formulas.
+inline double to_ns(const sc_core::sc_time& t) {
+    return t.to_seconds() * 1e9;
+}
+
 inline const param_registry& platform_registry() {
     static const param_registry registry = [] {
         param_registry r;
