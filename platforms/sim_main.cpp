@@ -126,8 +126,11 @@ void print_summary(const trn::stats_tree& s, const std::string& what, const std:
     std::printf("DMA transfers    %.0f  (%.0f bytes, %.1f GB/s; busiest engine %s)\n",
                 s.get("dma.transfers"), s.get("dma.bytes"), s.get("dma.bandwidth_gbps"),
                 trn::units::format_time(s.get("dma.busiest_engine_ns")).c_str());
-    std::printf("HBM              read %.0f B, write %.0f B (%.1f GB/s)\n", s.get("hbm.read_bytes"),
-                s.get("hbm.write_bytes"), s.get("hbm.bandwidth_gbps"));
+    std::printf(
+        "HBM              read %.0f B, write %.0f B (%.1f GB/s; busiest channel %s, "
+        "%.0f page activations)\n",
+        s.get("hbm.read_bytes"), s.get("hbm.write_bytes"), s.get("hbm.bandwidth_gbps"),
+        trn::units::format_time(s.get("hbm.busiest_channel_ns")).c_str(), s.get("hbm.page_misses"));
     std::printf("MFU              %.2f %%\n", s.get("mfu_pct"));
 }
 
