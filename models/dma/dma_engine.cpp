@@ -34,6 +34,11 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
       m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
       m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
     in.register_b_transport(this, &dma_engine::b_transport);
+    m_trans.set_extension(&m_ext);
+}
+
+dma_engine::~dma_engine() {
+    m_trans.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
 void dma_engine::set_timeline(timeline* t) {
@@ -47,6 +52,16 @@ sc_core::sc_time dma_engine::service_time(std::uint64_t rows, std::uint64_t row_
     return ns(static_cast<double>(rows) * per_row);
 }
 
+const sc_core::sc_time& dma_engine::chunk_service_time(std::uint64_t rows,
+                                                       std::uint64_t row_bytes) {
+    for (const auto& s : m_shapes)
+        if (s.rows == rows && s.row_bytes == row_bytes) return s.service;
+    shape& s = m_shapes[m_next_shape];
+    m_next_shape = (m_next_shape + 1) % m_shapes.size();
+    s = {rows, row_bytes, service_time(rows, row_bytes)};
+    return s.service;
+}
+
 sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
                                     std::uint32_t row_begin, std::uint32_t rows, std::uint8_t* data,
                                     const sc_core::sc_time& at, bool debug) {
@@ -58,13 +73,11 @@ sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
     m_trans.set_address(address_of(op, row_begin));
     m_trans.set_data_ptr(data);
     m_trans.set_data_length(static_cast<unsigned>(rows * op.row_bytes()));
-    m_trans.set_extension(&m_ext);
     sc_core::sc_time d = at;
     if (debug)
         out->transport_dbg(m_trans);
     else
         out->b_transport(m_trans, d);
-    m_trans.clear_extension(&m_ext);
     return d;
 }
 
@@ -92,7 +105,7 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_t
     const dma_transfer& t = *job->transfer;
     const std::uint32_t rows = job->row_end - job->row_begin;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
-    const sc_core::sc_time service = service_time(rows, t.src.row_bytes());
+    const sc_core::sc_time service = chunk_service_time(rows, t.src.row_bytes());
     const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
     if (job->functional) move_data(*job);
     // Timing of the on-chip sides; the queue times the HBM side of the whole transfer.

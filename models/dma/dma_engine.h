@@ -1,6 +1,7 @@
 #pragma once
 #include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <array>
 #include <tlm>
 #include <vector>
 
@@ -26,6 +27,7 @@ class dma_engine : public sc_core::sc_module {
 
     static void declare_params(param_registry& r);
     dma_engine(const sc_core::sc_module_name& name, const config& cfg);
+    ~dma_engine() override;
     dma_engine(const dma_engine&) = delete;
     dma_engine& operator=(const dma_engine&) = delete;
 
@@ -49,6 +51,9 @@ class dma_engine : public sc_core::sc_module {
                             std::uint32_t rows, std::uint8_t* data, const sc_core::sc_time& at,
                             bool debug);
     void move_data(const dma_job& job);
+    // service_time, remembered for the last few chunk shapes (the chunks of a transfer are
+    // alike, and an engine serves a few kinds of transfer in turn).
+    const sc_core::sc_time& chunk_service_time(std::uint64_t rows, std::uint64_t row_bytes);
 
     double m_bytes_per_ns;
     double m_descriptor_ns;
@@ -57,8 +62,14 @@ class dma_engine : public sc_core::sc_module {
     std::uint64_t m_bytes = 0, m_rows = 0;
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
+    struct shape {
+        std::uint64_t rows = 0, row_bytes = 0;  // rows = 0: unused
+        sc_core::sc_time service;
+    };
+    std::array<shape, 4> m_shapes;
+    std::size_t m_next_shape = 0;      // the one to replace next
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
-    access_ext m_ext;
+    access_ext m_ext;                  // m_trans's extension for the engine's lifetime
 };
 
 }  // namespace trn

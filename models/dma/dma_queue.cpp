@@ -16,6 +16,11 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
           static_cast<std::uint32_t>(cfg.integer("core.dma.partitions_per_engine"))),
       m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
     doorbell.register_b_transport(this, &dma_queue::b_transport);
+    m_hbm.set_extension(&m_ext);
+}
+
+dma_queue::~dma_queue() {
+    m_hbm.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
 void dma_queue::load(const std::vector<dma_transfer>* transfers) {
@@ -42,18 +47,21 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     job.transfer = &t;
     job.functional = m_functional;
     m_chunk.set_extension(&job);
-    for (std::uint32_t r = 0; r < t.src.partitions;) {
-        const std::uint32_t group = (first + r) / m_partitions_per_engine;
+    // Partition groups in turn: group g goes to engine g % engines (no division per chunk).
+    std::uint32_t group = first / m_partitions_per_engine;
+    std::size_t engine = group % m_engine_count;
+    for (std::uint32_t r = 0; r < t.src.partitions; ++group) {
         const std::uint32_t end =
             std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - first);
         job.row_begin = r;
         job.row_end = end;
         sc_core::sc_time d = start;
-        engines[static_cast<int>(group % m_engine_count)]->b_transport(m_chunk, d);
+        engines[static_cast<int>(engine)]->b_transport(m_chunk, d);
         if (d > done) done = d;
         if (!any || job.start < first_chunk) first_chunk = job.start;
         any = true;
         r = end;
+        if (++engine == m_engine_count) engine = 0;
     }
     m_chunk.clear_extension(&job);
     for (const operand* op : {&t.src, &t.dst}) {
@@ -66,10 +74,8 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         m_hbm.set_address(address_of(*op));
         m_hbm.set_data_ptr(nullptr);
         m_hbm.set_data_length(static_cast<unsigned>(op->bytes()));
-        m_hbm.set_extension(&m_ext);
         sc_core::sc_time d = first_chunk;
         mem->b_transport(m_hbm, d);
-        m_hbm.clear_extension(&m_ext);
         if (d > done) done = d;
     }
     m_bytes += t.src.bytes();

@@ -28,6 +28,7 @@ class dma_queue : public sc_core::sc_module {
 
     dma_queue(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
               std::size_t index, bool functional);
+    ~dma_queue() override;
     dma_queue(const dma_queue&) = delete;
     dma_queue& operator=(const dma_queue&) = delete;
 
@@ -54,7 +55,7 @@ class dma_queue : public sc_core::sc_module {
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
     tlm::tlm_generic_payload m_hbm;
-    access_ext m_ext;
+    access_ext m_ext;  // m_hbm's extension for the queue's lifetime
 };
 
 }  // namespace trn

@@ -57,7 +57,12 @@ engine_base::engine_base(const sc_core::sc_module_name& name, engine_kind kind, 
     const std::string base = std::string("core.") + engine_name(kind);
     m_clock_ghz = cfg.frequency_ghz(base + ".clock");
     m_latency = ns(cfg.real(base + ".latency") / m_clock_ghz);
+    m_trans.set_extension(&m_ext);
     SC_THREAD(run);
+}
+
+engine_base::~engine_base() {
+    m_trans.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
 void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
@@ -86,10 +91,8 @@ sc_core::sc_time engine_base::access(tlm::tlm_command cmd, const operand& op, st
     m_trans.set_address(address_of(op));
     m_trans.set_data_ptr(data);
     m_trans.set_data_length(static_cast<unsigned>(op.span_bytes() * op.partitions));
-    m_trans.set_extension(&m_ext);
     sc_core::sc_time d = at;
     out->b_transport(m_trans, d);
-    m_trans.clear_extension(&m_ext);
     return d - occupancy;  // the start offset the port granted
 }
 
@@ -125,9 +128,7 @@ void engine_base::peek(const operand& op, std::vector<std::uint8_t>& bytes) {
     m_trans.set_address(address_of(op));
     m_trans.set_data_ptr(m_span.data());
     m_trans.set_data_length(static_cast<unsigned>(m_span.size()));
-    m_trans.set_extension(&m_ext);
     out->transport_dbg(m_trans);
-    m_trans.clear_extension(&m_ext);
     bytes.resize(op.bytes());
     gather(op, m_span, bytes.data());
 }

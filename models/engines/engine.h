@@ -32,6 +32,7 @@ class engine_base : public sc_core::sc_module {
     SC_HAS_PROCESS(engine_base);
     engine_base(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
                 semaphore_bank& sems, bool functional);
+    ~engine_base() override;
     engine_base(const engine_base&) = delete;
     engine_base& operator=(const engine_base&) = delete;
 
@@ -83,7 +84,7 @@ class engine_base : public sc_core::sc_module {
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
-    access_ext m_ext;
+    access_ext m_ext;                  // m_trans's extension for the engine's lifetime
     std::vector<std::uint8_t> m_span;  // a strided operand's rows as they lie in memory
 };
 

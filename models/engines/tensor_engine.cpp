@@ -62,14 +62,16 @@ tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& 
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")) {}
 
 std::string tensor_engine::check(const instruction& ins) const {
-    const std::string lim = " (core.pe.rows=" + std::to_string(m_rows) +
-                            ", core.pe.cols=" + std::to_string(m_cols) +
-                            ", core.pe.moving_max=" + std::to_string(m_moving_max) + ")";
+    auto lim = [&] {  // built only for a message: check() runs for every instruction
+        return " (core.pe.rows=" + std::to_string(m_rows) +
+               ", core.pe.cols=" + std::to_string(m_cols) +
+               ", core.pe.moving_max=" + std::to_string(m_moving_max) + ")";
+    };
     if (ins.op == opcode::transpose) {
         const operand& s = ins.src0;
         if (s.partitions > m_rows || s.elems > m_cols)
             return "transpose of " + std::to_string(s.partitions) + " x " +
-                   std::to_string(s.elems) + " exceeds the array" + lim;
+                   std::to_string(s.elems) + " exceeds the array" + lim();
         if (ins.dst.partitions != s.elems || ins.dst.elems != s.partitions)
             return "transpose dst must be " + std::to_string(s.elems) + " x " +
                    std::to_string(s.partitions);
@@ -80,13 +82,13 @@ std::string tensor_engine::check(const instruction& ins) const {
                    std::to_string(st.partitions) + " vs " + std::to_string(mv.partitions) + ")";
         if (st.partitions > m_rows)
             return "matmul contracts over " + std::to_string(st.partitions) +
-                   " partitions, more than the array's rows" + lim;
+                   " partitions, more than the array's rows" + lim();
         if (st.elems > m_cols)
             return "matmul stationary free size " + std::to_string(st.elems) +
-                   " exceeds the array's columns" + lim;
+                   " exceeds the array's columns" + lim();
         if (mv.elems > m_moving_max)
             return "matmul moving free size " + std::to_string(mv.elems) +
-                   " exceeds the moving limit" + lim;
+                   " exceeds the moving limit" + lim();
         if (st.type != mv.type) return "matmul operands have different dtypes";
         if (ins.dst.partitions != st.elems || ins.dst.elems != mv.elems)
             return "matmul dst must be " + std::to_string(st.elems) + " x " +

@@ -7,19 +7,23 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_granule(cfg.size("core.hbm.interleave")),
       m_channels(static_cast<std::size_t>(cfg.integer("core.hbm.channels"))),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
-      m_split(m_channels, 0),
-      m_ranges(m_channels) {
+      m_next(m_channels) {
     auto log2_exact = [](std::uint64_t v) { return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1; };
     m_granule_shift = log2_exact(m_granule);
     m_channel_shift = log2_exact(m_channels);
     in.register_b_transport(this, &router::b_transport);
     in.register_transport_dbg(this, &router::transport_dbg);
+    m_part.set_extension(&m_part_ranges);
     if (cfg.text("core.sbuf.port_sharing") == "dve+pool")
         m_shares_sbuf[std::size_t(initiator_id::dve)] =
             m_shares_sbuf[std::size_t(initiator_id::pool)] = true;
     if (cfg.text("core.psum.port_sharing") == "dve+act")
         m_shares_psum[std::size_t(initiator_id::dve)] =
             m_shares_psum[std::size_t(initiator_id::act)] = true;
+}
+
+router::~router() {
+    m_part.clear_extension(&m_part_ranges);  // a payload frees the extensions it still holds
 }
 
 namespace {
@@ -48,43 +52,74 @@ void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64
     }
 }
 
-void router::add_row(std::uint64_t a, std::uint64_t n) {
+void router::add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
+                            std::uint64_t stride) {
+    // Every row has the same granules first..last of its block, only rotated over the channels
+    // by the block's hash: one piece per granule, and no piece extends another (two rows'
+    // pieces on a channel are at least a granule apart in its local space).
+    const std::uint64_t g = m_granule, mask = m_channels - 1;
+    const int gs = m_granule_shift, bs = m_granule_shift + m_channel_shift;
+    const std::uint64_t in_block = addr & ((g << m_channel_shift) - 1);
+    const std::uint64_t first = in_block >> gs, last = (in_block + n - 1) >> gs;
+    const std::uint64_t first_off = in_block & (g - 1);
+    const std::uint64_t first_len = std::min(n, g - first_off);
+    const std::uint64_t last_len = in_block + n - (last << gs);
+    range** next = m_next.data();
+    std::uint64_t block = addr >> bs;
+    for (std::uint32_t r = 0; r < rows; ++r, block += stride >> bs) {
+        const std::uint64_t hash = block_hash(block);
+        const std::uint64_t local = block << gs;  // channel-local start of the block
+        *next[(first + hash) & mask]++ = {local + first_off, first_len};
+        for (std::uint64_t k = first + 1; k < last; ++k)
+            *next[(k + hash) & mask]++ = {local, g};
+        if (last > first) *next[(last + hash) & mask]++ = {local, last_len};
+    }
+}
+
+void router::add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
+                      std::uint64_t stride) {
     // Each channel's share of a row is contiguous in its local space: one range per channel.
-    // Walks the row block by block (one hash per block of `channels` granules).
+    // Walks each row block by block (one hash per block of `channels` granules), granule by
+    // granule within a block.
     const std::uint64_t g = m_granule, c = m_channels, block_bytes = g * c;
     if (m_granule_shift >= 0 && m_channel_shift >= 0) {  // powers of two: shifts and masks
         const int gs = m_granule_shift, bs = m_granule_shift + m_channel_shift;
-        for (std::uint64_t left = n; left;) {
-            const std::uint64_t off = a & (g - 1);
-            const std::uint64_t piece = std::min(left, g - off);
-            const std::uint64_t block = a >> bs;
-            const auto ch = static_cast<std::size_t>(((a >> gs) + block_hash(block)) & (c - 1));
-            const std::uint64_t lo = (block << gs) + off;
-            auto& ranges = m_ranges[ch].ranges;
-            if (!ranges.empty() && ranges.back().first + ranges.back().second == lo)
-                ranges.back().second += piece;
-            else
-                ranges.emplace_back(lo, piece);
-            m_split[ch] += piece;
-            a += piece;
-            left -= piece;
+        const bool blocks_apart =
+            rows == 1 || (!(stride & (block_bytes - 1)) && stride >= 2 * block_bytes);
+        if (n && (addr & (block_bytes - 1)) + n <= block_bytes && blocks_apart) {
+            add_block_rows(addr, rows, n, stride);
+            return;
+        }
+        for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
+            const std::uint64_t end = addr + n;
+            for (std::uint64_t a = addr; a < end;) {
+                const std::uint64_t block = a >> bs;
+                const std::uint64_t hash = block_hash(block);
+                const std::uint64_t local = block << gs;  // channel-local start of the block
+                const std::uint64_t stop = std::min(end, (block + 1) << bs);
+                for (std::uint64_t gi = a >> gs; a < stop; ++gi) {
+                    const std::uint64_t next = std::min(stop, (gi + 1) << gs);
+                    add_range(static_cast<std::size_t>((gi + hash) & (c - 1)),
+                              local + (a & (g - 1)), next - a);
+                    a = next;
+                }
+            }
         }
         return;
     }
-    for (std::uint64_t left = n; left;) {
-        const std::uint64_t piece = std::min(left, g - a % g);
-        const std::uint64_t block = a / block_bytes;
-        const std::uint64_t pos = (a / g) % c;
-        const std::size_t ch = static_cast<std::size_t>((pos + block_hash(block)) % c);
-        const std::uint64_t lo = block * g + a % g;
-        auto& ranges = m_ranges[ch].ranges;
-        if (!ranges.empty() && ranges.back().first + ranges.back().second == lo)
-            ranges.back().second += piece;
-        else
-            ranges.emplace_back(lo, piece);
-        m_split[ch] += piece;
-        a += piece;
-        left -= piece;
+    for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
+        const std::uint64_t end = addr + n;
+        for (std::uint64_t a = addr; a < end;) {
+            const std::uint64_t block = a / block_bytes;
+            const std::uint64_t hash = block_hash(block);
+            const std::uint64_t stop = std::min(end, (block + 1) * block_bytes);
+            for (std::uint64_t gi = a / g; a < stop; ++gi) {
+                const std::uint64_t next = std::min(stop, (gi + 1) * g);
+                add_range(static_cast<std::size_t>((gi % c + hash) % c), block * g + a % g,
+                          next - a);
+                a = next;
+            }
+        }
     }
 }
 
@@ -111,28 +146,35 @@ void router::hbm_data(tlm::tlm_generic_payload& trans) {
     }
 }
 
-void router::hbm_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                        sc_core::sc_time& delay) {
     if (trans.get_data_ptr()) hbm_data(trans);
-    auto* ext = trans.get_extension<access_ext>();
     const std::uint32_t rows = ext ? ext->rows : 1;
     const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
     const std::uint64_t stride = ext ? ext->row_stride : 0;
-    for (auto& r : m_ranges)
-        r.ranges.clear();
-    std::fill(m_split.begin(), m_split.end(), 0);
-    for (std::uint32_t r = 0; r < rows; ++r)
-        add_row(trans.get_address() + r * stride, row_bytes);
+    // A row adds at most one range per block it touches to each channel.
+    const std::size_t room = std::size_t{rows} * (row_bytes / (m_granule * m_channels) + 2) + 1;
+    if (m_range_buf.size() < room * m_channels) m_range_buf.resize(room * m_channels);
+    for (std::size_t ch = 0; ch < m_channels; ++ch) {
+        range* sentinel = &m_range_buf[ch * room];
+        *sentinel = {~std::uint64_t{0}, 0};  // ends at ~0, where no range starts
+        m_next[ch] = sentinel + 1;
+    }
+    add_rows(trans.get_address(), rows, row_bytes, stride);
     sc_core::sc_time done = delay;
     for (std::size_t ch = 0; ch < m_channels; ++ch) {
-        if (!m_split[ch]) continue;
-        m_part.set_extension(&m_ranges[ch]);
+        const range* first = &m_range_buf[ch * room] + 1;
+        if (m_next[ch] == first) continue;
+        std::uint64_t bytes = 0;
+        for (const range* r = first; r != m_next[ch]; ++r)
+            bytes += r->second;
+        m_part_ranges.ranges.assign(first, static_cast<const range*>(m_next[ch]));
         m_part.set_command(trans.get_command());
         m_part.set_address(0);
         m_part.set_data_ptr(nullptr);
-        m_part.set_data_length(static_cast<unsigned>(m_split[ch]));
+        m_part.set_data_length(static_cast<unsigned>(bytes));
         sc_core::sc_time d = delay;
         hbm[static_cast<int>(ch)]->b_transport(m_part, d);
-        m_part.clear_extension(&m_ranges[ch]);
         if (d > done) done = d;
     }
     delay = done;
@@ -155,7 +197,7 @@ void router::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&
     const initiator_id who = ext ? ext->initiator : initiator_id::dma;
     const sc_core::sc_time occupancy = ext ? ext->occupancy : sc_core::SC_ZERO_TIME;
     if (addr < address_map::sbuf_base) {
-        hbm_access(trans, delay);
+        hbm_access(trans, ext, delay);
     } else if (addr < address_map::psum_base) {
         arbitrate(false, who, occupancy, delay);
         sbuf->b_transport(trans, delay);

@@ -28,6 +28,7 @@ class router : public sc_core::sc_module {
     tlm_utils::multi_passthrough_initiator_socket<router> doorbell{"doorbell"};
 
     router(const sc_core::sc_module_name& name, const config& cfg);
+    ~router() override;
     router(const router&) = delete;
     router& operator=(const router&) = delete;
 
@@ -50,7 +51,8 @@ class router : public sc_core::sc_module {
   private:
     void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     unsigned transport_dbg(int id, tlm::tlm_generic_payload& trans);
-    void hbm_access(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    void hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                    sc_core::sc_time& delay);
     void hbm_data(tlm::tlm_generic_payload& trans);
     void arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time& occupancy,
                    sc_core::sc_time& delay);
@@ -61,12 +63,30 @@ class router : public sc_core::sc_module {
     std::uint64_t m_psum_bank_bytes;
     std::array<bool, 6> m_shares_sbuf{}, m_shares_psum{};
     busy_port m_sbuf_port, m_psum_port;
-    // Adds each channel's contiguous local range of the row [a, a + n) to m_ranges.
-    void add_row(std::uint64_t a, std::uint64_t n);
+    using range = std::pair<std::uint64_t, std::uint64_t>;  // (channel-local address, bytes)
+    // Adds each channel's contiguous local ranges of `rows` rows of n bytes, row r at
+    // addr + r * stride, to its slice of m_range_buf.
+    void add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n, std::uint64_t stride);
+    // add_rows' fast path (granule and channel count powers of two): each row lies in one
+    // block at the same offset, and two rows' blocks are at least two apart (one row, or a
+    // stride of two or more whole blocks).
+    void add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
+                        std::uint64_t stride);
+    // Appends [lo, lo + bytes) to channel ch's ranges, extending the last one when contiguous.
+    void add_range(std::size_t ch, std::uint64_t lo, std::uint64_t bytes) {
+        range*& next = m_next[ch];
+        if (next[-1].first + next[-1].second == lo)
+            next[-1].second += bytes;
+        else
+            *next++ = {lo, bytes};
+    }
 
-    std::vector<std::uint64_t> m_split;    // scratch, one entry per channel
-    std::vector<hbm_ranges_ext> m_ranges;  // scratch, one per channel
-    tlm::tlm_generic_payload m_part;       // reused for the per-channel HBM accesses
+    // Scratch of one HBM access: per channel a sentinel range that nothing extends, then room
+    // for the channel's ranges (plain stores; copied into m_part_ranges when complete).
+    std::vector<range> m_range_buf;
+    std::vector<range*> m_next;       // per channel: where its next range goes
+    tlm::tlm_generic_payload m_part;  // reused for the per-channel HBM accesses
+    hbm_ranges_ext m_part_ranges;     // m_part's extension for the router's lifetime
 };
 
 }  // namespace trn

@@ -39,6 +39,9 @@ hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)
       m_page_size(cfg.size("core.hbm.page_size")),
       m_activate_ns(cfg.time_ns("core.hbm.activate_time")),
       m_open(static_cast<std::size_t>(cfg.integer("core.hbm.banks")), ~std::uint64_t{0}) {
+    const std::uint64_t banks = m_open.size();
+    if (!(m_page_size & (m_page_size - 1)) && !(banks & (banks - 1)))
+        m_page_shift = __builtin_ctzll(m_page_size);
     in.register_b_transport(this, &hbm_channel::b_transport);
     in.register_transport_dbg(this, &hbm_channel::transport_dbg);
 }
@@ -57,28 +60,38 @@ void hbm_channel::copy(tlm::tlm_generic_payload& trans) {
 }
 
 std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
+    using range = std::pair<std::uint64_t, std::uint64_t>;  // (local address, bytes)
+    const range whole{trans.get_address(), trans.get_data_length()};
+    const range *first = &whole, *last = &whole + 1;
+    if (const auto* ext = trans.get_extension<hbm_ranges_ext>()) {
+        first = ext->ranges.data();
+        last = first + ext->ranges.size();
+    }
     std::uint64_t misses = 0;
-    const std::uint64_t banks = m_open.size();
-    const bool pow2 = !(m_page_size & (m_page_size - 1)) && !(banks & (banks - 1));
-    const int shift = __builtin_ctzll(m_page_size);
-    auto touch = [&](std::uint64_t lo, std::uint64_t bytes) {
-        if (!bytes) return;
-        const std::uint64_t first = pow2 ? lo >> shift : lo / m_page_size;
-        const std::uint64_t last =
-            pow2 ? (lo + bytes - 1) >> shift : (lo + bytes - 1) / m_page_size;
-        for (std::uint64_t p = first; p <= last; ++p) {
-            std::uint64_t& open = m_open[pow2 ? p & (banks - 1) : p % banks];
-            if (open != p) {
-                open = p;
-                ++misses;
+    std::uint64_t* open = m_open.data();
+    auto touch_all = [&](auto page_of, auto bank_of) {
+        for (const range* r = first; r != last; ++r) {
+            if (!r->second) continue;
+            const std::uint64_t end = page_of(r->first + r->second - 1);
+            for (std::uint64_t p = page_of(r->first); p <= end; ++p) {
+                std::uint64_t& o = open[bank_of(p)];
+                if (o != p) {
+                    o = p;
+                    ++misses;
+                }
             }
         }
     };
-    if (const auto* ext = trans.get_extension<hbm_ranges_ext>())
-        for (const auto& [lo, bytes] : ext->ranges)
-            touch(lo, bytes);
-    else
-        touch(trans.get_address(), trans.get_data_length());
+    if (m_page_shift >= 0) {  // powers of two: shifts and masks
+        const int shift = m_page_shift;
+        const std::uint64_t mask = m_open.size() - 1;
+        touch_all([shift](std::uint64_t a) { return a >> shift; },
+                  [mask](std::uint64_t p) { return p & mask; });
+    } else {
+        const std::uint64_t page = m_page_size, banks = m_open.size();
+        touch_all([page](std::uint64_t a) { return a / page; },
+                  [banks](std::uint64_t p) { return p % banks; });
+    }
     m_misses += misses;
     return misses;
 }

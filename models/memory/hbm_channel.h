@@ -46,6 +46,7 @@ class hbm_channel : public sc_core::sc_module {
     double m_bytes_per_ns;
     sc_core::sc_time m_latency;
     std::uint64_t m_page_size;
+    int m_page_shift = -1;  // log2 of the page size when it and the bank count are powers of two
     double m_activate_ns;
     std::vector<std::uint64_t> m_open;  // open page of each bank (~0: none)
     std::uint64_t m_misses = 0;
