@@ -5,6 +5,7 @@
 
 #include "core/expect_error.h"
 #include "support/platform_config.h"
+#include "support/program_queries.h"
 #include "workloads/conv2d/conv2d.h"
 
 namespace {
@@ -15,35 +16,12 @@ using trn::testing::contains;
 using trn::testing::platform_config;
 using trn::testing::user_error_of;
 
-std::size_t count(const program& p, engine_kind e, opcode op) {
-    std::size_t n = 0;
-    for (const auto& ins : p.engines[std::size_t(e)])
-        n += ins.op == op;
-    return n;
-}
+using trn::testing::count;
+using trn::testing::region;
 
-const hbm_region& region(const program& p, const std::string& name) {
-    for (const auto& r : p.regions)
-        if (r.name == name) return r;
-    throw std::logic_error("no region " + name);
-}
-
-// Transfers that read (loads) or write (stores) a region, and their bytes.
 std::pair<std::size_t, std::uint64_t> transfers(const program& p, const std::string& name,
                                                 bool load) {
-    const hbm_region& r = region(p, name);
-    std::size_t n = 0;
-    std::uint64_t bytes = 0;
-    for (const auto& q : p.queues)
-        for (const auto& t : q) {
-            const operand& h = load ? t.src : t.dst;
-            if (h.space == mem_space::hbm && h.offset >= r.offset &&
-                h.offset < r.offset + r.bytes) {
-                ++n;
-                bytes += h.bytes();
-            }
-        }
-    return {n, bytes};
+    return trn::testing::region_transfers(p, name, load);
 }
 
 struct conv {

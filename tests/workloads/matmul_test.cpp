@@ -5,6 +5,7 @@
 
 #include "core/expect_error.h"
 #include "support/platform_config.h"
+#include "support/program_queries.h"
 #include "workloads/builder/kernel_builder.h"
 
 namespace {
@@ -15,27 +16,11 @@ using trn::testing::contains;
 using trn::testing::platform_config;
 using trn::testing::user_error_of;
 
-std::size_t count(const program& p, engine_kind e, opcode op) {
-    std::size_t n = 0;
-    for (const auto& ins : p.engines[std::size_t(e)])
-        n += ins.op == op;
-    return n;
-}
+using trn::testing::count;
 
 // Transfers reading (loads) or writing (stores) the named HBM region.
 std::size_t transfers(const program& p, const std::string& region, bool load) {
-    const hbm_region* r = nullptr;
-    for (const auto& x : p.regions)
-        if (x.name == region) r = &x;
-    EXPECT_NE(r, nullptr) << region;
-    std::size_t n = 0;
-    for (const auto& q : p.queues)
-        for (const auto& t : q) {
-            const operand& h = load ? t.src : t.dst;
-            n += h.space == mem_space::hbm && h.offset >= r->offset &&
-                 h.offset < r->offset + r->bytes;
-        }
-    return n;
+    return trn::testing::region_transfers(p, region, load).first;
 }
 
 struct shape {
