@@ -166,8 +166,10 @@ void neuron_core::run() {
             if (now < next) continue;
             next = now + std::chrono::milliseconds(500);
             std::uint64_t done = 0;
-            for (const auto& e : m_engines) done += e->instructions();
-            for (const auto& q : m_dma_queues) done += q->transfers();
+            for (const auto& e : m_engines)
+                done += e->instructions();
+            for (const auto& q : m_dma_queues)
+                done += q->transfers();
             const double wall = std::chrono::duration<double>(now - t0).count();
             std::fprintf(stderr, "\rsim: %llu of %zu instructions, %.3f us simulated, %.2f M/s ",
                          static_cast<unsigned long long>(done), m_program->instruction_count(),
@@ -241,9 +243,9 @@ void neuron_core::report(stats_tree& s) const {
         s.add(base + ".utilisation_pct", active > 0 ? 100.0 * busy / active : 0, "%",
               "busy time over kernel time after launch");
         s.add(base + ".stall_semaphore_ns", e->stall_semaphore().to_seconds() * 1e9, "ns",
-              "time waiting on semaphores (data dependencies)");
+              "data-path idle time waiting on semaphores (data dependencies)");
         s.add(base + ".stall_port_ns", e->stall_port().to_seconds() * 1e9, "ns",
-              "time waiting for a shared SBUF/PSUM access port");
+              "data-path idle time waiting for a shared port or the pipeline");
     }
     std::uint64_t transfers = 0, bytes = 0, rows = 0;
     for (const auto& q : m_dma_queues) {

@@ -69,7 +69,7 @@ void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc
     m_stream = stream;
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
-    m_last_complete = sc_core::sc_time_stamp();
+    m_last_complete = m_busy_end = sc_core::sc_time_stamp();
     reset();
     m_go.notify(start);
 }
@@ -168,7 +168,11 @@ void engine_base::run_stream() {
         for (const auto& w : ins.waits)
             m_sems.wait_for(w.sem, w.value, stream_name, m_next);
         const sc_core::sc_time now = sc_core::sc_time_stamp();
-        m_stall_sem += now - t0;
+        // Data-path idle time: waiting for semaphores once the previous instruction's data path
+        // had freed (a pipelined engine's thread may wait while that is still busy), then for
+        // ports or the pipeline.
+        const sc_core::sc_time free = std::max(t0, m_busy_end);
+        if (now > free) m_stall_sem += now - free;
         const issue_timing t = execute(ins);
         if (m_timeline) {
             std::string name = opcode_name(ins.op);
@@ -184,7 +188,9 @@ void engine_base::run_stream() {
             m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
                               t.busy.to_seconds() * 1e9, args + "}");
         }
-        m_stall_port += t.start;
+        const sc_core::sc_time begin = now + t.start, ready = std::max(now, m_busy_end);
+        if (begin > ready) m_stall_port += begin - ready;
+        m_busy_end = begin + t.busy;
         m_busy += t.busy;
         ++m_next;
         // Results commit in program order.

@@ -81,6 +81,7 @@ class engine_base : public sc_core::sc_module {
     sc_core::sc_event m_go;
     std::size_t m_next = 0;
     sc_core::sc_time m_busy, m_stall_sem, m_stall_port, m_last_complete;
+    sc_core::sc_time m_busy_end;  // when the last instruction's data path frees
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
