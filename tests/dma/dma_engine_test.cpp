@@ -17,6 +17,7 @@
 
 #include "dma/dma_job.h"
 #include "platforms/neuron_core.h"
+#include "support/operands.h"
 #include "support/platform_config.h"
 
 namespace {
@@ -120,29 +121,8 @@ class fake_memory : public sc_core::sc_module {
     }
 };
 
-operand hbm_op(dtype type, std::uint32_t rows, std::uint32_t elems, std::uint64_t offset,
-               std::uint64_t stride) {
-    operand o;
-    o.space = mem_space::hbm;
-    o.type = type;
-    o.partitions = rows;
-    o.elems = elems;
-    o.offset = offset;
-    o.row_stride = stride;
-    return o;
-}
-
-operand chip_op(mem_space space, dtype type, std::uint32_t partition, std::uint32_t rows,
-                std::uint32_t elems, std::uint64_t offset) {
-    operand o;
-    o.space = space;
-    o.type = type;
-    o.partition = partition;
-    o.partitions = rows;
-    o.elems = elems;
-    o.offset = offset;
-    return o;
-}
+using trn::testing::chip_op;
+using trn::testing::hbm_op;
 
 // What a chunk returned and the memory accesses it made.
 struct chunk_result {

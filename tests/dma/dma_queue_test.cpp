@@ -19,6 +19,8 @@
 
 #include "dma/dma_job.h"
 #include "platforms/neuron_core.h"
+#include "support/memory_system.h"
+#include "support/operands.h"
 #include "support/platform_config.h"
 
 namespace {
@@ -70,29 +72,8 @@ double engine_service_ns(std::uint64_t rows, std::uint64_t row_bytes) {
     return static_cast<double>(rows) * std::max(desc, static_cast<double>(row_bytes) / bw);
 }
 
-operand hbm_op(dtype type, std::uint32_t rows, std::uint32_t elems, std::uint64_t offset,
-               std::uint64_t stride) {
-    operand o;
-    o.space = mem_space::hbm;
-    o.type = type;
-    o.partitions = rows;
-    o.elems = elems;
-    o.offset = offset;
-    o.row_stride = stride;
-    return o;
-}
-
-operand chip_op(mem_space space, dtype type, std::uint32_t partition, std::uint32_t rows,
-                std::uint32_t elems, std::uint64_t offset) {
-    operand o;
-    o.space = space;
-    o.type = type;
-    o.partition = partition;
-    o.partitions = rows;
-    o.elems = elems;
-    o.offset = offset;
-    return o;
-}
+using trn::testing::chip_op;
+using trn::testing::hbm_op;
 
 // A fake DMA engine: records each chunk, starts it `extra_start` after it may start and
 // completes it fake_row_ns per row later.
@@ -217,10 +198,9 @@ class harness : public sc_core::sc_module {
     SC_HAS_PROCESS(harness);
     tlm_utils::simple_initiator_socket<harness> cpu{"cpu"};  // rings doorbells, debug access
     trn::semaphore_bank sems{"sems"};
-    trn::router router{"router", test_config()};
-    std::vector<std::unique_ptr<trn::hbm_channel>> hbm;
-    trn::onchip_bank sbuf;
-    std::vector<std::unique_ptr<trn::onchip_bank>> psum;
+    trn::testing::memory_system mem{test_config()};
+    trn::router& router = mem.router;
+    trn::onchip_bank& sbuf = mem.sbuf;
     std::vector<std::unique_ptr<fake_engine>> fakes;
     std::vector<std::unique_ptr<trn::dma_engine>> reals;
     fake_hbm hbm_fake{"hbm_fake"};
@@ -236,26 +216,9 @@ class harness : public sc_core::sc_module {
     std::vector<std::uint8_t> hbm_back;   // q1 transfer 1's destination
     double hbm_bound_ns = 0;              // upper bound of HBM time of q1's transfer 0
 
-    explicit harness(const sc_core::sc_module_name& name)
-        : sc_core::sc_module(name),
-          sbuf("sbuf", amap::sbuf_base,
-               static_cast<std::uint32_t>(test_config().integer("core.sbuf.partitions")),
-               test_config().size("core.sbuf.partition_size"), false) {
+    explicit harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
         const trn::config& cfg = test_config();
         cpu.bind(router.in);
-        for (std::int64_t c = 0; c < cfg.integer("core.hbm.channels"); ++c) {
-            hbm.push_back(
-                std::make_unique<trn::hbm_channel>(("hbm" + std::to_string(c)).c_str(), cfg));
-            router.hbm.bind(hbm.back()->in);
-        }
-        router.sbuf.bind(sbuf.in);
-        const std::uint64_t bank = cfg.size("core.psum.bank_size");
-        for (std::int64_t b = 0; b < cfg.integer("core.psum.banks"); ++b) {
-            psum.push_back(std::make_unique<trn::onchip_bank>(
-                ("psum" + std::to_string(b)).c_str(), amap::psum_base + b * bank,
-                static_cast<std::uint32_t>(cfg.integer("core.sbuf.partitions")), bank, false));
-            router.psum.bind(psum.back()->in);
-        }
         for (std::uint32_t e = 0; e < engines(); ++e) {
             fakes.push_back(std::make_unique<fake_engine>(("fake" + std::to_string(e)).c_str()));
             q0.engines.bind(fakes.back()->in);

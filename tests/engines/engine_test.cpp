@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "platforms/neuron_core.h"
+#include "support/memory_system.h"
 #include "support/platform_config.h"
 
 namespace {
@@ -186,10 +187,9 @@ class harness : public sc_core::sc_module {
     SC_HAS_PROCESS(harness);
     tlm_utils::simple_initiator_socket<harness> debug{"debug"};
     trn::semaphore_bank sems{"sems"};
-    trn::router router{"router", test_config()};
-    std::vector<std::unique_ptr<trn::hbm_channel>> hbm;
-    trn::onchip_bank sbuf;
-    std::vector<std::unique_ptr<trn::onchip_bank>> psum;
+    trn::testing::memory_system mem{test_config()};
+    trn::router& router = mem.router;
+    trn::onchip_bank& sbuf = mem.sbuf;
     std::vector<std::unique_ptr<fake_doorbell>> bells;
     trn::engine dve{"dve", engine_kind::dve, test_config(), sems, true};
     trn::engine act{"act", engine_kind::act, test_config(), sems, true};
@@ -198,27 +198,8 @@ class harness : public sc_core::sc_module {
 
     std::vector<double> reached[trn::engine_count];  // [engine][k-1]
 
-    explicit harness(const sc_core::sc_module_name& name)
-        : sc_core::sc_module(name),
-          sbuf("sbuf", amap::sbuf_base,
-               static_cast<std::uint32_t>(test_config().integer("core.sbuf.partitions")),
-               test_config().size("core.sbuf.partition_size"), false) {
-        const trn::config& cfg = test_config();
+    explicit harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
         debug.bind(router.in);
-        for (std::int64_t c = 0; c < cfg.integer("core.hbm.channels"); ++c) {
-            hbm.push_back(
-                std::make_unique<trn::hbm_channel>(("hbm" + std::to_string(c)).c_str(), cfg));
-            router.hbm.bind(hbm.back()->in);
-        }
-        router.sbuf.bind(sbuf.in);
-        const std::uint64_t bank = cfg.size("core.psum.bank_size");
-        for (std::int64_t b = 0; b < cfg.integer("core.psum.banks"); ++b) {
-            psum.push_back(std::make_unique<trn::onchip_bank>(
-                ("psum" + std::to_string(b)).c_str(), amap::psum_base + b * bank,
-                static_cast<std::uint32_t>(cfg.integer("core.sbuf.partitions")), bank,
-                cfg.boolean("core.psum.bank_conflicts")));
-            router.psum.bind(psum.back()->in);
-        }
         for (std::size_t q = 0; q < queues; ++q) {
             bells.push_back(std::make_unique<fake_doorbell>(("bell" + std::to_string(q)).c_str()));
             router.doorbell.bind(bells.back()->in);
