@@ -1,9 +1,8 @@
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <systemc>
 #include <tlm>
-#include <utility>
-#include <vector>
 
 namespace trn {
 
@@ -39,15 +38,18 @@ struct access_ext : tlm::tlm_extension<access_ext> {
     }
 };
 
-// The channel-local byte ranges an HBM access touches on one channel (the router de-interleaves;
-// each row's bytes on a channel are contiguous there, and adjacent ranges are merged). Lets a
-// channel see its row-buffer (page) locality.
-struct hbm_ranges_ext : tlm::tlm_extension<hbm_ranges_ext> {
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // (local address, bytes)
+// The pages (DRAM rows) an HBM access touches on one channel, in the order it touches them, as
+// the hbm_address_map numbers them (in channel-local space; page p lies in bank p % banks).
+// Decoded by the router, which de-interleaves, so that a channel sees its row-buffer locality
+// without decoding again. Non-owning: the pages belong to the initiator and stay valid for the
+// duration of the (blocking) call only.
+struct hbm_pages_ext : tlm::tlm_extension<hbm_pages_ext> {
+    const std::uint64_t* pages = nullptr;
+    std::size_t count = 0;
 
-    tlm::tlm_extension_base* clone() const override { return new hbm_ranges_ext(*this); }
+    tlm::tlm_extension_base* clone() const override { return new hbm_pages_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {
-        ranges = static_cast<const hbm_ranges_ext&>(other).ranges;
+        *this = static_cast<const hbm_pages_ext&>(other);
     }
 };
 

@@ -4,16 +4,13 @@ namespace trn {
 
 router::router(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
-      m_granule(cfg.size("core.hbm.interleave")),
-      m_channels(static_cast<std::size_t>(cfg.integer("core.hbm.channels"))),
+      m_map(cfg),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
-      m_next(m_channels) {
-    auto log2_exact = [](std::uint64_t v) { return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1; };
-    m_granule_shift = log2_exact(m_granule);
-    m_channel_shift = log2_exact(m_channels);
+      m_next(m_map.channels()),
+      m_bytes(m_map.channels()) {
     in.register_b_transport(this, &router::b_transport);
     in.register_transport_dbg(this, &router::transport_dbg);
-    m_part.set_extension(&m_part_ranges);
+    m_part.set_extension(&m_part_pages);
     if (cfg.text("core.sbuf.port_sharing") == "dve+pool")
         m_shares_sbuf[std::size_t(initiator_id::dve)] =
             m_shares_sbuf[std::size_t(initiator_id::pool)] = true;
@@ -23,30 +20,14 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
 }
 
 router::~router() {
-    m_part.clear_extension(&m_part_ranges);  // a payload frees the extensions it still holds
-}
-
-namespace {
-
-std::uint64_t block_hash(std::uint64_t b) {
-    return b ^ (b >> 3) ^ (b >> 7) ^ (b >> 13);
-}
-
-}  // namespace
-
-std::size_t router::hbm_channel_of(std::uint64_t addr) const {
-    const std::uint64_t g = addr / m_granule;
-    return static_cast<std::size_t>((g % m_channels + block_hash(g / m_channels)) % m_channels);
-}
-
-std::uint64_t router::hbm_local(std::uint64_t addr) const {
-    return (addr / (m_granule * m_channels)) * m_granule + addr % m_granule;
+    m_part.clear_extension(&m_part_pages);  // a payload frees the extensions it still holds
 }
 
 void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64_t>& out) const {
+    const std::uint64_t g = m_map.granule();
     for (std::uint64_t left = n; left;) {
-        const std::uint64_t piece = std::min(left, m_granule - a % m_granule);
-        out[hbm_channel_of(a)] += piece;
+        const std::uint64_t piece = std::min(left, g - a % g);
+        out[m_map.channel_of(a)] += piece;
         a += piece;
         left -= piece;
     }
@@ -55,63 +36,56 @@ void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64
 void router::add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
                             std::uint64_t stride) {
     // Every row has the same granules first..last of its block, only rotated over the channels
-    // by the block's hash: one piece per granule, and no piece extends another (two rows'
-    // pieces on a channel are at least a granule apart in its local space).
-    const std::uint64_t g = m_granule, mask = m_channels - 1;
-    const int gs = m_granule_shift, bs = m_granule_shift + m_channel_shift;
-    const std::uint64_t in_block = addr & ((g << m_channel_shift) - 1);
+    // by the block's hash, and all of them in one page of each channel (page-aligned blocks of a
+    // channel hold whole granules): one page per touched channel and row.
+    const std::uint64_t g = m_map.granule(), mask = m_map.channels() - 1;
+    const int gs = m_map.granule_shift(), bs = gs + m_map.channel_shift();
+    const int ps = m_map.page_shift();
+    const std::uint64_t in_block = addr & ((g << m_map.channel_shift()) - 1);
     const std::uint64_t first = in_block >> gs, last = (in_block + n - 1) >> gs;
-    const std::uint64_t first_off = in_block & (g - 1);
-    const std::uint64_t first_len = std::min(n, g - first_off);
+    const std::uint64_t first_len = std::min(n, g - (in_block & (g - 1)));
     const std::uint64_t last_len = in_block + n - (last << gs);
-    range** next = m_next.data();
+    std::uint64_t** next = m_next.data();
+    std::uint64_t* bytes = m_bytes.data();
     std::uint64_t block = addr >> bs;
     for (std::uint32_t r = 0; r < rows; ++r, block += stride >> bs) {
-        const std::uint64_t hash = block_hash(block);
-        const std::uint64_t local = block << gs;  // channel-local start of the block
-        *next[(first + hash) & mask]++ = {local + first_off, first_len};
-        for (std::uint64_t k = first + 1; k < last; ++k)
-            *next[(k + hash) & mask]++ = {local, g};
-        if (last > first) *next[(last + hash) & mask]++ = {local, last_len};
+        const std::uint64_t hash = hbm_address_map::block_hash(block);
+        const std::uint64_t page = (block << gs) >> ps;
+        std::size_t ch = (first + hash) & mask;
+        *next[ch]++ = page;
+        bytes[ch] += first_len;
+        for (std::uint64_t k = first + 1; k < last; ++k) {
+            ch = (k + hash) & mask;
+            *next[ch]++ = page;
+            bytes[ch] += g;
+        }
+        if (last > first) {
+            ch = (last + hash) & mask;
+            *next[ch]++ = page;
+            bytes[ch] += last_len;
+        }
     }
 }
 
 void router::add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
                       std::uint64_t stride) {
-    // Each channel's share of a row is contiguous in its local space: one range per channel.
     // Walks each row block by block (one hash per block of `channels` granules), granule by
     // granule within a block.
-    const std::uint64_t g = m_granule, c = m_channels, block_bytes = g * c;
-    if (m_granule_shift >= 0 && m_channel_shift >= 0) {  // powers of two: shifts and masks
-        const int gs = m_granule_shift, bs = m_granule_shift + m_channel_shift;
+    const std::uint64_t g = m_map.granule(), c = m_map.channels(), block_bytes = g * c;
+    const int gs = m_map.granule_shift(), cs = m_map.channel_shift(), ps = m_map.page_shift();
+    if (gs >= 0 && cs >= 0 && ps >= gs) {
         const bool blocks_apart =
             rows == 1 || (!(stride & (block_bytes - 1)) && stride >= 2 * block_bytes);
         if (n && (addr & (block_bytes - 1)) + n <= block_bytes && blocks_apart) {
             add_block_rows(addr, rows, n, stride);
             return;
         }
-        for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
-            const std::uint64_t end = addr + n;
-            for (std::uint64_t a = addr; a < end;) {
-                const std::uint64_t block = a >> bs;
-                const std::uint64_t hash = block_hash(block);
-                const std::uint64_t local = block << gs;  // channel-local start of the block
-                const std::uint64_t stop = std::min(end, (block + 1) << bs);
-                for (std::uint64_t gi = a >> gs; a < stop; ++gi) {
-                    const std::uint64_t next = std::min(stop, (gi + 1) << gs);
-                    add_range(static_cast<std::size_t>((gi + hash) & (c - 1)),
-                              local + (a & (g - 1)), next - a);
-                    a = next;
-                }
-            }
-        }
-        return;
     }
     for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
         const std::uint64_t end = addr + n;
         for (std::uint64_t a = addr; a < end;) {
             const std::uint64_t block = a / block_bytes;
-            const std::uint64_t hash = block_hash(block);
+            const std::uint64_t hash = hbm_address_map::block_hash(block);
             const std::uint64_t stop = std::min(end, (block + 1) * block_bytes);
             for (std::uint64_t gi = a / g; a < stop; ++gi) {
                 const std::uint64_t next = std::min(stop, (gi + 1) * g);
@@ -132,7 +106,7 @@ void router::hbm_data(tlm::tlm_generic_payload& trans) {
         std::uint64_t a = trans.get_address() + r * stride;
         std::uint8_t* data = trans.get_data_ptr() + r * row_bytes;
         for (std::uint64_t left = row_bytes; left;) {
-            const std::uint64_t piece = std::min(left, m_granule - a % m_granule);
+            const std::uint64_t piece = std::min(left, m_map.granule() - a % m_map.granule());
             tlm::tlm_generic_payload part;
             part.set_command(trans.get_command());
             part.set_address(hbm_local(a));
@@ -152,27 +126,29 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
     const std::uint32_t rows = ext ? ext->rows : 1;
     const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
     const std::uint64_t stride = ext ? ext->row_stride : 0;
-    // A row adds at most one range per block it touches to each channel.
-    const std::size_t room = std::size_t{rows} * (row_bytes / (m_granule * m_channels) + 2) + 1;
-    if (m_range_buf.size() < room * m_channels) m_range_buf.resize(room * m_channels);
-    for (std::size_t ch = 0; ch < m_channels; ++ch) {
-        range* sentinel = &m_range_buf[ch * room];
-        *sentinel = {~std::uint64_t{0}, 0};  // ends at ~0, where no range starts
+    // Per row and channel, the row's bytes there are contiguous in local space: at most
+    // span / page + 2 pages, the span being at most one granule per block the row touches.
+    const std::uint64_t g = m_map.granule(), c = m_map.channels();
+    const std::size_t room =
+        std::size_t{rows} * (((row_bytes / (g * c) + 2) * g) / m_map.page_size() + 2) + 1;
+    if (m_page_buf.size() < room * c) m_page_buf.resize(room * c);
+    for (std::size_t ch = 0; ch < c; ++ch) {
+        std::uint64_t* sentinel = &m_page_buf[ch * room];
+        *sentinel = ~std::uint64_t{0};  // no page number: page numbers are local / page size
         m_next[ch] = sentinel + 1;
+        m_bytes[ch] = 0;
     }
     add_rows(trans.get_address(), rows, row_bytes, stride);
     sc_core::sc_time done = delay;
-    for (std::size_t ch = 0; ch < m_channels; ++ch) {
-        const range* first = &m_range_buf[ch * room] + 1;
+    for (std::size_t ch = 0; ch < c; ++ch) {
+        const std::uint64_t* first = &m_page_buf[ch * room] + 1;
         if (m_next[ch] == first) continue;
-        std::uint64_t bytes = 0;
-        for (const range* r = first; r != m_next[ch]; ++r)
-            bytes += r->second;
-        m_part_ranges.ranges.assign(first, static_cast<const range*>(m_next[ch]));
+        m_part_pages.pages = first;
+        m_part_pages.count = static_cast<std::size_t>(m_next[ch] - first);
         m_part.set_command(trans.get_command());
         m_part.set_address(0);
         m_part.set_data_ptr(nullptr);
-        m_part.set_data_length(static_cast<unsigned>(bytes));
+        m_part.set_data_length(static_cast<unsigned>(m_bytes[ch]));
         sc_core::sc_time d = delay;
         hbm[static_cast<int>(ch)]->b_transport(m_part, d);
         if (d > done) done = d;

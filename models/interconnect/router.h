@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/access.h"
+#include "core/hbm_address_map.h"
 #include "core/params.h"
 #include "core/port.h"
 
@@ -32,12 +33,9 @@ class router : public sc_core::sc_module {
     router(const router&) = delete;
     router& operator=(const router&) = delete;
 
-    // HBM interleaving: granule g (of `interleave` bytes) lies in block g / channels; within a
-    // block the granules are rotated over the channels by a hash of the block number, so that
-    // strided accesses spread over all channels (a bijection: each channel holds one granule of
-    // every block, at channel-local address block * interleave).
-    std::size_t hbm_channel_of(std::uint64_t addr) const;
-    std::uint64_t hbm_local(std::uint64_t addr) const;
+    // HBM interleaving (hbm_address_map): the channel of a global address, and its address there.
+    std::size_t hbm_channel_of(std::uint64_t addr) const { return m_map.channel_of(addr); }
+    std::uint64_t hbm_local(std::uint64_t addr) const { return m_map.local_of(addr); }
     // Bytes of the range [addr, addr + len) that fall on each HBM channel (added to out).
     void split_hbm(std::uint64_t addr, std::uint64_t len, std::vector<std::uint64_t>& out) const;
     const busy_port& shared_port(bool psum_side) const {
@@ -57,36 +55,35 @@ class router : public sc_core::sc_module {
     void arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time& occupancy,
                    sc_core::sc_time& delay);
 
-    std::uint64_t m_granule;
-    std::size_t m_channels;
-    int m_granule_shift = -1, m_channel_shift = -1;  // log2, when a power of two (fast path)
+    hbm_address_map m_map;
     std::uint64_t m_psum_bank_bytes;
     std::array<bool, 6> m_shares_sbuf{}, m_shares_psum{};
     busy_port m_sbuf_port, m_psum_port;
-    using range = std::pair<std::uint64_t, std::uint64_t>;  // (channel-local address, bytes)
-    // Adds each channel's contiguous local ranges of `rows` rows of n bytes, row r at
-    // addr + r * stride, to its slice of m_range_buf.
+    // Adds the pages and bytes each channel gets of `rows` rows of n bytes, row r at
+    // addr + r * stride, to its slice of m_page_buf and to m_bytes.
     void add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n, std::uint64_t stride);
-    // add_rows' fast path (granule and channel count powers of two): each row lies in one
-    // block at the same offset, and two rows' blocks are at least two apart (one row, or a
-    // stride of two or more whole blocks).
+    // add_rows' fast path (granule, channel count, page size and bank count powers of two, a
+    // granule no larger than a page): each row lies in one block at the same offset, and two
+    // rows' blocks are at least two apart (one row, or a stride of two or more whole blocks).
     void add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
                         std::uint64_t stride);
-    // Appends [lo, lo + bytes) to channel ch's ranges, extending the last one when contiguous.
+    // Adds the pages of channel-local range [lo, lo + bytes) to channel ch's, skipping a page
+    // the channel has just touched (a repeat is a row-buffer hit either way).
     void add_range(std::size_t ch, std::uint64_t lo, std::uint64_t bytes) {
-        range*& next = m_next[ch];
-        if (next[-1].first + next[-1].second == lo)
-            next[-1].second += bytes;
-        else
-            *next++ = {lo, bytes};
+        std::uint64_t*& next = m_next[ch];
+        const std::uint64_t last = m_map.page_of(lo + bytes - 1);
+        for (std::uint64_t p = m_map.page_of(lo); p <= last; ++p)
+            if (next[-1] != p) *next++ = p;
+        m_bytes[ch] += bytes;
     }
 
-    // Scratch of one HBM access: per channel a sentinel range that nothing extends, then room
-    // for the channel's ranges (plain stores; copied into m_part_ranges when complete).
-    std::vector<range> m_range_buf;
-    std::vector<range*> m_next;       // per channel: where its next range goes
-    tlm::tlm_generic_payload m_part;  // reused for the per-channel HBM accesses
-    hbm_ranges_ext m_part_ranges;     // m_part's extension for the router's lifetime
+    // Scratch of one HBM access: per channel a sentinel page that no page equals, then room for
+    // the channel's pages (plain stores; the channel reads them through m_part_pages).
+    std::vector<std::uint64_t> m_page_buf;
+    std::vector<std::uint64_t*> m_next;  // per channel: where its next page goes
+    std::vector<std::uint64_t> m_bytes;  // per channel: bytes of the access there
+    tlm::tlm_generic_payload m_part;     // reused for the per-channel HBM accesses
+    hbm_pages_ext m_part_pages;          // m_part's extension for the router's lifetime
 };
 
 }  // namespace trn

@@ -36,12 +36,9 @@ hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)
       m_bytes_per_ns(cfg.bandwidth("core.hbm.bandwidth") /
                      static_cast<double>(cfg.integer("core.hbm.channels"))),
       m_latency(ns(cfg.time_ns("core.hbm.latency"))),
-      m_page_size(cfg.size("core.hbm.page_size")),
+      m_map(cfg),
       m_activate_ns(cfg.time_ns("core.hbm.activate_time")),
-      m_open(static_cast<std::size_t>(cfg.integer("core.hbm.banks")), ~std::uint64_t{0}) {
-    const std::uint64_t banks = m_open.size();
-    if (!(m_page_size & (m_page_size - 1)) && !(banks & (banks - 1)))
-        m_page_shift = __builtin_ctzll(m_page_size);
+      m_open(m_map.banks(), ~std::uint64_t{0}) {
     in.register_b_transport(this, &hbm_channel::b_transport);
     in.register_transport_dbg(this, &hbm_channel::transport_dbg);
 }
@@ -60,37 +57,31 @@ void hbm_channel::copy(tlm::tlm_generic_payload& trans) {
 }
 
 std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
-    using range = std::pair<std::uint64_t, std::uint64_t>;  // (local address, bytes)
-    const range whole{trans.get_address(), trans.get_data_length()};
-    const range *first = &whole, *last = &whole + 1;
-    if (const auto* ext = trans.get_extension<hbm_ranges_ext>()) {
-        first = ext->ranges.data();
-        last = first + ext->ranges.size();
-    }
     std::uint64_t misses = 0;
     std::uint64_t* open = m_open.data();
-    auto touch_all = [&](auto page_of, auto bank_of) {
-        for (const range* r = first; r != last; ++r) {
-            if (!r->second) continue;
-            const std::uint64_t end = page_of(r->first + r->second - 1);
-            for (std::uint64_t p = page_of(r->first); p <= end; ++p) {
-                std::uint64_t& o = open[bank_of(p)];
-                if (o != p) {
-                    o = p;
-                    ++misses;
-                }
+    auto touch_all = [&](auto bank_of) {
+        auto touch = [&](std::uint64_t page) {
+            std::uint64_t& o = open[bank_of(page)];
+            if (o != page) {
+                o = page;
+                ++misses;
             }
+        };
+        if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
+            for (std::size_t i = 0; i < ext->count; ++i)
+                touch(ext->pages[i]);
+        } else if (const std::uint64_t len = trans.get_data_length()) {
+            const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
+            for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p)
+                touch(p);
         }
     };
-    if (m_page_shift >= 0) {  // powers of two: shifts and masks
-        const int shift = m_page_shift;
+    if (m_map.page_shift() >= 0) {  // powers of two: a mask
         const std::uint64_t mask = m_open.size() - 1;
-        touch_all([shift](std::uint64_t a) { return a >> shift; },
-                  [mask](std::uint64_t p) { return p & mask; });
+        touch_all([mask](std::uint64_t p) { return p & mask; });
     } else {
-        const std::uint64_t page = m_page_size, banks = m_open.size();
-        touch_all([page](std::uint64_t a) { return a / page; },
-                  [banks](std::uint64_t p) { return p % banks; });
+        const std::uint64_t banks = m_open.size();
+        touch_all([banks](std::uint64_t p) { return p % banks; });
     }
     m_misses += misses;
     return misses;

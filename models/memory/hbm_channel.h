@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/access.h"
+#include "core/hbm_address_map.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/stats.h"
@@ -14,7 +15,8 @@ namespace trn {
 // One HBM channel: serves reads and writes at its share of the HBM bandwidth, first come first
 // served, plus a fixed access latency. Each bank keeps one page open; an access that opens
 // pages is limited by the activation rate as well as by bandwidth. Addresses are channel-local (the
-// router de-interleaves). In functional mode it holds the bytes.
+// router de-interleaves); the pages an access touches are those its hbm_pages_ext lists, else
+// those of [address, address + length). In functional mode it holds the bytes.
 class hbm_channel : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<hbm_channel> in{"in"};
@@ -40,13 +42,12 @@ class hbm_channel : public sc_core::sc_module {
     unsigned transport_dbg(tlm::tlm_generic_payload& trans);
     void copy(tlm::tlm_generic_payload& trans);
 
-    // Row-buffer misses of the ranges an access touches (updating the open pages).
+    // Row-buffer misses of the pages an access touches (updating the open pages).
     std::uint64_t page_misses(const tlm::tlm_generic_payload& trans);
 
     double m_bytes_per_ns;
     sc_core::sc_time m_latency;
-    std::uint64_t m_page_size;
-    int m_page_shift = -1;  // log2 of the page size when it and the bank count are powers of two
+    hbm_address_map m_map;
     double m_activate_ns;
     std::vector<std::uint64_t> m_open;  // open page of each bank (~0: none)
     std::uint64_t m_misses = 0;

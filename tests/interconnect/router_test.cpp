@@ -46,6 +46,7 @@ const trn::config& config_a() {
         trn::config cfg(registry());
         cfg.set("core.hbm.channels=4");
         cfg.set("core.hbm.interleave=64B");
+        cfg.set("core.hbm.page_size=128B");  // two granules of a channel: pages change often
         cfg.set("core.sbuf.port_sharing=dve+pool");
         cfg.set("core.psum.port_sharing=dve+act");
         cfg.set("core.psum.bank_size=2KiB");
@@ -87,8 +88,8 @@ struct call {
     access_ext ext;
     double now_ns;
     double delay_in_ns;
-    bool has_ranges = false;
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> ranges;  // hbm_ranges_ext, if any
+    bool has_pages = false;
+    std::vector<std::uint64_t> pages;  // hbm_pages_ext, if any
 };
 
 // A recording target: returns delay + latency (+ the access occupancy when `add_occupancy`,
@@ -126,9 +127,9 @@ class fake_target : public sc_core::sc_module {
             c.ext.row_stride = e->row_stride;
             c.ext.occupancy = e->occupancy;
         }
-        if (auto* r = t.get_extension<trn::hbm_ranges_ext>()) {
-            c.has_ranges = true;
-            c.ranges = r->ranges;
+        if (auto* r = t.get_extension<trn::hbm_pages_ext>()) {
+            c.has_pages = true;
+            c.pages.assign(r->pages, r->pages + r->count);
         }
         return c;
     }
@@ -241,6 +242,11 @@ constexpr std::uint64_t t1_addr = 100, t1_len = 1000;
 constexpr double t1_in = 5;
 constexpr std::uint64_t t2_addr = 50, t2_row = 70, t2_stride = 300;
 constexpr std::uint32_t t2_rows = 3;
+// Rows inside one block of A (256 B), two and eight blocks apart (the router's fast path).
+constexpr std::uint64_t t3_addr = 3 * 256 + 40, t3_row = 150, t3_stride = 512;
+constexpr std::uint32_t t3_rows = 6;
+constexpr std::uint64_t t4_addr = 9 * 256 + 10, t4_row = 60, t4_stride = 2048;
+constexpr std::uint32_t t4_rows = 5;
 // Functional HBM accesses.
 constexpr std::uint64_t f1_addr = 37, f1_len = 1500;
 constexpr std::uint64_t f2_addr = 5000, f2_row = 100, f2_stride = 1000;
@@ -263,7 +269,7 @@ class harness : public sc_core::sc_module {
     routed a{"router_a", config_a()};
     routed b{"router_b", config_b()};
 
-    result hbm1, hbm2, hbm2_b;
+    result hbm1, hbm2, hbm2_b, hbm3, hbm4;
     std::vector<std::uint8_t> f1_data = pattern(f1_len, 1), f1_back, f1_back_b;
     std::vector<std::uint8_t> f2_data = pattern(f2_rows * f2_row, 2);
     std::vector<std::vector<std::uint8_t>> f2_rows_back;
@@ -335,6 +341,10 @@ class harness : public sc_core::sc_module {
         hbm2 = access(to_a, a, tlm::TLM_WRITE_COMMAND, t2_addr, t2_rows * t2_row, nullptr, &e2, 0);
         hbm2_b =
             access(to_b, b, tlm::TLM_WRITE_COMMAND, t2_addr, t2_rows * t2_row, nullptr, &e2, 0);
+        const access_ext e3 = ext_of(initiator_id::dma, t3_rows, t3_row, t3_stride, 0);
+        hbm3 = access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
+        const access_ext e4 = ext_of(initiator_id::dma, t4_rows, t4_row, t4_stride, 0);
+        hbm4 = access(to_a, a, tlm::TLM_READ_COMMAND, t4_addr, t4_rows * t4_row, nullptr, &e4, 0);
 
         // --- HBM functional: written with b_transport, read back with transport_dbg.
         std::vector<std::uint8_t> w = f1_data;
@@ -562,25 +572,26 @@ TEST(Router, HbmAccessGoesToEveryTouchedChannelOnce) {
             EXPECT_EQ(c.cmd, tlm::TLM_READ_COMMAND);
 }
 
-using range_list = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
+using page_list = std::vector<std::uint64_t>;
 
-// Joins ranges that continue one another (a row whose share continues the previous row's).
-range_list merged(const range_list& in) {
-    range_list out;
-    for (const auto& r : in)
-        if (!out.empty() && out.back().first + out.back().second == r.first)
-            out.back().second += r.second;
-        else
-            out.push_back(r);
+// Drops a page that repeats the one before it (a repeat is a row-buffer hit either way).
+page_list collapsed(const page_list& in) {
+    page_list out;
+    for (auto p : in)
+        if (out.empty() || out.back() != p) out.push_back(p);
     return out;
 }
 
-// Per channel, the (local address, bytes) range of each row that has bytes there, in row
-// order, computed byte by byte (and checked to be contiguous: one range per row and channel).
-std::vector<range_list> brute_ranges(const routed& r, std::uint64_t a, std::uint64_t n,
-                                     std::uint32_t rows, std::uint64_t stride) {
-    const std::uint64_t c = channels(r.cfg);
-    std::vector<range_list> out(c);
+// Per channel, the pages each row touches there, in row order, and the bytes there, computed
+// byte by byte (and checked to be contiguous: one local range per row and channel).
+struct channel_share {
+    page_list pages;
+    std::uint64_t bytes = 0;
+};
+std::vector<channel_share> brute_pages(const routed& r, std::uint64_t a, std::uint64_t n,
+                                       std::uint32_t rows, std::uint64_t stride) {
+    const std::uint64_t c = channels(r.cfg), page = r.cfg.size("core.hbm.page_size");
+    std::vector<channel_share> out(c);
     for (std::uint32_t row = 0; row < rows; ++row) {
         std::vector<std::uint64_t> lo(c, ~0ull), hi(c, 0), count(c, 0);
         for (std::uint64_t i = 0; i < n; ++i) {
@@ -593,33 +604,35 @@ std::vector<range_list> brute_ranges(const routed& r, std::uint64_t a, std::uint
         for (std::size_t ch = 0; ch < c; ++ch)
             if (count[ch]) {
                 EXPECT_EQ(hi[ch] - lo[ch] + 1, count[ch]) << "not contiguous on channel " << ch;
-                out[ch].push_back({lo[ch], count[ch]});
+                for (std::uint64_t p = lo[ch] / page; p <= hi[ch] / page; ++p)
+                    out[ch].pages.push_back(p);
+                out[ch].bytes += count[ch];
             }
     }
     return out;
 }
 
-void expect_ranges(routed& r, const result& res, std::uint64_t a, std::uint64_t n,
-                   std::uint32_t rows, std::uint64_t stride) {
-    const auto want = brute_ranges(r, a, n, rows, stride);
+void expect_pages(routed& r, const result& res, std::uint64_t a, std::uint64_t n,
+                  std::uint32_t rows, std::uint64_t stride) {
+    const auto want = brute_pages(r, a, n, rows, stride);
     for (std::size_t ch = 0; ch < want.size(); ++ch) {
         const auto& calls = res.seen.at(r.hbm[ch].get());
-        if (want[ch].empty()) continue;
+        if (want[ch].pages.empty()) continue;
         ASSERT_EQ(calls.size(), 1u);
-        ASSERT_TRUE(calls[0].has_ranges) << "channel " << ch;
-        EXPECT_EQ(merged(calls[0].ranges), merged(want[ch])) << r.dut.name() << " channel " << ch;
-        std::uint64_t bytes = 0;
-        for (const auto& [lo, len] : calls[0].ranges)
-            bytes += len;
-        EXPECT_EQ(bytes, calls[0].len);
+        ASSERT_TRUE(calls[0].has_pages) << "channel " << ch;
+        EXPECT_EQ(collapsed(calls[0].pages), collapsed(want[ch].pages))
+            << r.dut.name() << " channel " << ch;
+        EXPECT_EQ(calls[0].len, want[ch].bytes) << r.dut.name() << " channel " << ch;
     }
 }
 
-TEST(Router, HbmAccessTellsEachChannelItsLocalRangePerRow) {
+TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesInOrder) {
     auto& b = bench();
-    expect_ranges(b.a, b.hbm1, t1_addr, t1_len, 1, 0);
-    expect_ranges(b.a, b.hbm2, t2_addr, t2_row, t2_rows, t2_stride);
-    expect_ranges(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
+    expect_pages(b.a, b.hbm1, t1_addr, t1_len, 1, 0);
+    expect_pages(b.a, b.hbm2, t2_addr, t2_row, t2_rows, t2_stride);
+    expect_pages(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
+    expect_pages(b.a, b.hbm3, t3_addr, t3_row, t3_rows, t3_stride);
+    expect_pages(b.a, b.hbm4, t4_addr, t4_row, t4_rows, t4_stride);
 }
 
 TEST(Router, TwoDimensionalHbmAccessSumsRowsPerChannel) {

@@ -115,15 +115,16 @@ class harness : public sc_core::sc_module {
     }
 
     access_result access(tlm::tlm_command cmd, std::uint64_t addr, unsigned len, std::uint8_t* data,
-                         const sc_time& delay, const trn::hbm_ranges_ext* ranges = nullptr) {
+                         const sc_time& delay, const std::vector<std::uint64_t>* pages = nullptr) {
         tlm::tlm_generic_payload t;
         t.set_command(cmd);
         t.set_address(addr);
         t.set_data_ptr(data);
         t.set_data_length(len);
-        trn::hbm_ranges_ext ext;
-        if (ranges) {
-            ext.ranges = ranges->ranges;
+        trn::hbm_pages_ext ext;
+        if (pages) {
+            ext.pages = pages->data();
+            ext.count = pages->size();
             t.set_extension(&ext);
         }
         sc_time d = delay;
@@ -131,7 +132,7 @@ class harness : public sc_core::sc_module {
         r.now_ns = to_ns(sc_core::sc_time_stamp());
         r.delay_in_ns = to_ns(delay);
         out->b_transport(t, d);
-        if (ranges) t.clear_extension(&ext);
+        if (pages) t.clear_extension(&ext);
         r.delay_out_ns = to_ns(d);
         r.status = t.get_response_status();
         (cmd == tlm::TLM_READ_COMMAND ? counted_read : counted_write) += len;
@@ -148,8 +149,8 @@ class harness : public sc_core::sc_module {
     }
 
     void page_access(std::uint64_t addr, unsigned len,
-                     const trn::hbm_ranges_ext* ranges = nullptr) {
-        pages.push_back(access(tlm::TLM_READ_COMMAND, addr, len, nullptr, SC_ZERO_TIME, ranges));
+                     const std::vector<std::uint64_t>* touched = nullptr) {
+        pages.push_back(access(tlm::TLM_READ_COMMAND, addr, len, nullptr, SC_ZERO_TIME, touched));
         sc_core::wait(trn::ns(spacing_ns));  // the next one finds the port idle
     }
 
@@ -182,11 +183,11 @@ class harness : public sc_core::sc_module {
         page_access(8 * pg, 200);        // 4: page 8, bank 0: miss again
         page_access(40 * pg, 3 * 1024);  // 5: pages 40, 41, 42 in banks 0, 1, 2: 3 misses
         page_access(44 * pg - 50, 100);  // 6: pages 43 and 44 (banks 3, 0): 2 misses
-        trn::hbm_ranges_ext two;         // 7: the ranges, not the address, name the pages
-        two.ranges = {{64 * pg, 64}, {128 * pg, 64}};  // pages 64, 128 in bank 0: 2 misses
+        // 7: the extension, not the address, names the pages: 64 and 128 in bank 0, 2 misses
+        const std::vector<std::uint64_t> two{64, 128};
         page_access(0, 128, &two);
-        trn::hbm_ranges_ext one;  // 8: page 128 is open now: a hit (page 0 would not be)
-        one.ranges = {{128 * pg + 64, 64}};
+        // 8: page 128 is open now: a hit (page 0 would not be)
+        const std::vector<std::uint64_t> one{128};
         page_access(0, 64, &one);
         misses_after_burst3 = dut.misses();
 

@@ -1,0 +1,32 @@
+#include "core/hbm_address_map.h"
+
+namespace trn {
+
+namespace {
+
+int log2_exact(std::uint64_t v) {
+    return v && !(v & (v - 1)) ? __builtin_ctzll(v) : -1;
+}
+
+}  // namespace
+
+hbm_address_map::hbm_address_map(const config& cfg)
+    : m_granule(cfg.size("core.hbm.interleave")),
+      m_channels(static_cast<std::size_t>(cfg.integer("core.hbm.channels"))),
+      m_page_size(cfg.size("core.hbm.page_size")),
+      m_banks(static_cast<std::size_t>(cfg.integer("core.hbm.banks"))) {
+    m_granule_shift = log2_exact(m_granule);
+    m_channel_shift = log2_exact(m_channels);
+    if (log2_exact(m_banks) >= 0) m_page_shift = log2_exact(m_page_size);
+}
+
+std::size_t hbm_address_map::channel_of(std::uint64_t addr) const {
+    const std::uint64_t g = addr / m_granule;
+    return static_cast<std::size_t>((g % m_channels + block_hash(g / m_channels)) % m_channels);
+}
+
+std::uint64_t hbm_address_map::local_of(std::uint64_t addr) const {
+    return (addr / (m_granule * m_channels)) * m_granule + addr % m_granule;
+}
+
+}  // namespace trn
