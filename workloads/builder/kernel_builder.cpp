@@ -196,51 +196,56 @@ tile kernel_builder::next(std::size_t id) {
 
 namespace {
 
+// Adds "wait for m" to waits, or raises the value already waited for on m's semaphore.
+void require(std::vector<sem_wait>& waits, const sem_wait& m) {
+    for (auto& w : waits)
+        if (w.sem == m.sem) {
+            w.value = std::max(w.value, m.value);
+            return;
+        }
+    waits.push_back(m);
+}
+
 void require(std::vector<sem_wait>& waits, const std::vector<sem_wait>& more) {
-    for (const auto& m : more) {
-        auto it = std::find_if(waits.begin(), waits.end(),
-                               [&](const sem_wait& w) { return w.sem == m.sem; });
-        if (it == waits.end())
-            waits.push_back(m);
-        else
-            it->value = std::max(it->value, m.value);
-    }
+    for (const auto& m : more)
+        require(waits, m);
 }
 
 }  // namespace
 
 void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
-                           std::uint32_t done_value, const std::vector<std::size_t>& reads,
-                           const std::vector<std::size_t>& writes, bool in_order_writes) {
-    std::vector<sem_wait> need;
-    for (auto r : reads)
-        require(need, m_deps[r].writers);
-    for (auto w : writes) {
-        if (!m_dep_is_hbm[w]) {
-            for (const auto& wr : m_deps[w].writers)
-                if (!(in_order_writes && wr.sem == done)) require(need, {wr});
-        }
-        require(need, m_deps[w].readers);
+                           std::uint32_t done_value, const std::size_t* reads,
+                           std::size_t read_count, std::size_t write, bool in_order_writes) {
+    const std::size_t* reads_end = reads + read_count;
+    std::vector<sem_wait>& need = m_need;
+    need.clear();
+    for (const std::size_t* r = reads; r != reads_end; ++r)
+        require(need, m_deps[*r].writers);
+    if (!m_dep_is_hbm[write]) {
+        for (const auto& wr : m_deps[write].writers)
+            if (!(in_order_writes && wr.sem == done)) require(need, wr);
     }
+    require(need, m_deps[write].readers);
     std::sort(need.begin(), need.end(),
               [](const sem_wait& a, const sem_wait& b) { return a.sem < b.sem; });
     auto& waited = m_waited[std::size_t(issuer)];
+    // Keeps only the waits not implied by the issuer's earlier ones, then stores them at once.
+    auto kept = need.begin();
     for (const auto& w : need) {
         if (w.sem == done && w.value >= done_value) continue;  // never wait on itself
         if (waited[w.sem] >= w.value) continue;                // implied by an earlier wait
         waited[w.sem] = w.value;
-        ins.waits.push_back(w);
+        *kept++ = w;
     }
+    ins.waits.assign(need.begin(), kept);
     const sem_wait me{done, done_value};
-    for (auto r : reads)
-        require(m_deps[r].readers, {me});
-    for (auto w : writes) {
-        if (m_dep_is_hbm[w]) {
-            require(m_deps[w].writers, {me});
-        } else {
-            m_deps[w].writers = {me};
-            m_deps[w].readers.clear();
-        }
+    for (const std::size_t* r = reads; r != reads_end; ++r)
+        require(m_deps[*r].readers, me);
+    if (m_dep_is_hbm[write]) {
+        require(m_deps[write].writers, me);
+    } else {
+        m_deps[write].writers.assign(1, me);
+        m_deps[write].readers.clear();
     }
     m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
 }
@@ -266,7 +271,7 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     ins.queue = static_cast<std::uint16_t>(q);
     const std::size_t tensor = m_tensor_dep[t.id], buf = m_buffer_dep[chip.buffer];
     issue(trigger, ins, semaphore_of_queue(q), static_cast<std::uint32_t>(m_prog.queues[q].size()),
-          {is_load ? tensor : buf}, {is_load ? buf : tensor});
+          is_load ? &tensor : &buf, 1, is_load ? buf : tensor);
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
@@ -293,13 +298,15 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
 }  // namespace
 
 void kernel_builder::engine_op(engine_kind on, instruction ins,
-                               const std::vector<const tile*>& reads, const tile& dst,
+                               std::initializer_list<const tile*> reads, const tile& dst,
                                bool in_order_writes) {
-    std::vector<std::size_t> r;
+    std::size_t r[3] = {};
+    if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
+    std::size_t n = 0;
     for (const tile* t : reads)
-        r.push_back(m_buffer_dep[t->buffer]);
+        r[n++] = m_buffer_dep[t->buffer];
     const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
-    issue(on, std::move(ins), semaphore_of_engine(on), value, r, {m_buffer_dep[dst.buffer]},
+    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, m_buffer_dep[dst.buffer],
           in_order_writes);
 }
 

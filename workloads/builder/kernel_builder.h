@@ -1,4 +1,5 @@
 #pragma once
+#include <initializer_list>
 #include <string>
 #include <vector>
 
@@ -136,12 +137,15 @@ class kernel_builder {
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,
                            std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
     void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
-    // `in_order_writes`: the issuer's own earlier writes to `writes` are ordered by the
-    // hardware (PSUM accumulation), so no wait on its own semaphore is needed for them.
+    // Emits `ins` on `issuer`'s stream with the waits its data dependencies need: it reads the
+    // `read_count` buffers or HBM tensors (dependency entries) at `reads` and writes `write`, and
+    // signals `done` reaching `done_value` when complete. `in_order_writes`: the issuer's own
+    // earlier writes to `write` are ordered by the hardware (PSUM accumulation), so no wait on its
+    // own semaphore is needed for them.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
-               const std::vector<std::size_t>& reads, const std::vector<std::size_t>& writes,
+               const std::size_t* reads, std::size_t read_count, std::size_t write,
                bool in_order_writes = false);
-    void engine_op(engine_kind on, instruction ins, const std::vector<const tile*>& reads,
+    void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
                    const tile& dst, bool in_order_writes = false);
     std::size_t queue_for(const hbm_tensor& t);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
@@ -154,6 +158,7 @@ class kernel_builder {
     std::vector<bool> m_dep_is_hbm;
     std::vector<std::size_t> m_tensor_dep;             // HBM tensor id -> its entry in m_deps
     std::vector<std::vector<std::uint32_t>> m_waited;  // [issuer][sem] highest value waited
+    std::vector<sem_wait> m_need;                      // scratch of issue()
     std::uint64_t m_sbuf_used = 0, m_psum_used = 0, m_hbm_used = 0;
     double m_flops = 0;
     struct phase {
