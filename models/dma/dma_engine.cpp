@@ -62,9 +62,8 @@ const sc_core::sc_time& dma_engine::chunk_service_time(std::uint64_t rows,
     return s.service;
 }
 
-sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
-                                    std::uint32_t row_begin, std::uint32_t rows, std::uint8_t* data,
-                                    const sc_core::sc_time& at, bool debug) {
+void dma_engine::move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
+                           std::uint32_t rows, std::uint8_t* data) {
     m_ext.initiator = initiator_id::dma;
     m_ext.rows = rows;
     m_ext.row_bytes = op.row_bytes();
@@ -73,20 +72,14 @@ sc_core::sc_time dma_engine::access(tlm::tlm_command cmd, const operand& op,
     m_trans.set_address(address_of(op, row_begin));
     m_trans.set_data_ptr(data);
     m_trans.set_data_length(static_cast<unsigned>(rows * op.row_bytes()));
-    sc_core::sc_time d = at;
-    if (debug)
-        out->transport_dbg(m_trans);
-    else
-        out->b_transport(m_trans, d);
-    return d;
+    out->transport_dbg(m_trans);
 }
 
 void dma_engine::move_data(const dma_job& job) {
     const dma_transfer& t = *job.transfer;
     const std::uint32_t rows = job.row_end - job.row_begin;
     m_src.resize(rows * t.src.row_bytes());
-    access(tlm::TLM_READ_COMMAND, t.src, job.row_begin, rows, m_src.data(), sc_core::SC_ZERO_TIME,
-           true);
+    move_rows(tlm::TLM_READ_COMMAND, t.src, job.row_begin, rows, m_src.data());
     std::vector<std::uint8_t>* out = &m_src;
     if (t.src.type != t.dst.type) {  // the DMA casts through fp32
         const std::size_t n = std::size_t{rows} * t.src.elems;
@@ -96,8 +89,7 @@ void dma_engine::move_data(const dma_job& job) {
             store_element(&m_dst[i * ds], t.dst.type, load_element(&m_src[i * ss], t.src.type));
         out = &m_dst;
     }
-    access(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, rows, out->data(), sc_core::SC_ZERO_TIME,
-           true);
+    move_rows(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, rows, out->data());
 }
 
 void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -108,14 +100,6 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_t
     const sc_core::sc_time service = chunk_service_time(rows, t.src.row_bytes());
     const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
     if (job->functional) move_data(*job);
-    // Timing of the on-chip sides; the queue times the HBM side of the whole transfer.
-    sc_core::sc_time done = start + service;
-    if (t.src.space != mem_space::hbm)
-        done = std::max(done, access(tlm::TLM_READ_COMMAND, t.src, job->row_begin, rows, nullptr,
-                                     start, false));
-    if (t.dst.space != mem_space::hbm)
-        done = std::max(done, access(tlm::TLM_WRITE_COMMAND, t.dst, job->row_begin, rows, nullptr,
-                                     start, false));
     if (m_timeline)
         m_timeline->slice(
             m_track,
@@ -125,7 +109,7 @@ void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_t
     m_bytes += rows * t.src.row_bytes();
     m_rows += rows;
     job->start = start;
-    delay = done;
+    delay = start + service;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 

@@ -13,9 +13,9 @@
 namespace trn {
 
 // One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, each row
-// costing max(descriptor_cost, bytes / engine_bandwidth); times the on-chip side of its rows
-// through the router (the queue times the HBM side of the whole transfer) and, in functional
-// mode, moves the data, converting element types through fp32 as the hardware does.
+// costing max(descriptor_cost, bytes / engine_bandwidth) (the queue times the memory sides of
+// the whole transfer) and, in functional mode, moves the data through the router, converting
+// element types through fp32 as the hardware does.
 // Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
 // completion offset, given that it may start at the incoming `delay`.
 struct dma_job;
@@ -45,11 +45,10 @@ class dma_engine : public sc_core::sc_module {
 
   private:
     void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-    // Rows [row_begin, row_begin + rows) of an operand: timed (b_transport, starting at `at`)
-    // or, with `debug`, moving functional data without timing (transport_dbg).
-    sc_core::sc_time access(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
-                            std::uint32_t rows, std::uint8_t* data, const sc_core::sc_time& at,
-                            bool debug);
+    // Reads or writes the functional data of rows [row_begin, row_begin + rows) of an operand,
+    // packed at `data`, without timing (transport_dbg).
+    void move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
+                   std::uint32_t rows, std::uint8_t* data);
     void move_data(const dma_job& job);
     // service_time, remembered for the last few chunk shapes (the chunks of a transfer are
     // alike, and an engine serves a few kinds of transfer in turn).

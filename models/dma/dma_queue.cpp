@@ -16,11 +16,11 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
           static_cast<std::uint32_t>(cfg.integer("core.dma.partitions_per_engine"))),
       m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
     doorbell.register_b_transport(this, &dma_queue::b_transport);
-    m_hbm.set_extension(&m_ext);
+    m_mem.set_extension(&m_ext);
 }
 
 dma_queue::~dma_queue() {
-    m_hbm.clear_extension(&m_ext);  // a payload frees the extensions it still holds
+    m_mem.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
 void dma_queue::load(const std::vector<dma_transfer>* transfers) {
@@ -64,18 +64,18 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         if (++engine == m_engine_count) engine = 0;
     }
     m_chunk.clear_extension(&job);
+    // Both memory sides of the whole transfer, from when its first chunk starts.
     for (const operand* op : {&t.src, &t.dst}) {
-        if (op->space != mem_space::hbm) continue;
         m_ext.initiator = initiator_id::dma;
         m_ext.rows = op->partitions;
         m_ext.row_bytes = op->row_bytes();
-        m_ext.row_stride = op->row_stride;
-        m_hbm.set_command(op == &t.src ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
-        m_hbm.set_address(address_of(*op));
-        m_hbm.set_data_ptr(nullptr);
-        m_hbm.set_data_length(static_cast<unsigned>(op->bytes()));
+        m_ext.row_stride = row_stride_of(*op);
+        m_mem.set_command(op == &t.src ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+        m_mem.set_address(address_of(*op));
+        m_mem.set_data_ptr(nullptr);
+        m_mem.set_data_length(static_cast<unsigned>(op->bytes()));
         sc_core::sc_time d = first_chunk;
-        mem->b_transport(m_hbm, d);
+        mem->b_transport(m_mem, d);
         if (d > done) done = d;
     }
     m_bytes += t.src.bytes();

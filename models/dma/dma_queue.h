@@ -15,16 +15,16 @@
 namespace trn {
 
 // One DMA queue: starts its transfers in order when an engine rings its doorbell, splits each
-// over the DMA engines by groups of partitions, times the HBM side of the whole transfer from
-// when its first chunk starts, and signals its semaphore when a transfer has completed
-// (transfers complete in queue order).
+// over the DMA engines by groups of partitions, times both memory sides of the whole transfer
+// (HBM, SBUF or PSUM) from when its first chunk starts, and signals its semaphore when a
+// transfer has completed (transfers complete in queue order).
 // Contract (doorbell socket): each b_transport starts the next transfer at the incoming delay;
 // it returns at once (the transfer runs in the background) with delay unchanged.
 class dma_queue : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<dma_queue> doorbell{"doorbell"};
     tlm_utils::multi_passthrough_initiator_socket<dma_queue> engines{"engines"};
-    tlm_utils::simple_initiator_socket<dma_queue> mem{"mem"};  // the HBM side of transfers
+    tlm_utils::simple_initiator_socket<dma_queue> mem{"mem"};  // both sides of transfers
 
     dma_queue(const sc_core::sc_module_name& name, const config& cfg, semaphore_bank& sems,
               std::size_t index, bool functional);
@@ -54,8 +54,8 @@ class dma_queue : public sc_core::sc_module {
     timeline* m_timeline = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
-    tlm::tlm_generic_payload m_hbm;
-    access_ext m_ext;  // m_hbm's extension for the queue's lifetime
+    tlm::tlm_generic_payload m_mem;
+    access_ext m_ext;  // m_mem's extension for the queue's lifetime
 };
 
 }  // namespace trn

@@ -1,8 +1,8 @@
 // dma_engine: a chunk of R rows of B bytes occupies the engine R * max(descriptor_cost,
-// B / engine_bandwidth); chunks queue first come first served; a chunk completes at the later
-// of its service end and the completion of its on-chip (SBUF/PSUM) accesses, issued at the
-// chunk's granted start (the queue times the HBM side of a whole transfer, not the engine). In
-// functional mode it moves the rows with debug accesses, converting element types through fp32.
+// B / engine_bandwidth); chunks queue first come first served; a chunk completes when its
+// service ends, whatever the memories' latency (the queue times the memory sides of a whole
+// transfer, not the engine). In functional mode it moves the rows with debug accesses,
+// converting element types through fp32, and makes no timed access.
 // One bench: a fake queue (initiator) hands scripted chunks to the engine, whose memory side is
 // a recording fake memory with a settable latency per address space.
 #include <gtest/gtest.h>
@@ -153,7 +153,7 @@ constexpr double later_in = 1000;                       // chunk C's incoming de
 constexpr double t_slow = 5000, t_slow_latency = 3000;  // slow on-chip memory
 constexpr double t_big = 10000, t_big_latency = 10;     // fast on-chip memory
 constexpr double t_copy = 15000, t_func = 20000;
-constexpr double hbm_latency = 9999;  // HBM is never timed by the engine
+constexpr double hbm_latency = 9999;  // memories are never timed by the engine
 
 float source_value(std::uint32_t r, std::uint32_t i) {
     const float v = 1.0f + static_cast<float>(r * f_elems + i) / 256.0f + 1.0f / 4096.0f;
@@ -287,64 +287,30 @@ TEST(DmaEngine, ChunksQueueFirstComeFirstServed) {
     const double start_b = service_ns(8, 64);
     EXPECT_NEAR(b.b.start_ns, start_b, tol_ns);
     EXPECT_NEAR(b.b.delay_ns, start_b + service_ns(4, 2048), tol_ns);
-    // Its on-chip access is issued at its granted start.
-    ASSERT_EQ(b.b.calls.size(), 1u);
-    EXPECT_NEAR(b.b.calls[0].delay_in_ns, start_b, tol_ns);
     // Chunk C asks to start after B has finished: no queueing.
     ASSERT_GT(later_in, b.b.delay_ns);
     EXPECT_NEAR(b.c.start_ns, later_in, tol_ns);
     EXPECT_NEAR(b.c.delay_ns, later_in + service_ns(2, 64), tol_ns);
-    ASSERT_EQ(b.c.calls.size(), 1u);
-    EXPECT_NEAR(b.c.calls[0].delay_in_ns, later_in, tol_ns);
 }
 
-TEST(DmaEngine, ChunkTimesOnlyItsOnChipRows) {
+TEST(DmaEngine, TimingOnlyChunksTouchNoMemory) {
     const auto& b = bench();
-    // Rows 2..5 of the large load: one SBUF write, no HBM access.
-    ASSERT_EQ(b.b.calls.size(), 1u);
-    const call& wr = b.b.calls[0];
-    EXPECT_EQ(wr.cmd, tlm::TLM_WRITE_COMMAND);
-    EXPECT_EQ(wr.addr, amap::sbuf_base + (16 + 2) * amap::partition_stride + 128);
-    EXPECT_EQ(wr.len, 4 * 2048u);
-    EXPECT_FALSE(wr.has_data);
-    EXPECT_EQ(wr.ext.initiator, trn::initiator_id::dma);
-    EXPECT_EQ(wr.ext.rows, 4u);
-    EXPECT_EQ(wr.ext.row_bytes, 2048u);
-    EXPECT_EQ(wr.ext.row_stride, amap::partition_stride);
-    EXPECT_EQ(wr.ext.occupancy, SC_ZERO_TIME);
-    // The store reads its PSUM rows.
-    ASSERT_EQ(b.e.calls.size(), 1u);
-    EXPECT_EQ(b.e.calls[0].cmd, tlm::TLM_READ_COMMAND);
-    EXPECT_EQ(b.e.calls[0].addr, amap::psum_base + 4 * amap::partition_stride + 2048);
-    EXPECT_EQ(b.e.calls[0].ext.rows, 8u);
-    // HBM to HBM: nothing.
-    EXPECT_TRUE(b.g.calls.empty());
-    // Timing-only chunks move no data.
-    for (const auto* r : {&b.a, &b.b, &b.c, &b.d, &b.e, &b.f, &b.g})
+    for (const auto* r : {&b.a, &b.b, &b.c, &b.d, &b.e, &b.f, &b.g}) {
+        EXPECT_TRUE(r->calls.empty());
         EXPECT_TRUE(r->dbg_calls.empty());
+    }
 }
 
-TEST(DmaEngine, SlowOnChipWriteBoundsCompletion) {
-    const auto& d = bench().d;
-    ASSERT_GT(t_slow_latency, service_ns(8, 64));
-    EXPECT_NEAR(d.now_ns, t_slow, tol_ns);
-    EXPECT_NEAR(d.delay_ns, t_slow_latency, tol_ns);  // max(service end, write completion)
-}
-
-TEST(DmaEngine, SlowOnChipReadBoundsCompletion) {
-    const auto& e = bench().e;
-    const double start = service_ns(8, 64);  // queued behind chunk D
-    EXPECT_NEAR(e.start_ns, start, tol_ns);
-    ASSERT_EQ(e.calls.size(), 1u);
-    EXPECT_NEAR(e.calls[0].delay_in_ns, start, tol_ns);
-    EXPECT_NEAR(e.delay_ns, start + t_slow_latency, tol_ns);
-}
-
-TEST(DmaEngine, FastMemoryLeavesTheServiceTimeAsCompletion) {
+TEST(DmaEngine, MemoryLatencyDoesNotBoundTheChunk) {
     const auto& b = bench();
-    ASSERT_LT(t_big_latency, service_ns(8, 2048));
+    // Slow on-chip memory: a load, then a store queued behind it, each ends with its service.
+    ASSERT_GT(t_slow_latency, service_ns(8, 64));
+    EXPECT_NEAR(b.d.now_ns, t_slow, tol_ns);
+    EXPECT_NEAR(b.d.delay_ns, service_ns(8, 64), tol_ns);
+    EXPECT_NEAR(b.e.start_ns, service_ns(8, 64), tol_ns);
+    EXPECT_NEAR(b.e.delay_ns, 2 * service_ns(8, 64), tol_ns);
+    // Fast on-chip memory, and HBM to HBM (slow HBM): the same.
     EXPECT_NEAR(b.f.delay_ns, service_ns(8, 2048), tol_ns);
-    // The (slow) HBM is not the engine's to time.
     EXPECT_NEAR(b.g.delay_ns, service_ns(4, 64), tol_ns);
 }
 
@@ -356,7 +322,7 @@ TEST(DmaEngine, CountersAndBusyTime) {
     EXPECT_NEAR(to_ns(b.dut.port().busy_total()), b.want_busy_ns, 16 * tol_ns);
 }
 
-TEST(DmaEngine, FunctionalChunkMovesDataWithDebugAccessesAndTimesWithout) {
+TEST(DmaEngine, FunctionalChunkMovesDataWithDebugAccessesOnly) {
     const auto& b = bench();
     EXPECT_NEAR(b.func1.delay_ns, service_ns(f_rows, f_elems * 4), tol_ns);
     // Debug: read the source rows, write the destination rows.
@@ -368,9 +334,8 @@ TEST(DmaEngine, FunctionalChunkMovesDataWithDebugAccessesAndTimesWithout) {
     EXPECT_EQ(rd[0].ext.row_stride, to_bf16.src.row_stride);
     EXPECT_EQ(wr[0].addr, amap::sbuf_base + 10 * amap::partition_stride + 32);
     EXPECT_EQ(wr[0].len, f_rows * f_elems * 2);
-    // Timed: the on-chip side only, without data.
-    ASSERT_EQ(b.func1.calls.size(), 1u);
-    EXPECT_FALSE(b.func1.calls[0].has_data);
+    // No timed access.
+    EXPECT_TRUE(b.func1.calls.empty());
 }
 
 // Round to nearest even of the top 16 bits: the definition of fp32 -> bf16.
@@ -424,7 +389,7 @@ TEST(DmaEngine, FunctionalSameTypeCopyMovesRawBytes) {
     std::uint32_t bits;
     std::memcpy(&bits, nan.data(), 4);
     EXPECT_EQ(bits, 0x7f800001u);
-    EXPECT_TRUE(b.func3.calls.empty());  // HBM to HBM: no timed access
+    EXPECT_TRUE(b.func3.calls.empty());
 }
 
 }  // namespace

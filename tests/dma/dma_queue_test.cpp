@@ -1,10 +1,11 @@
 // dma_queue: a doorbell starts the next transfer fixed_latency after the ring; its rows are
-// handed to the DMA engines in groups of partitions_per_engine by on-chip partition; the HBM
-// side of the whole transfer is one access issued when the first chunk starts; the transfer
-// completes at the latest of its chunks and that access, and the queue's semaphore counts
-// completed transfers, in queue order. One bench, two queues rung through a real router:
+// handed to the DMA engines in groups of partitions_per_engine by on-chip partition; each
+// memory side of the whole transfer (source read, destination write) is one access issued when
+// the first chunk starts; the transfer completes at the latest of its chunks and those
+// accesses, and the queue's semaphore counts completed transfers, in queue order. One bench,
+// two queues rung through a real router:
 //   q0 -> 16 recording fake engines (to see the split and control chunk start and end) and a
-//         recording fake HBM (to see and delay the HBM side);
+//         recording fake memory (to see and delay the memory sides);
 //   q1 -> 16 real dma_engines and the router -> real HBM channels, SBUF and PSUM banks, in
 //         functional mode (timing and fp32 <-> bf16 conversion end to end).
 // Monitor threads record when each queue semaphore reaches 1, 2, 3, ...
@@ -107,9 +108,9 @@ class fake_engine : public sc_core::sc_module {
     }
 };
 
-// The HBM side of q0's transfers: records each access and completes it `latency` after its
-// start.
-struct hbm_call {
+// The memory sides of q0's transfers: records each access and completes it `latency` after
+// its start.
+struct mem_call {
     tlm::tlm_command cmd;
     std::uint64_t addr;
     unsigned len;
@@ -118,14 +119,14 @@ struct hbm_call {
     double now_ns, delay_in_ns;
 };
 
-class fake_hbm : public sc_core::sc_module {
+class fake_memory : public sc_core::sc_module {
   public:
-    tlm_utils::simple_target_socket<fake_hbm> in{"in"};
-    std::vector<hbm_call> calls;
-    sc_time latency = SC_ZERO_TIME;
+    tlm_utils::simple_target_socket<fake_memory> in{"in"};
+    std::vector<mem_call> calls;
+    sc_time latency = SC_ZERO_TIME, onchip_latency = SC_ZERO_TIME;  // HBM, SBUF/PSUM
 
-    explicit fake_hbm(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
-        in.register_b_transport(this, &fake_hbm::b_transport);
+    explicit fake_memory(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+        in.register_b_transport(this, &fake_memory::b_transport);
     }
 
   private:
@@ -134,7 +135,7 @@ class fake_hbm : public sc_core::sc_module {
         calls.push_back({t.get_command(), t.get_address(), t.get_data_length(),
                          t.get_data_ptr() != nullptr, e ? *e : trn::access_ext{},
                          to_ns(sc_core::sc_time_stamp()), to_ns(delay)});
-        delay += latency;
+        delay += t.get_address() < amap::sbuf_base ? latency : onchip_latency;
         t.set_response_status(tlm::TLM_OK_RESPONSE);
     }
 };
@@ -163,11 +164,13 @@ const std::vector<trn::dma_transfer> q0_transfers{
     // 7: every engine, each starting its chunk a little later (as if busy).
     {chip_op(mem_space::sbuf, dtype::float32, 0, 128, 16, 0),
      hbm_op(dtype::float32, 128, 16, 0x4000, 64)},
+    // 8: a load into slow SBUF.
+    {chip_op(mem_space::sbuf, dtype::float32, 8, 2, 16, 0), hbm_op(dtype::float32, 2, 16, 0, 64)},
 };
-const std::vector<rung> q0_rings{{0, 7},     {5000, 0},  {10000, 0}, {15000, 0},
-                                 {20000, 0}, {25000, 0}, {25000, 1}, {30000, 0}};
-constexpr std::size_t slow_hbm_transfer = 1, late_start_transfer = 7;
-constexpr double slow_hbm_ns = 500;
+const std::vector<rung> q0_rings{{0, 7},     {5000, 0},  {10000, 0}, {15000, 0}, {20000, 0},
+                                 {25000, 0}, {25000, 1}, {30000, 0}, {35000, 0}};
+constexpr std::size_t slow_mem_transfer = 1, late_start_transfer = 7, slow_onchip_transfer = 8;
+constexpr double slow_mem_ns = 500;
 double late_start_ns(std::size_t engine) {  // engine e starts transfer 7's chunk this late
     return 40.0 + 5.0 * static_cast<double>(engine);
 }
@@ -203,14 +206,14 @@ class harness : public sc_core::sc_module {
     trn::onchip_bank& sbuf = mem.sbuf;
     std::vector<std::unique_ptr<fake_engine>> fakes;
     std::vector<std::unique_ptr<trn::dma_engine>> reals;
-    fake_hbm hbm_fake{"hbm_fake"};
+    fake_memory mem_fake{"mem_fake"};
     trn::dma_queue q0{"q0", test_config(), sems, 0, false};
     trn::dma_queue q1{"q1", test_config(), sems, 1, true};
 
     std::vector<double> reached[2];             // [queue][k-1]: when the semaphore reached k
     std::vector<double> ring_delay_out[2];      // the doorbell's returned delay
     std::vector<double> rung_at[2];             // absolute start request of each ring
-    std::vector<std::vector<hbm_call>> q0_hbm;  // per q0 transfer, its HBM-side accesses
+    std::vector<std::vector<mem_call>> q0_mem;  // per q0 transfer, its memory-side accesses
     std::vector<std::uint64_t> real_rows_after_first;
     std::vector<std::uint8_t> sbuf_tile;  // q1 transfer 0's destination
     std::vector<std::uint8_t> hbm_back;   // q1 transfer 1's destination
@@ -229,7 +232,7 @@ class harness : public sc_core::sc_module {
         }
         router.doorbell.bind(q0.doorbell);
         router.doorbell.bind(q1.doorbell);
-        q0.mem.bind(hbm_fake.in);
+        q0.mem.bind(mem_fake.in);
         q1.mem.bind(router.in);
         sems.resize(trn::engine_count + 2);
         q0.load(&q0_transfers);
@@ -282,17 +285,19 @@ class harness : public sc_core::sc_module {
             const sc_time at = trn::ns(r.at_ns);
             if (at > sc_core::sc_time_stamp()) sc_core::wait(at - sc_core::sc_time_stamp());
             const std::size_t index = rung_at[q].size();
-            if (q == 0 && index == slow_hbm_transfer) hbm_fake.latency = trn::ns(slow_hbm_ns);
+            if (q == 0 && index == slow_mem_transfer) mem_fake.latency = trn::ns(slow_mem_ns);
+            if (q == 0 && index == slow_onchip_transfer)
+                mem_fake.onchip_latency = trn::ns(slow_mem_ns);
             if (q == 0 && index == late_start_transfer)
                 for (std::size_t e = 0; e < fakes.size(); ++e)
                     fakes[e]->extra_start = trn::ns(late_start_ns(e));
             ring(q, r);
             if (q == 0) {
-                hbm_fake.latency = SC_ZERO_TIME;
+                mem_fake.latency = mem_fake.onchip_latency = SC_ZERO_TIME;
                 for (auto& f : fakes)
                     f->extra_start = SC_ZERO_TIME;
-                q0_hbm.push_back(hbm_fake.calls);
-                hbm_fake.calls.clear();
+                q0_mem.push_back(mem_fake.calls);
+                mem_fake.calls.clear();
             }
             if (q == 1 && rung_at[1].size() == 1) {
                 real_rows_after_first.clear();
@@ -456,33 +461,35 @@ TEST(DmaQueue, SemaphoreSignalledAtRingPlusFixedLatencyPlusService) {
     }
 }
 
-TEST(DmaQueue, SlowHbmSideBoundsCompletion) {
+TEST(DmaQueue, SlowMemorySideBoundsCompletion) {
     const auto& b = bench();
-    const std::size_t t = slow_hbm_transfer;
-    ASSERT_GT(slow_hbm_ns, fake_row_ns * longest_chunk(t));
-    EXPECT_NEAR(b.reached[0].at(t), b.rung_at[0][t] + fixed_ns() + slow_hbm_ns, tol_ns);
+    for (std::size_t t : {slow_mem_transfer, slow_onchip_transfer}) {  // HBM, then SBUF slow
+        ASSERT_GT(slow_mem_ns, fake_row_ns * longest_chunk(t));
+        EXPECT_NEAR(b.reached[0].at(t), b.rung_at[0][t] + fixed_ns() + slow_mem_ns, tol_ns)
+            << "transfer " << t;
+    }
 }
 
-TEST(DmaQueue, HbmSideIsOneAccessOfTheWholeTransfer) {
+TEST(DmaQueue, EachMemorySideIsOneAccessOfTheWholeTransfer) {
     const auto& b = bench();
-    ASSERT_EQ(b.q0_hbm.size(), q0_transfers.size());
+    ASSERT_EQ(b.q0_mem.size(), q0_transfers.size());
     for (std::size_t t = 0; t < q0_transfers.size(); ++t) {
         const auto& tr = q0_transfers[t];
-        std::vector<std::pair<tlm::tlm_command, const operand*>> want;
-        if (tr.src.space == mem_space::hbm) want.push_back({tlm::TLM_READ_COMMAND, &tr.src});
-        if (tr.dst.space == mem_space::hbm) want.push_back({tlm::TLM_WRITE_COMMAND, &tr.dst});
-        const auto& got = b.q0_hbm[t];
-        ASSERT_EQ(got.size(), want.size()) << "transfer " << t;
-        for (std::size_t i = 0; i < want.size(); ++i) {
+        const std::pair<tlm::tlm_command, const operand*> want[] = {
+            {tlm::TLM_READ_COMMAND, &tr.src}, {tlm::TLM_WRITE_COMMAND, &tr.dst}};
+        const auto& got = b.q0_mem[t];
+        ASSERT_EQ(got.size(), 2u) << "transfer " << t;
+        for (std::size_t i = 0; i < 2; ++i) {
             const operand& op = *want[i].second;
             EXPECT_EQ(got[i].cmd, want[i].first) << "transfer " << t;
-            EXPECT_EQ(got[i].addr, op.offset) << "transfer " << t;
+            EXPECT_EQ(got[i].addr, trn::address_of(op)) << "transfer " << t;
             EXPECT_EQ(got[i].len, op.bytes()) << "transfer " << t;
             EXPECT_FALSE(got[i].has_data);
             EXPECT_EQ(got[i].ext.initiator, trn::initiator_id::dma);
             EXPECT_EQ(got[i].ext.rows, op.partitions);
             EXPECT_EQ(got[i].ext.row_bytes, op.row_bytes());
-            EXPECT_EQ(got[i].ext.row_stride, op.row_stride);
+            EXPECT_EQ(got[i].ext.row_stride, trn::row_stride_of(op)) << "transfer " << t;
+            EXPECT_EQ(got[i].ext.occupancy, SC_ZERO_TIME);
             if (t != late_start_transfer) {  // issued when the (first) chunk starts
                 EXPECT_NEAR(got[i].now_ns + got[i].delay_in_ns, b.rung_at[0][t] + fixed_ns(),
                             tol_ns)
@@ -492,14 +499,14 @@ TEST(DmaQueue, HbmSideIsOneAccessOfTheWholeTransfer) {
     }
 }
 
-TEST(DmaQueue, HbmSideStartsWithTheFirstChunk) {
+TEST(DmaQueue, MemorySidesStartWithTheFirstChunk) {
     const auto& b = bench();
     const std::size_t t = late_start_transfer;
-    ASSERT_EQ(b.q0_hbm.at(t).size(), 1u);
+    ASSERT_EQ(b.q0_mem.at(t).size(), 2u);
     const double start = b.rung_at[0][t] + fixed_ns();
     // Engine 0 starts first (late_start_ns grows with the engine).
-    const auto& call = b.q0_hbm[t][0];
-    EXPECT_NEAR(call.now_ns + call.delay_in_ns, start + late_start_ns(0), tol_ns);
+    for (const auto& call : b.q0_mem[t])
+        EXPECT_NEAR(call.now_ns + call.delay_in_ns, start + late_start_ns(0), tol_ns);
     // The transfer ends with the last engine's chunk.
     EXPECT_NEAR(b.reached[0].at(t),
                 start + late_start_ns(engines() - 1) + fake_row_ns * per_engine(), tol_ns);
