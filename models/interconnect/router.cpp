@@ -37,34 +37,36 @@ void router::add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_
                             std::uint64_t stride) {
     // Every row has the same granules first..last of its block, only rotated over the channels
     // by the block's hash, and all of them in one page of each channel (page-aligned blocks of a
-    // channel hold whole granules): one page per touched channel and row.
+    // channel hold whole granules): one page per touched channel and row. A channel's bytes
+    // follow from its pieces: whole granules, less what the first and last granules of a row
+    // leave out (counted per row, not per piece).
     const std::uint64_t g = m_map.granule(), mask = m_map.channels() - 1;
     const int gs = m_map.granule_shift(), bs = gs + m_map.channel_shift();
     const int ps = m_map.page_shift();
     const std::uint64_t in_block = addr & ((g << m_map.channel_shift()) - 1);
     const std::uint64_t first = in_block >> gs, last = (in_block + n - 1) >> gs;
-    const std::uint64_t first_len = std::min(n, g - (in_block & (g - 1)));
-    const std::uint64_t last_len = in_block + n - (last << gs);
+    const std::uint64_t first_short = g - std::min(n, g - (in_block & (g - 1)));
+    const std::uint64_t last_short = first == last ? 0 : (last + 1) * g - (in_block + n);
+    const std::size_t channels = m_map.channels();
     std::uint64_t** next = m_next.data();
-    std::uint64_t* bytes = m_bytes.data();
+    m_begin.assign(next, next + channels);
+    m_first_rows.assign(channels, 0);
+    m_last_rows.assign(channels, 0);
+    const bool shorts = first_short || last_short;
     std::uint64_t block = addr >> bs;
     for (std::uint32_t r = 0; r < rows; ++r, block += stride >> bs) {
         const std::uint64_t hash = hbm_address_map::block_hash(block);
         const std::uint64_t page = (block << gs) >> ps;
-        std::size_t ch = (first + hash) & mask;
-        *next[ch]++ = page;
-        bytes[ch] += first_len;
-        for (std::uint64_t k = first + 1; k < last; ++k) {
-            ch = (k + hash) & mask;
-            *next[ch]++ = page;
-            bytes[ch] += g;
-        }
-        if (last > first) {
-            ch = (last + hash) & mask;
-            *next[ch]++ = page;
-            bytes[ch] += last_len;
+        for (std::uint64_t k = first; k <= last; ++k)
+            *next[(k + hash) & mask]++ = page;
+        if (shorts) {
+            ++m_first_rows[(first + hash) & mask];
+            ++m_last_rows[(last + hash) & mask];
         }
     }
+    for (std::size_t ch = 0; ch < channels; ++ch)
+        m_bytes[ch] += static_cast<std::uint64_t>(next[ch] - m_begin[ch]) * g -
+                       m_first_rows[ch] * first_short - m_last_rows[ch] * last_short;
 }
 
 void router::add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,

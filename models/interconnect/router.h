@@ -82,8 +82,12 @@ class router : public sc_core::sc_module {
     std::vector<std::uint64_t> m_page_buf;
     std::vector<std::uint64_t*> m_next;  // per channel: where its next page goes
     std::vector<std::uint64_t> m_bytes;  // per channel: bytes of the access there
-    tlm::tlm_generic_payload m_part;     // reused for the per-channel HBM accesses
-    hbm_pages_ext m_part_pages;          // m_part's extension for the router's lifetime
+    // add_block_rows' scratch, per channel: where its pages began, and the rows whose first
+    // and last granule it holds.
+    std::vector<std::uint64_t*> m_begin;
+    std::vector<std::uint64_t> m_first_rows, m_last_rows;
+    tlm::tlm_generic_payload m_part;  // reused for the per-channel HBM accesses
+    hbm_pages_ext m_part_pages;       // m_part's extension for the router's lifetime
 };
 
 }  // namespace trn
