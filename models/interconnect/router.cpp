@@ -7,7 +7,8 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_map(cfg),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
       m_next(m_map.channels()),
-      m_bytes(m_map.channels()) {
+      m_bytes(m_map.channels()),
+      m_decoded(decoded_slots) {
     in.register_b_transport(this, &router::b_transport);
     in.register_transport_dbg(this, &router::transport_dbg);
     m_part.set_extension(&m_part_pages);
@@ -122,12 +123,8 @@ void router::hbm_data(tlm::tlm_generic_payload& trans) {
     }
 }
 
-void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
-                        sc_core::sc_time& delay) {
-    if (trans.get_data_ptr()) hbm_data(trans);
-    const std::uint32_t rows = ext ? ext->rows : 1;
-    const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
-    const std::uint64_t stride = ext ? ext->row_stride : 0;
+void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
+                    std::uint64_t stride, decoded& into) {
     // Per row and channel, the row's bytes there are contiguous in local space: at most
     // span / page + 2 pages, the span being at most one granule per block the row touches.
     const std::uint64_t g = m_map.granule(), c = m_map.channels();
@@ -140,20 +137,54 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
         m_next[ch] = sentinel + 1;
         m_bytes[ch] = 0;
     }
-    add_rows(trans.get_address(), rows, row_bytes, stride);
-    sc_core::sc_time done = delay;
+    add_rows(addr, rows, row_bytes, stride);
+    into.addr = addr;
+    into.rows = rows;
+    into.row_bytes = row_bytes;
+    into.stride = stride;
+    into.pages.clear();
+    into.begin.assign(1, 0);
     for (std::size_t ch = 0; ch < c; ++ch) {
-        const std::uint64_t* first = &m_page_buf[ch * room] + 1;
-        if (m_next[ch] == first) continue;
-        m_part_pages.pages = first;
-        m_part_pages.count = static_cast<std::size_t>(m_next[ch] - first);
+        into.pages.insert(into.pages.end(), &m_page_buf[ch * room] + 1, m_next[ch]);
+        into.begin.push_back(static_cast<std::uint32_t>(into.pages.size()));
+    }
+    into.bytes = m_bytes;
+}
+
+void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                        sc_core::sc_time& delay) {
+    if (trans.get_data_ptr()) hbm_data(trans);
+    const std::uint64_t addr = trans.get_address();
+    const std::uint32_t rows = ext ? ext->rows : 1;
+    const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
+    const std::uint64_t stride = ext ? ext->row_stride : 0;
+    std::uint64_t key = addr * 0x9e3779b97f4a7c15ull;
+    key ^= (row_bytes + (std::uint64_t{rows} << 32)) * 0xc2b2ae3d27d4eb4full;
+    key ^= stride * 0x165667b19e3779f9ull;
+    decoded& slot = m_decoded[(key >> 40) & (decoded_slots - 1)];
+    if (slot.rows != rows || slot.addr != addr || slot.row_bytes != row_bytes ||
+        slot.stride != stride) {
+        decode(addr, rows, row_bytes, stride, slot);
+        if (slot.pages.size() > decoded_max_pages) {  // served once, then forgotten
+            slot.rows = 0;
+        }
+    }
+    sc_core::sc_time done = delay;
+    for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
+        if (slot.begin[ch] == slot.begin[ch + 1]) continue;
+        m_part_pages.pages = slot.pages.data() + slot.begin[ch];
+        m_part_pages.count = slot.begin[ch + 1] - slot.begin[ch];
         m_part.set_command(trans.get_command());
         m_part.set_address(0);
         m_part.set_data_ptr(nullptr);
-        m_part.set_data_length(static_cast<unsigned>(m_bytes[ch]));
+        m_part.set_data_length(static_cast<unsigned>(slot.bytes[ch]));
         sc_core::sc_time d = delay;
         hbm[static_cast<int>(ch)]->b_transport(m_part, d);
         if (d > done) done = d;
+    }
+    if (slot.pages.size() > decoded_max_pages) {
+        slot.pages.clear();
+        slot.pages.shrink_to_fit();
     }
     delay = done;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);

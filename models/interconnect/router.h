@@ -86,6 +86,22 @@ class router : public sc_core::sc_module {
     // and last granule it holds.
     std::vector<std::uint64_t*> m_begin;
     std::vector<std::uint64_t> m_first_rows, m_last_rows;
+    // Decoded HBM accesses, remembered (decoding is a pure function of the access's shape, and
+    // kernels load the same tiles again and again): a direct-mapped table, each entry with
+    // every channel's pages (channel after channel) and bytes.
+    struct decoded {
+        std::uint64_t addr = 0, row_bytes = 0, stride = 0;
+        std::uint32_t rows = 0;  // 0: empty
+        std::vector<std::uint64_t> pages;
+        std::vector<std::uint32_t> begin;  // channel ch's pages: [begin[ch], begin[ch + 1])
+        std::vector<std::uint64_t> bytes;
+    };
+    static constexpr std::size_t decoded_slots = 4096;      // a power of two
+    static constexpr std::size_t decoded_max_pages = 1024;  // larger accesses are not kept
+    std::vector<decoded> m_decoded;
+    // Decodes an access into `into`, through the scratch buffers.
+    void decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
+                std::uint64_t stride, decoded& into);
     tlm::tlm_generic_payload m_part;  // reused for the per-channel HBM accesses
     hbm_pages_ext m_part_pages;       // m_part's extension for the router's lifetime
 };

@@ -247,6 +247,8 @@ constexpr std::uint64_t t3_addr = 3 * 256 + 40, t3_row = 150, t3_stride = 512;
 constexpr std::uint32_t t3_rows = 6;
 constexpr std::uint64_t t4_addr = 9 * 256 + 10, t4_row = 60, t4_stride = 2048;
 constexpr std::uint32_t t4_rows = 5;
+// An access of more pages than the router remembers decoded (A's page: 128 B).
+constexpr std::uint64_t t5_addr = 1000, t5_len = 160 * 1024;
 // Functional HBM accesses.
 constexpr std::uint64_t f1_addr = 37, f1_len = 1500;
 constexpr std::uint64_t f2_addr = 5000, f2_row = 100, f2_stride = 1000;
@@ -269,7 +271,7 @@ class harness : public sc_core::sc_module {
     routed a{"router_a", config_a()};
     routed b{"router_b", config_b()};
 
-    result hbm1, hbm2, hbm2_b, hbm3, hbm4;
+    result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again;
     std::vector<std::uint8_t> f1_data = pattern(f1_len, 1), f1_back, f1_back_b;
     std::vector<std::uint8_t> f2_data = pattern(f2_rows * f2_row, 2);
     std::vector<std::vector<std::uint8_t>> f2_rows_back;
@@ -345,6 +347,11 @@ class harness : public sc_core::sc_module {
         hbm3 = access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         const access_ext e4 = ext_of(initiator_id::dma, t4_rows, t4_row, t4_stride, 0);
         hbm4 = access(to_a, a, tlm::TLM_READ_COMMAND, t4_addr, t4_rows * t4_row, nullptr, &e4, 0);
+        // Each again: the second time a remembered decoding, or a fresh one if too large.
+        hbm3_again =
+            access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
+        hbm5 = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_again = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
 
         // --- HBM functional: written with b_transport, read back with transport_dbg.
         std::vector<std::uint8_t> w = f1_data;
@@ -633,6 +640,13 @@ TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesInOrder) {
     expect_pages(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
     expect_pages(b.a, b.hbm3, t3_addr, t3_row, t3_rows, t3_stride);
     expect_pages(b.a, b.hbm4, t4_addr, t4_row, t4_rows, t4_stride);
+}
+
+TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {
+    auto& b = bench();
+    expect_pages(b.a, b.hbm3_again, t3_addr, t3_row, t3_rows, t3_stride);
+    expect_pages(b.a, b.hbm5, t5_addr, t5_len, 1, 0);
+    expect_pages(b.a, b.hbm5_again, t5_addr, t5_len, 1, 0);
 }
 
 TEST(Router, TwoDimensionalHbmAccessSumsRowsPerChannel) {
