@@ -84,19 +84,36 @@ void router::add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
             return;
         }
     }
-    for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
-        const std::uint64_t end = addr + n;
-        for (std::uint64_t a = addr; a < end;) {
-            const std::uint64_t block = a / block_bytes;
-            const std::uint64_t hash = hbm_address_map::block_hash(block);
-            const std::uint64_t stop = std::min(end, (block + 1) * block_bytes);
-            for (std::uint64_t gi = a / g; a < stop; ++gi) {
-                const std::uint64_t next = std::min(stop, (gi + 1) * g);
-                add_range(static_cast<std::size_t>((gi % c + hash) % c), block * g + a % g,
-                          next - a);
-                a = next;
+    // The walk, with the divisions as shifts and masks when every size is a power of two.
+    auto walk = [&](auto block_of, auto granule_of, auto in_granule, auto channel_of) {
+        for (std::uint32_t r = 0; r < rows; ++r, addr += stride) {
+            const std::uint64_t end = addr + n;
+            for (std::uint64_t a = addr; a < end;) {
+                const std::uint64_t block = block_of(a);
+                const std::uint64_t hash = hbm_address_map::block_hash(block);
+                const std::uint64_t stop = std::min(end, (block + 1) * block_bytes);
+                for (std::uint64_t gi = granule_of(a); a < stop; ++gi) {
+                    const std::uint64_t next = std::min(stop, (gi + 1) * g);
+                    add_range(channel_of(gi, hash), block * g + in_granule(a), next - a);
+                    a = next;
+                }
             }
         }
+    };
+    if (gs >= 0 && cs >= 0) {
+        const int bs = gs + cs;
+        const std::uint64_t cmask = c - 1, gmask = g - 1;
+        walk([bs](std::uint64_t a) { return a >> bs; }, [gs](std::uint64_t a) { return a >> gs; },
+             [gmask](std::uint64_t a) { return a & gmask; },
+             [cmask](std::uint64_t gi, std::uint64_t h) {
+                 return static_cast<std::size_t>((gi + h) & cmask);
+             });
+    } else {
+        walk([block_bytes](std::uint64_t a) { return a / block_bytes; },
+             [g](std::uint64_t a) { return a / g; }, [g](std::uint64_t a) { return a % g; },
+             [c](std::uint64_t gi, std::uint64_t h) {
+                 return static_cast<std::size_t>((gi % c + h) % c);
+             });
     }
 }
 
