@@ -143,15 +143,14 @@ void neuron_core::write_inputs() {
 }
 
 void neuron_core::start_of_simulation() {
-    // Multi-target sockets are bound only once elaboration ends: the first program's inputs
+    // Multi-initiator sockets are bound only once elaboration ends: the first program's inputs
     // are written here, later programs' in run().
     write_inputs();
-    m_inputs_written = true;
+    m_elaborated = true;
 }
 
 void neuron_core::run() {
-    if (!m_inputs_written) write_inputs();
-    m_inputs_written = false;
+    if (m_elaborated) write_inputs();
     if (!m_progress) {
         sc_core::sc_start();
     } else {

@@ -66,7 +66,7 @@ class neuron_core : public sc_core::sc_module {
     tensor_engine* m_pe = nullptr;
     const program* m_program = nullptr;
     sc_core::sc_time m_begin, m_end;
-    bool m_inputs_written = false;
+    bool m_elaborated = false;  // the first run has started: sockets are bound
     bool m_progress = false;
     std::uint64_t m_sbuf_high_water = 0;
 };
