@@ -33,7 +33,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
       m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
       m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
-    in.register_b_transport(this, &dma_engine::b_transport);
+    in.bind(*this);
     m_trans.set_extension(&m_ext);
 }
 
@@ -92,7 +92,13 @@ void dma_engine::move_data(const dma_job& job) {
     move_rows(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, rows, out->data());
 }
 
-void dma_engine::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+tlm::tlm_sync_enum dma_engine::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
+                                               sc_core::sc_time&) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
+    return tlm::TLM_COMPLETED;
+}
+
+void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     dma_job* job = trans.get_extension<dma_job>();
     const dma_transfer& t = *job->transfer;
     const std::uint32_t rows = job->row_end - job->row_begin;

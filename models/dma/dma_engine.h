@@ -1,5 +1,4 @@
 #pragma once
-#include <tlm_utils/multi_passthrough_target_socket.h>
 #include <tlm_utils/simple_initiator_socket.h>
 #include <array>
 #include <tlm>
@@ -20,9 +19,10 @@ namespace trn {
 // completion offset, given that it may start at the incoming `delay`.
 struct dma_job;
 
-class dma_engine : public sc_core::sc_module {
+class dma_engine : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   public:
-    tlm_utils::multi_passthrough_target_socket<dma_engine> in{"in"};
+    // Any number of queues bind here; it calls the engine directly (no per-binding callback).
+    tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in{"in"};
     tlm_utils::simple_initiator_socket<dma_engine> out{"out"};
 
     static void declare_params(param_registry& r);
@@ -44,7 +44,12 @@ class dma_engine : public sc_core::sc_module {
     sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;
 
   private:
-    void b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
+    // The rest of the forward interface: only b_transport is used (loosely timed).
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
+                                       sc_core::sc_time&) override;
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
+    unsigned transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
     // Reads or writes the functional data of rows [row_begin, row_begin + rows) of an operand,
     // packed at `data`, without timing (transport_dbg).
     void move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,

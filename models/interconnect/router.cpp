@@ -9,8 +9,7 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_next(m_map.channels()),
       m_bytes(m_map.channels()),
       m_decoded(decoded_slots) {
-    in.register_b_transport(this, &router::b_transport);
-    in.register_transport_dbg(this, &router::transport_dbg);
+    in.bind(*this);
     m_part.set_extension(&m_part_pages);
     if (cfg.text("core.sbuf.port_sharing") == "dve+pool")
         m_shares_sbuf[std::size_t(initiator_id::dve)] =
@@ -217,7 +216,13 @@ void router::arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time&
     delay = start - now;
 }
 
-void router::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+tlm::tlm_sync_enum router::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
+                                           sc_core::sc_time&) {
+    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
+    return tlm::TLM_COMPLETED;
+}
+
+void router::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     const std::uint64_t addr = trans.get_address();
     auto* ext = trans.get_extension<access_ext>();
     const initiator_id who = ext ? ext->initiator : initiator_id::dma;
@@ -237,7 +242,7 @@ void router::b_transport(int, tlm::tlm_generic_payload& trans, sc_core::sc_time&
     }
 }
 
-unsigned router::transport_dbg(int, tlm::tlm_generic_payload& trans) {
+unsigned router::transport_dbg(tlm::tlm_generic_payload& trans) {
     const std::uint64_t addr = trans.get_address();
     if (addr < address_map::sbuf_base) {
         hbm_data(trans);
