@@ -1,7 +1,7 @@
 #include "core/timeline.h"
 
-#include <cstdio>
 #include <algorithm>
+#include <cstdio>
 #include <fstream>
 #include <map>
 

@@ -92,12 +92,6 @@ void dma_engine::move_data(const dma_job& job) {
     move_rows(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, rows, out->data());
 }
 
-tlm::tlm_sync_enum dma_engine::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
-                                               sc_core::sc_time&) {
-    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
-    return tlm::TLM_COMPLETED;
-}
-
 void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     dma_job* job = trans.get_extension<dma_job>();
     const dma_transfer& t = *job->transfer;

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "core/access.h"
+#include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/timeline.h"
@@ -19,7 +20,7 @@ namespace trn {
 // completion offset, given that it may start at the incoming `delay`.
 struct dma_job;
 
-class dma_engine : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
+class dma_engine : public sc_core::sc_module, private lt_target {
   public:
     // Any number of queues bind here; it calls the engine directly (no per-binding callback).
     tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in{"in"};
@@ -45,11 +46,6 @@ class dma_engine : public sc_core::sc_module, private tlm::tlm_fw_transport_if<>
 
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
-    // The rest of the forward interface: only b_transport is used (loosely timed).
-    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
-                                       sc_core::sc_time&) override;
-    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
-    unsigned transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
     // Reads or writes the functional data of rows [row_begin, row_begin + rows) of an operand,
     // packed at `data`, without timing (transport_dbg).
     void move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,

@@ -216,12 +216,6 @@ void router::arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time&
     delay = start - now;
 }
 
-tlm::tlm_sync_enum router::nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
-                                           sc_core::sc_time&) {
-    trans.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);  // loosely timed only
-    return tlm::TLM_COMPLETED;
-}
-
 void router::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     const std::uint64_t addr = trans.get_address();
     auto* ext = trans.get_extension<access_ext>();

@@ -7,6 +7,7 @@
 
 #include "core/access.h"
 #include "core/hbm_address_map.h"
+#include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
 
@@ -19,7 +20,7 @@ namespace trn {
 // Contract: b_transport forwards to the target(s) an access touches and returns the latest
 // completion among them; functional data moves before timing is computed, so functional mode
 // never changes timing.
-class router : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
+class router : public sc_core::sc_module, private lt_target {
   public:
     // Every initiator binds here; it calls the router directly (no per-binding callback).
     tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in{"in"};
@@ -49,10 +50,6 @@ class router : public sc_core::sc_module, private tlm::tlm_fw_transport_if<> {
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
     unsigned transport_dbg(tlm::tlm_generic_payload& trans) override;
-    // The rest of the forward interface: only b_transport is used (loosely timed).
-    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& trans, tlm::tlm_phase&,
-                                       sc_core::sc_time&) override;
-    bool get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi&) override { return false; }
     void hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
                     sc_core::sc_time& delay);
     void hbm_data(tlm::tlm_generic_payload& trans);

@@ -39,8 +39,7 @@ hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)
       m_map(cfg),
       m_activate_ns(cfg.time_ns("core.hbm.activate_time")),
       m_open(m_map.banks(), ~std::uint64_t{0}) {
-    in.register_b_transport(this, &hbm_channel::b_transport);
-    in.register_transport_dbg(this, &hbm_channel::transport_dbg);
+    in.bind(*this);
 }
 
 void hbm_channel::copy(tlm::tlm_generic_payload& trans) {

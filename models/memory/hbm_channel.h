@@ -1,11 +1,11 @@
 #pragma once
-#include <tlm_utils/simple_target_socket.h>
 #include <algorithm>
 #include <tlm>
 #include <vector>
 
 #include "core/access.h"
 #include "core/hbm_address_map.h"
+#include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/stats.h"
@@ -17,9 +17,9 @@ namespace trn {
 // pages is limited by the activation rate as well as by bandwidth. Addresses are channel-local (the
 // router de-interleaves); the pages an access touches are those its hbm_pages_ext lists, else
 // those of [address, address + length). In functional mode it holds the bytes.
-class hbm_channel : public sc_core::sc_module {
+class hbm_channel : public sc_core::sc_module, private lt_target {
   public:
-    tlm_utils::simple_target_socket<hbm_channel> in{"in"};
+    tlm::tlm_target_socket<> in{"in"};  // calls the channel directly
 
     static void declare_params(param_registry& r);
     hbm_channel(const sc_core::sc_module_name& name, const config& cfg);
@@ -38,8 +38,8 @@ class hbm_channel : public sc_core::sc_module {
     const busy_port& port() const { return m_port; }
 
   private:
-    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
-    unsigned transport_dbg(tlm::tlm_generic_payload& trans);
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
+    unsigned transport_dbg(tlm::tlm_generic_payload& trans) override;
     void copy(tlm::tlm_generic_payload& trans);
 
     // Row-buffer misses of the pages an access touches (updating the open pages).
