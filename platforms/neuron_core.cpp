@@ -143,8 +143,8 @@ void neuron_core::write_inputs() {
 }
 
 void neuron_core::start_of_simulation() {
-    // Multi-initiator sockets are bound only once elaboration ends: the first program's inputs
-    // are written here, later programs' in run().
+    // The router's multi-passthrough initiator sockets resolve their targets only at the end of
+    // elaboration: the first program's inputs are written here, later programs' in run().
     write_inputs();
     m_elaborated = true;
 }

@@ -21,8 +21,8 @@ class hbm_address_map {
     std::size_t channels() const { return m_channels; }
     std::uint64_t page_size() const { return m_page_size; }
     std::size_t banks() const { return m_banks; }
-    // log2 of the granule, channel count, page size (-1 unless all are powers of two, and the
-    // bank count too: the shift-and-mask fast paths).
+    // log2 of the granule and of the channel count (-1 unless a power of two), and of the page
+    // size (-1 unless it and the bank count are powers of two): the shift-and-mask fast paths.
     int granule_shift() const { return m_granule_shift; }
     int channel_shift() const { return m_channel_shift; }
     int page_shift() const { return m_page_shift; }

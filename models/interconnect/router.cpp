@@ -167,40 +167,42 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.bytes = m_bytes;
 }
 
-void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
-                        sc_core::sc_time& delay) {
-    if (trans.get_data_ptr()) hbm_data(trans);
-    const std::uint64_t addr = trans.get_address();
-    const std::uint32_t rows = ext ? ext->rows : 1;
-    const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
-    const std::uint64_t stride = ext ? ext->row_stride : 0;
+const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
+                                          std::uint64_t row_bytes, std::uint64_t stride) {
     std::uint64_t key = addr * 0x9e3779b97f4a7c15ull;
     key ^= (row_bytes + (std::uint64_t{rows} << 32)) * 0xc2b2ae3d27d4eb4full;
     key ^= stride * 0x165667b19e3779f9ull;
     decoded& slot = m_decoded[(key >> 40) & (decoded_slots - 1)];
-    if (slot.rows != rows || slot.addr != addr || slot.row_bytes != row_bytes ||
-        slot.stride != stride) {
-        decode(addr, rows, row_bytes, stride, slot);
-        if (slot.pages.size() > decoded_max_pages) {  // served once, then forgotten
-            slot.rows = 0;
-        }
-    }
+    if (slot.rows == rows && slot.addr == addr && slot.row_bytes == row_bytes &&
+        slot.stride == stride)
+        return slot;
+    decode(addr, rows, row_bytes, stride, m_uncached);
+    if (m_uncached.pages.size() > decoded_max_pages) return m_uncached;  // not kept
+    std::swap(slot, m_uncached);  // the evicted entry's buffers serve the next decoding
+    return slot;
+}
+
+void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                        sc_core::sc_time& delay) {
+    if (trans.get_data_ptr()) hbm_data(trans);
+    const std::uint32_t rows = ext ? ext->rows : 1;
+    const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
+    const std::uint64_t stride = ext && rows > 1 ? ext->row_stride : 0;  // one row: any stride
     sc_core::sc_time done = delay;
-    for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
-        if (slot.begin[ch] == slot.begin[ch + 1]) continue;
-        m_part_pages.pages = slot.pages.data() + slot.begin[ch];
-        m_part_pages.count = slot.begin[ch + 1] - slot.begin[ch];
-        m_part.set_command(trans.get_command());
-        m_part.set_address(0);
-        m_part.set_data_ptr(nullptr);
-        m_part.set_data_length(static_cast<unsigned>(slot.bytes[ch]));
-        sc_core::sc_time d = delay;
-        hbm[static_cast<int>(ch)]->b_transport(m_part, d);
-        if (d > done) done = d;
-    }
-    if (slot.pages.size() > decoded_max_pages) {
-        slot.pages.clear();
-        slot.pages.shrink_to_fit();
+    if (rows && row_bytes) {
+        const decoded& dec = decoded_of(trans.get_address(), rows, row_bytes, stride);
+        for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
+            if (dec.begin[ch] == dec.begin[ch + 1]) continue;
+            m_part_pages.pages = dec.pages.data() + dec.begin[ch];
+            m_part_pages.count = dec.begin[ch + 1] - dec.begin[ch];
+            m_part.set_command(trans.get_command());
+            m_part.set_address(0);
+            m_part.set_data_ptr(nullptr);
+            m_part.set_data_length(static_cast<unsigned>(dec.bytes[ch]));
+            sc_core::sc_time d = delay;
+            hbm[static_cast<int>(ch)]->b_transport(m_part, d);
+            if (d > done) done = d;
+        }
     }
     delay = done;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -243,6 +245,7 @@ unsigned router::transport_dbg(tlm::tlm_generic_payload& trans) {
         return trans.get_data_length();
     }
     if (addr < address_map::psum_base) return sbuf->transport_dbg(trans);
+    if (addr >= address_map::doorbell_base) return 0;  // a doorbell holds no data
     const std::uint64_t off = (addr - address_map::psum_base) % address_map::partition_stride;
     return psum[static_cast<int>(off / m_psum_bank_bytes)]->transport_dbg(trans);
 }

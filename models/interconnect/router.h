@@ -100,6 +100,11 @@ class router : public sc_core::sc_module, private lt_target {
     static constexpr std::size_t decoded_slots = 4096;      // a power of two
     static constexpr std::size_t decoded_max_pages = 1024;  // larger accesses are not kept
     std::vector<decoded> m_decoded;
+    decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
+    // The decoding of an access with at least one row of at least one byte: remembered, or
+    // decoded now (and remembered unless it has more than decoded_max_pages pages).
+    const decoded& decoded_of(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
+                              std::uint64_t stride);
     // Decodes an access into `into`, through the scratch buffers.
     void decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
                 std::uint64_t stride, decoded& into);

@@ -57,30 +57,20 @@ void hbm_channel::copy(tlm::tlm_generic_payload& trans) {
 
 std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
     std::uint64_t misses = 0;
-    std::uint64_t* open = m_open.data();
-    auto touch_all = [&](auto bank_of) {
-        auto touch = [&](std::uint64_t page) {
-            std::uint64_t& o = open[bank_of(page)];
-            if (o != page) {
-                o = page;
-                ++misses;
-            }
-        };
-        if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
-            for (std::size_t i = 0; i < ext->count; ++i)
-                touch(ext->pages[i]);
-        } else if (const std::uint64_t len = trans.get_data_length()) {
-            const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
-            for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p)
-                touch(p);
+    auto touch = [&](std::uint64_t page) {
+        std::uint64_t& open = m_open[m_map.bank_of(page)];
+        if (open != page) {
+            open = page;
+            ++misses;
         }
     };
-    if (m_map.page_shift() >= 0) {  // powers of two: a mask
-        const std::uint64_t mask = m_open.size() - 1;
-        touch_all([mask](std::uint64_t p) { return p & mask; });
-    } else {
-        const std::uint64_t banks = m_open.size();
-        touch_all([banks](std::uint64_t p) { return p % banks; });
+    if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
+        for (std::size_t i = 0; i < ext->count; ++i)
+            touch(ext->pages[i]);
+    } else if (const std::uint64_t len = trans.get_data_length()) {
+        const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
+        for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p)
+            touch(p);
     }
     m_misses += misses;
     return misses;

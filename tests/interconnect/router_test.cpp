@@ -272,6 +272,8 @@ class harness : public sc_core::sc_module {
     routed b{"router_b", config_b()};
 
     result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again;
+    std::vector<result> hbm_empty;
+    unsigned doorbell_dbg = 99;
     std::vector<std::uint8_t> f1_data = pattern(f1_len, 1), f1_back, f1_back_b;
     std::vector<std::uint8_t> f2_data = pattern(f2_rows * f2_row, 2);
     std::vector<std::vector<std::uint8_t>> f2_rows_back;
@@ -315,14 +317,14 @@ class harness : public sc_core::sc_module {
     }
 
     template <typename Socket>
-    void debug(Socket& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
-               unsigned len) {
+    unsigned debug(Socket& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
+                   unsigned len) {
         tlm::tlm_generic_payload t;
         t.set_command(cmd);
         t.set_address(addr);
         t.set_data_ptr(data);
         t.set_data_length(len);
-        s->transport_dbg(t);
+        return s->transport_dbg(t);
     }
 
     static access_ext ext_of(initiator_id who, std::uint32_t rows, std::uint64_t row_bytes,
@@ -352,6 +354,13 @@ class harness : public sc_core::sc_module {
             access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         hbm5 = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_again = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        // Nothing to move: no rows, or rows of no bytes.
+        const access_ext no_rows = ext_of(initiator_id::dma, 0, 64, 128, 0);
+        hbm_empty.push_back(access(to_a, a, tlm::TLM_READ_COMMAND, 0, 0, nullptr, &no_rows, 3));
+        const access_ext empty_rows = ext_of(initiator_id::dma, 4, 0, 128, 0);
+        hbm_empty.push_back(access(to_a, a, tlm::TLM_READ_COMMAND, 0, 0, nullptr, &empty_rows, 3));
+        std::uint8_t word[4] = {};
+        doorbell_dbg = debug(to_a, tlm::TLM_READ_COMMAND, amap::doorbell_base + 1, word, 4);
 
         // --- HBM functional: written with b_transport, read back with transport_dbg.
         std::vector<std::uint8_t> w = f1_data;
@@ -640,6 +649,21 @@ TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesInOrder) {
     expect_pages(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
     expect_pages(b.a, b.hbm3, t3_addr, t3_row, t3_rows, t3_stride);
     expect_pages(b.a, b.hbm4, t4_addr, t4_row, t4_rows, t4_stride);
+}
+
+TEST(Router, EmptyHbmAccessCompletesAtOnceWithoutChannels) {
+    auto& b = bench();
+    ASSERT_EQ(b.hbm_empty.size(), 2u);
+    for (const auto& res : b.hbm_empty) {
+        EXPECT_EQ(res.status, tlm::TLM_OK_RESPONSE);
+        EXPECT_NEAR(res.delay_ns, 3, 1e-9);
+        for (const auto& ch : b.a.hbm)
+            EXPECT_TRUE(res.seen.at(ch.get()).empty());
+    }
+}
+
+TEST(Router, DebugAccessOfADoorbellMovesNothing) {
+    EXPECT_EQ(bench().doorbell_dbg, 0u);
 }
 
 TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {

@@ -5,7 +5,9 @@
 // checked against its reference, as a fleet does.
 #include <gtest/gtest.h>
 
-#include <memory>
+#include <map>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "support/platform_config.h"
