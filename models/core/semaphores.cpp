@@ -12,6 +12,7 @@ semaphore_bank::semaphore_bank(const sc_core::sc_module_name& name) : sc_core::s
 
 void semaphore_bank::resize(std::size_t count) {
     m_values.assign(count, 0);
+    m_waiting.assign(count, 0);
     m_changed.clear();
     for (std::size_t i = 0; i < count; ++i)
         m_changed.push_back(std::make_unique<sc_core::sc_event>());
@@ -30,7 +31,7 @@ void semaphore_bank::fire() {
         const sem_id s = m_pending.top().sem;
         m_pending.pop();
         ++m_values[s];
-        m_changed[s]->notify(sc_core::SC_ZERO_TIME);
+        if (m_waiting[s]) m_changed[s]->notify(sc_core::SC_ZERO_TIME);  // else nobody to wake
     }
     if (!m_pending.empty()) m_wake.notify(m_pending.top().at - now);
 }
@@ -39,8 +40,10 @@ void semaphore_bank::wait_for(sem_id s, std::uint32_t value, const char* stream,
                               std::size_t index) {
     if (m_values[s] >= value) return;
     m_blocked.push_back({stream, index, s, value});
+    ++m_waiting[s];
     while (m_values[s] < value)
         sc_core::wait(*m_changed[s]);
+    --m_waiting[s];
     auto it = std::find_if(m_blocked.begin(), m_blocked.end(),
                            [&](const blocked& b) { return b.stream == stream; });
     if (it != m_blocked.end()) m_blocked.erase(it);

@@ -48,6 +48,7 @@ class semaphore_bank : public sc_core::sc_module {
 
     std::vector<std::uint32_t> m_values;
     std::vector<std::unique_ptr<sc_core::sc_event>> m_changed;
+    std::vector<std::uint32_t> m_waiting;  // threads blocked on each semaphore now
     std::priority_queue<pending, std::vector<pending>, std::greater<pending>> m_pending;
     std::uint64_t m_seq = 0;
     sc_core::sc_event m_wake;
