@@ -7,11 +7,15 @@
 #include <algorithm>
 
 #include "core/expect_error.h"
+#include "support/operands.h"
 
 namespace {
 
 using namespace trn;
+using trn::testing::chip_op;
 using trn::testing::contains;
+using trn::testing::hbm_op;
+using trn::testing::trigger;
 using trn::testing::user_error_of;
 
 constexpr std::uint64_t sbuf_bytes = 196608, psum_bytes = 16384, hbm_size = 1 << 20;
@@ -26,38 +30,8 @@ program_limits limits() {
     return l;
 }
 
-operand onchip(mem_space s, std::uint32_t partition, std::uint32_t partitions, std::uint32_t elems,
-               std::uint64_t offset, dtype t = dtype::float32) {
-    operand op;
-    op.space = s;
-    op.type = t;
-    op.partition = partition;
-    op.partitions = partitions;
-    op.elems = elems;
-    op.offset = offset;
-    return op;
-}
-
 operand sbuf(std::uint32_t partitions, std::uint32_t elems, std::uint64_t offset) {
-    return onchip(mem_space::sbuf, 0, partitions, elems, offset);
-}
-
-operand hbm(std::uint64_t offset, std::uint32_t rows, std::uint32_t elems, std::uint64_t stride) {
-    operand op;
-    op.space = mem_space::hbm;
-    op.partitions = rows;
-    op.elems = elems;
-    op.offset = offset;
-    op.row_stride = stride;
-    return op;
-}
-
-instruction trigger(std::uint16_t q, std::vector<sem_wait> waits = {}) {
-    instruction ins;
-    ins.op = opcode::dma_trigger;
-    ins.queue = q;
-    ins.waits = std::move(waits);
-    return ins;
+    return chip_op(mem_space::sbuf, dtype::float32, 0, partitions, elems, offset);
 }
 
 std::vector<instruction>& stream(program& p, engine_kind e) {
@@ -69,8 +43,8 @@ program valid_program() {
     program p;
     p.hbm_bytes = 16384;
     p.queues.resize(2);
-    p.queues[0].push_back({sbuf(128, 16, 0), hbm(0, 128, 16, 64)});
-    p.queues[1].push_back({hbm(8192, 128, 16, 64), sbuf(128, 16, 1024)});
+    p.queues[0].push_back({sbuf(128, 16, 0), hbm_op(dtype::float32, 128, 16, 0, 64)});
+    p.queues[1].push_back({hbm_op(dtype::float32, 128, 16, 8192, 64), sbuf(128, 16, 1024)});
     stream(p, engine_kind::sp).push_back(trigger(0));
     instruction scale;
     scale.op = opcode::tensor_scalar;
@@ -159,7 +133,7 @@ TEST(ValidateProgram, SbufByteOverflowNamesEndAndCapacity) {
 
 TEST(ValidateProgram, PsumByteOverflowUsesPsumCapacity) {
     program p = valid_program();
-    dve0(p).dst = onchip(mem_space::psum, 0, 128, 16, psum_bytes - 64);
+    dve0(p).dst = chip_op(mem_space::psum, dtype::float32, 0, 128, 16, psum_bytes - 64);
     EXPECT_NO_THROW(validate_program(p, limits()));
     dve0(p).dst.offset = psum_bytes;  // would fit in SBUF, not in PSUM
     const std::string msg = violation(p);
@@ -171,7 +145,7 @@ TEST(ValidateProgram, HbmOverflowNamesEndByte) {
     const std::uint64_t stride = 4096, row = 64;
     // The last row ends at offset + 127 * stride + row.
     const std::uint64_t fits = hbm_size - 127 * stride - row;
-    p.queues[0][0].src = hbm(fits, 128, 16, stride);
+    p.queues[0][0].src = hbm_op(dtype::float32, 128, 16, fits, stride);
     EXPECT_NO_THROW(validate_program(p, limits()));
     p.queues[0][0].src.offset = fits + 8;
     const std::string msg = violation(p);
@@ -196,7 +170,7 @@ TEST(ValidateProgram, ProgramLevelLimits) {
 
 TEST(ValidateProgram, DmaCannotReachPsum) {
     program p = valid_program();
-    p.queues[0][0].dst = onchip(mem_space::psum, 0, 128, 16, 0);
+    p.queues[0][0].dst = chip_op(mem_space::psum, dtype::float32, 0, 128, 16, 0);
     const std::string msg = violation(p);
     EXPECT_PRED2(contains, msg, "q0 transfer 0");
     EXPECT_PRED2(contains, msg, "PSUM");
@@ -213,7 +187,7 @@ TEST(ValidateProgram, DmaShapesMustMatch) {
     EXPECT_PRED2(contains, violation(q), "differ in rows or bytes per row");
     // Same rows and bytes per row in another dtype is a valid (byte) copy.
     program r = valid_program();
-    r.queues[0][0].dst = onchip(mem_space::sbuf, 0, 128, 32, 0, dtype::bfloat16);
+    r.queues[0][0].dst = chip_op(mem_space::sbuf, dtype::bfloat16, 0, 128, 32, 0);
     EXPECT_NO_THROW(validate_program(r, limits()));
 }
 
@@ -265,12 +239,12 @@ TEST(ValidateProgram, UnknownSemaphoreNamed) {
 
 TEST(ValidateProgram, EnginesCannotTouchHbm) {
     program p = valid_program();
-    dve0(p).src0 = hbm(0, 128, 16, 64);
+    dve0(p).src0 = hbm_op(dtype::float32, 128, 16, 0, 64);
     const std::string msg = violation(p);
     EXPECT_PRED2(contains, msg, "dve instruction 0 (tensor_scalar)");
     EXPECT_PRED2(contains, msg, "HBM");
     program q = valid_program();
-    dve0(q).dst = hbm(0, 128, 16, 64);
+    dve0(q).dst = hbm_op(dtype::float32, 128, 16, 0, 64);
     EXPECT_PRED2(contains, violation(q), "engines cannot access HBM");
 }
 
@@ -290,8 +264,8 @@ TEST(ValidateProgram, EngineOperandShapes) {
     dve0(tt).alu = alu_op::add;
     dve0(tt).src1 = sbuf(64, 16, 2048);
     EXPECT_PRED2(contains, violation(tt), "src1 and dst");
-    dve0(tt).src0 = onchip(mem_space::psum, 0, 128, 16, 0);
-    dve0(tt).src1 = onchip(mem_space::psum, 0, 128, 16, 64);
+    dve0(tt).src0 = chip_op(mem_space::psum, dtype::float32, 0, 128, 16, 0);
+    dve0(tt).src1 = chip_op(mem_space::psum, dtype::float32, 0, 128, 16, 64);
     EXPECT_PRED2(contains, violation(tt), "both inputs in PSUM");
 
     program empty = valid_program();

@@ -10,9 +10,13 @@
 
 #include "core/expect_error.h"
 #include "platforms/neuron_core.h"
+#include "support/operands.h"
 #include "workloads/registry.h"
 
 namespace {
+
+using trn::testing::make_instruction;
+using trn::testing::trigger;
 
 using namespace trn;
 using trn::testing::contains;
@@ -30,27 +34,6 @@ operand op(mem_space s, std::uint32_t p0, std::uint32_t p1, std::uint64_t offset
     o.type = t;
     o.row_stride = stride;
     return o;
-}
-
-instruction ins(opcode code, alu_op alu, operand dst, operand src0 = {}, operand src1 = {},
-                float imm = 0, std::vector<sem_wait> waits = {}) {
-    instruction i;
-    i.op = code;
-    i.alu = alu;
-    i.dst = dst;
-    i.src0 = src0;
-    i.src1 = src1;
-    i.imm = imm;
-    i.waits = std::move(waits);
-    return i;
-}
-
-instruction trigger(std::uint16_t q, std::vector<sem_wait> waits = {}) {
-    instruction i;
-    i.op = opcode::dma_trigger;
-    i.queue = q;
-    i.waits = std::move(waits);
-    return i;
 }
 
 sem_wait on(engine_kind e, std::uint32_t v) {
@@ -86,32 +69,35 @@ program rich_program() {
     sp.push_back(trigger(0));
     sp.push_back(trigger(1));
     sp.push_back(trigger(0, {on(engine_kind::dve, 1)}));
-    dve.push_back(ins(opcode::tensor_tensor, alu_op::add,
-                      op(sbuf, 0, 128, 2048, 16, dtype::float32),
-                      op(sbuf, 0, 128, 0, 16, dtype::bfloat16),
-                      op(sbuf, 0, 128, 512, 16, dtype::fp8_e4m3), 0, {on_q(0, 1), on_q(1, 1)}));
-    dve.push_back(ins(opcode::tensor_scalar, alu_op::multiply,
-                      op(sbuf, 0, 128, 1024, 16, dtype::float32),
-                      op(sbuf, 0, 128, 2048, 16, dtype::float32), {}, 0.1f));
-    dve.push_back(ins(opcode::tensor_reduce, alu_op::min, op(sbuf, 0, 128, 3072, 1, dtype::float32),
-                      op(sbuf, 0, 128, 1024, 16, dtype::float32)));
-    dve.push_back(ins(opcode::tensor_copy, alu_op::bypass, op(sbuf, 0, 128, 3200, 16, dtype::int32),
-                      op(psum, 0, 128, 0, 16, dtype::float32), {}, 0, {on(engine_kind::act, 1)}));
-    act.push_back(ins(opcode::activation, alu_op::max, op(psum, 0, 128, 0, 16, dtype::float32),
-                      op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, -3.25f,
-                      {on(engine_kind::dve, 2)}));
+    dve.push_back(make_instruction(
+        opcode::tensor_tensor, alu_op::add, op(sbuf, 0, 128, 2048, 16, dtype::float32),
+        op(sbuf, 0, 128, 0, 16, dtype::bfloat16), op(sbuf, 0, 128, 512, 16, dtype::fp8_e4m3), 0,
+        {on_q(0, 1), on_q(1, 1)}));
+    dve.push_back(make_instruction(opcode::tensor_scalar, alu_op::multiply,
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                   op(sbuf, 0, 128, 2048, 16, dtype::float32), {}, 0.1f));
+    dve.push_back(make_instruction(opcode::tensor_reduce, alu_op::min,
+                                   op(sbuf, 0, 128, 3072, 1, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(make_instruction(
+        opcode::tensor_copy, alu_op::bypass, op(sbuf, 0, 128, 3200, 16, dtype::int32),
+        op(psum, 0, 128, 0, 16, dtype::float32), {}, 0, {on(engine_kind::act, 1)}));
+    act.push_back(make_instruction(
+        opcode::activation, alu_op::max, op(psum, 0, 128, 0, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, -3.25f, {on(engine_kind::dve, 2)}));
     act.push_back(trigger(2, {on(engine_kind::dve, 4), on(engine_kind::pool, 2)}));
-    pool.push_back(ins(opcode::iota, alu_op::bypass, op(sbuf, 0, 128, 8192, 64, dtype::int32)));
-    pool.push_back(ins(opcode::memset, alu_op::bypass, op(sbuf, 64, 128, 9000, 7, dtype::float16),
-                       {}, {}, 1e-7f));
-    pool.push_back(ins(opcode::tensor_tensor, alu_op::subtract,
-                       op(sbuf, 0, 128, 10000, 16, dtype::float32),
-                       op(sbuf, 0, 128, 1024, 16, dtype::float32),
-                       op(sbuf, 0, 128, 2048, 16, dtype::float32), 0, {on(engine_kind::dve, 2)}));
-    instruction mm =
-        ins(opcode::matmul, alu_op::bypass, op(psum, 0, 128, 128, 64, dtype::float32),
-            op(sbuf, 0, 128, 12000, 128, dtype::bfloat16),
-            op(sbuf, 0, 128, 13000, 64, dtype::bfloat16), 0, {on(engine_kind::sp, 3), on_q(2, 1)});
+    pool.push_back(
+        make_instruction(opcode::iota, alu_op::bypass, op(sbuf, 0, 128, 8192, 64, dtype::int32)));
+    pool.push_back(make_instruction(opcode::memset, alu_op::bypass,
+                                    op(sbuf, 64, 128, 9000, 7, dtype::float16), {}, {}, 1e-7f));
+    pool.push_back(make_instruction(
+        opcode::tensor_tensor, alu_op::subtract, op(sbuf, 0, 128, 10000, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 2048, 16, dtype::float32), 0,
+        {on(engine_kind::dve, 2)}));
+    instruction mm = make_instruction(
+        opcode::matmul, alu_op::bypass, op(psum, 0, 128, 128, 64, dtype::float32),
+        op(sbuf, 0, 128, 12000, 128, dtype::bfloat16), op(sbuf, 0, 128, 13000, 64, dtype::bfloat16),
+        0, {on(engine_kind::sp, 3), on_q(2, 1)});
     pe.push_back(mm);
     mm.flags = flag::accumulate;
     mm.waits.clear();
@@ -120,20 +106,22 @@ program rich_program() {
     pe.push_back(mm);
     mm.flags = flag::double_row;
     pe.push_back(mm);
-    pe.push_back(ins(opcode::transpose, alu_op::bypass, op(psum, 0, 32, 1024, 128, dtype::float32),
-                     op(sbuf, 0, 128, 14000, 32, dtype::float32)));
-    dve.push_back(ins(opcode::max8, alu_op::bypass, op(sbuf, 0, 128, 15000, 8, dtype::float32),
-                      op(sbuf, 0, 128, 1024, 16, dtype::float32)));
-    dve.push_back(ins(opcode::find_index8, alu_op::bypass, op(sbuf, 0, 128, 15100, 8, dtype::int32),
-                      op(sbuf, 0, 128, 1024, 16, dtype::float32),
-                      op(sbuf, 0, 128, 15000, 8, dtype::float32)));
-    dve.push_back(ins(
+    pe.push_back(make_instruction(opcode::transpose, alu_op::bypass,
+                                  op(psum, 0, 32, 1024, 128, dtype::float32),
+                                  op(sbuf, 0, 128, 14000, 32, dtype::float32)));
+    dve.push_back(make_instruction(opcode::max8, alu_op::bypass,
+                                   op(sbuf, 0, 128, 15000, 8, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(make_instruction(
+        opcode::find_index8, alu_op::bypass, op(sbuf, 0, 128, 15100, 8, dtype::int32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 15000, 8, dtype::float32)));
+    dve.push_back(make_instruction(
         opcode::tensor_scalar, alu_op::subtract, op(sbuf, 0, 128, 15200, 16, dtype::float32),
         op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 15000, 1, dtype::float32)));
     for (auto f : {act_func::relu, act_func::exp, act_func::reciprocal}) {
-        act.push_back(ins(opcode::activation, alu_op::bypass,
-                          op(sbuf, 0, 128, 16000, 16, dtype::float32),
-                          op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+        act.push_back(make_instruction(opcode::activation, alu_op::bypass,
+                                       op(sbuf, 0, 128, 16000, 16, dtype::float32),
+                                       op(sbuf, 0, 128, 1024, 16, dtype::float32)));
         act.back().func = f;
     }
     return p;

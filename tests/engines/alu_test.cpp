@@ -8,8 +8,11 @@
 #include <vector>
 
 #include "engines/alu.h"
+#include "support/operands.h"
 
 namespace {
+
+using trn::testing::make_instruction;
 
 using trn::alu_op;
 using trn::dtype;
@@ -64,18 +67,6 @@ std::uint16_t bf16_word(float v) {  // bits of an exactly representable value
     return static_cast<std::uint16_t>(u >> 16);
 }
 
-instruction make(opcode code, alu_op alu, operand dst, operand src0 = {}, operand src1 = {},
-                 float imm = 0) {
-    instruction i;
-    i.op = code;
-    i.alu = alu;
-    i.dst = dst;
-    i.src0 = src0;
-    i.src1 = src1;
-    i.imm = imm;
-    return i;
-}
-
 const std::vector<float> a{1.5f, -2.0f, 3.25f, 0.0f, -7.5f, 100.0f};
 const std::vector<float> b{0.5f, 4.0f, -3.25f, -1.0f, -8.0f, 0.25f};
 
@@ -94,7 +85,8 @@ TEST(Alu, TensorTensorAppliesTheAluElementwise) {
     const auto t = tile(dtype::float32, 2, 3);
     for (auto op : {alu_op::add, alu_op::subtract, alu_op::multiply, alu_op::max, alu_op::min}) {
         std::vector<std::uint8_t> out;
-        trn::execute_alu(make(opcode::tensor_tensor, op, t, t, t), pack_f32(a), pack_f32(b), out);
+        trn::execute_alu(make_instruction(opcode::tensor_tensor, op, t, t, t), pack_f32(a),
+                         pack_f32(b), out);
         const auto got = unpack_f32(out);
         ASSERT_EQ(got.size(), a.size());
         for (std::size_t i = 0; i < a.size(); ++i) {
@@ -126,9 +118,10 @@ TEST(Alu, TensorTensorAppliesTheAluElementwise) {
 TEST(Alu, TensorTensorLoadsEachOperandInItsOwnType) {
     // src0 bf16, src1 fp32, dst fp32.
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_tensor, alu_op::add, tile(dtype::float32, 2, 3),
-                          tile(dtype::bfloat16, 2, 3), tile(dtype::float32, 2, 3)),
-                     pack_bf16(a), pack_f32(b), out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_tensor, alu_op::add, tile(dtype::float32, 2, 3),
+                         tile(dtype::bfloat16, 2, 3), tile(dtype::float32, 2, 3)),
+        pack_bf16(a), pack_f32(b), out);
     const auto got = unpack_f32(out);
     for (std::size_t i = 0; i < a.size(); ++i)
         EXPECT_EQ(got[i], a[i] + b[i]) << i;
@@ -137,13 +130,13 @@ TEST(Alu, TensorTensorLoadsEachOperandInItsOwnType) {
 TEST(Alu, TensorScalarUsesTheImmediate) {
     const auto t = tile(dtype::float32, 3, 2);
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_scalar, alu_op::multiply, t, t, {}, -2.0f), pack_f32(a),
-                     {}, out);
+    trn::execute_alu(make_instruction(opcode::tensor_scalar, alu_op::multiply, t, t, {}, -2.0f),
+                     pack_f32(a), {}, out);
     auto got = unpack_f32(out);
     for (std::size_t i = 0; i < a.size(); ++i)
         EXPECT_EQ(got[i], a[i] * -2.0f) << i;
-    trn::execute_alu(make(opcode::tensor_scalar, alu_op::max, t, t, {}, 1.0f), pack_f32(a), {},
-                     out);
+    trn::execute_alu(make_instruction(opcode::tensor_scalar, alu_op::max, t, t, {}, 1.0f),
+                     pack_f32(a), {}, out);
     got = unpack_f32(out);
     for (std::size_t i = 0; i < a.size(); ++i)
         EXPECT_EQ(got[i], a[i] > 1.0f ? a[i] : 1.0f) << i;
@@ -153,9 +146,10 @@ TEST(Alu, TensorScalarWithAColumnUsesOneScalarPerPartition) {
     // src1 is [P, 1]: partition p uses src1[p].
     const std::vector<float> col{10.0f, -1.0f};
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_scalar, alu_op::subtract, tile(dtype::float32, 2, 3),
-                          tile(dtype::float32, 2, 3), tile(dtype::float32, 2, 1), 99.0f),
-                     pack_f32(a), pack_f32(col), out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_scalar, alu_op::subtract, tile(dtype::float32, 2, 3),
+                         tile(dtype::float32, 2, 3), tile(dtype::float32, 2, 1), 99.0f),
+        pack_f32(a), pack_f32(col), out);
     const auto got = unpack_f32(out);
     ASSERT_EQ(got.size(), a.size());
     for (std::size_t i = 0; i < a.size(); ++i)
@@ -164,14 +158,15 @@ TEST(Alu, TensorScalarWithAColumnUsesOneScalarPerPartition) {
 
 TEST(Alu, MemsetFillsTheDestinationInItsType) {
     std::vector<std::uint8_t> out;
-    trn::execute_alu(
-        make(opcode::memset, alu_op::bypass, tile(dtype::bfloat16, 4, 5), {}, {}, -0.375f), {}, {},
-        out);
+    trn::execute_alu(make_instruction(opcode::memset, alu_op::bypass, tile(dtype::bfloat16, 4, 5),
+                                      {}, {}, -0.375f),
+                     {}, {}, out);
     ASSERT_EQ(out.size(), 4u * 5 * 2);
     for (auto w : words16(out))
         EXPECT_EQ(w, bf16_word(-0.375f));
-    trn::execute_alu(make(opcode::memset, alu_op::bypass, tile(dtype::int32, 2, 2), {}, {}, 7.0f),
-                     {}, {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::memset, alu_op::bypass, tile(dtype::int32, 2, 2), {}, {}, 7.0f),
+        {}, {}, out);
     ASSERT_EQ(out.size(), 16u);
     for (int i = 0; i < 4; ++i) {
         std::int32_t v;
@@ -192,8 +187,8 @@ TEST(Alu, TensorCopyConvertsFp32ToBf16RoundingToNearestEven) {
     };
     const std::vector<float> want{1.0f, 1.0f + step, 1.0f, 1.0f + 2 * step, -2.5f};
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::bfloat16, 1, 5),
-                          tile(dtype::float32, 1, 5)),
+    trn::execute_alu(make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                      tile(dtype::bfloat16, 1, 5), tile(dtype::float32, 1, 5)),
                      pack_f32(in), {}, out);
     const auto got = words16(out);
     ASSERT_EQ(got.size(), want.size());
@@ -203,13 +198,13 @@ TEST(Alu, TensorCopyConvertsFp32ToBf16RoundingToNearestEven) {
 
 TEST(Alu, TensorCopyConvertsBf16ToFp32AndFp32ToInt32) {
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::float32, 2, 3),
-                          tile(dtype::bfloat16, 2, 3)),
+    trn::execute_alu(make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                      tile(dtype::float32, 2, 3), tile(dtype::bfloat16, 2, 3)),
                      pack_bf16(a), {}, out);
     EXPECT_EQ(unpack_f32(out), a);
     const std::vector<float> in{2.75f, -2.75f, 0.5f, 1e6f};
-    trn::execute_alu(make(opcode::tensor_copy, alu_op::bypass, tile(dtype::int32, 1, 4),
-                          tile(dtype::float32, 1, 4)),
+    trn::execute_alu(make_instruction(opcode::tensor_copy, alu_op::bypass, tile(dtype::int32, 1, 4),
+                                      tile(dtype::float32, 1, 4)),
                      pack_f32(in), {}, out);
     std::vector<std::int32_t> got(4);
     std::memcpy(got.data(), out.data(), 16);
@@ -221,37 +216,43 @@ TEST(Alu, TensorReduceOverTheFreeAxisPerPartition) {
     const std::vector<float> src{3, -1, 8, 2, 0, -5, -9, -2, -7, -3, 4, 4, 1, 0, 6};
     const auto s = tile(dtype::float32, 3, 5);
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 1), s),
-                     pack_f32(src), {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 1), s),
+        pack_f32(src), {}, out);
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, -2, 6}));
-    trn::execute_alu(make(opcode::tensor_reduce, alu_op::add, tile(dtype::float32, 3, 1), s),
-                     pack_f32(src), {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_reduce, alu_op::add, tile(dtype::float32, 3, 1), s),
+        pack_f32(src), {}, out);
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{12, -26, 15}));
-    trn::execute_alu(make(opcode::tensor_reduce, alu_op::min, tile(dtype::float32, 3, 1), s),
-                     pack_f32(src), {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_reduce, alu_op::min, tile(dtype::float32, 3, 1), s),
+        pack_f32(src), {}, out);
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{-1, -9, 0}));
     // A wider destination receives the partition's result in every element.
-    trn::execute_alu(make(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 2), s),
-                     pack_f32(src), {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 2), s),
+        pack_f32(src), {}, out);
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, 8, -2, -2, 6, 6}));
 }
 
 TEST(Alu, IotaNumbersElementsAcrossPartitions) {
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make(opcode::iota, alu_op::bypass, tile(dtype::float32, 3, 4)), {}, {}, out);
+    trn::execute_alu(make_instruction(opcode::iota, alu_op::bypass, tile(dtype::float32, 3, 4)), {},
+                     {}, out);
     const auto got = unpack_f32(out);
     ASSERT_EQ(got.size(), 12u);
     for (std::uint32_t p = 0; p < 3; ++p)
         for (std::uint32_t i = 0; i < 4; ++i)
             EXPECT_EQ(got[p * 4 + i], static_cast<float>(p * 4 + i));
-    trn::execute_alu(make(opcode::iota, alu_op::bypass, tile(dtype::int32, 2, 3)), {}, {}, out);
+    trn::execute_alu(make_instruction(opcode::iota, alu_op::bypass, tile(dtype::int32, 2, 3)), {},
+                     {}, out);
     std::vector<std::int32_t> ints(6);
     std::memcpy(ints.data(), out.data(), 24);
     EXPECT_EQ(ints, (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
 }
 
 instruction activation(trn::act_func f, operand t, float scale) {
-    instruction i = make(opcode::activation, alu_op::bypass, t, t, {}, scale);
+    instruction i = make_instruction(opcode::activation, alu_op::bypass, t, t, {}, scale);
     i.func = f;
     return i;
 }
@@ -288,8 +289,9 @@ TEST(Alu, ActivationAppliesItsFunctionToTheScaledInput) {
 
 TEST(Alu, OutputIsSizedByTheDestination) {
     std::vector<std::uint8_t> out(1000, 0xee);
-    trn::execute_alu(make(opcode::memset, alu_op::bypass, tile(dtype::float16, 3, 7), {}, {}, 1),
-                     {}, {}, out);
+    trn::execute_alu(
+        make_instruction(opcode::memset, alu_op::bypass, tile(dtype::float16, 3, 7), {}, {}, 1), {},
+        {}, out);
     EXPECT_EQ(out.size(), 3u * 7 * 2);
     for (auto w : words16(out))
         EXPECT_EQ(w, 0x3c00);  // 1.0 in fp16

@@ -6,8 +6,11 @@
 #include <vector>
 
 #include "engines/cost_table.h"
+#include "support/operands.h"
 
 namespace {
+
+using trn::testing::make_instruction;
 
 using trn::alu_op;
 using trn::cost_table;
@@ -31,18 +34,6 @@ operand op(mem_space s, dtype t, std::uint32_t elems, std::uint32_t partitions =
     return o;
 }
 
-instruction ins(opcode code, alu_op alu, operand dst, operand src0 = {}, operand src1 = {},
-                float imm = 0) {
-    instruction i;
-    i.op = code;
-    i.alu = alu;
-    i.dst = dst;
-    i.src0 = src0;
-    i.src1 = src1;
-    i.imm = imm;
-    return i;
-}
-
 constexpr auto S = mem_space::sbuf;
 constexpr auto P = mem_space::psum;
 constexpr auto f32 = dtype::float32;
@@ -58,8 +49,9 @@ TEST(CostTable, DveTensorTensorFp32BothSbufIsTwoN) {
         const cost_table t(isa, min_ii);
         for (auto n : sizes)
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
-                                               op(S, f32, n), op(S, f32, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
+                                          op(S, f32, n), op(S, f32, n))),
                 with_min_ii(2.0 * n))
                 << "isa " << isa << " N " << n;
     }
@@ -70,19 +62,22 @@ TEST(CostTable, DveTensorTensorOneInputInPsumIsN) {
         const cost_table t(isa, min_ii);
         for (auto n : sizes) {
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::max, op(S, f32, n),
-                                               op(P, f32, n), op(S, f32, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::tensor_tensor, alu_op::max, op(S, f32, n),
+                                          op(P, f32, n), op(S, f32, n))),
                 with_min_ii(n))
                 << "isa " << isa << " N " << n;
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(P, f32, n),
-                                               op(S, f32, n), op(P, f32, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::tensor_tensor, alu_op::add, op(P, f32, n),
+                                          op(S, f32, n), op(P, f32, n))),
                 with_min_ii(n))
                 << "isa " << isa << " N " << n;
             // All bf16 but one input in PSUM: the v3 all-SBUF 2x mode does not apply.
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, bf16, n),
-                                               op(S, bf16, n), op(P, bf16, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::tensor_tensor, alu_op::add, op(S, bf16, n),
+                                          op(S, bf16, n), op(P, bf16, n))),
                 with_min_ii(n))
                 << "isa " << isa << " N " << n;
         }
@@ -93,20 +88,20 @@ TEST(CostTable, DveTensorTensorBf16ArithmeticInSbufIsNOnV2) {
     const cost_table t(2, min_ii);
     for (auto n : sizes) {
         for (auto alu : {alu_op::add, alu_op::subtract, alu_op::multiply})
-            EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu, op(S, bf16, n),
-                                               op(S, bf16, n), op(S, bf16, n))),
-                with_min_ii(n))
+            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
+                                      make_instruction(opcode::tensor_tensor, alu, op(S, bf16, n),
+                                                       op(S, bf16, n), op(S, bf16, n))),
+                             with_min_ii(n))
                 << "N " << n;
         // Not add/subtract/multiply, or not bf16: the 2N rule.
-        EXPECT_DOUBLE_EQ(
-            t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::max, op(S, bf16, n),
-                                           op(S, bf16, n), op(S, bf16, n))),
-            with_min_ii(2.0 * n));
-        EXPECT_DOUBLE_EQ(
-            t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
-                                           op(S, bf16, n), op(S, bf16, n))),
-            with_min_ii(2.0 * n));
+        EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
+                                  make_instruction(opcode::tensor_tensor, alu_op::max,
+                                                   op(S, bf16, n), op(S, bf16, n), op(S, bf16, n))),
+                         with_min_ii(2.0 * n));
+        EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
+                                  make_instruction(opcode::tensor_tensor, alu_op::add,
+                                                   op(S, f32, n), op(S, bf16, n), op(S, bf16, n))),
+                         with_min_ii(2.0 * n));
     }
 }
 
@@ -116,8 +111,9 @@ TEST(CostTable, DveTensorTensorV3SixteenBitAllSbufIsHalfN) {
         for (auto type : {bf16, f16})
             for (auto alu : {alu_op::add, alu_op::max})
                 EXPECT_DOUBLE_EQ(
-                    t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu, op(S, type, n),
-                                                   op(S, type, n), op(S, type, n))),
+                    t.cycles(engine_kind::dve,
+                             make_instruction(opcode::tensor_tensor, alu, op(S, type, n),
+                                              op(S, type, n), op(S, type, n))),
                     with_min_ii(n / 2.0))
                     << "N " << n;
 }
@@ -126,9 +122,12 @@ TEST(CostTable, DveTensorScalarAndCopy) {
     for (auto code : {opcode::tensor_scalar, opcode::tensor_copy}) {
         const cost_table v2(2, min_ii), v3(3, min_ii);
         for (auto n : sizes) {
-            const auto fp32 = ins(code, alu_op::multiply, op(S, f32, n), op(S, f32, n));
-            const auto b16 = ins(code, alu_op::multiply, op(S, bf16, n), op(S, bf16, n));
-            const auto b16_psum = ins(code, alu_op::multiply, op(S, bf16, n), op(P, bf16, n));
+            const auto fp32 =
+                make_instruction(code, alu_op::multiply, op(S, f32, n), op(S, f32, n));
+            const auto b16 =
+                make_instruction(code, alu_op::multiply, op(S, bf16, n), op(S, bf16, n));
+            const auto b16_psum =
+                make_instruction(code, alu_op::multiply, op(S, bf16, n), op(P, bf16, n));
             // v2: max(MIN_II, N) whatever the types.
             EXPECT_DOUBLE_EQ(v2.cycles(engine_kind::dve, fp32), with_min_ii(n));
             EXPECT_DOUBLE_EQ(v2.cycles(engine_kind::dve, b16), with_min_ii(n));
@@ -146,16 +145,20 @@ TEST(CostTable, DveMemset) {
         for (auto n : sizes) {
             // Zero into bf16/fp16: max(MIN_II, N/2); otherwise max(MIN_II, N).
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::memset, alu_op::bypass, op(S, bf16, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::memset, alu_op::bypass, op(S, bf16, n))),
                 with_min_ii(n / 2.0));
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::memset, alu_op::bypass, op(S, f16, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::memset, alu_op::bypass, op(S, f16, n))),
                 with_min_ii(n / 2.0));
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::memset, alu_op::bypass,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::memset, alu_op::bypass,
                                                             op(S, bf16, n), {}, {}, 1.5f)),
-                             with_min_ii(n));
+                with_min_ii(n));
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::dve, ins(opcode::memset, alu_op::bypass, op(S, f32, n))),
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::memset, alu_op::bypass, op(S, f32, n))),
                 with_min_ii(n));
         }
     }
@@ -166,17 +169,20 @@ TEST(CostTable, DveTensorReduceHasNoMinIiAndCountsSourceElements) {
         const cost_table t(isa, min_ii);
         for (auto n : sizes) {
             // N is the source's free size; the destination holds one element per partition.
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::tensor_reduce, alu_op::add,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::tensor_reduce, alu_op::add,
                                                             op(S, f32, 1), op(S, f32, n))),
-                             n)
+                n)
                 << "N " << n;
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::tensor_reduce, alu_op::max,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::tensor_reduce, alu_op::max,
                                                             op(S, bf16, 1), op(S, bf16, n))),
-                             n / 2.0)
+                n / 2.0)
                 << "N " << n;
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::tensor_reduce, alu_op::max,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::tensor_reduce, alu_op::max,
                                                             op(S, f32, 1), op(S, bf16, n))),
-                             n);  // bf16 in, fp32 out: not the bf16 mode
+                n);  // bf16 in, fp32 out: not the bf16 mode
         }
     }
 }
@@ -187,14 +193,16 @@ TEST(CostTable, DveMax8AndFindIndex8CostTheInputSize) {
     for (int isa : {2, 3}) {
         const cost_table t(isa, min_ii);
         for (std::uint32_t n : {8u, 10u, 64u, 512u, 16384u}) {
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::max8, alu_op::bypass,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::max8, alu_op::bypass,
                                                             op(S, f32, 8), op(S, f32, n))),
-                             n)
+                n)
                 << "N " << n;
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
-                                      ins(opcode::find_index8, alu_op::bypass,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::find_index8, alu_op::bypass,
                                           op(S, dtype::int32, 8), op(S, f32, n), op(S, f32, 8))),
-                             n)
+                n)
                 << "N " << n;
         }
         EXPECT_FALSE(t.supports(engine_kind::act, opcode::max8));
@@ -206,13 +214,15 @@ TEST(CostTable, ActActivationAndTensorScalarAreMaxMinIiN) {
     for (int isa : {2, 3}) {
         const cost_table t(isa, min_ii);
         for (auto n : sizes) {
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::act, ins(opcode::activation, alu_op::max,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::act, make_instruction(opcode::activation, alu_op::max,
                                                             op(S, f32, n), op(P, f32, n))),
-                             with_min_ii(n));
+                with_min_ii(n));
             // ACT has no 16-bit fast modes.
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::act, ins(opcode::tensor_scalar, alu_op::add,
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::act, make_instruction(opcode::tensor_scalar, alu_op::add,
                                                             op(S, bf16, n), op(S, bf16, n))),
-                             with_min_ii(n));
+                with_min_ii(n));
         }
     }
 }
@@ -222,11 +232,12 @@ TEST(CostTable, ActTensorCopyOnlyOnV3) {
     EXPECT_FALSE(v2.supports(engine_kind::act, opcode::tensor_copy));
     EXPECT_TRUE(v3.supports(engine_kind::act, opcode::tensor_copy));
     for (auto n : sizes)
-        EXPECT_DOUBLE_EQ(v3.cycles(engine_kind::act, ins(opcode::tensor_copy, alu_op::bypass,
+        EXPECT_DOUBLE_EQ(
+            v3.cycles(engine_kind::act, make_instruction(opcode::tensor_copy, alu_op::bypass,
                                                          op(S, f32, n), op(P, f32, n))),
-                         with_min_ii(n));
-    EXPECT_EQ(v2.match(engine_kind::act,
-                       ins(opcode::tensor_copy, alu_op::bypass, op(S, f32, 8), op(S, f32, 8))),
+            with_min_ii(n));
+    EXPECT_EQ(v2.match(engine_kind::act, make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                                          op(S, f32, 8), op(S, f32, 8))),
               nullptr);
 }
 
@@ -236,20 +247,25 @@ TEST(CostTable, PoolIsGpsimdStartPlusPerElement) {
         for (auto n : sizes) {
             // iota: 150 + N, no MIN_II (N = 1 costs 151).
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::pool, ins(opcode::iota, alu_op::bypass, op(S, f32, n))),
+                t.cycles(engine_kind::pool,
+                         make_instruction(opcode::iota, alu_op::bypass, op(S, f32, n))),
                 150.0 + n);
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::pool, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
-                                                op(S, f32, n), op(S, f32, n))),
+                t.cycles(engine_kind::pool,
+                         make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
+                                          op(S, f32, n), op(S, f32, n))),
                 150.0 + 2.0 * n);
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::pool, ins(opcode::tensor_scalar, alu_op::add,
-                                                             op(S, f32, n), op(S, f32, n))),
-                             150.0 + n);
-            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::pool, ins(opcode::tensor_copy, alu_op::bypass,
-                                                             op(S, bf16, n), op(S, f32, n))),
-                             150.0 + n);
             EXPECT_DOUBLE_EQ(
-                t.cycles(engine_kind::pool, ins(opcode::memset, alu_op::bypass, op(S, bf16, n))),
+                t.cycles(engine_kind::pool, make_instruction(opcode::tensor_scalar, alu_op::add,
+                                                             op(S, f32, n), op(S, f32, n))),
+                150.0 + n);
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::pool, make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                                             op(S, bf16, n), op(S, f32, n))),
+                150.0 + n);
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::pool,
+                         make_instruction(opcode::memset, alu_op::bypass, op(S, bf16, n))),
                 150.0 + n);
         }
     }
@@ -259,27 +275,29 @@ TEST(CostTable, PartitionsDoNotChangeTheCost) {
     const cost_table t(2, min_ii);
     for (std::uint32_t p : {1u, 7u, 64u, 128u})
         EXPECT_DOUBLE_EQ(
-            t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 300, p),
-                                           op(S, f32, 300, p), op(S, f32, 300, p))),
+            t.cycles(engine_kind::dve,
+                     make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 300, p),
+                                      op(S, f32, 300, p), op(S, f32, 300, p))),
             600.0);
 }
 
 TEST(CostTable, MinIiIsAParameter) {
     const cost_table t(2, 100);
-    EXPECT_DOUBLE_EQ(
-        t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 30),
-                                       op(S, f32, 30), op(S, f32, 30))),
-        100.0);
-    EXPECT_DOUBLE_EQ(
-        t.cycles(engine_kind::dve, ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 80),
-                                       op(S, f32, 80), op(S, f32, 80))),
-        160.0);
+    EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
+                              make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 30),
+                                               op(S, f32, 30), op(S, f32, 30))),
+                     100.0);
+    EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve,
+                              make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 80),
+                                               op(S, f32, 80), op(S, f32, 80))),
+                     160.0);
     // Rules without MIN_II ignore it.
-    EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins(opcode::tensor_reduce, alu_op::add,
-                                                    op(S, f32, 1), op(S, f32, 30))),
+    EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, make_instruction(opcode::tensor_reduce, alu_op::add,
+                                                                 op(S, f32, 1), op(S, f32, 30))),
                      30.0);
-    EXPECT_DOUBLE_EQ(t.cycles(engine_kind::pool, ins(opcode::iota, alu_op::bypass, op(S, f32, 1))),
-                     151.0);
+    EXPECT_DOUBLE_EQ(
+        t.cycles(engine_kind::pool, make_instruction(opcode::iota, alu_op::bypass, op(S, f32, 1))),
+        151.0);
 }
 
 TEST(CostTable, SupportsByEngineAndOpcode) {
@@ -307,25 +325,27 @@ TEST(CostTable, SupportsByEngineAndOpcode) {
 TEST(CostTable, PoolCannotUsePsumOperands) {
     const cost_table t(2, min_ii);
     const instruction in_psum[] = {
-        ins(opcode::iota, alu_op::bypass, op(P, f32, 16)),
-        ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 16), op(P, f32, 16), op(S, f32, 16)),
-        ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 16), op(S, f32, 16), op(P, f32, 16)),
-        ins(opcode::tensor_copy, alu_op::bypass, op(P, f32, 16), op(S, f32, 16)),
-        ins(opcode::memset, alu_op::bypass, op(P, f32, 16)),
+        make_instruction(opcode::iota, alu_op::bypass, op(P, f32, 16)),
+        make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 16), op(P, f32, 16),
+                         op(S, f32, 16)),
+        make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 16), op(S, f32, 16),
+                         op(P, f32, 16)),
+        make_instruction(opcode::tensor_copy, alu_op::bypass, op(P, f32, 16), op(S, f32, 16)),
+        make_instruction(opcode::memset, alu_op::bypass, op(P, f32, 16)),
     };
     for (const auto& i : in_psum) {
         EXPECT_EQ(t.match(engine_kind::pool, i), nullptr) << trn::opcode_name(i.op);
         EXPECT_DOUBLE_EQ(t.cycles(engine_kind::pool, i), 0.0);
     }
-    EXPECT_NE(t.match(engine_kind::pool,
-                      ins(opcode::tensor_copy, alu_op::bypass, op(S, f32, 16), op(S, f32, 16))),
+    EXPECT_NE(t.match(engine_kind::pool, make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                                          op(S, f32, 16), op(S, f32, 16))),
               nullptr);
 }
 
 TEST(CostTable, UnsupportedInstructionsHaveNoRuleAndNoCycles) {
     const cost_table t(3, min_ii);
-    const auto tt =
-        ins(opcode::tensor_tensor, alu_op::add, op(S, f32, 64), op(S, f32, 64), op(S, f32, 64));
+    const auto tt = make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, 64),
+                                     op(S, f32, 64), op(S, f32, 64));
     EXPECT_EQ(t.match(engine_kind::sp, tt), nullptr);
     EXPECT_DOUBLE_EQ(t.cycles(engine_kind::sp, tt), 0.0);
     instruction trigger;

@@ -34,9 +34,13 @@
 
 #include "platforms/neuron_core.h"
 #include "support/memory_system.h"
+#include "support/operands.h"
 #include "support/platform_config.h"
 
 namespace {
+
+using trn::testing::make_instruction;
+using trn::testing::trigger;
 
 using sc_core::sc_time;
 using sc_core::SC_ZERO_TIME;
@@ -111,30 +115,10 @@ const operand B = tile(mem_space::sbuf, F, 12288);
 const operand R = tile(mem_space::sbuf, 1, 16384);
 const operand C = tile(mem_space::psum, F, 2048);  // PSUM bank 1
 
-instruction make(opcode code, alu_op alu, operand dst, operand src0, operand src1, float imm,
-                 std::vector<trn::sem_wait> waits) {
-    instruction i;
-    i.op = code;
-    i.alu = alu;
-    i.dst = dst;
-    i.src0 = src0;
-    i.src1 = src1;
-    i.imm = imm;
-    i.waits = std::move(waits);
-    return i;
-}
-
 instruction relu(operand dst, operand src, float scale, std::vector<trn::sem_wait> waits) {
-    instruction i = make(opcode::activation, alu_op::bypass, dst, src, {}, scale, std::move(waits));
+    instruction i =
+        make_instruction(opcode::activation, alu_op::bypass, dst, src, {}, scale, std::move(waits));
     i.func = trn::act_func::relu;
-    return i;
-}
-
-instruction trigger(std::uint16_t queue, std::vector<trn::sem_wait> waits) {
-    instruction i;
-    i.op = opcode::dma_trigger;
-    i.queue = queue;
-    i.waits = std::move(waits);
     return i;
 }
 
@@ -143,16 +127,17 @@ trn::sem_id sem(engine_kind e) {
 }
 
 const std::vector<instruction> dve_stream{
-    make(opcode::memset, alu_op::bypass, A, {}, {}, fill, {}),
-    make(opcode::tensor_tensor, alu_op::add, B, A_head, C, 0, {{sem(engine_kind::act), 1}}),
-    make(opcode::tensor_reduce, alu_op::max, R, B, {}, 0, {{sem(engine_kind::dve), 2}}),
+    make_instruction(opcode::memset, alu_op::bypass, A, {}, {}, fill, {}),
+    make_instruction(opcode::tensor_tensor, alu_op::add, B, A_head, C, 0,
+                     {{sem(engine_kind::act), 1}}),
+    make_instruction(opcode::tensor_reduce, alu_op::max, R, B, {}, 0, {{sem(engine_kind::dve), 2}}),
 };
 const std::vector<instruction> act_stream{
     relu(C, X, scale, {{sem(engine_kind::pool), 1}}),
     trigger(4, {}),
 };
 const std::vector<instruction> pool_stream{
-    make(opcode::iota, alu_op::bypass, X, {}, {}, 0, {{sem(engine_kind::sp), 1}}),
+    make_instruction(opcode::iota, alu_op::bypass, X, {}, {}, 0, {{sem(engine_kind::sp), 1}}),
     trigger(0, {}),
 };
 const std::vector<instruction> sp_stream{
@@ -409,7 +394,7 @@ TEST(EngineHarness, WideElementStridesHalveTheRate) {
         s0.elem_stride = stride0;
         operand d = tile(mem_space::sbuf, 256, 131072);
         d.type = type;
-        return make(opcode::tensor_tensor, alu_op::max, d, s0, s1, 0, {});
+        return make_instruction(opcode::tensor_tensor, alu_op::max, d, s0, s1, 0, {});
     };
     EXPECT_NEAR(to_ns(b.dve.duration(tt(1, dtype::float32))), base, tol_ns);
     EXPECT_NEAR(to_ns(b.dve.duration(tt(4, dtype::float32))), base, tol_ns);      // 16 B: full rate

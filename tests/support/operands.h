@@ -1,5 +1,8 @@
 #pragma once
-// Operand builders for module tests.
+// Operand and instruction builders for tests.
+#include <utility>
+#include <vector>
+
 #include "core/program.h"
 
 namespace trn::testing {
@@ -28,6 +31,30 @@ inline operand chip_op(mem_space space, dtype type, std::uint32_t partition, std
     o.elems = elems;
     o.offset = offset;
     return o;
+}
+
+// An engine instruction with its operands, immediate and semaphore waits.
+inline instruction make_instruction(opcode code, alu_op alu, operand dst, operand src0 = {},
+                                    operand src1 = {}, float imm = 0,
+                                    std::vector<sem_wait> waits = {}) {
+    instruction i;
+    i.op = code;
+    i.alu = alu;
+    i.dst = dst;
+    i.src0 = src0;
+    i.src1 = src1;
+    i.imm = imm;
+    i.waits = std::move(waits);
+    return i;
+}
+
+// A dma_trigger of DMA queue `queue`.
+inline instruction trigger(std::uint16_t queue, std::vector<sem_wait> waits = {}) {
+    instruction i;
+    i.op = opcode::dma_trigger;
+    i.queue = queue;
+    i.waits = std::move(waits);
+    return i;
 }
 
 }  // namespace trn::testing
