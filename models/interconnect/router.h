@@ -78,8 +78,8 @@ class router : public sc_core::sc_module, private lt_target {
         m_bytes[ch] += bytes;
     }
 
-    // Scratch of one HBM access: per channel a sentinel page that no page equals, then room for
-    // the channel's pages (plain stores; the channel reads them through m_part_pages).
+    // Scratch of decode(): per channel a sentinel page that no page equals, then room for the
+    // channel's pages (plain stores, copied into the decoded entry when complete).
     std::vector<std::uint64_t> m_page_buf;
     std::vector<std::uint64_t*> m_next;  // per channel: where its next page goes
     std::vector<std::uint64_t> m_bytes;  // per channel: bytes of the access there
