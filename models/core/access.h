@@ -38,14 +38,25 @@ struct access_ext : tlm::tlm_extension<access_ext> {
     }
 };
 
-// The pages (DRAM rows) an HBM access touches on one channel, in the order it touches them, as
-// the hbm_address_map numbers them (in channel-local space; page p lies in bank p % banks).
-// Decoded by the router, which de-interleaves, so that a channel sees its row-buffer locality
-// without decoding again. Non-owning: the pages belong to the initiator and stay valid for the
-// duration of the (blocking) call only.
+// The pages (DRAM rows) one bank of an HBM channel sees during an access: the first and the
+// last it touches, numbered as hbm_address_map numbers them (channel-local; both in one bank).
+struct hbm_bank_pages {
+    std::uint64_t first = 0, last = 0;
+    bool operator==(const hbm_bank_pages& o) const { return first == o.first && last == o.last; }
+};
+
+// The pages an HBM access touches on one channel, summarised per bank: one entry per bank it
+// touches, in the order of first touch, and `changes`, how many times a bank moves on to a page
+// other than the one the access last touched in it. That is all a row-buffer model needs: banks
+// are independent, so the access opens `changes` pages plus one per bank whose open page is not
+// its first, and leaves each bank with its last page open. Decoded by the router, which
+// de-interleaves, so that a channel sees its row-buffer locality without decoding again.
+// Non-owning: the entries belong to the initiator and stay valid for the duration of the
+// (blocking) call only.
 struct hbm_pages_ext : tlm::tlm_extension<hbm_pages_ext> {
-    const std::uint64_t* pages = nullptr;
+    const hbm_bank_pages* banks = nullptr;
     std::size_t count = 0;
+    std::uint64_t changes = 0;
 
     tlm::tlm_extension_base* clone() const override { return new hbm_pages_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

@@ -8,6 +8,7 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
       m_next(m_map.channels()),
       m_bytes(m_map.channels()),
+      m_bank_slot(m_map.banks(), ~std::uint32_t{0}),
       m_decoded(decoded_slots) {
     in.bind(*this);
     m_part.set_extension(&m_part_pages);
@@ -158,13 +159,35 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.rows = rows;
     into.row_bytes = row_bytes;
     into.stride = stride;
-    into.pages.clear();
+    into.banks.clear();
     into.begin.assign(1, 0);
+    into.changes.clear();
     for (std::size_t ch = 0; ch < c; ++ch) {
-        into.pages.insert(into.pages.end(), &m_page_buf[ch * room] + 1, m_next[ch]);
-        into.begin.push_back(static_cast<std::uint32_t>(into.pages.size()));
+        into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], into.banks));
+        into.begin.push_back(static_cast<std::uint32_t>(into.banks.size()));
     }
     into.bytes = m_bytes;
+}
+
+std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* end,
+                                std::vector<hbm_bank_pages>& out) {
+    constexpr std::uint32_t none = ~std::uint32_t{0};
+    const std::size_t base = out.size();
+    std::uint64_t changes = 0;
+    for (; page != end; ++page) {
+        std::uint32_t& slot = m_bank_slot[m_map.bank_of(*page)];
+        if (slot == none) {
+            slot = static_cast<std::uint32_t>(out.size() - base);
+            out.push_back({*page, *page});
+        } else {
+            hbm_bank_pages& b = out[base + slot];
+            changes += b.last != *page;
+            b.last = *page;
+        }
+    }
+    for (std::size_t i = base; i < out.size(); ++i)
+        m_bank_slot[m_map.bank_of(out[i].first)] = none;
+    return changes;
 }
 
 const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
@@ -172,14 +195,23 @@ const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows
     std::uint64_t key = addr * 0x9e3779b97f4a7c15ull;
     key ^= (row_bytes + (std::uint64_t{rows} << 32)) * 0xc2b2ae3d27d4eb4full;
     key ^= stride * 0x165667b19e3779f9ull;
-    decoded& slot = m_decoded[(key >> 40) & (decoded_slots - 1)];
-    if (slot.rows == rows && slot.addr == addr && slot.row_bytes == row_bytes &&
-        slot.stride == stride)
-        return slot;
+    constexpr std::size_t sets = decoded_slots / decoded_ways;
+    decoded* set = &m_decoded[((key >> 40) & (sets - 1)) * decoded_ways];
+    decoded* victim = set;
+    ++m_lookups;
+    for (decoded* e = set; e != set + decoded_ways; ++e) {
+        if (e->rows == rows && e->addr == addr && e->row_bytes == row_bytes &&
+            e->stride == stride) {
+            e->used = m_lookups;
+            return *e;
+        }
+        if (e->used < victim->used) victim = e;
+    }
     decode(addr, rows, row_bytes, stride, m_uncached);
-    if (m_uncached.pages.size() > decoded_max_pages) return m_uncached;  // not kept
-    std::swap(slot, m_uncached);  // the evicted entry's buffers serve the next decoding
-    return slot;
+    if (m_uncached.banks.size() > decoded_max_banks) return m_uncached;  // not kept
+    m_uncached.used = m_lookups;
+    std::swap(*victim, m_uncached);  // the evicted entry's buffers serve the next decoding
+    return *victim;
 }
 
 void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
@@ -193,8 +225,9 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
         const decoded& dec = decoded_of(trans.get_address(), rows, row_bytes, stride);
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
             if (dec.begin[ch] == dec.begin[ch + 1]) continue;
-            m_part_pages.pages = dec.pages.data() + dec.begin[ch];
+            m_part_pages.banks = dec.banks.data() + dec.begin[ch];
             m_part_pages.count = dec.begin[ch + 1] - dec.begin[ch];
+            m_part_pages.changes = dec.changes[ch];
             m_part.set_command(trans.get_command());
             m_part.set_address(0);
             m_part.set_data_ptr(nullptr);

@@ -79,7 +79,7 @@ class router : public sc_core::sc_module, private lt_target {
     }
 
     // Scratch of decode(): per channel a sentinel page that no page equals, then room for the
-    // channel's pages (plain stores, copied into the decoded entry when complete).
+    // channel's pages (plain stores, summarised per bank into the decoded entry when complete).
     std::vector<std::uint64_t> m_page_buf;
     std::vector<std::uint64_t*> m_next;  // per channel: where its next page goes
     std::vector<std::uint64_t> m_bytes;  // per channel: bytes of the access there
@@ -87,22 +87,33 @@ class router : public sc_core::sc_module, private lt_target {
     // and last granule it holds.
     std::vector<std::uint64_t*> m_begin;
     std::vector<std::uint64_t> m_first_rows, m_last_rows;
+    // Appends the per-bank summary (hbm_pages_ext) of the page sequence [page, end) to `out`
+    // and returns its page changes.
+    std::uint64_t summarise(const std::uint64_t* page, const std::uint64_t* end,
+                            std::vector<hbm_bank_pages>& out);
+    std::vector<std::uint32_t>
+        m_bank_slot;  // summarise()'s scratch: per bank, its entry (~0: none)
     // Decoded HBM accesses, remembered (decoding is a pure function of the access's shape, and
-    // kernels load the same tiles again and again): a direct-mapped table, each entry with
-    // every channel's pages (channel after channel) and bytes.
+    // kernels load the same tiles again and again): a set-associative table with
+    // least-recently-used replacement, each entry with every channel's pages summarised per bank
+    // (channel after channel) and bytes.
     struct decoded {
         std::uint64_t addr = 0, row_bytes = 0, stride = 0;
         std::uint32_t rows = 0;  // 0: empty
-        std::vector<std::uint64_t> pages;
-        std::vector<std::uint32_t> begin;  // channel ch's pages: [begin[ch], begin[ch + 1])
-        std::vector<std::uint64_t> bytes;
+        std::uint64_t used = 0;  // when it was last looked up (m_lookups)
+        std::vector<hbm_bank_pages> banks;
+        std::vector<std::uint32_t> begin;  // channel ch's banks: [begin[ch], begin[ch + 1])
+        std::vector<std::uint64_t> changes, bytes;  // per channel
     };
     static constexpr std::size_t decoded_slots = 4096;      // a power of two
-    static constexpr std::size_t decoded_max_pages = 1024;  // larger accesses are not kept
-    std::vector<decoded> m_decoded;
+    static constexpr std::size_t decoded_ways = 4;          // entries per set
+    static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
+    std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
+    std::uint64_t m_lookups = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
     // The decoding of an access with at least one row of at least one byte: remembered, or
-    // decoded now (and remembered unless it has more than decoded_max_pages pages).
+    // decoded now (and remembered unless its channels touch more than decoded_max_banks banks
+    // in all).
     const decoded& decoded_of(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
                               std::uint64_t stride);
     // Decodes an access into `into`, through the scratch buffers.

@@ -57,20 +57,21 @@ void hbm_channel::copy(tlm::tlm_generic_payload& trans) {
 
 std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
     std::uint64_t misses = 0;
-    auto touch = [&](std::uint64_t page) {
-        std::uint64_t& open = m_open[m_map.bank_of(page)];
-        if (open != page) {
-            open = page;
-            ++misses;
-        }
-    };
     if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
-        for (std::size_t i = 0; i < ext->count; ++i)
-            touch(ext->pages[i]);
+        misses = ext->changes;
+        for (std::size_t i = 0; i < ext->count; ++i) {
+            const hbm_bank_pages& b = ext->banks[i];
+            std::uint64_t& open = m_open[m_map.bank_of(b.first)];
+            misses += open != b.first;
+            open = b.last;
+        }
     } else if (const std::uint64_t len = trans.get_data_length()) {
         const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
-        for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p)
-            touch(p);
+        for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p) {
+            std::uint64_t& open = m_open[m_map.bank_of(p)];
+            misses += open != p;
+            open = p;
+        }
     }
     m_misses += misses;
     return misses;

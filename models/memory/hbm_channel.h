@@ -15,8 +15,8 @@ namespace trn {
 // One HBM channel: serves reads and writes at its share of the HBM bandwidth, first come first
 // served, plus a fixed access latency. Each bank keeps one page open; an access that opens
 // pages is limited by the activation rate as well as by bandwidth. Addresses are channel-local (the
-// router de-interleaves); the pages an access touches are those its hbm_pages_ext lists, else
-// those of [address, address + length). In functional mode it holds the bytes.
+// router de-interleaves); the pages an access touches are those its hbm_pages_ext summarises,
+// else those of [address, address + length). In functional mode it holds the bytes.
 class hbm_channel : public sc_core::sc_module, private lt_target {
   public:
     tlm::tlm_target_socket<> in{"in"};  // calls the channel directly

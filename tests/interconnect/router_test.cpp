@@ -12,6 +12,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <algorithm>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -41,29 +42,34 @@ const trn::param_registry& registry() {
     return r;
 }
 
+trn::config config_with(std::initializer_list<const char*> settings) {
+    trn::config cfg(registry());
+    for (const char* s : settings)
+        cfg.set(s);
+    return cfg;
+}
+
 const trn::config& config_a() {
-    static const trn::config c = [] {
-        trn::config cfg(registry());
-        cfg.set("core.hbm.channels=4");
-        cfg.set("core.hbm.interleave=64B");
-        cfg.set("core.hbm.page_size=128B");  // two granules of a channel: pages change often
-        cfg.set("core.sbuf.port_sharing=dve+pool");
-        cfg.set("core.psum.port_sharing=dve+act");
-        cfg.set("core.psum.bank_size=2KiB");
-        return cfg;
-    }();
+    static const trn::config c =
+        config_with({"core.hbm.channels=4", "core.hbm.interleave=64B",
+                     "core.hbm.page_size=128B",  // two granules of a channel: pages change often
+                     "core.sbuf.port_sharing=dve+pool", "core.psum.port_sharing=dve+act",
+                     "core.psum.bank_size=2KiB"});
     return c;
 }
 
 const trn::config& config_b() {
-    static const trn::config c = [] {
-        trn::config cfg(registry());
-        cfg.set("core.hbm.channels=3");
-        cfg.set("core.hbm.interleave=96B");
-        cfg.set("core.sbuf.port_sharing=none");
-        cfg.set("core.psum.port_sharing=none");
-        return cfg;
-    }();
+    static const trn::config c =
+        config_with({"core.hbm.channels=3", "core.hbm.interleave=96B",
+                     "core.sbuf.port_sharing=none", "core.psum.port_sharing=none"});
+    return c;
+}
+
+// A's interleaving with 1024 banks: a large access's summary (one entry per bank touched) is too
+// large for the router to remember.
+const trn::config& config_c() {
+    static const trn::config c = config_with({"core.hbm.channels=4", "core.hbm.interleave=64B",
+                                              "core.hbm.page_size=128B", "core.hbm.banks=1024"});
     return c;
 }
 
@@ -89,7 +95,8 @@ struct call {
     double now_ns;
     double delay_in_ns;
     bool has_pages = false;
-    std::vector<std::uint64_t> pages;  // hbm_pages_ext, if any
+    std::vector<trn::hbm_bank_pages> banks;  // hbm_pages_ext, if any
+    std::uint64_t changes = 0;
 };
 
 // A recording target: returns delay + latency (+ the access occupancy when `add_occupancy`,
@@ -118,7 +125,8 @@ class fake_target : public sc_core::sc_module {
                to_ns(sc_core::sc_time_stamp()),
                to_ns(delay),
                false,
-               {}};
+               {},
+               0};
         if (auto* e = t.get_extension<access_ext>()) {
             c.has_ext = true;
             c.ext.initiator = e->initiator;
@@ -129,7 +137,8 @@ class fake_target : public sc_core::sc_module {
         }
         if (auto* r = t.get_extension<trn::hbm_pages_ext>()) {
             c.has_pages = true;
-            c.pages.assign(r->pages, r->pages + r->count);
+            c.banks.assign(r->banks, r->banks + r->count);
+            c.changes = r->changes;
         }
         return c;
     }
@@ -247,7 +256,8 @@ constexpr std::uint64_t t3_addr = 3 * 256 + 40, t3_row = 150, t3_stride = 512;
 constexpr std::uint32_t t3_rows = 6;
 constexpr std::uint64_t t4_addr = 9 * 256 + 10, t4_row = 60, t4_stride = 2048;
 constexpr std::uint32_t t4_rows = 5;
-// An access of more pages than the router remembers decoded (A's page: 128 B).
+// An access of many pages (A's page: 128 B): many per bank in A, more bank entries than the
+// router remembers in C.
 constexpr std::uint64_t t5_addr = 1000, t5_len = 160 * 1024;
 // Functional HBM accesses.
 constexpr std::uint64_t f1_addr = 37, f1_len = 1500;
@@ -271,7 +281,11 @@ class harness : public sc_core::sc_module {
     routed a{"router_a", config_a()};
     routed b{"router_b", config_b()};
 
-    result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again;
+    routed c{"router_c", config_c()};
+    tlm_utils::simple_initiator_socket<harness> to_c{"to_c"};
+
+    result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again, hbm5_c, hbm5_c_again;
+    result hbm3_late;  // t3 again after thousands of other accesses (evictions)
     std::vector<result> hbm_empty;
     unsigned doorbell_dbg = 99;
     std::vector<std::uint8_t> f1_data = pattern(f1_len, 1), f1_back, f1_back_b;
@@ -290,6 +304,7 @@ class harness : public sc_core::sc_module {
     explicit harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
         to_a.bind(a.dut.in);
         to_b.bind(b.dut.in);
+        to_c.bind(c.dut.in);
         SC_THREAD(run);
     }
 
@@ -354,6 +369,12 @@ class harness : public sc_core::sc_module {
             access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         hbm5 = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_again = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_c = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_c_again = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        for (std::uint64_t i = 0; i < 10000; ++i)  // more distinct shapes than remembered
+            access(to_a, a, tlm::TLM_READ_COMMAND, 7 * i, 100 + i % 7, nullptr, nullptr, 0);
+        hbm3_late =
+            access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         // Nothing to move: no rows, or rows of no bytes.
         const access_ext no_rows = ext_of(initiator_id::dma, 0, 64, 128, 0);
         hbm_empty.push_back(access(to_a, a, tlm::TLM_READ_COMMAND, 0, 0, nullptr, &no_rows, 3));
@@ -590,11 +611,25 @@ TEST(Router, HbmAccessGoesToEveryTouchedChannelOnce) {
 
 using page_list = std::vector<std::uint64_t>;
 
-// Drops a page that repeats the one before it (a repeat is a row-buffer hit either way).
-page_list collapsed(const page_list& in) {
-    page_list out;
-    for (auto p : in)
-        if (out.empty() || out.back() != p) out.push_back(p);
+// The per-bank summary of a page sequence (hbm_pages_ext), straight from its definition.
+struct bank_summary {
+    std::vector<trn::hbm_bank_pages> banks;  // in the order of first touch
+    std::uint64_t changes = 0;
+};
+bank_summary summarised(const page_list& pages, std::uint64_t bank_count) {
+    bank_summary out;
+    for (std::uint64_t p : pages) {
+        auto same_bank = [&](const trn::hbm_bank_pages& b) {
+            return b.first % bank_count == p % bank_count;
+        };
+        auto it = std::find_if(out.banks.begin(), out.banks.end(), same_bank);
+        if (it == out.banks.end()) {
+            out.banks.push_back({p, p});
+        } else {
+            out.changes += it->last != p;
+            it->last = p;
+        }
+    }
     return out;
 }
 
@@ -636,13 +671,15 @@ void expect_pages(routed& r, const result& res, std::uint64_t a, std::uint64_t n
         if (want[ch].pages.empty()) continue;
         ASSERT_EQ(calls.size(), 1u);
         ASSERT_TRUE(calls[0].has_pages) << "channel " << ch;
-        EXPECT_EQ(collapsed(calls[0].pages), collapsed(want[ch].pages))
-            << r.dut.name() << " channel " << ch;
+        const bank_summary s =
+            summarised(want[ch].pages, static_cast<std::uint64_t>(r.cfg.integer("core.hbm.banks")));
+        EXPECT_EQ(calls[0].banks, s.banks) << r.dut.name() << " channel " << ch;
+        EXPECT_EQ(calls[0].changes, s.changes) << r.dut.name() << " channel " << ch;
         EXPECT_EQ(calls[0].len, want[ch].bytes) << r.dut.name() << " channel " << ch;
     }
 }
 
-TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesInOrder) {
+TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesPerBank) {
     auto& b = bench();
     expect_pages(b.a, b.hbm1, t1_addr, t1_len, 1, 0);
     expect_pages(b.a, b.hbm2, t2_addr, t2_row, t2_rows, t2_stride);
@@ -671,6 +708,9 @@ TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {
     expect_pages(b.a, b.hbm3_again, t3_addr, t3_row, t3_rows, t3_stride);
     expect_pages(b.a, b.hbm5, t5_addr, t5_len, 1, 0);
     expect_pages(b.a, b.hbm5_again, t5_addr, t5_len, 1, 0);
+    expect_pages(b.c, b.hbm5_c, t5_addr, t5_len, 1, 0);
+    expect_pages(b.c, b.hbm5_c_again, t5_addr, t5_len, 1, 0);
+    expect_pages(b.a, b.hbm3_late, t3_addr, t3_row, t3_rows, t3_stride);
 }
 
 TEST(Router, TwoDimensionalHbmAccessSumsRowsPerChannel) {

@@ -115,7 +115,7 @@ class harness : public sc_core::sc_module {
     }
 
     access_result access(tlm::tlm_command cmd, std::uint64_t addr, unsigned len, std::uint8_t* data,
-                         const sc_time& delay, const std::vector<std::uint64_t>* pages = nullptr) {
+                         const sc_time& delay, const trn::hbm_pages_ext* pages = nullptr) {
         tlm::tlm_generic_payload t;
         t.set_command(cmd);
         t.set_address(addr);
@@ -123,8 +123,7 @@ class harness : public sc_core::sc_module {
         t.set_data_length(len);
         trn::hbm_pages_ext ext;
         if (pages) {
-            ext.pages = pages->data();
-            ext.count = pages->size();
+            ext.copy_from(*pages);
             t.set_extension(&ext);
         }
         sc_time d = delay;
@@ -148,8 +147,18 @@ class harness : public sc_core::sc_module {
         return out->transport_dbg(t);
     }
 
+    template <std::size_t N>
+    static trn::hbm_pages_ext& summary(const trn::hbm_bank_pages (&banks)[N],
+                                       std::uint64_t changes) {
+        static trn::hbm_pages_ext ext;
+        ext.banks = banks;
+        ext.count = N;
+        ext.changes = changes;
+        return ext;
+    }
+
     void page_access(std::uint64_t addr, unsigned len,
-                     const std::vector<std::uint64_t>* touched = nullptr) {
+                     const trn::hbm_pages_ext* touched = nullptr) {
         pages.push_back(access(tlm::TLM_READ_COMMAND, addr, len, nullptr, SC_ZERO_TIME, touched));
         sc_core::wait(trn::ns(spacing_ns));  // the next one finds the port idle
     }
@@ -183,12 +192,17 @@ class harness : public sc_core::sc_module {
         page_access(8 * pg, 200);        // 4: page 8, bank 0: miss again
         page_access(40 * pg, 3 * 1024);  // 5: pages 40, 41, 42 in banks 0, 1, 2: 3 misses
         page_access(44 * pg - 50, 100);  // 6: pages 43 and 44 (banks 3, 0): 2 misses
-        // 7: the extension, not the address, names the pages: 64 and 128 in bank 0, 2 misses
-        const std::vector<std::uint64_t> two{64, 128};
-        page_access(0, 128, &two);
+        // 7: the extension, not the address, names the pages: 64 then 128 in bank 0 (one
+        // change), 2 misses
+        const trn::hbm_bank_pages bank0_64_128[] = {{64, 128}};
+        page_access(0, 128, &summary(bank0_64_128, 1));
         // 8: page 128 is open now: a hit (page 0 would not be)
-        const std::vector<std::uint64_t> one{128};
-        page_access(0, 64, &one);
+        const trn::hbm_bank_pages bank0_128[] = {{128, 128}};
+        page_access(0, 64, &summary(bank0_128, 0));
+        // 9: pages 41, 46, 45, 41: bank 1 starts on its open page (a hit) and changes twice;
+        // bank 2 opens 46. 3 misses
+        const trn::hbm_bank_pages two_banks[] = {{41, 41}, {46, 46}};
+        page_access(0, 256, &summary(two_banks, 2));
         misses_after_burst3 = dut.misses();
 
         // Burst 4, functional reads: debug and b_transport see what access 1 wrote.
@@ -291,22 +305,22 @@ TEST(HbmChannel, PortAccountsBusyAndWaitTime) {
 
 TEST(HbmChannel, OpenPagesHitAndNewPagesPayTheActivationTime) {
     const auto& p = bench().pages;
-    ASSERT_EQ(p.size(), 9u);
-    const int misses[9] = {1, 0, 1, 1, 1, 3, 2, 2, 0};
-    const double bytes[9] = {200, 200, 200, 200, 200, 3 * 1024, 100, 128, 64};
+    ASSERT_EQ(p.size(), 10u);
+    const int misses[10] = {1, 0, 1, 1, 1, 3, 2, 2, 0, 3};
+    const double bytes[10] = {200, 200, 200, 200, 200, 3 * 1024, 100, 128, 64, 256};
     for (std::size_t i = 0; i < p.size(); ++i) {
         EXPECT_NEAR(p[i].delay_in_ns, 0, tol_ns);
         EXPECT_NEAR(p[i].delay_out_ns, service_ns(bytes[i], misses[i]) + latency_ns(), tol_ns)
             << "page access " << i;
     }
-    EXPECT_EQ(bench().misses_after_burst3, 2u + 1 + 0 + 1 + 1 + 1 + 3 + 2 + 2 + 0);
+    EXPECT_EQ(bench().misses_after_burst3, 2u + 1 + 0 + 1 + 1 + 1 + 3 + 2 + 2 + 0 + 3);
 }
 
 TEST(HbmChannel, ByteCountersSplitReadsAndWrites) {
     const auto& b = bench();
     // Counted just before reset_stats(): everything but the last (64-byte) read.
     EXPECT_EQ(b.read_before_dbg + n1 + 64, b.counted_read - 64);
-    const std::uint64_t burst3 = 5 * 200 + 3 * 1024 + 100 + 128 + 64;
+    const std::uint64_t burst3 = 5 * 200 + 3 * 1024 + 100 + 128 + 64 + 256;
     EXPECT_EQ(b.read_before_dbg, std::uint64_t{n2 + n4 + n5} + burst3);
     EXPECT_EQ(b.write_before_dbg, std::uint64_t{n1 + n3});
     EXPECT_EQ(b.counted_write, std::uint64_t{n1 + n3 + 100});
