@@ -2,6 +2,11 @@
 #include <array>
 #include <cstdint>
 #include <string>
+// GCC 12 misreads the inline buffer's moves as over-reads (-Wstringop-overread).
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wstringop-overread"
+#include <boost/container/small_vector.hpp>
+#pragma GCC diagnostic pop
 #include <vector>
 
 #include "core/dtype.h"
@@ -88,6 +93,9 @@ struct sem_wait {
     bool operator==(const sem_wait& o) const { return sem == o.sem && value == o.value; }
 };
 
+// An instruction's waits: most have one or two, kept inline (no allocation per instruction).
+using wait_list = boost::container::small_vector<sem_wait, 2>;
+
 struct instruction {
     opcode op = opcode::tensor_copy;
     alu_op alu = alu_op::bypass;
@@ -96,7 +104,7 @@ struct instruction {
     std::uint16_t queue = 0;
     std::uint8_t flags = 0;
     act_func func = act_func::identity;
-    std::vector<sem_wait> waits;
+    wait_list waits;
     bool operator==(const instruction& o) const;
 };
 

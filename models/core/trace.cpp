@@ -27,7 +27,7 @@ std::string format_float(float v) {
     return buf;
 }
 
-std::string format_waits(const std::vector<sem_wait>& waits) {
+std::string format_waits(const wait_list& waits) {
     std::string out;
     for (const auto& w : waits)
         out +=
@@ -181,9 +181,8 @@ class line_parser {
         return op;
     }
 
-    std::vector<sem_wait> parse_waits(const std::string& s,
-                                      const std::map<std::string, sem_id>& sems) const {
-        std::vector<sem_wait> out;
+    wait_list parse_waits(const std::string& s, const std::map<std::string, sem_id>& sems) const {
+        wait_list out;
         std::stringstream ss(s);
         std::string item;
         while (std::getline(ss, item, ',')) {

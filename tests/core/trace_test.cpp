@@ -215,7 +215,7 @@ TEST(TraceRoundTrip, HandWrittenTraceWithCommentsAndAliases) {
     EXPECT_EQ(dve[0].dst.type, dtype::bfloat16);
     EXPECT_EQ(dve[0].dst.offset, 64u);
     EXPECT_EQ(dve[0].imm, 1.5f);
-    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{on_q(0, 1)}));
+    EXPECT_EQ(dve[0].waits, (trn::wait_list{on_q(0, 1)}));
 }
 
 const config& trn1_config() {

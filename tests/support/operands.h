@@ -44,7 +44,7 @@ inline instruction make_instruction(opcode code, alu_op alu, operand dst, operan
     i.src0 = src0;
     i.src1 = src1;
     i.imm = imm;
-    i.waits = std::move(waits);
+    i.waits.assign(waits.begin(), waits.end());
     return i;
 }
 
@@ -53,7 +53,7 @@ inline instruction trigger(std::uint16_t queue, std::vector<sem_wait> waits = {}
     instruction i;
     i.op = opcode::dma_trigger;
     i.queue = queue;
-    i.waits = std::move(waits);
+    i.waits.assign(waits.begin(), waits.end());
     return i;
 }
 

@@ -159,13 +159,12 @@ TEST(KernelBuilder, ReadAfterWriteWaitsForTheTransferCount) {
     const program p = kb.finish();
     const auto& dve = stream(p, engine_kind::dve);
     ASSERT_EQ(dve.size(), 3u);
-    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
-    EXPECT_EQ(dve[1].waits,
-              (std::vector<sem_wait>{{semaphore_of_queue(0), 2}, {semaphore_of_queue(1), 1}}));
+    EXPECT_EQ(dve[0].waits, (wait_list{{semaphore_of_queue(0), 1}}));
+    EXPECT_EQ(dve[1].waits, (wait_list{{semaphore_of_queue(0), 2}, {semaphore_of_queue(1), 1}}));
     EXPECT_TRUE(dve[2].waits.empty());  // q0>=1 is implied by dve instruction 1's q0>=2
     const auto& act = stream(p, engine_kind::act);
     ASSERT_EQ(act.size(), 1u);
-    EXPECT_EQ(act[0].waits, (std::vector<sem_wait>{{dve_sem, 2}}));  // r1 is dve instruction 2
+    EXPECT_EQ(act[0].waits, (wait_list{{dve_sem, 2}}));  // r1 is dve instruction 2
     // Another engine does not inherit the DVE's waits; writing r2 waits for its writer (dve 3).
     const auto& pool = stream(p, engine_kind::pool);
     ASSERT_EQ(pool.size(), 1u);
@@ -191,8 +190,8 @@ TEST(KernelBuilder, ReadAfterWriteThroughHbm) {
     const auto& act = stream(p, engine_kind::act);
     ASSERT_EQ(act.size(), 1u);
     ASSERT_EQ(sp.size(), 1u);
-    EXPECT_EQ(act[0].waits, (std::vector<sem_wait>{{dve_sem, 1}}));
-    EXPECT_EQ(sp[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_EQ(act[0].waits, (wait_list{{dve_sem, 1}}));
+    EXPECT_EQ(sp[0].waits, (wait_list{{semaphore_of_queue(0), 1}}));
     EXPECT_NO_THROW(validate_program(p, limits()));
 }
 
@@ -220,7 +219,7 @@ TEST(KernelBuilder, IsaWriteAfterReadWaitsForTheReader) {
     EXPECT_EQ(wait_value(sp[2], dve_sem), 1u);                // WAR: the add of iteration 0
     EXPECT_EQ(wait_value(sp[2], semaphore_of_queue(0)), 1u);  // WAW: the previous load
     // b_tile has the same WAR hazard; the DVE wait is already implied by sp instruction 2.
-    EXPECT_EQ(sp[3].waits, (std::vector<sem_wait>{{semaphore_of_queue(1), 1}}));
+    EXPECT_EQ(sp[3].waits, (wait_list{{semaphore_of_queue(1), 1}}));
     EXPECT_EQ(implied_wait(sp, 3, dve_sem), 1u);
     // The second add overwrites res_tile: it waits for the first (WAW on its own engine).
     const auto& dve = stream(p, engine_kind::dve);
@@ -309,10 +308,9 @@ TEST(KernelBuilder, RedundantWaitsArePruned) {
     const program p = kb.finish();
     const auto& dve = stream(p, engine_kind::dve);
     ASSERT_EQ(dve.size(), 2u);
-    EXPECT_EQ(dve[0].waits, (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_EQ(dve[0].waits, (wait_list{{semaphore_of_queue(0), 1}}));
     EXPECT_TRUE(dve[1].waits.empty());
-    EXPECT_EQ(stream(p, engine_kind::pool)[0].waits,
-              (std::vector<sem_wait>{{semaphore_of_queue(0), 1}}));
+    EXPECT_EQ(stream(p, engine_kind::pool)[0].waits, (wait_list{{semaphore_of_queue(0), 1}}));
 }
 
 TEST(KernelBuilder, TooManyPartitionsNamesTileAndLimit) {
