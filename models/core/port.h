@@ -27,6 +27,11 @@ class busy_port {
     sc_core::sc_time m_wait_total = sc_core::SC_ZERO_TIME;
 };
 
+// The current simulated time: sc_time_stamp() without a library call on hot paths.
+inline const sc_core::sc_time& sim_time() {
+    return sc_core::sc_get_curr_simcontext()->time_stamp();
+}
+
 // A time in ns, rounded to the kernel's resolution (1 ps by default). Avoids the generic
 // sc_time(double, unit) constructor on hot paths.
 inline sc_core::sc_time ns(double v) {

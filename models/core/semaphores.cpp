@@ -1,5 +1,7 @@
 #include "core/semaphores.h"
 
+#include "core/port.h"
+
 #include <algorithm>
 
 namespace trn {
@@ -19,14 +21,14 @@ void semaphore_bank::resize(std::size_t count) {
 }
 
 void semaphore_bank::signal_at(sem_id s, const sc_core::sc_time& at) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     const sc_core::sc_time when = at < now ? now : at;
     m_pending.push({when, m_seq++, s});
     m_wake.notify(when - now);
 }
 
 void semaphore_bank::fire() {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     while (!m_pending.empty() && m_pending.top().at <= now) {
         const sem_id s = m_pending.top().sem;
         m_pending.pop();

@@ -96,7 +96,7 @@ void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
     dma_job* job = trans.get_extension<dma_job>();
     const dma_transfer& t = *job->transfer;
     const std::uint32_t rows = job->row_end - job->row_begin;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     const sc_core::sc_time service = chunk_service_time(rows, t.src.row_bytes());
     const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
     if (job->functional) move_data(*job);

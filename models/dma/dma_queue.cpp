@@ -27,7 +27,7 @@ void dma_queue::load(const std::vector<dma_transfer>* transfers) {
     m_transfers = transfers;
     m_started = 0;
     m_bytes = 0;
-    m_last_done = sc_core::sc_time_stamp();
+    m_last_done = sim_time();
 }
 
 void dma_queue::set_timeline(timeline* t) {
@@ -79,16 +79,15 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         if (d > done) done = d;
     }
     m_bytes += t.src.bytes();
-    const sc_core::sc_time at = sc_core::sc_time_stamp() + done;
+    const sc_core::sc_time at = sim_time() + done;
     if (m_timeline) {
-        m_timeline->counter_delta("dma bytes in flight",
-                                  (sc_core::sc_time_stamp() + start).to_seconds() * 1e9,
+        m_timeline->counter_delta("dma bytes in flight", (sim_time() + start).to_seconds() * 1e9,
                                   static_cast<double>(t.src.bytes()));
         m_timeline->counter_delta("dma bytes in flight", at.to_seconds() * 1e9,
                                   -static_cast<double>(t.src.bytes()));
     }
     if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion
-        sc_core::sc_time from = sc_core::sc_time_stamp() + start;
+        sc_core::sc_time from = sim_time() + start;
         if (from < m_last_done) from = m_last_done;
         const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
         m_timeline->slice(m_track, "transfer " + std::to_string(m_started - 1),

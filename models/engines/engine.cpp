@@ -69,7 +69,7 @@ void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc
     m_stream = stream;
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
-    m_last_complete = m_busy_end = sc_core::sc_time_stamp();
+    m_last_complete = m_busy_end = sim_time();
     reset();
     m_go.notify(start);
 }
@@ -164,10 +164,10 @@ void engine_base::run_stream() {
     const sem_id own = semaphore_of_engine(m_kind);
     while (m_next < m_stream->size()) {
         const instruction& ins = (*m_stream)[m_next];
-        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        const sc_core::sc_time t0 = sim_time();
         for (const auto& w : ins.waits)
             m_sems.wait_for(w.sem, w.value, stream_name, m_next);
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_time();
         // Data-path idle time: waiting for semaphores once the previous instruction's data path
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
         // ports or the pipeline.

@@ -177,7 +177,7 @@ void tensor_engine::reset() {
 }
 
 issue_timing tensor_engine::execute(const instruction& ins) {
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     const sc_core::sc_time ls = cycles(ls_cycles(ins)), mm = cycles(mm_cycles(ins));
     // LoadStationary: needs the LS unit and a free stationary buffer (the one the matmul
     // `stationary_buffers` back used).

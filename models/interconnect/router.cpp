@@ -162,6 +162,10 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.banks.clear();
     into.begin.assign(1, 0);
     into.changes.clear();
+    std::size_t pages = 0;  // at least one entry per bank a channel touches
+    for (std::size_t ch = 0; ch < c; ++ch)
+        pages += static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1));
+    into.banks.reserve(std::min(pages, c * m_map.banks()));
     for (std::size_t ch = 0; ch < c; ++ch) {
         into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], into.banks));
         into.begin.push_back(static_cast<std::uint32_t>(into.banks.size()));
@@ -173,9 +177,11 @@ std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* 
                                 std::vector<hbm_bank_pages>& out) {
     constexpr std::uint32_t none = ~std::uint32_t{0};
     const std::size_t base = out.size();
+    const hbm_address_map map = m_map;  // a local copy: the stores below cannot change it
+    std::uint32_t* slots = m_bank_slot.data();
     std::uint64_t changes = 0;
     for (; page != end; ++page) {
-        std::uint32_t& slot = m_bank_slot[m_map.bank_of(*page)];
+        std::uint32_t& slot = slots[map.bank_of(*page)];
         if (slot == none) {
             slot = static_cast<std::uint32_t>(out.size() - base);
             out.push_back({*page, *page});
@@ -186,7 +192,7 @@ std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* 
         }
     }
     for (std::size_t i = base; i < out.size(); ++i)
-        m_bank_slot[m_map.bank_of(out[i].first)] = none;
+        slots[map.bank_of(out[i].first)] = none;
     return changes;
 }
 
@@ -245,7 +251,7 @@ void router::arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time&
                        sc_core::sc_time& delay) {
     const auto& shares = psum_side ? m_shares_psum : m_shares_sbuf;
     if (!shares[std::size_t(who)] || occupancy == sc_core::SC_ZERO_TIME) return;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     const sc_core::sc_time start =
         (psum_side ? m_psum_port : m_sbuf_port).reserve(now + delay, occupancy);
     delay = start - now;

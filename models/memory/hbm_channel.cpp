@@ -59,11 +59,12 @@ std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
     std::uint64_t misses = 0;
     if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
         misses = ext->changes;
-        for (std::size_t i = 0; i < ext->count; ++i) {
-            const hbm_bank_pages& b = ext->banks[i];
-            std::uint64_t& open = m_open[m_map.bank_of(b.first)];
-            misses += open != b.first;
-            open = b.last;
+        std::uint64_t* open = m_open.data();
+        const hbm_address_map map = m_map;  // a local copy: the stores below cannot change it
+        for (const hbm_bank_pages *b = ext->banks, *end = b + ext->count; b != end; ++b) {
+            std::uint64_t& bank = open[map.bank_of(b->first)];
+            misses += bank != b->first;
+            bank = b->last;
         }
     } else if (const std::uint64_t len = trans.get_data_length()) {
         const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
@@ -81,7 +82,7 @@ void hbm_channel::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     const std::uint64_t len = trans.get_data_length();
     if (trans.get_data_ptr()) copy(trans);
     (trans.is_write() ? m_write_bytes : m_read_bytes) += len;
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time now = sim_time();
     const sc_core::sc_time service =
         ns(std::max(static_cast<double>(len) / m_bytes_per_ns,
                     static_cast<double>(page_misses(trans)) * m_activate_ns));

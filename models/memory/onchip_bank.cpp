@@ -79,7 +79,7 @@ void onchip_bank::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     auto* ext = trans.get_extension<access_ext>();
     const sc_core::sc_time occupancy = ext ? ext->occupancy : sc_core::SC_ZERO_TIME;
     if (m_serialise && occupancy > sc_core::SC_ZERO_TIME) {
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time now = sim_time();
         const sc_core::sc_time start = m_port.reserve(now + delay, occupancy);
         delay = start - now;
     }
