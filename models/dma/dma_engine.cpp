@@ -52,16 +52,6 @@ sc_core::sc_time dma_engine::service_time(std::uint64_t rows, std::uint64_t row_
     return ns(static_cast<double>(rows) * per_row);
 }
 
-const sc_core::sc_time& dma_engine::chunk_service_time(std::uint64_t rows,
-                                                       std::uint64_t row_bytes) {
-    for (const auto& s : m_shapes)
-        if (s.rows == rows && s.row_bytes == row_bytes) return s.service;
-    shape& s = m_shapes[m_next_shape];
-    m_next_shape = (m_next_shape + 1) % m_shapes.size();
-    s = {rows, row_bytes, service_time(rows, row_bytes)};
-    return s.service;
-}
-
 void dma_engine::move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
                            std::uint32_t rows, std::uint8_t* data) {
     m_ext.initiator = initiator_id::dma;
@@ -94,23 +84,28 @@ void dma_engine::move_data(const dma_job& job) {
 
 void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     dma_job* job = trans.get_extension<dma_job>();
-    const dma_transfer& t = *job->transfer;
     const std::uint32_t rows = job->row_end - job->row_begin;
+    const std::uint64_t row_bytes = job->transfer->src.row_bytes();
     const sc_core::sc_time now = sim_time();
-    const sc_core::sc_time service = chunk_service_time(rows, t.src.row_bytes());
+    const sc_core::sc_time service = chunk_service_time(rows, row_bytes);
     const sc_core::sc_time start = m_port.reserve(now + delay, service) - now;
     if (job->functional) move_data(*job);
-    if (m_timeline)
-        m_timeline->slice(
-            m_track,
-            "rows " + std::to_string(job->row_begin) + ".." + std::to_string(job->row_end - 1),
-            (now + start).to_seconds() * 1e9, service.to_seconds() * 1e9,
-            "{\"bytes\":" + std::to_string(rows * t.src.row_bytes()) + "}");
-    m_bytes += rows * t.src.row_bytes();
+    if (m_timeline) record(*job, now + start, service);
+    m_bytes += rows * row_bytes;
     m_rows += rows;
     job->start = start;
     delay = start + service;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void dma_engine::record(const dma_job& job, const sc_core::sc_time& start,
+                        const sc_core::sc_time& service) {
+    const std::uint64_t bytes = (job.row_end - job.row_begin) * job.transfer->src.row_bytes();
+    m_timeline->slice(m_track,
+                      "rows " + std::to_string(job.row_begin) + ".." +
+                          std::to_string(job.row_end - 1),
+                      start.to_seconds() * 1e9, service.to_seconds() * 1e9,
+                      "{\"bytes\":" + std::to_string(bytes) + "}");
 }
 
 }  // namespace trn

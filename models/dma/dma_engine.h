@@ -53,7 +53,17 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     void move_data(const dma_job& job);
     // service_time, remembered for the last few chunk shapes (the chunks of a transfer are
     // alike, and an engine serves a few kinds of transfer in turn).
-    const sc_core::sc_time& chunk_service_time(std::uint64_t rows, std::uint64_t row_bytes);
+    const sc_core::sc_time& chunk_service_time(std::uint64_t rows, std::uint64_t row_bytes) {
+        for (const auto& s : m_shapes)
+            if (s.rows == rows && s.row_bytes == row_bytes) return s.service;
+        shape& s = m_shapes[m_next_shape];
+        m_next_shape = (m_next_shape + 1) % m_shapes.size();
+        s = {rows, row_bytes, service_time(rows, row_bytes)};
+        return s.service;
+    }
+    // Adds a chunk's slice to the timeline.
+    void record(const dma_job& job, const sc_core::sc_time& start,
+                const sc_core::sc_time& service);
 
     double m_bytes_per_ns;
     double m_descriptor_ns;
