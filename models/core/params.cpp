@@ -170,7 +170,7 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
     for (auto it = node.begin(); it != node.end(); ++it) {
         const std::string key = it->first.as<std::string>();
         const std::string path = prefix.empty() ? key : prefix + "." + key;
-        const YAML::Node& value = it->second;
+        const YAML::Node value = it->second;  // a copy: `it->` points into a temporary
         const std::string origin = file + ":" + std::to_string(it->first.Mark().line + 1);
         if (value.IsMap()) {
             flatten(value, path, file, out);
