@@ -2,11 +2,15 @@
 #include <array>
 #include <cstdint>
 #include <string>
-// GCC 12 misreads the inline buffer's moves as over-reads (-Wstringop-overread).
+// GCC 11+ misreads the inline buffer's moves as over-reads (-Wstringop-overread).
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wstringop-overread"
 #include <boost/container/small_vector.hpp>
 #pragma GCC diagnostic pop
+#else
+#include <boost/container/small_vector.hpp>
+#endif
 #include <vector>
 
 #include "core/dtype.h"

@@ -101,11 +101,10 @@ void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
 void dma_engine::record(const dma_job& job, const sc_core::sc_time& start,
                         const sc_core::sc_time& service) {
     const std::uint64_t bytes = (job.row_end - job.row_begin) * job.transfer->src.row_bytes();
-    m_timeline->slice(m_track,
-                      "rows " + std::to_string(job.row_begin) + ".." +
-                          std::to_string(job.row_end - 1),
-                      start.to_seconds() * 1e9, service.to_seconds() * 1e9,
-                      "{\"bytes\":" + std::to_string(bytes) + "}");
+    m_timeline->slice(
+        m_track, "rows " + std::to_string(job.row_begin) + ".." + std::to_string(job.row_end - 1),
+        start.to_seconds() * 1e9, service.to_seconds() * 1e9,
+        "{\"bytes\":" + std::to_string(bytes) + "}");
 }
 
 }  // namespace trn

@@ -62,8 +62,7 @@ class dma_engine : public sc_core::sc_module, private lt_target {
         return s.service;
     }
     // Adds a chunk's slice to the timeline.
-    void record(const dma_job& job, const sc_core::sc_time& start,
-                const sc_core::sc_time& service);
+    void record(const dma_job& job, const sc_core::sc_time& start, const sc_core::sc_time& service);
 
     double m_bytes_per_ns;
     double m_descriptor_ns;

@@ -162,10 +162,11 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.banks.clear();
     into.begin.assign(1, 0);
     into.changes.clear();
-    std::size_t pages = 0;  // at least one entry per bank a channel touches
+    std::size_t entries = 0;  // at most one per page and one per bank, on each channel
     for (std::size_t ch = 0; ch < c; ++ch)
-        pages += static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1));
-    into.banks.reserve(std::min(pages, c * m_map.banks()));
+        entries += std::min(static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1)),
+                            m_map.banks());
+    into.banks.reserve(entries);
     for (std::size_t ch = 0; ch < c; ++ch) {
         into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], into.banks));
         into.begin.push_back(static_cast<std::uint32_t>(into.banks.size()));
@@ -196,13 +197,17 @@ std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* 
     return changes;
 }
 
-const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
-                                          std::uint64_t row_bytes, std::uint64_t stride) {
+std::size_t router::decoded_set(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
+                                std::uint64_t stride) {
     std::uint64_t key = addr * 0x9e3779b97f4a7c15ull;
     key ^= (row_bytes + (std::uint64_t{rows} << 32)) * 0xc2b2ae3d27d4eb4full;
     key ^= stride * 0x165667b19e3779f9ull;
-    constexpr std::size_t sets = decoded_slots / decoded_ways;
-    decoded* set = &m_decoded[((key >> 40) & (sets - 1)) * decoded_ways];
+    return static_cast<std::size_t>((key >> 40) & (decoded_slots / decoded_ways - 1));
+}
+
+const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
+                                          std::uint64_t row_bytes, std::uint64_t stride) {
+    decoded* set = &m_decoded[decoded_set(addr, rows, row_bytes, stride) * decoded_ways];
     decoded* victim = set;
     ++m_lookups;
     for (decoded* e = set; e != set + decoded_ways; ++e) {
@@ -213,6 +218,7 @@ const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows
         }
         if (e->used < victim->used) victim = e;
     }
+    ++m_decodings;
     decode(addr, rows, row_bytes, stride, m_uncached);
     if (m_uncached.banks.size() > decoded_max_banks) return m_uncached;  // not kept
     m_uncached.used = m_lookups;

@@ -46,6 +46,11 @@ class router : public sc_core::sc_module, private lt_target {
         m_sbuf_port.reset_stats();
         m_psum_port.reset_stats();
     }
+    // HBM accesses decoded so far (those not found in the table of decoded shapes), and the set
+    // of that table a shape maps to: for tests of the table.
+    std::uint64_t decodings() const { return m_decodings; }
+    static std::size_t decoded_set(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
+                                   std::uint64_t stride);
 
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
@@ -88,11 +93,12 @@ class router : public sc_core::sc_module, private lt_target {
     std::vector<std::uint64_t*> m_begin;
     std::vector<std::uint64_t> m_first_rows, m_last_rows;
     // Appends the per-bank summary (hbm_pages_ext) of the page sequence [page, end) to `out`
-    // and returns its page changes.
+    // and returns its page changes. `out` must have room for one more entry per bank the pages
+    // fall in (no reallocation); every m_bank_slot entry is ~0 before and after.
     std::uint64_t summarise(const std::uint64_t* page, const std::uint64_t* end,
                             std::vector<hbm_bank_pages>& out);
-    std::vector<std::uint32_t>
-        m_bank_slot;  // summarise()'s scratch: per bank, its entry (~0: none)
+    // summarise()'s scratch: per bank, its entry in the summary being built (~0: none).
+    std::vector<std::uint32_t> m_bank_slot;
     // Decoded HBM accesses, remembered (decoding is a pure function of the access's shape, and
     // kernels load the same tiles again and again): a set-associative table with
     // least-recently-used replacement, each entry with every channel's pages summarised per bank
@@ -109,7 +115,7 @@ class router : public sc_core::sc_module, private lt_target {
     static constexpr std::size_t decoded_ways = 4;          // entries per set
     static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
     std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
-    std::uint64_t m_lookups = 0;
+    std::uint64_t m_lookups = 0, m_decodings = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
     // The decoding of an access with at least one row of at least one byte: remembered, or
     // decoded now (and remembered unless its channels touch more than decoded_max_banks banks

@@ -58,9 +58,10 @@ const trn::config& config_a() {
     return c;
 }
 
+// Sizes that are not powers of two: the general decoding walk and bank numbering.
 const trn::config& config_b() {
     static const trn::config c =
-        config_with({"core.hbm.channels=3", "core.hbm.interleave=96B",
+        config_with({"core.hbm.channels=3", "core.hbm.interleave=96B", "core.hbm.banks=6",
                      "core.sbuf.port_sharing=none", "core.psum.port_sharing=none"});
     return c;
 }
@@ -285,6 +286,17 @@ class harness : public sc_core::sc_module {
     tlm_utils::simple_initiator_socket<harness> to_c{"to_c"};
 
     result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again, hbm5_c, hbm5_c_again;
+    result hbm_revisit, hbm_return, hbm5_b;
+    // The table of decoded shapes: accesses of shapes that share one set, and how many
+    // decodings each took (0: found in the table).
+    struct shape {
+        std::uint64_t addr;
+        std::uint32_t rows;
+        std::uint64_t row_bytes, stride;
+    };
+    std::vector<shape> table_shapes;
+    std::vector<result> table_results;
+    std::vector<std::uint64_t> table_decodings;
     result hbm3_late;  // t3 again after thousands of other accesses (evictions)
     std::vector<result> hbm_empty;
     unsigned doorbell_dbg = 99;
@@ -331,6 +343,49 @@ class harness : public sc_core::sc_module {
         return res;
     }
 
+    // Shapes in one set of router A's table: s[0..4] differ in their address, s[5..7] differ
+    // from s[0] in rows, row bytes and stride only. The set holds 4; the least recently used
+    // goes first.
+    void table_accesses() {
+        const shape first{1ull << 30, 3, 100, 1000};
+        const std::size_t set =
+            trn::router::decoded_set(first.addr, first.rows, first.row_bytes, first.stride);
+        auto same_set = [&](shape s) {
+            return trn::router::decoded_set(s.addr, s.rows, s.row_bytes, s.stride) == set;
+        };
+        std::vector<shape> s{first};
+        for (std::uint64_t a = first.addr + 64; s.size() < 5; a += 64)
+            if (same_set({a, first.rows, first.row_bytes, first.stride}))
+                s.push_back({a, first.rows, first.row_bytes, first.stride});
+        for (std::uint32_t rows = first.rows + 1;; ++rows)
+            if (same_set({first.addr, rows, first.row_bytes, first.stride})) {
+                s.push_back({first.addr, rows, first.row_bytes, first.stride});
+                break;
+            }
+        for (std::uint64_t bytes = first.row_bytes + 1;; ++bytes)
+            if (same_set({first.addr, first.rows, bytes, first.stride})) {
+                s.push_back({first.addr, first.rows, bytes, first.stride});
+                break;
+            }
+        for (std::uint64_t stride = first.stride + 1;; ++stride)
+            if (same_set({first.addr, first.rows, first.row_bytes, stride})) {
+                s.push_back({first.addr, first.rows, first.row_bytes, stride});
+                break;
+            }
+        // Fill the set (0 1 2 3), use 0, add 4 (evicts 1), use 0 2 3 4, bring back 1 (evicts
+        // 0), use 2, bring back 0; then each one-field variant of 0, and 0 again.
+        for (std::size_t i : {0, 1, 2, 3, 0, 4, 0, 2, 3, 4, 1, 2, 0, 5, 0, 6, 0, 7, 0}) {
+            const access_ext e =
+                ext_of(initiator_id::dma, s[i].rows, s[i].row_bytes, s[i].stride, 0);
+            const std::uint64_t before = a.dut.decodings();
+            table_results.push_back(access(to_a, a, tlm::TLM_READ_COMMAND, s[i].addr,
+                                           static_cast<unsigned>(s[i].rows * s[i].row_bytes),
+                                           nullptr, &e, 0));
+            table_decodings.push_back(a.dut.decodings() - before);
+            table_shapes.push_back(s[i]);
+        }
+    }
+
     template <typename Socket>
     unsigned debug(Socket& s, tlm::tlm_command cmd, std::uint64_t addr, std::uint8_t* data,
                    unsigned len) {
@@ -369,12 +424,21 @@ class harness : public sc_core::sc_module {
             access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         hbm5 = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_again = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_b = access(to_b, b, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_c = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_c_again = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         for (std::uint64_t i = 0; i < 10000; ++i)  // more distinct shapes than remembered
             access(to_a, a, tlm::TLM_READ_COMMAND, 7 * i, 100 + i % 7, nullptr, nullptr, 0);
+        // Overlapping rows: a bank touches a page again after other banks' pages (1 KiB rows
+        // 256 B apart), or after another page of its own (8.5 KiB rows, pages 0 and 16 of a
+        // channel in one bank of A's 16).
+        const access_ext revisit = ext_of(initiator_id::dma, 2, 1024, 256, 0);
+        hbm_revisit = access(to_a, a, tlm::TLM_READ_COMMAND, 0, 2 * 1024, nullptr, &revisit, 0);
+        const access_ext back = ext_of(initiator_id::dma, 2, 8704, 256, 0);
+        hbm_return = access(to_a, a, tlm::TLM_READ_COMMAND, 0, 2 * 8704, nullptr, &back, 0);
         hbm3_late =
             access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
+        table_accesses();
         // Nothing to move: no rows, or rows of no bytes.
         const access_ext no_rows = ext_of(initiator_id::dma, 0, 64, 128, 0);
         hbm_empty.push_back(access(to_a, a, tlm::TLM_READ_COMMAND, 0, 0, nullptr, &no_rows, 3));
@@ -686,6 +750,14 @@ TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesPerBank) {
     expect_pages(b.b, b.hbm2_b, t2_addr, t2_row, t2_rows, t2_stride);
     expect_pages(b.a, b.hbm3, t3_addr, t3_row, t3_rows, t3_stride);
     expect_pages(b.a, b.hbm4, t4_addr, t4_row, t4_rows, t4_stride);
+    expect_pages(b.a, b.hbm_revisit, 0, 1024, 2, 256);
+    expect_pages(b.a, b.hbm_return, 0, 8704, 2, 256);
+    expect_pages(b.b, b.hbm5_b, t5_addr, t5_len, 1, 0);  // 6 banks: page % banks
+    std::uint64_t returns = 0;  // the scenario is what it says: banks go back to a page
+    for (const auto& [target, calls] : b.hbm_return.seen)
+        for (const auto& c : calls)
+            returns += c.changes;
+    EXPECT_GE(returns, 3u * channels(b.a.cfg));
 }
 
 TEST(Router, EmptyHbmAccessCompletesAtOnceWithoutChannels) {
@@ -711,6 +783,18 @@ TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {
     expect_pages(b.c, b.hbm5_c, t5_addr, t5_len, 1, 0);
     expect_pages(b.c, b.hbm5_c_again, t5_addr, t5_len, 1, 0);
     expect_pages(b.a, b.hbm3_late, t3_addr, t3_row, t3_rows, t3_stride);
+}
+
+TEST(Router, RemembersDecodedShapesAndEvictsTheLeastRecentlyUsed) {
+    auto& b = bench();
+    const std::vector<std::uint64_t> want = {1, 1, 1, 1, 0, 1, 0, 0, 0, 0,
+                                             1, 0, 1, 1, 0, 1, 0, 1, 0};
+    EXPECT_EQ(b.table_decodings, want);
+    ASSERT_EQ(b.table_results.size(), b.table_shapes.size());
+    for (std::size_t i = 0; i < b.table_results.size(); ++i) {
+        const auto& s = b.table_shapes[i];
+        expect_pages(b.a, b.table_results[i], s.addr, s.row_bytes, s.rows, s.stride);
+    }
 }
 
 TEST(Router, TwoDimensionalHbmAccessSumsRowsPerChannel) {
