@@ -30,15 +30,17 @@ const char* mem_space_name(mem_space s);
 // A 2-D operand: `partitions` rows of `elems` elements, `elem_stride` elements apart (1:
 // contiguous). On chip (SBUF, PSUM) row r is partition `partition + r` at byte `offset` inside
 // it. In HBM, row r starts at byte `offset + r * row_stride`.
+// Packed into 32 bytes (programs hold hundreds of thousands): the first partition is 16 bits,
+// enough for any SBUF (core.sbuf.partitions is at most 1024).
 struct operand {
-    mem_space space = mem_space::sbuf;
-    dtype type = dtype::float32;
-    std::uint32_t partition = 0;
-    std::uint32_t partitions = 0;
-    std::uint32_t elems = 0;
     std::uint64_t offset = 0;
     std::uint64_t row_stride = 0;
+    std::uint32_t partitions = 0;
+    std::uint32_t elems = 0;
     std::uint32_t elem_stride = 1;
+    std::uint16_t partition = 0;
+    mem_space space = mem_space::sbuf;
+    dtype type = dtype::float32;
 
     bool valid() const { return partitions > 0; }
     // Bytes of data per row, and bytes a row spans in memory (more when strided).

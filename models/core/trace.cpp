@@ -2,6 +2,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -112,6 +113,16 @@ class line_parser {
         return v;
     }
 
+    // number(), which must fit in T (a field of the program's compact types).
+    template <typename T>
+    T number_of(const std::string& s, const char* what) const {
+        const std::uint64_t v = number(s, what);
+        if (v > std::numeric_limits<T>::max())
+            fail(std::string(what) + " " + s + " is too large (at most " +
+                 std::to_string(std::numeric_limits<T>::max()) + ")");
+        return static_cast<T>(v);
+    }
+
     float real(const std::string& s, const char* what) const {
         std::size_t pos = 0;
         float v = 0;
@@ -148,11 +159,14 @@ class line_parser {
             op.space = mem_space::psum;
         else
             fail("bad memory '" + space + "' in operand '" + s + "' (hbm, sbuf or psum)");
-        auto p0 = number(s.substr(lb + 1, colon - lb - 1), "first partition");
-        auto p1 = number(s.substr(colon + 1, rb - colon - 1), "end partition");
+        const auto p0 =
+            number_of<decltype(op.partition)>(s.substr(lb + 1, colon - lb - 1), "first partition");
+        const auto p1 = number(s.substr(colon + 1, rb - colon - 1), "end partition");
         if (p1 <= p0) fail("empty partition range in operand '" + s + "'");
-        op.partition = static_cast<std::uint32_t>(p0);
-        op.partitions = static_cast<std::uint32_t>(p1 - p0);
+        if (p1 - p0 > std::numeric_limits<decltype(op.partitions)>::max())
+            fail("too many rows in operand '" + s + "'");
+        op.partition = p0;
+        op.partitions = static_cast<decltype(op.partitions)>(p1 - p0);
         auto colon2 = s.find(':', at);
         if (colon2 == std::string::npos) fail("operand '" + s + "' has no :elemsxdtype");
         std::string off = s.substr(at + 1, colon2 - at - 1);
@@ -168,12 +182,12 @@ class line_parser {
         std::string shape = s.substr(colon2 + 1);
         auto x = shape.find('x');
         if (x == std::string::npos) fail("operand '" + s + "' needs elemsxdtype");
-        op.elems = static_cast<std::uint32_t>(number(shape.substr(0, x), "element count"));
+        op.elems = number_of<decltype(op.elems)>(shape.substr(0, x), "element count");
         std::string tname = shape.substr(x + 1);
         const auto tilde = tname.find('~');
         if (tilde != std::string::npos) {
             op.elem_stride =
-                static_cast<std::uint32_t>(number(tname.substr(tilde + 1), "element stride"));
+                number_of<decltype(op.elem_stride)>(tname.substr(tilde + 1), "element stride");
             if (op.elem_stride == 0) fail("element stride 0 in operand '" + s + "'");
             tname = tname.substr(0, tilde);
         }
@@ -192,8 +206,8 @@ class line_parser {
             if (it == sems.end())
                 fail("unknown semaphore '" + item.substr(0, ge) +
                      "' (pe, dve, act, pool, sp or q<N> below the declared queue count)");
-            out.push_back({it->second,
-                           static_cast<std::uint32_t>(number(item.substr(ge + 2), "wait value"))});
+            out.push_back(
+                {it->second, number_of<std::uint32_t>(item.substr(ge + 2), "wait value")});
         }
         return out;
     }
@@ -282,7 +296,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 r.input = true;
                 r.lo = lp.real(tok[6], "lower bound");
                 r.hi = lp.real(tok[7], "upper bound");
-                r.seed = static_cast<std::uint32_t>(lp.number(tok[8], "seed"));
+                r.seed = lp.number_of<std::uint32_t>(tok[8], "seed");
             } else if (tok[5] != "output" || tok.size() != 6) {
                 lp.fail("region kind must be 'input LO HI SEED' or 'output'");
             }
@@ -318,7 +332,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 else if (k == "imm")
                     ins.imm = lp.real(v, "immediate");
                 else if (k == "queue") {
-                    ins.queue = static_cast<std::uint16_t>(lp.number(v, "queue"));
+                    ins.queue = lp.number_of<std::uint16_t>(v, "queue");
                     has_queue = true;
                 } else if (k == "alu") {
                     auto a = alus().find(v);

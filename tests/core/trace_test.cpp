@@ -335,6 +335,21 @@ TEST(TraceErrors, BadOperand) {
                  "unknown dtype 'float64'");
 }
 
+TEST(TraceErrors, NumbersTooLargeForTheirField) {
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[70000:70001]@0:1xfloat32"),
+                 "first partition 70000 is too large (at most 65535)");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:4294967296]@0:1xfloat32"),
+                 "too many rows");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:4294967296xfloat32"),
+                 "element count 4294967296 is too large (at most 4294967295)");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32~4294967296"),
+                 "element stride 4294967296 is too large");
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=65536"),
+                 "queue 65536 is too large (at most 65535)");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=4294967296"),
+                 "wait value 4294967296 is too large");
+}
+
 TEST(TraceErrors, BadFields) {
     EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 color=red"),
                  "unknown field 'color'");

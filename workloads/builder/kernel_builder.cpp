@@ -1,6 +1,7 @@
 #include "workloads/builder/kernel_builder.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/error.h"
 
@@ -270,8 +271,9 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     ins.op = opcode::dma_trigger;
     ins.queue = static_cast<std::uint16_t>(q);
     const std::size_t tensor = m_tensor_dep[t.id], buf = m_buffer_dep[chip.buffer];
-    issue(trigger, ins, semaphore_of_queue(q), static_cast<std::uint32_t>(m_prog.queues[q].size()),
-          is_load ? &tensor : &buf, 1, is_load ? buf : tensor);
+    issue(trigger, std::move(ins), semaphore_of_queue(q),
+          static_cast<std::uint32_t>(m_prog.queues[q].size()), is_load ? &tensor : &buf, 1,
+          is_load ? buf : tensor);
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
