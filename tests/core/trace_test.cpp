@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <set>
 #include <sstream>
+#include <utility>
 
 #include "core/expect_error.h"
 #include "platforms/neuron_core.h"
@@ -336,18 +337,20 @@ TEST(TraceErrors, BadOperand) {
 }
 
 TEST(TraceErrors, NumbersTooLargeForTheirField) {
-    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[70000:70001]@0:1xfloat32"),
-                 "first partition 70000 is too large (at most 65535)");
-    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:4294967296]@0:1xfloat32"),
-                 "too many rows");
-    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:4294967296xfloat32"),
-                 "element count 4294967296 is too large (at most 4294967295)");
-    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32~4294967296"),
-                 "element stride 4294967296 is too large");
-    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=65536"),
-                 "queue 65536 is too large (at most 65535)");
-    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=4294967296"),
-                 "wait value 4294967296 is too large");
+    const std::pair<const char*, const char*> cases[] = {
+        {"dve memset dst=sbuf[70000:70001]@0:1xfloat32",
+         "first partition 70000 is too large (at most 65535)"},
+        {"dve memset dst=sbuf[0:4294967296]@0:1xfloat32", "too many rows"},
+        {"dve memset dst=sbuf[0:1]@0:4294967296xfloat32",
+         "element count 4294967296 is too large (at most 4294967295)"},
+        {"dve memset dst=sbuf[0:1]@0:1xfloat32~4294967296",
+         "element stride 4294967296 is too large"},
+        {"sp dma_trigger queue=65536", "queue 65536 is too large (at most 65535)"},
+        {"dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=4294967296",
+         "wait value 4294967296 is too large"},
+    };
+    for (const auto& [line, what] : cases)
+        EXPECT_PRED2(contains, line5_error(line), what) << line;
 }
 
 TEST(TraceErrors, BadFields) {
