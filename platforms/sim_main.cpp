@@ -329,7 +329,7 @@ namespace {
 // The allocator (mimalloc, linked in place of malloc) backs its memory with large OS pages:
 // explicit huge pages where the system has a reserved pool, else transparent huge pages where
 // the kernel allows them. A program of 100k+ instructions then costs a few hundred page faults
-// instead of ten thousand, for a larger peak resident size (M1: about 51 MiB instead of 41 MiB),
+// instead of ten thousand, for a larger peak resident size (M1: about 49 MiB instead of 42 MiB),
 // and memory so backed is kept until exit. This must be the allocator's default before it
 // initialises, hence .preinit_array, which an ELF executable runs before every library's
 // initialisers; MIMALLOC_LARGE_OS_PAGES=0 in the environment still turns it off.
