@@ -1,5 +1,7 @@
 #include "core/program.h"
 
+#include <limits>
+
 #include "core/error.h"
 
 namespace trn {
@@ -137,6 +139,21 @@ bool program::operator==(const program& o) const {
 
 namespace {
 
+// a + b and a * b, saturating at the largest value: bounds checks must not wrap around.
+std::uint64_t sat_add(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    return __builtin_add_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+std::uint64_t sat_mul(std::uint64_t a, std::uint64_t b) {
+    std::uint64_t r = 0;
+    return __builtin_mul_overflow(a, b, &r) ? std::numeric_limits<std::uint64_t>::max() : r;
+}
+
+// operand::span_bytes(), saturating.
+std::uint64_t span_of(const operand& op) {
+    return sat_mul(sat_add(sat_mul(op.elems - 1, op.elem_stride), 1), dtype_size(op.type));
+}
+
 template <typename Where>
 void check_operand(const operand& op, const char* role, const program_limits& lim,
                    const Where& where_fn) {
@@ -145,26 +162,27 @@ void check_operand(const operand& op, const char* role, const program_limits& li
     if (op.elems == 0) throw user_error(where() + ": operand " + role + " has no elements");
     if (op.elem_stride == 0) throw user_error(where() + ": operand " + role + " has stride 0");
     if (op.space == mem_space::hbm) {
-        const std::uint64_t end = op.offset + (op.partitions - 1) * op.row_stride + op.span_bytes();
+        const std::uint64_t end =
+            sat_add(sat_add(op.offset, sat_mul(op.partitions - 1, op.row_stride)), span_of(op));
         if (end > lim.hbm_bytes)
             throw user_error(where() + ": operand " + role + " ends at HBM byte " +
                              std::to_string(end) + ", beyond the " + std::to_string(lim.hbm_bytes) +
                              " bytes of HBM");
         return;
     }
-    if (op.partition + op.partitions > lim.partitions)
+    const std::uint64_t last_partition = std::uint64_t{op.partition} + op.partitions - 1;
+    if (last_partition >= lim.partitions)
         throw user_error(where() + ": operand " + role + " uses partitions " +
-                         std::to_string(op.partition) + ".." +
-                         std::to_string(op.partition + op.partitions - 1) +
+                         std::to_string(op.partition) + ".." + std::to_string(last_partition) +
                          ": number of partitions exceeds the architecture limit of " +
                          std::to_string(lim.partitions));
     const std::uint64_t cap =
         op.space == mem_space::sbuf ? lim.sbuf_partition_bytes : lim.psum_partition_bytes;
-    if (op.offset + op.span_bytes() > cap)
-        throw user_error(where() + ": operand " + role + " ends at byte " +
-                         std::to_string(op.offset + op.span_bytes()) + " of a " +
-                         mem_space_name(op.space) + " partition of " + std::to_string(cap) +
-                         " bytes");
+    const std::uint64_t end = sat_add(op.offset, span_of(op));
+    if (end > cap)
+        throw user_error(where() + ": operand " + role + " ends at byte " + std::to_string(end) +
+                         " of a " + mem_space_name(op.space) + " partition of " +
+                         std::to_string(cap) + " bytes");
 }
 
 }  // namespace

@@ -51,6 +51,7 @@ struct operand {
     std::uint64_t bytes() const { return row_bytes() * partitions; }
     bool operator==(const operand& o) const;
 };
+static_assert(sizeof(operand) == 32, "operand is meant to pack into 32 bytes");
 
 enum class opcode : std::uint8_t {
     tensor_tensor,  // dst = src0 <alu> src1
@@ -119,6 +120,7 @@ struct dma_transfer {
     operand dst, src;
     bool operator==(const dma_transfer& o) const { return dst == o.dst && src == o.src; }
 };
+static_assert(sizeof(dma_transfer) == 64, "a transfer is two packed operands");
 
 // A named HBM region; inputs carry how functional mode initialises them.
 struct hbm_region {

@@ -12,8 +12,8 @@ namespace trn {
 
 std::string format_operand(const operand& op) {
     std::ostringstream os;
-    os << mem_space_name(op.space) << '[' << op.partition << ':' << op.partition + op.partitions
-       << "]@" << op.offset;
+    os << mem_space_name(op.space) << '[' << op.partition << ':'
+       << std::uint64_t{op.partition} + op.partitions << "]@" << op.offset;
     if (op.space == mem_space::hbm) os << '/' << op.row_stride;
     os << ':' << op.elems << 'x' << dtype_name(op.type);
     if (op.elem_stride != 1) os << '~' << op.elem_stride;
@@ -161,12 +161,11 @@ class line_parser {
             fail("bad memory '" + space + "' in operand '" + s + "' (hbm, sbuf or psum)");
         const auto p0 =
             number_of<decltype(op.partition)>(s.substr(lb + 1, colon - lb - 1), "first partition");
-        const auto p1 = number(s.substr(colon + 1, rb - colon - 1), "end partition");
+        const auto p1 =
+            number_of<std::uint32_t>(s.substr(colon + 1, rb - colon - 1), "end partition");
         if (p1 <= p0) fail("empty partition range in operand '" + s + "'");
-        if (p1 - p0 > std::numeric_limits<decltype(op.partitions)>::max())
-            fail("too many rows in operand '" + s + "'");
         op.partition = p0;
-        op.partitions = static_cast<decltype(op.partitions)>(p1 - p0);
+        op.partitions = p1 - p0;
         auto colon2 = s.find(':', at);
         if (colon2 == std::string::npos) fail("operand '" + s + "' has no :elemsxdtype");
         std::string off = s.substr(at + 1, colon2 - at - 1);

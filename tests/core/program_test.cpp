@@ -155,6 +155,20 @@ TEST(ValidateProgram, HbmOverflowNamesEndByte) {
     EXPECT_PRED2(contains, msg, std::to_string(hbm_size) + " bytes of HBM");
 }
 
+TEST(ValidateProgram, BoundsChecksDoNotWrapAround) {
+    const std::uint64_t huge = ~std::uint64_t{0};
+    program p = valid_program();
+    dve0(p).dst.offset = huge;  // offset + span would wrap to a small number
+    EXPECT_PRED2(contains, violation(p), "ends at byte " + std::to_string(huge));
+    program q = valid_program();
+    q.queues[0][0].src.row_stride = huge / 2;  // 127 rows of it wrap around
+    EXPECT_PRED2(contains, violation(q), "HBM byte " + std::to_string(huge));
+    program r = valid_program();
+    dve0(r).dst.partition = 1;
+    dve0(r).dst.partitions = ~std::uint32_t{0};  // partition + partitions would wrap to 0
+    EXPECT_PRED2(contains, violation(r), "1..4294967295");
+}
+
 TEST(ValidateProgram, ProgramLevelLimits) {
     program p = valid_program();
     p.hbm_bytes = hbm_size + 1;

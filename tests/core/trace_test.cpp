@@ -340,7 +340,9 @@ TEST(TraceErrors, NumbersTooLargeForTheirField) {
     const std::pair<const char*, const char*> cases[] = {
         {"dve memset dst=sbuf[70000:70001]@0:1xfloat32",
          "first partition 70000 is too large (at most 65535)"},
-        {"dve memset dst=sbuf[0:4294967296]@0:1xfloat32", "too many rows"},
+        {"dve memset dst=sbuf[1:4294967296]@0:1xfloat32",
+         "end partition 4294967296 is too large (at most 4294967295)"},
+        {"region a 0 64 float32 input 0 1 4294967296", "seed 4294967296 is too large"},
         {"dve memset dst=sbuf[0:1]@0:4294967296xfloat32",
          "element count 4294967296 is too large (at most 4294967295)"},
         {"dve memset dst=sbuf[0:1]@0:1xfloat32~4294967296",
@@ -351,6 +353,19 @@ TEST(TraceErrors, NumbersTooLargeForTheirField) {
     };
     for (const auto& [line, what] : cases)
         EXPECT_PRED2(contains, line5_error(line), what) << line;
+}
+
+TEST(TraceLimits, NumbersAtTheirFieldsLimitsAreRead) {
+    const program p = from_text(
+        "trnsim-trace 1\nhbm_bytes 64\nregion a 0 64 float32 input 0 1 4294967295\n"
+        "dve memset dst=sbuf[65535:4294967295]@0:4294967295xfloat32~4294967295 "
+        "wait=dve>=4294967295\n");
+    const operand& dst = p.engines[std::size_t(engine_kind::dve)].at(0).dst;
+    EXPECT_EQ(dst.partition, 65535u);
+    EXPECT_EQ(dst.partitions, 4294967295u - 65535u);
+    EXPECT_EQ(dst.elems, 4294967295u);
+    EXPECT_EQ(dst.elem_stride, 4294967295u);
+    EXPECT_EQ(p.regions.at(0).seed, 4294967295u);
 }
 
 TEST(TraceErrors, BadFields) {

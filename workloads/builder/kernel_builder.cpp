@@ -374,7 +374,8 @@ void kernel_builder::transpose(const tile& dst, const tile& src) {
 }
 
 tile kernel_builder::slice(const tile& t, std::uint32_t first, std::uint32_t count) {
-    if (first + count > t.op.elems) throw std::logic_error("tile slice out of range");
+    if (count > t.op.elems || first > t.op.elems - count)
+        throw std::logic_error("tile slice out of range");
     tile s = t;
     s.op.offset += std::uint64_t{first} * dtype_size(t.op.type);
     s.op.elems = count;
@@ -382,9 +383,10 @@ tile kernel_builder::slice(const tile& t, std::uint32_t first, std::uint32_t cou
 }
 
 tile kernel_builder::partitions_of(const tile& t, std::uint32_t first, std::uint32_t count) {
-    if (first + count > t.op.partitions) throw std::logic_error("partition slice out of range");
+    if (count > t.op.partitions || first > t.op.partitions - count)
+        throw std::logic_error("partition slice out of range");
     tile s = t;
-    s.op.partition += first;
+    s.op.partition = static_cast<std::uint16_t>(s.op.partition + first);  // within the tile
     s.op.partitions = count;
     return s;
 }
