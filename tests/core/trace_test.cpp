@@ -12,6 +12,7 @@
 #include "core/expect_error.h"
 #include "platforms/neuron_core.h"
 #include "support/operands.h"
+#include "support/platform_config.h"
 #include "workloads/registry.h"
 
 namespace {
@@ -220,36 +221,15 @@ TEST(TraceRoundTrip, HandWrittenTraceWithCommentsAndAliases) {
 }
 
 const config& trn1_config() {
-    static const param_registry registry = [] {
-        param_registry r;
-        declare_platform_params(r);
-        return r;
-    }();
-    static const config cfg = [] {
-        config c(registry);
-        c.load_yaml_file(std::string(SOURCE_DIR) + "/configs/trn1.yaml");
-        return c;
-    }();
+    static const config cfg = trn::testing::platform_config("trn1");
     return cfg;
-}
-
-program_limits trn1_limits() {
-    const config& c = trn1_config();
-    program_limits l;
-    l.partitions = static_cast<std::uint32_t>(c.integer("core.sbuf.partitions"));
-    l.sbuf_partition_bytes = c.size("core.sbuf.partition_size");
-    l.psum_partition_bytes =
-        static_cast<std::uint64_t>(c.integer("core.psum.banks")) * c.size("core.psum.bank_size");
-    l.hbm_bytes = c.size("core.hbm.size");
-    l.dma_queues = static_cast<std::size_t>(c.integer("core.dma.queues"));
-    return l;
 }
 
 TEST(TraceRoundTrip, VectorAddProgramThroughFile) {
     const workload& w = find_workload("vector_add");
     const workload_params params("vector_add", w.params(),
                                  {{"variant", "stream"}, {"n", "4096"}, {"free_dim", "8"}});
-    const program p = w.build(params, trn1_config(), trn1_limits()).prog;
+    const program p = w.build(params, trn1_config(), trn::testing::limits_of(trn1_config())).prog;
     ASSERT_GT(p.instruction_count(), 0u);
     const std::string path = ::testing::TempDir() + "core_trace_test_vector_add.trace";
     write_trace_file(path, p);

@@ -19,6 +19,7 @@
 #include "platforms/neuron_core.h"
 #include "support/operands.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -35,12 +36,8 @@ constexpr double tol_ns = 0.002;
 using trn::testing::to_ns;
 
 const trn::config& test_config() {
-    static const trn::config cfg = [] {
-        trn::config c(trn::testing::platform_registry());
-        c.set("core.dma.engine_bandwidth=16B/ns");
-        c.set("core.dma.descriptor_cost=25ns");
-        return c;
-    }();
+    static const trn::config cfg = trn::testing::default_config(
+        {"core.dma.engine_bandwidth=16B/ns", "core.dma.descriptor_cost=25ns"});
     return cfg;
 }
 
@@ -247,12 +244,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 std::vector<call> of(const std::vector<call>& calls, tlm::tlm_command cmd) {

@@ -23,6 +23,7 @@
 #include "support/memory_system.h"
 #include "support/operands.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -337,12 +338,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 // The chunks fake engine `e` received for q0 transfer `t`.

@@ -36,6 +36,7 @@
 #include "support/memory_system.h"
 #include "support/operands.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -235,12 +236,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 // The schedule the model must produce, derived from the parameters.

@@ -12,7 +12,6 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <algorithm>
-#include <initializer_list>
 #include <map>
 #include <memory>
 #include <set>
@@ -20,6 +19,7 @@
 
 #include "platforms/neuron_core.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -33,44 +33,29 @@ constexpr double tol_ns = 0.002;
 
 using trn::testing::to_ns;
 
-const trn::param_registry& registry() {
-    static const trn::param_registry r = [] {
-        trn::param_registry reg;
-        trn::declare_platform_params(reg);
-        return reg;
-    }();
-    return r;
-}
-
-trn::config config_with(std::initializer_list<const char*> settings) {
-    trn::config cfg(registry());
-    for (const char* s : settings)
-        cfg.set(s);
-    return cfg;
-}
-
 const trn::config& config_a() {
-    static const trn::config c =
-        config_with({"core.hbm.channels=4", "core.hbm.interleave=64B",
-                     "core.hbm.page_size=128B",  // two granules of a channel: pages change often
-                     "core.sbuf.port_sharing=dve+pool", "core.psum.port_sharing=dve+act",
-                     "core.psum.bank_size=2KiB"});
+    static const trn::config c = trn::testing::default_config(
+        {"core.hbm.channels=4", "core.hbm.interleave=64B",
+         "core.hbm.page_size=128B",  // two granules of a channel: pages change often
+         "core.sbuf.port_sharing=dve+pool", "core.psum.port_sharing=dve+act",
+         "core.psum.bank_size=2KiB"});
     return c;
 }
 
 // Sizes that are not powers of two: the general decoding walk and bank numbering.
 const trn::config& config_b() {
-    static const trn::config c =
-        config_with({"core.hbm.channels=3", "core.hbm.interleave=96B", "core.hbm.banks=6",
-                     "core.sbuf.port_sharing=none", "core.psum.port_sharing=none"});
+    static const trn::config c = trn::testing::default_config(
+        {"core.hbm.channels=3", "core.hbm.interleave=96B", "core.hbm.banks=6",
+         "core.sbuf.port_sharing=none", "core.psum.port_sharing=none"});
     return c;
 }
 
 // A's interleaving with 1024 banks: a large access's summary (one entry per bank touched) is too
 // large for the router to remember.
 const trn::config& config_c() {
-    static const trn::config c = config_with({"core.hbm.channels=4", "core.hbm.interleave=64B",
-                                              "core.hbm.page_size=128B", "core.hbm.banks=1024"});
+    static const trn::config c =
+        trn::testing::default_config({"core.hbm.channels=4", "core.hbm.interleave=64B",
+                                      "core.hbm.page_size=128B", "core.hbm.banks=1024"});
     return c;
 }
 
@@ -286,6 +271,7 @@ class harness : public sc_core::sc_module {
     tlm_utils::simple_initiator_socket<harness> to_c{"to_c"};
 
     result hbm1, hbm2, hbm2_b, hbm3, hbm4, hbm3_again, hbm5, hbm5_again, hbm5_c, hbm5_c_again;
+    std::uint64_t hbm5_again_decodings = 9, hbm5_c_again_decodings = 9;  // of the repeats
     result hbm_revisit, hbm_return, hbm5_b;
     // The table of decoded shapes: accesses of shapes that share one set, and how many
     // decodings each took (0: found in the table).
@@ -423,10 +409,14 @@ class harness : public sc_core::sc_module {
         hbm3_again =
             access(to_a, a, tlm::TLM_READ_COMMAND, t3_addr, t3_rows * t3_row, nullptr, &e3, 0);
         hbm5 = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        const std::uint64_t a_before = a.dut.decodings();
         hbm5_again = access(to_a, a, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_again_decodings = a.dut.decodings() - a_before;
         hbm5_b = access(to_b, b, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
         hbm5_c = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        const std::uint64_t c_before = c.dut.decodings();
         hbm5_c_again = access(to_c, c, tlm::TLM_READ_COMMAND, t5_addr, t5_len, nullptr, nullptr, 0);
+        hbm5_c_again_decodings = c.dut.decodings() - c_before;
         for (std::uint64_t i = 0; i < 10000; ++i)  // more distinct shapes than remembered
             access(to_a, a, tlm::TLM_READ_COMMAND, 7 * i, 100 + i % 7, nullptr, nullptr, 0);
         // Overlapping rows: a bank touches a page again after other banks' pages (1 KiB rows
@@ -522,12 +512,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 // Checks that an HBM access reached exactly the channels with bytes, each once with its share,
@@ -782,6 +767,8 @@ TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {
     expect_pages(b.a, b.hbm5_again, t5_addr, t5_len, 1, 0);
     expect_pages(b.c, b.hbm5_c, t5_addr, t5_len, 1, 0);
     expect_pages(b.c, b.hbm5_c_again, t5_addr, t5_len, 1, 0);
+    EXPECT_EQ(b.hbm5_again_decodings, 0u);    // A remembered it
+    EXPECT_EQ(b.hbm5_c_again_decodings, 1u);  // too many bank entries for C to keep
     expect_pages(b.a, b.hbm3_late, t3_addr, t3_row, t3_rows, t3_stride);
 }
 

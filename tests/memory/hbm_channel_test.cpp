@@ -12,6 +12,7 @@
 
 #include "platforms/neuron_core.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -245,12 +246,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");  // lives until exit: SystemC owns the hierarchy
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 // Services of accesses 1..5: access 1 and 2 each open a page; 3, 4 and 5 hit page 36.

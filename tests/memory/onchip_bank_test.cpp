@@ -9,6 +9,7 @@
 
 #include "platforms/neuron_core.h"
 #include "support/platform_config.h"
+#include "support/simulated_once.h"
 
 namespace {
 
@@ -164,12 +165,7 @@ class harness : public sc_core::sc_module {
 };
 
 harness& bench() {
-    static harness* h = [] {
-        auto* b = new harness("bench");
-        sc_core::sc_start();
-        return b;
-    }();
-    return *h;
+    return trn::testing::simulated_once<harness>();
 }
 
 TEST(OnchipBank, TwoDimensionalWriteReadRoundTrips) {

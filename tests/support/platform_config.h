@@ -3,6 +3,7 @@
 // for tests that build workloads without running them.
 #include <map>
 #include <string>
+#include <vector>
 
 #include "platforms/neuron_core.h"
 #include "workloads/registry.h"
@@ -21,6 +22,14 @@ inline const param_registry& platform_registry() {
         return r;
     }();
     return registry;
+}
+
+// The parameters' defaults with `sets` applied (KEY=VALUE).
+inline config default_config(const std::vector<std::string>& sets) {
+    config c(platform_registry());
+    for (const auto& s : sets)
+        c.set(s);
+    return c;
 }
 
 // configs/<name>.yaml with `sets` applied (KEY=VALUE).
