@@ -35,6 +35,20 @@ struct param_decl {
     double min;                 // in base units
     double max;
     std::vector<std::string> choices;  // allowed values of a text parameter (empty: any)
+    // A fitted parameter (source "calibrated: ..."): the physical range a fit may move it in,
+    // in base units, and why that range (datasheet, documentation). fit_hi == 0: not fitted.
+    double fit_lo = 0;
+    double fit_hi = 0;
+    std::string fit_why;
+
+    bool fitted() const { return fit_hi > 0; }
+    // Marks the declaration as fitted within [lo, hi] (base units), for `scripts/calibrate --fit`.
+    param_decl&& calibrated(double lo, double hi, std::string why) && {
+        fit_lo = lo;
+        fit_hi = hi;
+        fit_why = std::move(why);
+        return std::move(*this);
+    }
 };
 
 // The set of declared parameters.
