@@ -226,7 +226,8 @@ int run(int argc, char** argv) {
         "write a Chrome/Perfetto trace-event JSON timeline (ui.perfetto.dev) to FILE")(
         "list-workloads", "list the workloads and their parameters")(
         "list-params", "list every config key with unit, default and description")(
-        "format", po::value(&format)->default_value("text"), "--list-params format: text|markdown|json")(
+        "format", po::value(&format)->default_value("text"),
+        "--list-params format: text|markdown|json")(
         "quiet,q", "print nothing on success (errors still go to stderr)");
     po::variables_map vm;
     try {

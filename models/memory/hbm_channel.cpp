@@ -25,10 +25,15 @@ void hbm_channel::declare_params(param_registry& r) {
     r.add({"core.hbm.banks", param_kind::integer, "16",
            "banks per channel, each keeping one page open", "model choice: HBM2 bank count", 1,
            1024});
-    r.add({"core.hbm.activate_time", param_kind::time, "20ns",
-           "minimum channel time per page opened (the activation-rate limit): an access takes "
-           "max(bytes / channel bandwidth, pages opened x activate_time)",
-           "calibrated", 0, 1e6});
+    r.add(param_decl{"core.hbm.activate_time", param_kind::time, "20ns",
+                     "minimum channel time per page opened (the activation-rate limit): an "
+                     "access takes max(bytes / channel bandwidth, pages opened x activate_time)",
+                     "calibrated", 0, 1e6}
+              .calibrated(2, 48,
+                          "from activations overlapped across banks at the row-to-row limit "
+                          "(HBM2E/HBM3 tRRD about 2-4 ns) to one full row cycle per page "
+                          "serialised (tRC = tRAS + tRP, about 45-48 ns; JEDEC JESD235/238 "
+                          "class parts)"));
 }
 
 hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)

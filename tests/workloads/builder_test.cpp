@@ -393,4 +393,35 @@ TEST(KernelBuilder, IsaUsesOneBufferNlUsesConfiguredCount) {
     EXPECT_EQ(*std::next(seen.begin()), 128u);
 }
 
+// Buffers a declaration rotates over, counted through the offsets of its instances.
+std::size_t distinct_buffers(kernel_builder& kb, std::size_t decl) {
+    std::set<std::uint64_t> seen;
+    for (int i = 0; i < 64; ++i)
+        seen.insert(kb.next(decl).op.offset);
+    return seen.size();
+}
+
+TEST(KernelBuilder, LoopsTheCompilerUnrollsRotateBuffersLongerLoopsKeepOne) {
+    for (const kernel_style style : {kernel_style::nl, kernel_style::isa}) {
+        builder_options o = options(style, 4);
+        o.nl_unroll_limit = 300;
+        o.isa_unroll_limit = 50;
+        const std::uint64_t limit = style == kernel_style::nl ? 300 : 50;
+        kernel_builder kb(o);
+        const auto unrolled =
+            kb.declare_tile("u", mem_space::sbuf, 128, 2, dtype::float32, 0, limit);
+        const auto rolled =
+            kb.declare_tile("r", mem_space::sbuf, 128, 2, dtype::float32, 0, limit + 1);
+        const auto short_loop = kb.declare_tile("s", mem_space::sbuf, 128, 2, dtype::float32, 0, 2);
+        const auto outside = kb.declare_tile("o", mem_space::sbuf, 128, 2, dtype::float32);
+        EXPECT_EQ(distinct_buffers(kb, unrolled), 4u);
+        EXPECT_EQ(distinct_buffers(kb, rolled), 1u);
+        EXPECT_EQ(distinct_buffers(kb, short_loop), 2u);  // no more buffers than instances
+        // Outside a loop (or unsaid) the style decides as before.
+        EXPECT_EQ(distinct_buffers(kb, outside), style == kernel_style::nl ? 4u : 1u);
+        EXPECT_EQ(kb.policy_buffers(limit + 1), 1u);
+        EXPECT_EQ(kb.buffers_that_fit(8, limit), 4u);
+    }
+}
+
 }  // namespace

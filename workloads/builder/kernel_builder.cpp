@@ -14,11 +14,29 @@ kernel_style parse_style(const std::string& s) {
 }
 
 void kernel_builder::declare_params(param_registry& r) {
-    r.add({"compiler.nl_buffers", param_kind::integer, "4",
-           "physical buffers the compiler rotates each loop-local tile over (style=nl)",
-           "calibrated: V7 and V8 (compiler-allocated stream runs as fast as direct_alloc with "
-           "buffers=4)",
-           1, 64});
+    r.add(param_decl{"compiler.nl_buffers", param_kind::integer, "4",
+                     "physical buffers the compiler rotates a loop-local tile over, in loops it "
+                     "unrolls (style=nl; style=isa too when the backend unrolls the loop)",
+                     "calibrated: V7, V8 (compiler-allocated stream as fast as direct_alloc with "
+                     "buffers=4), W7",
+                     1, 64}
+              .calibrated(2, 8,
+                          "at least double buffering; at most the 8 PSUM banks a rotated "
+                          "accumulation tile can use (trainium-facts 1c)"));
+    r.add({"compiler.nl_unroll_limit", param_kind::integer, "4096",
+           "longest loop (trip count of the innermost loop around a tile) the compiler's "
+           "middle-end unrolls and pipelines (style=nl); a longer loop stays a hardware loop "
+           "with one buffer per tile, so its iterations run one after another",
+           "calibrated: bracketed by V2 (200 iterations, pipelined) and V1 (25600, serial on "
+           "hardware): any value in [200, 25599] fits them",
+           1, 1e9});
+    r.add({"compiler.isa_unroll_limit", param_kind::integer, "64",
+           "longest loop the backend unrolls when the middle-end is skipped (style=isa, "
+           "skip_middle_end_transformations); unrolled loop-local tiles rotate over "
+           "compiler.nl_buffers, longer loops keep one buffer per tile",
+           "calibrated: bracketed by W7 (8x8 nest of 128x128 transposes, overlapped on "
+           "hardware) and W3 (100 iterations, serial): any value in [8, 99] fits them",
+           1, 1e9});
 }
 
 builder_options kernel_builder::options(const config& cfg, const program_limits& limits,
@@ -27,6 +45,8 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.style = style;
     o.limits = limits;
     o.nl_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_buffers"));
+    o.nl_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.nl_unroll_limit"));
+    o.isa_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.isa_unroll_limit"));
     o.pe_rows = static_cast<std::uint32_t>(cfg.integer("core.pe.rows"));
     o.pe_cols = static_cast<std::uint32_t>(cfg.integer("core.pe.cols"));
     o.moving_max = static_cast<std::uint32_t>(cfg.integer("core.pe.moving_max"));
@@ -133,10 +153,10 @@ std::size_t kernel_builder::new_buffer() {
 
 std::size_t kernel_builder::declare_tile(const std::string& name, mem_space space,
                                          std::uint32_t partitions, std::uint32_t elems, dtype type,
-                                         std::uint32_t buffers) {
+                                         std::uint32_t buffers, std::uint64_t loop_trips) {
     check_tile(name, partitions, elems);
     const bool policy = buffers == 0;
-    if (policy) buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+    if (policy) buffers = policy_buffers(loop_trips);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     std::uint32_t granted = 0;
     const std::uint64_t at = allocate(space, bytes, name, buffers, policy, granted);
@@ -391,21 +411,30 @@ tile kernel_builder::partitions_of(const tile& t, std::uint32_t first, std::uint
     return s;
 }
 
-std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes) const {
-    std::uint32_t b = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+std::uint32_t kernel_builder::policy_buffers(std::uint64_t loop_trips) const {
+    const bool nl = m_opt.style == kernel_style::nl;
+    if (loop_trips == 0) return nl ? m_opt.nl_buffers : 1;
+    // A loop the compiler unrolls: each instance is a value of its own, and the allocator
+    // rotates them over nl_buffers buffers (no more than there are instances). A longer loop
+    // stays a hardware loop whose single body reuses one buffer per tile.
+    if (loop_trips > (nl ? m_opt.nl_unroll_limit : m_opt.isa_unroll_limit)) return 1;
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(m_opt.nl_buffers, loop_trips));
+}
+
+std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes,
+                                               std::uint64_t loop_trips) const {
+    std::uint32_t b = policy_buffers(loop_trips);
     while (b > 1 && m_sbuf_used + b * bytes > m_opt.limits.sbuf_partition_bytes)
         --b;
     return b;
 }
 
-std::vector<std::size_t> kernel_builder::declare_tile_array(const std::string& name,
-                                                            std::size_t count, mem_space space,
-                                                            std::uint32_t partitions,
-                                                            std::uint32_t elems, dtype type,
-                                                            std::uint32_t buffers) {
+std::vector<std::size_t> kernel_builder::declare_tile_array(
+    const std::string& name, std::size_t count, mem_space space, std::uint32_t partitions,
+    std::uint32_t elems, dtype type, std::uint32_t buffers, std::uint64_t loop_trips) {
     check_tile(name, partitions, elems);
     if (buffers == 0) {
-        buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+        buffers = policy_buffers(loop_trips);
         const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
         const std::uint64_t bytes =
             (std::uint64_t{elems} * dtype_size(type) + unit - 1) / unit * unit;

@@ -19,9 +19,11 @@ struct builder_options {
     kernel_style style = kernel_style::nl;
     program_limits limits;
     std::uint32_t nl_buffers = 4;
-    std::uint32_t pe_rows = 128;     // TILE_K: contraction size of one matmul
-    std::uint32_t pe_cols = 128;     // TILE_M: stationary free size
-    std::uint32_t moving_max = 512;  // TILE_N: moving free size
+    std::uint64_t nl_unroll_limit = 4096;  // longest loop the middle-end unrolls (nl)
+    std::uint64_t isa_unroll_limit = 64;   // longest loop the backend unrolls (isa)
+    std::uint32_t pe_rows = 128;           // TILE_K: contraction size of one matmul
+    std::uint32_t pe_cols = 128;           // TILE_M: stationary free size
+    std::uint32_t moving_max = 512;        // TILE_N: moving free size
     std::uint64_t psum_bank_bytes = 2048;
 };
 
@@ -62,10 +64,13 @@ class kernel_builder {
     operand view(const hbm_tensor& t, std::uint64_t first, std::uint32_t rows, std::uint32_t elems,
                  std::uint64_t row_stride) const;
 
-    // A tile declaration. buffers = 0 lets the style decide (nl: compiler.nl_buffers, fewer if
+    // A tile declaration. buffers = 0 lets the style decide (policy_buffers; fewer if
     // SBUF is short; isa: 1). Instances rotate over the buffers.
+    // loop_trips: the trip count of the innermost loop the tile is declared in (0: not in a
+    // loop, or not said).
     std::size_t declare_tile(const std::string& name, mem_space space, std::uint32_t partitions,
-                             std::uint32_t elems, dtype type, std::uint32_t buffers = 0);
+                             std::uint32_t elems, dtype type, std::uint32_t buffers = 0,
+                             std::uint64_t loop_trips = 0);
     // Direct allocation at a byte offset of every partition, `buffers` consecutive buffers.
     std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
                                 std::uint32_t elems, dtype type, std::uint64_t offset,
@@ -75,10 +80,16 @@ class kernel_builder {
     std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,
                                                 mem_space space, std::uint32_t partitions,
                                                 std::uint32_t elems, dtype type,
-                                                std::uint32_t buffers = 0);
-    // The style's buffer count (nl: compiler.nl_buffers, isa: 1), lowered until `bytes` per
+                                                std::uint32_t buffers = 0,
+                                                std::uint64_t loop_trips = 0);
+    // The compiler's buffer count for a tile declared in a loop of `loop_trips` iterations
+    // (0: outside loops): nl: compiler.nl_buffers, isa: 1; in a loop, nl_buffers (at most the
+    // trip count) if the style's compiler unrolls it (trips <= compiler.nl_unroll_limit or
+    // compiler.isa_unroll_limit), else 1.
+    std::uint32_t policy_buffers(std::uint64_t loop_trips) const;
+    // The style's buffer count (policy_buffers), lowered until `bytes` per
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
-    std::uint32_t buffers_that_fit(std::uint64_t bytes) const;
+    std::uint32_t buffers_that_fit(std::uint64_t bytes, std::uint64_t loop_trips = 0) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions
