@@ -14,15 +14,12 @@ kernel_style parse_style(const std::string& s) {
 }
 
 void kernel_builder::declare_params(param_registry& r) {
-    r.add(param_decl{"compiler.nl_buffers", param_kind::integer, "4",
-                     "physical buffers the compiler rotates a loop-local tile over, in loops it "
-                     "unrolls (style=nl; style=isa too when the backend unrolls the loop)",
-                     "calibrated: V7, V8 (compiler-allocated stream as fast as direct_alloc with "
-                     "buffers=4), W7",
-                     1, 64}
-              .calibrated(2, 8,
-                          "at least double buffering; at most the 8 PSUM banks a rotated "
-                          "accumulation tile can use (trainium-facts 1c)"));
+    r.add({"compiler.nl_buffers", param_kind::integer, "4",
+           "physical buffers the compiler rotates a loop-local tile over, in loops it unrolls "
+           "(style=nl; style=isa too when the backend unrolls the loop)",
+           "calibrated: V7, V8 (compiler-allocated stream as fast as direct_alloc with "
+           "buffers=4), W7; a count, chosen among 2..8, not fitted by least squares",
+           1, 64});
     r.add({"compiler.nl_unroll_limit", param_kind::integer, "4096",
            "longest loop (trip count of the innermost loop around a tile) the compiler's "
            "middle-end unrolls and pipelines (style=nl); a longer loop stays a hardware loop "
