@@ -19,6 +19,11 @@ void hbm_channel::declare_params(param_registry& r) {
            "not published (trainium-facts 5); typical HBM2e page-hit latency", 0, 1e6});
     r.add({"core.hbm.interleave", param_kind::size, "256B",
            "address interleaving granule across channels", "model choice", 1, 1ull << 30});
+    r.add({"core.hbm.channel_hash", param_kind::boolean, "true",
+           "rotate each block's granules over the channels by a hash of the block number "
+           "(strided accesses spread over every channel); false: plain modulo interleaving, "
+           "where accesses at a power-of-two stride fall on the same few channels",
+           "model choice: the address map of the HBM controllers is not published"});
     r.add({"core.hbm.page_size", param_kind::size, "2KiB",
            "row-buffer (page) size of a bank, in channel-local bytes",
            "model choice: HBM2/HBM2e page size", 1, 1ull << 30});
