@@ -23,7 +23,8 @@ void hbm_channel::declare_params(param_registry& r) {
            "rotate each block's granules over the channels by a hash of the block number "
            "(strided accesses spread over every channel); false: plain modulo interleaving, "
            "where accesses at a power-of-two stride fall on the same few channels",
-           "model choice: the address map of the HBM controllers is not published"});
+           "Neuron docs, HBM CRC-Based Hashing (nki/deep-dives/nki-hbm-crc-hashing, Trn1-Trn3): "
+           "a CRC of the address picks the channel and bank; the hash here stands in for it"});
     r.add({"core.hbm.page_size", param_kind::size, "2KiB",
            "row-buffer (page) size of a bank, in channel-local bytes",
            "model choice: HBM2/HBM2e page size", 1, 1ull << 30});
