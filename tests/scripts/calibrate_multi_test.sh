@@ -15,20 +15,31 @@ YAML
 cat >"$TMP/sim" <<'PY'
 #!/usr/bin/python3
 """Stand-in for sim: total_time_ns = a * x + 10 * b * y + 500 * (1 + c) (a in ns)."""
-import json, re, sys
+import json
+import re
+import sys
 args = sys.argv[1:]
+
+
+def fit(lo, hi):
+    return {"lo": lo, "hi": hi, "why": "test range"}
+
+
+def opt(name):
+    return [args[i + 1] for i, a in enumerate(args) if a == name]
+
+
+
 if "--list-workloads" in args:
     print("toy: a formula\n  --param x=  default 1")
     sys.exit(0)
 if "--list-params" in args:
-    fit = lambda lo, hi: {"lo": lo, "hi": hi, "why": "test range"}
     print(json.dumps([
         {"key": "core.a", "unit": "time", "default": "1ns", "fit": fit(1, 1000)},
         {"key": "core.b", "unit": "number", "default": "1", "fit": fit(0.5, 8)},
         {"key": "core.c", "unit": "number", "default": "0", "fit": fit(-0.5, 0.5)},
         {"key": "core.d", "unit": "count", "default": "4"}]))
     sys.exit(0)
-opt = lambda name: [args[i + 1] for i, a in enumerate(args) if a == name]
 vals = {}
 for line in open(opt("--config")[0]):
     m = re.match(r"^  (\w+): (\S+)", line)
