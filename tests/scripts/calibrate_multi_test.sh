@@ -29,7 +29,6 @@ def opt(name):
     return [args[i + 1] for i, a in enumerate(args) if a == name]
 
 
-
 if "--list-workloads" in args:
     print("toy: a formula\n  --param x=  default 1")
     sys.exit(0)
