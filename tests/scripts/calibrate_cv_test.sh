@@ -7,7 +7,7 @@ source "$(dirname "$0")/calibrate_common.sh"
 synthetic_points "$TMP/p.csv" "a1 a2 b1 b2 t1 t2" --set core.launch_overhead=22us ||
     fail "points"
 
-"$cal" --cv --points "$TMP/p.csv" --max-evals 15 >"$TMP/out" 2>"$TMP/err"
+"$cal" --cv --points "$TMP/p.csv" --params core.launch_overhead --max-evals 15 >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--cv"
 for id in a1 a2 b1 b2 t1 t2; do
     expect_grep "^$id +" "$TMP/out" "row of $id"
@@ -29,14 +29,14 @@ assert set(cv) == {"trn1", "trn2"} and all(float(v) < 1.0 for v in cv.values()),
 PY
 
 # A group alone on its platform keeps the config values: its CV error is the config's.
-"$cal" --cv --points "$TMP/p.csv" --max-evals 15 --groups-by platform-workload a1 a2 b1 \
+"$cal" --cv --points "$TMP/p.csv" --params core.launch_overhead --max-evals 15 --groups-by platform-workload a1 a2 b1 \
     >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--cv, one group per platform"
 expect_grep "cv \[trn2 vector_add\] trn2: no time points outside the group: config values" \
     "$TMP/err" "config values kept"
 expect_grep "^b1 .* ([-+][0-9.]+%) +[0-9.]+ +\1" "$TMP/out" "b1 CV error is the config error"
 
-"$cal" --cv --points "$TMP/p.csv" --max-evals 4 --markdown a1 t1 >"$TMP/out" 2>/dev/null
+"$cal" --cv --points "$TMP/p.csv" --params core.launch_overhead --max-evals 4 --markdown a1 t1 >"$TMP/out" 2>/dev/null
 expect_status 0 $? "--cv --markdown"
 expect_grep "^\| id \| group \| platform \|" "$TMP/out" "markdown header"
 expect_grep "^\| a1 \| trn1 vector_add \| trn1 \|" "$TMP/out" "markdown row"

@@ -18,7 +18,7 @@ before="$(md5sum "$ROOT"/configs/*.yaml)"
 expect_status 0 $? "--fit"
 expect_grep "^Fit trn1: 2 time points \(a1, a2\)" "$TMP/out" "fit trn1"
 expect_grep "^Fit trn2: 2 time points \(b1, b2\)" "$TMP/out" "fit trn2"
-expect_grep "evaluation 1/40" "$TMP/err" "progress on stderr"
+expect_grep "evaluation 1/60" "$TMP/err" "progress on stderr"
 expect_grep "^Nothing written" "$TMP/out" "no --write"
 [ "$before" = "$(md5sum "$ROOT"/configs/*.yaml)" ] || fail "--fit without --write changed a config"
 python3 - "$TMP/out" <<'PY' || fail "fitted values"
@@ -34,7 +34,7 @@ PY
 
 # --write on a copy of the configs: only the value and the comment's ids change.
 cp -r "$ROOT/configs" "$TMP/configs"
-"$cal" --fit --points "$TMP/p.csv" --config-dir "$TMP/configs" --max-evals 12 --write \
+"$cal" --fit --points "$TMP/p.csv" --config-dir "$TMP/configs" --params core.launch_overhead --max-evals 12 --write \
     >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--write"
 for p in trn1 trn2; do
