@@ -240,6 +240,36 @@ const std::map<std::string, alu_op>& alus() {
 
 }  // namespace
 
+namespace {
+
+// std::getline with a bound: a trace line is at most a few hundred bytes, and a file without
+// newlines (a device such as /dev/zero) must not be read into memory forever.
+constexpr std::size_t max_trace_line = 1 << 16;
+
+bool read_line(std::istream& in, std::string& line, const std::string& name, std::size_t lineno) {
+    line.clear();
+    std::istream::sentry ok(in, true);
+    if (!ok) return false;
+    std::streambuf* buf = in.rdbuf();
+    for (;;) {
+        const int c = buf->sbumpc();
+        if (c == std::char_traits<char>::eof()) {
+            in.setstate(std::ios::eofbit);
+            return !line.empty();
+        }
+        if (c == '\n') return true;
+        if (c == '\0')
+            throw user_error(name + ":" + std::to_string(lineno) +
+                             ": NUL byte: not a trace text file");
+        if (line.size() == max_trace_line)
+            throw user_error(name + ":" + std::to_string(lineno) + ": line longer than " +
+                             std::to_string(max_trace_line) + " bytes");
+        line.push_back(static_cast<char>(c));
+    }
+}
+
+}  // namespace
+
 program read_trace(std::istream& in, const std::string& name) {
     program p;
     std::map<std::string, sem_id> sems;
@@ -251,7 +281,7 @@ program read_trace(std::istream& in, const std::string& name) {
     bool header = false, have_queues = false;
     std::string line;
     std::size_t lineno = 0;
-    while (std::getline(in, line)) {
+    while (read_line(in, line, name, lineno + 1)) {
         ++lineno;
         line_parser lp(name, lineno);
         auto hash = line.find('#');

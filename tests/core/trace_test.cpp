@@ -282,6 +282,15 @@ TEST(TraceErrors, WrongVersion) {
     EXPECT_PRED2(contains, msg, "reads 1");
 }
 
+TEST(TraceErrors, EndlessLinesAndBinaryInputAreRejected) {
+    EXPECT_PRED2(contains, line5_error(std::string(70000, 'x')), "line longer than 65536 bytes");
+    EXPECT_PRED2(contains, line5_error(std::string("sp dma_trigger") + '\0'), "NUL byte");
+    const std::string msg = user_error_of([] { read_trace_file("/dev/zero"); });
+    EXPECT_PRED2(starts_with, msg, "/dev/zero:1: ");
+    // A last line without a newline still counts.
+    EXPECT_NO_THROW(from_text(prefix + "sp dma_trigger queue=0"));
+}
+
 TEST(TraceErrors, EmptyTrace) {
     const std::string msg = error_of("# nothing\n\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:");
