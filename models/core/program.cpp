@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/race_check.h"
 
 namespace trn {
 
@@ -333,6 +334,8 @@ void validate_program(const program& p, const program_limits& lim) {
             throw user_error("q" + std::to_string(q) + " has " +
                              std::to_string(p.queues[q].size()) + " transfers but " +
                              std::to_string(triggers[q]) + " dma_trigger instructions");
+    // A hand-written trace must order every pair of accesses to shared memory itself.
+    if (p.origin) check_no_races(p);
 }
 
 }  // namespace trn

@@ -166,9 +166,10 @@ struct program_limits {
     std::size_t dma_queues = 16;
 };
 
-// Throws user_error naming the stream and instruction index of the first violation: operands
-// out of bounds, mismatched DMA shapes, triggers without transfers, waits on semaphores that
-// never reach the value waited for.
+// Throws user_error naming the stream and instruction index (FILE:LINE for a program read from a
+// trace) of the first violation: operands out of bounds or past the declared hbm_bytes,
+// mismatched DMA shapes, triggers without transfers, waits on semaphores that never reach the
+// value waited for, and, for a program read from a trace, a race (core/race_check.h).
 void validate_program(const program& p, const program_limits& limits);
 
 }  // namespace trn

@@ -490,4 +490,26 @@ TEST(TraceErrors, ValidationNamesTheTraceLine) {
                  "bad.trace:4: region 'big'");
 }
 
+TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
+    // Line 5 writes the SBUF bytes that the load of line 4 writes, with no wait on q0.
+    const program p =
+        from_text(prefix + "dve memset dst=sbuf[0:128]@0:16xfloat32\n" + "sp dma_trigger queue=0\n",
+                  "race.trace");
+    program_limits lim;
+    lim.partitions = 128;
+    lim.sbuf_partition_bytes = 1 << 16;
+    lim.psum_partition_bytes = 1 << 14;
+    lim.hbm_bytes = 1 << 20;
+    lim.dma_queues = 16;
+    const std::string msg = user_error_of([&] { validate_program(p, lim); });
+    EXPECT_PRED2(contains, msg, "race: ");
+    EXPECT_PRED2(contains, msg, "race.trace:5 (dve instruction 0");
+    EXPECT_PRED2(contains, msg, "race.trace:4 (q0 transfer 0)");
+    // With the wait the trace is accepted.
+    const program ok = from_text(prefix + "sp dma_trigger queue=0\n" +
+                                     "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=1\n",
+                                 "race.trace");
+    EXPECT_NO_THROW(validate_program(ok, lim));
+}
+
 }  // namespace

@@ -1,5 +1,7 @@
 #include "workloads/builder/kernel_builder.h"
 
+#include "core/race_check.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -177,6 +179,7 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
                                             std::uint32_t partitions, std::uint32_t elems,
                                             dtype type, std::uint64_t offset,
                                             std::uint32_t buffers) {
+    m_direct = true;
     check_tile(name, partitions, elems);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
@@ -469,6 +472,9 @@ void kernel_builder::end_phase() {
 
 program kernel_builder::finish() {
     m_prog.hbm_bytes = m_hbm_used;
+    // The builder orders every access to the buffers it allocates; tiles placed by the kernel
+    // (declare_tile_at) may share bytes the builder does not know are shared.
+    if (m_direct) m_races = find_races(m_prog);
     return std::move(m_prog);
 }
 

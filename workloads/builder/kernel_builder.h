@@ -131,6 +131,9 @@ class kernel_builder {
     void end_phase();
 
     program finish();
+    // After finish(): the races of a kernel that placed tiles itself (declare_tile_at), each
+    // naming the two accesses (core/race_check.h); empty otherwise.
+    const std::vector<std::string>& races() const { return m_races; }
 
   private:
     struct decl {
@@ -179,6 +182,8 @@ class kernel_builder {
     std::vector<phase> m_phases;
     dep_state m_freed;  // union of the dependency states of freed buffers
     std::vector<bool> m_decl_freed;
+    bool m_direct = false;  // a tile was placed by the kernel (declare_tile_at)
+    std::vector<std::string> m_races;
 };
 
 }  // namespace trn

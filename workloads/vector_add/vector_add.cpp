@@ -119,6 +119,7 @@ built_kernel vector_add_workload::build(const workload_params& p, const config& 
 
     built_kernel k;
     k.prog = kb.finish();
+    k.warnings = kb.races();
     k.description = "vector_add " + variant + " n=" + std::to_string(n) + " " + dtype_name(type);
     const hbm_region ra = k.prog.regions[0], rb = k.prog.regions[1], ro = k.prog.regions[2];
     k.check = [ra, rb, ro, type, n](const hbm_reader& read) {
