@@ -398,6 +398,31 @@ std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes) const {
     return b;
 }
 
+std::vector<std::uint32_t> kernel_builder::plan_buffers(
+    const std::vector<tile_request>& requests) const {
+    const std::uint32_t style = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+    std::uint32_t shared[2] = {style, style};  // sbuf, psum
+    for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
+        const bool sbuf = space == mem_space::sbuf;
+        const std::uint64_t unit = sbuf ? 64 : m_opt.psum_bank_bytes;
+        const std::uint64_t cap =
+            sbuf ? m_opt.limits.sbuf_partition_bytes : m_opt.limits.psum_partition_bytes;
+        std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used, rotating = 0;
+        for (const auto& r : requests) {
+            if (r.space != space) continue;
+            const std::uint64_t bytes = (r.bytes + unit - 1) / unit * unit * r.count;
+            (r.single ? fixed : rotating) += bytes;
+        }
+        std::uint32_t& b = shared[sbuf ? 0 : 1];
+        while (b > 1 && fixed + b * rotating > cap)
+            --b;
+    }
+    std::vector<std::uint32_t> out;
+    for (const auto& r : requests)
+        out.push_back(r.single ? 1 : shared[r.space == mem_space::sbuf ? 0 : 1]);
+    return out;
+}
+
 std::vector<std::size_t> kernel_builder::declare_tile_array(const std::string& name,
                                                             std::size_t count, mem_space space,
                                                             std::uint32_t partitions,

@@ -33,6 +33,15 @@ struct hbm_tensor {
     dtype type = dtype::float32;
 };
 
+// A tile declaration of a whole kernel, for plan_buffers(): `count` tiles declared together
+// (e.g. the block dimensions of an NKI tensor) of `bytes` per partition each.
+struct tile_request {
+    mem_space space = mem_space::sbuf;
+    std::uint64_t bytes = 0;
+    std::size_t count = 1;
+    bool single = false;  // one buffer whatever the style (state carried across a sequential loop)
+};
+
 // A logical tile: one instance of a declared tile, living in one physical buffer.
 struct tile {
     std::size_t buffer = 0;
@@ -80,6 +89,11 @@ class kernel_builder {
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
     std::uint32_t buffers_that_fit(std::uint64_t bytes) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
+    // The buffer count of each of a kernel's declarations, decided together before any is
+    // declared (a frontend that knows the whole kernel): `single` ones get 1 (isa: all do); in
+    // each of SBUF and PSUM the others share the largest count up to the style's that lets
+    // all of them fit in what is left (at least 1: declaring then reports what does not fit).
+    std::vector<std::uint32_t> plan_buffers(const std::vector<tile_request>& requests) const;
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions
     // [first, first + count). Dependencies stay those of the whole buffer.
