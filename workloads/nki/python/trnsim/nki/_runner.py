@@ -20,19 +20,23 @@ _settings = {
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
+    'functional': False,
 }
 _platform = None
 _benchmarks = 0
 
 
-def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None):
-    """Chooses the platform (a config name or file, KEY=VALUE overrides) before the first
-    kernel runs, and where nki.benchmark writes its stats and timeline."""
-    if _platform is not None and (config is not None or sets is not None):
+def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
+              functional=None):
+    """Chooses the platform (a config name or file, KEY=VALUE overrides; functional: its
+    memories hold values, for comparisons with the C++ drivers' functional runs) before the
+    first kernel runs, and where nki.benchmark writes its stats and timeline."""
+    if _platform is not None and (config is not None or sets is not None or
+                                  functional is not None):
         raise RuntimeError('trnsim.nki.configure: the platform is already built (SystemC '
                            'elaborates once per process); configure before the first kernel')
     for k, v in (('config', config), ('sets', sets), ('stats_out', stats_out),
-                 ('timeline', timeline), ('quiet', quiet)):
+                 ('timeline', timeline), ('quiet', quiet), ('functional', functional)):
         if v is not None:
             _settings[k] = list(v) if k == 'sets' else v
 
@@ -40,7 +44,8 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None)
 def platform():
     global _platform
     if _platform is None:
-        _platform = _core.native.Platform(_settings['config'], _settings['sets'])
+        _platform = _core.native.Platform(_settings['config'], _settings['sets'],
+                                          _settings['functional'])
     return _platform
 
 
