@@ -1,0 +1,70 @@
+"""Each supported nl / nisa operation in one small kernel: its values against numpy, and the
+instructions it records (which engine, how many) through the builder."""
+
+import unittest
+
+import numpy as np
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+import nki_support as s
+
+
+@nki.jit
+def every_op(x, w):
+    p, f = x.shape
+    outs = [nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm) for _ in range(4)]
+    sums = nl.ndarray((p, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+    flipped = nl.ndarray((f, p), dtype=x.dtype, buffer=nl.shared_hbm)
+    prod = nl.ndarray((f, w.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:p, 0:f]
+    t = nl.load(x[i_p, i_f])
+    m = nl.max(t, axis=1, keepdims=True)
+    shifted = nisa.tensor_scalar(t, op0=nl.subtract, operand0=m)
+    e = nl.exp(shifted)
+    half = nisa.activation(op=nl.exp, data=t, scale=0.5)
+    total = nl.sum(e, axis=1, keepdims=True)
+    top = nisa.tensor_reduce(op=nl.max, data=half, axis=(1,), keepdims=True)
+    twice = nl.multiply(e, 2.0)
+    filled = nisa.memset((p, f), 3.0, nl.float32)
+    plus = nisa.tensor_tensor(filled, nisa.tensor_copy(t), op=nl.add)
+    tr = nl.copy(nl.transpose(t), dtype=x.dtype)
+    wt = nl.load(w)
+    acc = nl.zeros((f, w.shape[1]), nl.float32, buffer=nl.psum)
+    acc += nisa.nc_matmul(t, wt)
+    acc += nl.matmul(t, wt, transpose_x=True)
+    for out, value in zip(outs, (e, half, twice, plus)):
+        nl.store(out, value=value)
+    nl.store(sums, value=nl.add(total, top))
+    nl.store(flipped, value=tr)
+    nl.store(prod, value=nl.copy(acc))
+    return (*outs, sums, flipped, prod)
+
+
+class EveryOperation(unittest.TestCase):
+
+    def test_values(self):
+        x, w = s.random_inputs((128, 64), (128, 32), lo=-1.0)
+        e, half, twice, plus, sums, flipped, prod = every_op(x, w)
+        ref_e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(e, ref_e, rtol=1e-6)
+        np.testing.assert_allclose(half, np.exp(0.5 * x), rtol=1e-6)
+        np.testing.assert_allclose(twice, 2 * ref_e, rtol=1e-6)
+        np.testing.assert_array_equal(plus, x + 3)
+        np.testing.assert_allclose(sums[:, 0], ref_e.sum(axis=1) + np.exp(0.5 * x).max(axis=1),
+                                   rtol=1e-5)
+        np.testing.assert_array_equal(flipped, x.T)
+        np.testing.assert_allclose(prod, 2 * x.T @ w, rtol=1e-5, atol=1e-5)
+
+    def test_instructions(self):
+        x, w = s.random_inputs((128, 64), (128, 32))
+        c = s.counts(s.frontend_stats(every_op, x, w))
+        # sp: 2 loads; act: 2 activations + 7 store triggers; pe: transpose + 2 matmuls (the
+        # zeros folded into the first); dve: 2 max/sum reductions, tensor_reduce, 2 scalar ops,
+        # memset, tensor_copy, tensor_tensor, add, 2 copies out of PSUM
+        self.assertEqual(c, {'sp': 2, 'act': 9, 'pe': 3, 'dve': 11, 'pool': 0, 'dma': 9})
+
+
+if __name__ == '__main__':
+    unittest.main()
