@@ -376,6 +376,22 @@ TEST(KernelBuilder, NlShrinksBuffersWhenSbufIsShort) {
     EXPECT_PRED2(contains, msg, "'wide4'");
 }
 
+TEST(KernelBuilder, PlanBuffersSharesOneCountThatFitsAndKeepsCarriedStateSingle) {
+    kernel_builder nl(options(kernel_style::nl, 4));
+    // SBUF: a carried accumulator (32 x 1 KiB, single) and two rotating arrays of 16 KiB and
+    // 32 KiB per buffer: 32 KiB + b x 48 KiB fits 192 KiB for b = 3; PSUM: 2 KiB tiles, 4 fit.
+    const std::vector<tile_request> r = {{mem_space::sbuf, 1024, 32, true},
+                                         {mem_space::sbuf, 2048, 8, false},
+                                         {mem_space::sbuf, 4000, 8, false},
+                                         {mem_space::psum, 2048, 1, false}};
+    EXPECT_EQ(nl.plan_buffers(r), (std::vector<std::uint32_t>{1, 3, 3, 4}));
+    // Not even one buffer each fits: 1, and declaring reports the overflow.
+    const std::vector<tile_request> big = {{mem_space::sbuf, 100000, 2, false}};
+    EXPECT_EQ(nl.plan_buffers(big), (std::vector<std::uint32_t>{1}));
+    kernel_builder isa(options(kernel_style::isa));
+    EXPECT_EQ(isa.plan_buffers(r), (std::vector<std::uint32_t>{1, 1, 1, 1}));
+}
+
 TEST(KernelBuilder, IsaUsesOneBufferNlUsesConfiguredCount) {
     kernel_builder isa(options(kernel_style::isa));
     const std::size_t ti = isa.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32);
