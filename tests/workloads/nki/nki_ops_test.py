@@ -42,7 +42,28 @@ def every_op(x, w):
     return (*outs, sums, flipped, prod)
 
 
+@nki.jit
+def top8(x):
+    p = x.shape[0]
+    best = nl.ndarray((p, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+    where = nl.ndarray((p, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    m = nisa.max8(t)
+    nl.store(best, value=m)
+    nl.store(where, value=nisa.nc_find_index8(t, m))
+    return best, where
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_max8_and_find_index8(self):
+        (x,) = s.random_inputs((128, 50))
+        best, where = top8(x)
+        order = np.argsort(-x, axis=1, kind='stable')[:, :8]
+        np.testing.assert_array_equal(best, np.take_along_axis(x, order, axis=1))
+        np.testing.assert_array_equal(where, order)
+        self.assertEqual(s.counts(s.frontend_stats(top8, x)),
+                         {'sp': 1, 'act': 2, 'pe': 0, 'dve': 2, 'pool': 0, 'dma': 3})
 
     def test_values(self):
         x, w = s.random_inputs((128, 64), (128, 32), lo=-1.0)

@@ -338,3 +338,34 @@ def transpose(api, site, a):
     return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum',
                    lambda kb, dst, acc: kb.transpose(dst, A.handle),
                    _values(lambda: A.read().reshape(A.partitions, -1).T))
+
+
+def max8(api, site, a):
+    A = operand(a, api, site)
+    if A.elems < 8:
+        raise KernelError(api, f'max8 needs at least 8 elements per partition, got {A.shape}',
+                          site)
+
+    def values():
+        v = A.read().reshape(A.partitions, -1)
+        return -np.sort(-v, axis=1)[:, :8]
+
+    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf',
+                   lambda kb, dst, acc: kb.max8(dst, A.handle), _values(values))
+
+
+def find_index8(api, site, data, vals):
+    D, V = operand(data, api, site), operand(vals, api, site)
+    if V.partitions != D.partitions or V.elems != 8:
+        raise KernelError(api, f'shape mismatch: the values must be of shape '
+                          f'({D.partitions}, 8), got {V.shape}', site)
+
+    def values():
+        d = D.read().reshape(D.partitions, -1)
+        v = V.read().reshape(D.partitions, 8)
+        hit = d[:, :, None] == v[:, None, :]
+        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
+
+    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf',
+                   lambda kb, dst, acc: kb.find_index8(dst, D.handle, V.handle),
+                   _values(values))

@@ -126,6 +126,20 @@ def memset(shape, value, dtype=None, mask=None, engine=None, **kwargs):
     return _ops.memset('nisa.memset', site, tuple(shape), value, dtype, engine)
 
 
+def max8(src, mask=None, dtype=None, dst=None, **kwargs):
+    """The 8 largest values of each partition, largest first (Vector engine)."""
+    site = user_site()
+    _check('nisa.max8', site, mask)
+    return _result(_ops.max8('nisa.max8', site, src), dst, site)
+
+
+def nc_find_index8(data, vals, mask=None, dtype=None, dst=None, **kwargs):
+    """Where each of 8 values per partition first occurs in data (int32 indices)."""
+    site = user_site()
+    _check('nisa.nc_find_index8', site, mask)
+    return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
+
+
 def dma_copy(dst, src, mask=None, dge_mode=None, **kwargs):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
