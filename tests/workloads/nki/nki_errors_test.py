@@ -42,7 +42,7 @@ class DocumentedErrors(unittest.TestCase):
         self.expect('psum', 'psum allocation', bad.psum_overflow, np.zeros(4, np.float32))
 
     def test_psum_tile_over_2kib(self):
-        self.expect('psum_tile', 'exceeds the 2048 bytes (2 KiB) of a PSUM bank',
+        self.expect('psum_tile', 'exceeds the 2048 bytes of a PSUM bank',
                     bad.psum_tile_too_big, np.zeros(4, np.float32))
 
     def test_shape_mismatch(self):

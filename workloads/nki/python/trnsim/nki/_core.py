@@ -2,8 +2,9 @@
 dispatch point through which every tile operation reaches the C++ kernel builder.
 
 A kernel runs eagerly: each operation computes its values with numpy (unless only the program
-is wanted) and is recorded, with the kernel's file:line, by a call to the builder. The builder
-alone allocates buffers, rotates them and derives the semaphores.
+is wanted) and records, with the kernel's file:line, the builder calls it needs; when the kernel
+returns they are replayed into the builder, which alone decides buffer counts, allocates and
+rotates buffers and derives the semaphores.
 """
 
 import math
@@ -117,7 +118,7 @@ class Context:
         self.pe_rows = platform.integer('core.pe.rows')
         self.pe_cols = platform.integer('core.pe.cols')
         self.moving_max = platform.integer('core.pe.moving_max')
-        self.psum_bank = 2048
+        self.psum_bank = platform.size('core.psum.bank_size')
         self.sbuf_bytes = platform.sbuf_partition_bytes()
         self.decls = {}       # declaration key -> Decl
         self.decl_list = []   # in declaration order
@@ -630,7 +631,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
     size = _dtypes.SIZES[dtype]
     if space == 'psum' and elems * size > ctx.psum_bank:
         raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
-                          f'{ctx.psum_bank} bytes (2 KiB) of a PSUM bank', site)
+                          f'{ctx.psum_bank} bytes of a PSUM bank', site)
     nblocks = math.prod(blocks) if blocks else 1
     label = name or f'{os.path.basename(site[0])}:{site[1]}'
     key = (site, tuple(blocks), tile_shape, dtype, space, alloc.key() if alloc else None)

@@ -40,7 +40,7 @@ class _TileSize:
 
     @property
     def psum_fmax(self):
-        return 2048 // 4
+        return self._platform().size('core.psum.bank_size') // 4
 
     @property
     def gemm_stationary_fmax(self):
