@@ -401,25 +401,41 @@ std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes) const {
 std::vector<std::uint32_t> kernel_builder::plan_buffers(
     const std::vector<tile_request>& requests) const {
     const std::uint32_t style = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
-    std::uint32_t shared[2] = {style, style};  // sbuf, psum
+    std::vector<std::uint32_t> out(requests.size(), 1);
     for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
         const bool sbuf = space == mem_space::sbuf;
         const std::uint64_t unit = sbuf ? 64 : m_opt.psum_bank_bytes;
         const std::uint64_t cap =
             sbuf ? m_opt.limits.sbuf_partition_bytes : m_opt.limits.psum_partition_bytes;
         std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used, rotating = 0;
-        for (const auto& r : requests) {
+        std::vector<std::pair<std::uint64_t, std::size_t>> rotors;  // (bytes per buffer, index)
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const tile_request& r = requests[i];
             if (r.space != space) continue;
             const std::uint64_t bytes = (r.bytes + unit - 1) / unit * unit * r.count;
-            (r.single ? fixed : rotating) += bytes;
+            if (r.single) {
+                fixed += bytes;
+            } else {
+                rotating += bytes;
+                rotors.emplace_back(bytes, i);
+            }
         }
-        std::uint32_t& b = shared[sbuf ? 0 : 1];
-        while (b > 1 && fixed + b * rotating > cap)
-            --b;
+        std::uint32_t shared = style;
+        while (shared > 1 && fixed + shared * rotating > cap)
+            --shared;
+        // What is left goes to the smallest single-tile declarations first, each up to the
+        // style's count; tile arrays (operands hoisted together) keep their shared count.
+        std::uint64_t left = fixed + shared * rotating < cap ? cap - fixed - shared * rotating : 0;
+        std::stable_sort(rotors.begin(), rotors.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [bytes, i] : rotors) {
+            out[i] = shared;
+            while (requests[i].count == 1 && out[i] < style && bytes <= left) {
+                ++out[i];
+                left -= bytes;
+            }
+        }
     }
-    std::vector<std::uint32_t> out;
-    for (const auto& r : requests)
-        out.push_back(r.single ? 1 : shared[r.space == mem_space::sbuf ? 0 : 1]);
     return out;
 }
 

@@ -92,7 +92,9 @@ class kernel_builder {
     // The buffer count of each of a kernel's declarations, decided together before any is
     // declared (a frontend that knows the whole kernel): `single` ones get 1 (isa: all do); in
     // each of SBUF and PSUM the others share the largest count up to the style's that lets
-    // all of them fit in what is left (at least 1: declaring then reports what does not fit).
+    // all of them fit in what is left (at least 1: declaring then reports what does not fit),
+    // and what is still left raises the smallest single tiles (count 1) first, each up to the
+    // style's count (tile arrays, operands hoisted together, keep the shared count).
     std::vector<std::uint32_t> plan_buffers(const std::vector<tile_request>& requests) const;
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions

@@ -92,8 +92,8 @@ def build(ctx):
     decides them for the whole kernel at once, then every recorded call is replayed."""
     kb = ctx.kb
     auto = [d for d in ctx.decl_list if d.alloc is None]
-    plan = kb.plan_buffers([native.TileRequest(_MEM[d.space], d.bytes, d.count, d.carried)
-                            for d in auto])
+    plan = kb.plan_buffers([native.TileRequest(_MEM[d.space], d.bytes, d.count,
+                                               d.carried or d.instances == 1) for d in auto])
     for d, b in zip(auto, plan):
         d.buffers = b
     for api, site, fn in ctx.events:
@@ -603,6 +603,7 @@ class Decl:
         self.dtype, self.count, self.alloc, self.offsets = dtype, count, alloc, offsets
         self.bytes = elems * _dtypes.SIZES[dtype]
         self.carried = False
+        self.instances = 0  # how many times the declaration ran (one needs no rotation)
         self.buffers = 0
         self.ids = None
 
@@ -652,6 +653,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
         ctx.decls[key] = decl
         ctx.decl_list.append(decl)
         ctx.events.append((api, site, lambda: decl.declare(ctx.kb)))
+    decl.instances += 1
 
     def make(b):
         lin = _linear(blocks, b)
