@@ -78,3 +78,20 @@ def transposed_access(a):
 def unknown_api(a):
     t = nl.softmax(nl.load(a))  # ERROR: unknown
     return a
+
+
+@nki.jit
+def store_from_psum(a):
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.transpose(nl.load(a)))  # ERROR: psum_dma
+    return out
+
+
+@nki.jit
+def returns_a_tile(a):  # ERROR: return
+    return nl.load(a)
+
+
+@nki.jit
+def takes_bytes(a):  # ERROR: dtype
+    return a

@@ -62,6 +62,18 @@ class DocumentedErrors(unittest.TestCase):
         self.expect('pattern', 'access pattern not supported yet', bad.transposed_access,
                     np.zeros((64, 128), np.float32))
 
+    def test_dma_from_psum(self):
+        self.expect('psum_dma', 'DMA cannot reach PSUM', bad.store_from_psum,
+                    np.zeros((128, 128), np.float32))
+
+    def test_kernel_returning_a_tile(self):
+        self.expect('return', 'a kernel returns HBM tensors, not an on-chip tile',
+                    bad.returns_a_tile, np.zeros((128, 4), np.float32))
+
+    def test_unsupported_input_dtype(self):
+        self.expect('dtype', 'kernel argument a: dtype uint8 is not supported yet',
+                    bad.takes_bytes, np.zeros((128, 4), np.uint8))
+
     def test_unsupported_api(self):
         self.expect('unknown', 'nki.language.softmax is not supported', bad.unknown_api,
                     np.zeros((128, 4), np.float32), error=AttributeError)

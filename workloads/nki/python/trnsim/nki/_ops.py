@@ -118,6 +118,8 @@ def emit_into(p, dst, accumulate, site):
 def assign(dst, value, site):
     """tile[...] = value."""
     if isinstance(value, Pending):
+        if value.kind == 'load' and isinstance(dst, Tile):
+            _require_sbuf(value.api, site, dst)
         if value.result is None:
             emit_into(value, dst, False, site)
             value.result = dst
@@ -187,7 +189,15 @@ def _check_dma_dtype(api, site, tile, tensor):
                                 f'{tensor.dtype_name} (a cast) is not supported yet', site)
 
 
+def _require_sbuf(api, site, tile):
+    if tile.space != 'sbuf':
+        raise KernelError(api, f'DMA cannot reach {tile.space.upper()}: DMA moves data between '
+                          'HBM and SBUF (copy the tile to SBUF first)', site)
+
+
 def load_into(api, site, dst, src):
+    if isinstance(dst, Tile):
+        _require_sbuf(api, site, dst)
     p = load(api, site, src)
     _check_dma_dtype(api, site, dst, src.tensor if isinstance(src, HbmAccess) else src)
     assign(dst, p, site)
@@ -199,6 +209,7 @@ def store(api, site, dst, value):
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = operand(value, api, site)
+    _require_sbuf(api, site, src)
     _check_dma_dtype(api, site, src, dst.tensor)
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '

@@ -58,6 +58,21 @@ def _function(kernel):
     return getattr(kernel, 'func', kernel)
 
 
+def def_site(fn):
+    """(file, line) of a kernel function's `def` (after its decorators)."""
+    code = getattr(fn, '__code__', None)
+    if code is None:
+        return ('<kernel>', 0)
+    try:
+        lines, start = inspect.getsourcelines(fn)
+    except (OSError, TypeError):
+        return (code.co_filename, code.co_firstlineno)
+    for i, text in enumerate(lines):
+        if text.lstrip().startswith(('def ', 'async def ')):
+            return (code.co_filename, start + i)
+    return (code.co_filename, code.co_firstlineno)
+
+
 class Trace:
     """A traced kernel: its outputs and its program."""
 
@@ -77,6 +92,7 @@ def trace_kernel(kernel, args, kwargs, values):
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
+    where = def_site(fn)
     _core._State.current = ctx
     # A traced kernel holds every tile and recorded call until the end: the cyclic collector's
     # passes over them would cost more than the tracing (quadratic in the kernel's length).
@@ -92,6 +108,9 @@ def trace_kernel(kernel, args, kwargs, values):
             if isinstance(value, np.ndarray) or type(value).__module__.startswith('numpy'):
                 arr = np.asarray(value)
                 dt = _dtypes.array_dtype_name(value)
+                if dt not in _core._DT:
+                    raise _core.unsupported(f'kernel argument {name}',
+                                            f'dtype {dt} is not supported yet', where)
                 vals = None
                 if values:
                     vals = _dtypes.round_to(np.array(arr, dtype=np.int32 if dt == 'int32'
@@ -116,8 +135,7 @@ def trace_kernel(kernel, args, kwargs, values):
         try:
             program = _core.build(ctx)
         except (_core.native.UserError, RuntimeError) as e:
-            raise _core.KernelError('kernel end', str(e),
-                                    (fn.__code__.co_filename, fn.__code__.co_firstlineno))
+            raise _core.KernelError('kernel end', str(e), where)
     finally:
         _core._State.current = None
         if gc_was_enabled:
@@ -130,9 +148,11 @@ def trace_kernel(kernel, args, kwargs, values):
             return type(r)(out(x) for x in r)
         if r is None:
             return None
-        raise _core.KernelError('kernel return', f'a kernel returns HBM tensors, not '
-                                f'{type(r).__name__}',
-                                (fn.__code__.co_filename, fn.__code__.co_firstlineno))
+        what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
+                if isinstance(r, (_core.Tile, _core.TileBlocks)) or hasattr(r, 'materialize')
+                else type(r).__name__)
+        raise _core.KernelError('kernel return', f'a kernel returns HBM tensors, not {what}',
+                                where)
 
     outputs = out(ret)
     if values:  # outputs passed as arguments (2024 kernels) are written in place
@@ -157,8 +177,7 @@ class JitKernel:
 
     def __getitem__(self, grid):
         raise _core.unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
-                                (self.func.__code__.co_filename,
-                                 self.func.__code__.co_firstlineno))
+                                def_site(self.func))
 
 
 class Latency:
@@ -221,7 +240,10 @@ class BenchmarkKernel:
         _benchmarks += 1
         stats_out = _placeholder(_settings['stats_out'])
         timeline = _placeholder(_settings['timeline'])
-        text = platform().run(tr.program, tr.description, timeline, '')
+        try:
+            text = platform().run(tr.program, tr.description, timeline, '')
+        except _core.native.UserError as e:
+            raise _core.KernelError('nki.benchmark', str(e), def_site(self.func)) from None
         t2 = time.perf_counter()
         self.stats = json.loads(text)
         if stats_out:
