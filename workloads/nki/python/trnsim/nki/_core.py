@@ -96,14 +96,21 @@ def build(ctx):
                                                d.carried or d.instances == 1) for d in auto])
     for d, b in zip(auto, plan):
         d.buffers = b
-    for api, site, fn in ctx.events:
-        try:
-            fn()
-        except KernelError:
-            raise
-        except (native.UserError, RuntimeError, ValueError) as e:
-            raise KernelError(api, str(e), site) from None
-    return kb.finish()
+    try:
+        for api, site, fn in ctx.events:
+            try:
+                fn()
+            except KernelError:
+                raise
+            except (native.UserError, RuntimeError, ValueError) as e:
+                raise KernelError(api, str(e), site) from None
+        return kb.finish()
+    finally:
+        # The recording refers to tiles that refer to the context: drop it, so that the
+        # kernel's objects go by reference counting rather than by a cyclic collection.
+        ctx.events.clear()
+        ctx.decls.clear()
+        ctx.decl_list.clear()
 
 
 class Context:
@@ -124,6 +131,7 @@ class Context:
         self.decl_list = []   # in declaration order
         self.events = []      # (api, site, builder calls), replayed by build()
         self.loops = []       # open loops: (kind, id)
+        self.open_loops = ()  # their ids
         self.loop_count = 0
         self.hbm_names = set()
         self.sbuf_mem = None
@@ -404,14 +412,18 @@ class Tile:
         self.arr = arr
         self.parent = parent
         self.sel = sel  # (first partition, partitions or None, first element, elements or None)
-        self.root = parent.root if parent is not None else self
+        self._root = parent.root if parent is not None else None  # None: this is the root
         self.pabs = (parent.pabs + sel[0]) if parent is not None else 0
         self.fabs = (parent.fabs + sel[2]) if parent is not None else 0
         self._handle = None
         self.decl = decl
-        self.born = frozenset(lid for _, lid in ctx.loops) if parent is None else None
+        self.born = ctx.open_loops if parent is None else None
         self.zero_pending = False  # nl.zeros in PSUM: the first matmul overwrites instead
         self.zero_site = None
+
+    @property
+    def root(self):
+        return self._root if self._root is not None else self
 
     @property
     def handle(self):
@@ -454,6 +466,8 @@ class Tile:
         write_values(self.arr, self.dtype_name, v)
 
     def view(self, idx, site, api='tile indexing'):
+        if idx is Ellipsis:
+            return self
         comps = _normalise(self.shape, idx, api, site)
         if all(isinstance(c, IndexRange) and c.start == 0 and c.step == 1 and c.size == n
                for c, n in zip(comps, self.shape)):

@@ -78,10 +78,12 @@ class _Loop:
             return
         ctx.loop_count += 1
         ctx.loops.append((self.kind, ctx.loop_count))
+        ctx.open_loops += (ctx.loop_count,)
         try:
             yield from self.range
         finally:
             ctx.loops.pop()
+            ctx.open_loops = ctx.open_loops[:-1]
 
 
 def affine_range(*args, **kwargs):
