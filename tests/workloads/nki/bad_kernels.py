@@ -59,7 +59,7 @@ def moving_too_wide(lhsT, rhs):
 @nki.jit
 def masked(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    t = nl.load(a, mask=a.shape[0] > 1)  # ERROR: mask
+    t = nl.load(a, mask=(nl.arange(128) < 64))  # ERROR: mask
     nl.store(out, value=t)
     return out
 
@@ -95,3 +95,12 @@ def returns_a_tile(a):  # ERROR: return
 @nki.jit
 def takes_bytes(a):  # ERROR: dtype
     return a
+
+
+@nki.jit
+def out_of_bounds(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    t = nl.load(a[64 + i_p])  # ERROR: oob
+    nl.store(out[i_p], value=t)
+    return out

@@ -55,8 +55,12 @@ class DocumentedErrors(unittest.TestCase):
                     np.zeros((128, 1024), np.float32))
 
     def test_unsupported_keyword(self):
-        self.expect('mask', 'nl.load: mask= is not supported yet', bad.masked,
+        self.expect('mask', 'a mask on an index without a tile axis', bad.masked,
                     np.zeros((128, 4), np.float32))
+
+    def test_access_out_of_bounds_without_a_mask(self):
+        self.expect('oob', 'nl.load: index range 64..191 is out of bounds for dimension 0 of '
+                    'size 128', bad.out_of_bounds, np.zeros(128, np.float32))
 
     def test_unsupported_access_pattern(self):
         self.expect('pattern', 'access pattern not supported yet', bad.transposed_access,

@@ -54,7 +54,36 @@ def top8(x):
     return best, where
 
 
+@nki.jit
+def masked_add(a, b, cols=64):
+    """a + b over tiles of 128 rows x `cols` columns; the last row and column tiles are
+    partial, cut by masks on both axes."""
+    rows, width = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(cols)[None, :]
+    for r in nl.affine_range((rows + 127) // 128):
+        for c in nl.affine_range((width + cols - 1) // cols):
+            p, f = r * 128 + i_p, c * cols + i_f
+            keep = (p < rows) & (f < width)
+            x = nl.load(a[p, f], mask=keep)
+            y = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=y, src=b[p, f], mask=keep)
+            s = nisa.tensor_tensor(x, y, op=nl.add, mask=keep)
+            nl.store(out[p, f], value=nl.exp(s, mask=keep), mask=keep)
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_masks(self):
+        a, b = s.random_inputs((300, 100), (300, 100))
+        np.testing.assert_allclose(masked_add(a, b), np.exp(a + b), rtol=1e-6)
+        # 3 x 2 tiles: 2 loads, an add, an exp and a store each
+        stats = s.frontend_stats(masked_add, a, b)
+        self.assertEqual(s.counts(stats),
+                         {'sp': 12, 'act': 12, 'pe': 0, 'dve': 6, 'pool': 0, 'dma': 18})
+        self.assertEqual(s.stat(stats, 'dma.bytes'), a.nbytes * 3)  # only the kept parts
 
     def test_max8_and_find_index8(self):
         (x,) = s.random_inputs((128, 50))

@@ -218,6 +218,27 @@ class IndexRange:
 
     __rmul__ = __mul__
 
+    def _bound(self, lo=None, hi=None):
+        """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)."""
+        if self.axis is None:
+            raise unsupported('mask', 'a mask on an index without a tile axis (use '
+                              'nl.arange(n)[:, None], [None, :] or nl.mgrid)')
+        i_lo = 0 if lo is None else max(0, -(-(lo - self.start) // self.step))
+        i_hi = self.size if hi is None else min(self.size, -(-(hi - self.start) // self.step))
+        return Mask({self.axis: (i_lo, i_hi)})
+
+    def __lt__(self, n):
+        return self._bound(hi=int(n))
+
+    def __le__(self, n):
+        return self._bound(hi=int(n) + 1)
+
+    def __ge__(self, n):
+        return self._bound(lo=int(n))
+
+    def __gt__(self, n):
+        return self._bound(lo=int(n) + 1)
+
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
@@ -227,8 +248,46 @@ class IndexRange:
         return self._with(axis=axes[0])
 
 
-def _normalise(shape, idx, api, site):
-    """Index components, one per dimension: int or IndexRange."""
+class Mask:
+    """A rectangular mask (comparisons of tile indices, combined with &): on each tile axis,
+    the indices [lo, hi) an operation keeps."""
+
+    def __init__(self, bounds):
+        self.bounds = dict(bounds)
+
+    def __and__(self, other):
+        if not isinstance(other, Mask):
+            raise unsupported('mask', 'only comparisons of indices combined with & are '
+                              'supported in a mask')
+        out = dict(self.bounds)
+        for axis, (lo, hi) in other.bounds.items():
+            a, b = out.get(axis, (lo, hi))
+            out[axis] = (max(a, lo), min(b, hi))
+        return Mask(out)
+
+    __rand__ = __and__
+
+
+def mask_region(mask, shape, api, site):
+    """The part of a tile of `shape` a mask keeps, as an index (None: all of it)."""
+    if mask is None or mask is True:
+        return None
+    if not isinstance(mask, Mask):
+        raise unsupported(api, f'a mask of type {type(mask).__name__}', site)
+    idx = [slice(None)] * len(shape)
+    for axis, (lo, hi) in mask.bounds.items():
+        if axis >= len(shape):
+            raise unsupported(api, f'a mask on axis {axis} of a tile of shape {shape}', site)
+        lo, hi = max(0, lo), min(shape[axis], hi)
+        if hi <= lo:
+            raise unsupported(api, 'a mask that keeps nothing', site)
+        idx[axis] = slice(lo, hi)
+    return tuple(idx)
+
+
+def _normalise(shape, idx, api, site, lenient=False):
+    """Index components, one per dimension: int or IndexRange. `lenient`: an index range may
+    run out of bounds (an HBM access a mask will keep in bounds; HbmAccess checks it)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     if any(i is Ellipsis for i in idx):
@@ -265,7 +324,7 @@ def _normalise(shape, idx, api, site):
                 raise unsupported(api, 'access pattern not supported yet (index step '
                                   f'{c.step})', site)
             last = c.start + c.step * (c.size - 1)
-            if min(c.start, last) < 0 or max(c.start, last) >= n:
+            if not lenient and (c.start < 0 or last >= n):
                 raise KernelError(api, f'index range {c.start}..{last} is out of bounds for '
                                   f'dimension {d} of size {n}', site)
             out.append(c)
@@ -328,7 +387,7 @@ class HbmTensor:
 
     def __getitem__(self, idx):
         site = user_site()
-        return HbmAccess(self, _normalise(self.shape, idx, 'tensor indexing', site), site)
+        return HbmAccess(self, _normalise(self.shape, idx, 'tensor indexing', site, True), site)
 
     def __setitem__(self, idx, value):
         raise unsupported('HBM tensor assignment', 'write HBM tensors with nl.store or '
@@ -342,6 +401,14 @@ class HbmAccess:
     def __init__(self, tensor, comps, site):
         self.tensor = tensor
         self.site = site
+        self.comps = comps
+        self.oob = None  # why the access runs out of the tensor, if it does
+        for d, c in enumerate(comps):
+            if isinstance(c, IndexRange):
+                last = c.start + c.step * (c.size - 1)
+                if c.start < 0 or last >= tensor.shape[d]:
+                    self.oob = (f'index range {c.start}..{last} is out of bounds for dimension '
+                                f'{d} of size {tensor.shape[d]}')
         self.np_index = _np_index(comps)
         strides = [math.prod(tensor.shape[d + 1:]) for d in range(len(tensor.shape))]
         ranges = [(d, c) for d, c in enumerate(comps) if isinstance(c, IndexRange)]
@@ -368,6 +435,17 @@ class HbmAccess:
     @property
     def dtype(self):
         return self.tensor.dtype
+
+    def restrict(self, region):
+        """The part of this access a mask region (an index over its tile axes) keeps."""
+        comps, k = list(self.comps), 0
+        for d, c in enumerate(comps):
+            if isinstance(c, IndexRange):
+                r = region[k] if k < len(region) else slice(None)
+                lo, hi, _ = r.indices(c.size)
+                comps[d] = IndexRange(c.start + c.step * lo, hi - lo, c.step, c.axis)
+                k += 1
+        return HbmAccess(self.tensor, comps, self.site)
 
     def operand(self, kb):
         return kb.view(self.tensor.handle, self.first, self.rows, self.elems, self.row_stride)

@@ -23,10 +23,13 @@ class Pending:
     """An operation's result not yet placed: emitted into the tile it is assigned to, or into a
     tile of its own (declared at the operation's line) when it is used as an operand."""
 
-    def __init__(self, api, site, shape, dtype, space, emit, values, kind='op'):
+    def __init__(self, api, site, shape, dtype, space, emit, values, kind='op', region=None,
+                 full_shape=None):
         self.api, self.site = api, site
         self.shape, self.dtype_name, self.space = tuple(shape), dtype, space
         self.emit, self.values, self.kind = emit, values, kind
+        self.region = region  # a mask's part of the destination (None: all of it)
+        self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
         self.result = None
 
     @property
@@ -36,7 +39,8 @@ class Pending:
     def materialize(self):
         if self.result is None:
             ctx = context(self.api)
-            t = _core.declare(ctx, self.api, self.site, self.shape, self.dtype_name, self.space)
+            t = _core.declare(ctx, self.api, self.site, self.full_shape, self.dtype_name,
+                              self.space)
             emit_into(self, t, False, self.site)
             self.result = t
         return self.result
@@ -92,6 +96,8 @@ def emit_into(p, dst, accumulate, site):
     """Records `p` with `dst` as its destination and stores its values there."""
     if not isinstance(dst, Tile):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
+    if p.region is not None and dst.shape != p.shape:
+        dst = dst.view(p.region, site, p.api)
     if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
                           f'tile of shape {dst.shape}', site)
@@ -160,7 +166,11 @@ def _engine(engine, default):
     return _core.ENGINES[engine or default]
 
 
-def load(api, site, src, dtype=None):
+def _part(t, region, api, site):
+    return t if region is None else t.view(region, site, api)
+
+
+def load(api, site, src, dtype=None, mask=None):
     if not isinstance(src, HbmAccess):
         if isinstance(src, HbmTensor):
             src = src[...]
@@ -173,6 +183,12 @@ def load(api, site, src, dtype=None):
     name = src.tensor.dtype_name
     if dtype is not None and _core._dtypes.dtype_name(dtype) != name:
         raise _core.unsupported(api, 'a dtype cast in a DMA is not supported yet', site)
+    full = src.shape
+    region = _core.mask_region(mask, full, api, site)
+    if region is not None:
+        src = src.restrict(region)
+    if src.oob:
+        raise KernelError(api, src.oob, site)
 
     def emit(kb, dst, accumulate):
         if dst.op.partitions != src.rows or dst.op.elems != src.elems:
@@ -180,7 +196,8 @@ def load(api, site, src, dtype=None):
                               f'into a tile of {dst.op.partitions} x {dst.op.elems}', site)
         kb.load(dst, src.tensor.handle, src.operand(kb))
 
-    return Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load')
+    return Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load',
+                   region, full)
 
 
 def _check_dma_dtype(api, site, tile, tensor):
@@ -195,20 +212,25 @@ def _require_sbuf(api, site, tile):
                           'HBM and SBUF (copy the tile to SBUF first)', site)
 
 
-def load_into(api, site, dst, src):
+def load_into(api, site, dst, src, mask=None):
     if isinstance(dst, Tile):
         _require_sbuf(api, site, dst)
-    p = load(api, site, src)
+    p = load(api, site, src, None, mask)
     _check_dma_dtype(api, site, dst, src.tensor if isinstance(src, HbmAccess) else src)
     assign(dst, p, site)
 
 
-def store(api, site, dst, value):
+def store(api, site, dst, value, mask=None):
     if isinstance(dst, HbmTensor):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = operand(value, api, site)
+    region = _core.mask_region(mask, src.shape, api, site)
+    if region is not None:
+        src, dst = src.view(region, site, api), dst.restrict(region)
+    if dst.oob:
+        raise KernelError(api, dst.oob, site)
     _require_sbuf(api, site, src)
     _check_dma_dtype(api, site, src, dst.tensor)
     if src.partitions != dst.rows or src.elems != dst.elems:
@@ -219,34 +241,44 @@ def store(api, site, dst, value):
              lambda: dst.write(src.read()))
 
 
-def tensor_tensor(api, site, a, b, alu, engine, dtype=None):
+def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
     if not isinstance(b, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
-        return tensor_scalar(api, site, a, alu, b, engine, dtype)
+        return tensor_scalar(api, site, a, alu, b, engine, dtype, mask=mask)
     if not isinstance(a, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
         if alu in ('add', 'multiply', 'max', 'min'):
-            return tensor_scalar(api, site, b, alu, a, engine, dtype)
+            return tensor_scalar(api, site, b, alu, a, engine, dtype, mask=mask)
         raise _core.unsupported(api, 'a scalar first operand', site)
     A, B = operand(a, api, site), operand(b, api, site)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    if region is not None:
+        A, B = _part(A, region, api, site), _part(B, region, api, site)
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else (
         A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
     f = NUMPY_ALU[alu]
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.tensor_tensor(dst, A.handle, B.handle, ALU[alu],
                                                          _engine(engine, 'dve')),
-                   _values(lambda: f(A.read(), B.read().reshape(A.shape))))
+                   _values(lambda: f(A.read(), B.read().reshape(A.shape))), region=region,
+                   full_shape=full)
 
 
-def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False):
+def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, mask=None):
     A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     f = NUMPY_ALU[alu]
     if reverse and alu not in ('add', 'multiply', 'max', 'min'):
         raise _core.unsupported(api, f'a reversed {alu}', site)
     if isinstance(scalar, (Tile, Pending)):
         S = operand(scalar, api, site)
+        if region is not None and S.partitions == full[0]:
+            S = S.view(region[:1], site, api)
         if S.partitions != A.partitions or S.elems != 1:
             raise KernelError(api, f'shape mismatch: a per-partition scalar must be of shape '
                               f'({A.partitions}, 1), got {S.shape}', site)
@@ -255,18 +287,23 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False):
                                                                 S.handle,
                                                                 _engine(engine, 'dve')),
                        _values(lambda: f(A.read().reshape(A.partitions, -1),
-                                         S.read().reshape(A.partitions, 1)).reshape(A.shape)))
+                                         S.read().reshape(A.partitions, 1)).reshape(A.shape)),
+                       region=region, full_shape=full)
     if not isinstance(scalar, (int, float, np.number)):
         raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
     imm = float(scalar)
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.tensor_scalar(dst, A.handle, ALU[alu], imm,
                                                          _engine(engine, 'dve')),
-                   _values(lambda: f(A.read(), np.float32(imm))))
+                   _values(lambda: f(A.read(), np.float32(imm))), region=region,
+                   full_shape=full)
 
 
-def activation(api, site, func, a, scale=1.0, engine=None, dtype=None):
+def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None):
     A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
     if not isinstance(scale, (int, float, np.number)):
         raise _core.unsupported(api, 'a tile as the activation scale', site)
     code, f = ACT[func]
@@ -275,15 +312,19 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None):
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.activation(dst, A.handle, code, s,
                                                       _engine(engine, 'act')),
-                   _values(lambda: f(A.read() * np.float32(s)).astype(np.float32)))
+                   _values(lambda: f(A.read() * np.float32(s)).astype(np.float32)),
+                   region=region, full_shape=full)
 
 
-def copy(api, site, a, dtype=None, engine=None):
+def copy(api, site, a, dtype=None, engine=None, mask=None):
     A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.tensor_copy(dst, A.handle, _engine(engine, 'dve')),
-                   _values(A.read))
+                   _values(A.read), region=region, full_shape=full)
 
 
 def memset(api, site, shape, value, dtype, engine=None):

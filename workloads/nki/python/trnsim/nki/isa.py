@@ -63,32 +63,32 @@ def nc_transpose(data, engine=None, mask=None, dst=None, **kwargs):
 
 def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, **kwargs):
     site = user_site()
-    _check('nisa.activation', site, mask)
+    _check('nisa.activation', site)
     if bias is not None:
         raise unsupported('nisa.activation', 'bias=', site)
     if op not in _ACT:
         raise unsupported('nisa.activation', f'op={getattr(op, "__name__", op)}', site)
-    return _result(_ops.activation('nisa.activation', site, _ACT[op], data, scale, None, dtype),
-                   dst, site)
+    return _result(_ops.activation('nisa.activation', site, _ACT[op], data, scale, None, dtype,
+                                   mask), dst, site)
 
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None, **kwargs):
     site = user_site()
-    _check('nisa.tensor_tensor', site, mask, engine)
+    _check('nisa.tensor_tensor', site, None, engine)
     return _result(_ops.tensor_tensor('nisa.tensor_tensor', site, data1, data2,
-                                      _alu('nisa.tensor_tensor', op, site), engine, dtype),
-                   dst, site)
+                                      _alu('nisa.tensor_tensor', op, site), engine, dtype,
+                                      mask), dst, site)
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
                   dtype=None, mask=None, engine=None, dst=None, **kwargs):
     site = user_site()
-    _check('nisa.tensor_scalar', site, mask, engine)
+    _check('nisa.tensor_scalar', site, None, engine)
     if op1 is not None:
         raise unsupported('nisa.tensor_scalar', 'a second operation (op1=)', site)
     return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
                                       _alu('nisa.tensor_scalar', op0, site), operand0, engine,
-                                      dtype, reverse0), dst, site)
+                                      dtype, reverse0, mask), dst, site)
 
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
@@ -107,8 +107,8 @@ def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=
 
 def tensor_copy(src, mask=None, dtype=None, engine=None, dst=None, **kwargs):
     site = user_site()
-    _check('nisa.tensor_copy', site, mask, engine)
-    return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine), dst, site)
+    _check('nisa.tensor_copy', site, None, engine)
+    return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine, mask), dst, site)
 
 
 def memset(shape, value, dtype=None, mask=None, engine=None, **kwargs):
@@ -143,17 +143,16 @@ def nc_find_index8(data, vals, mask=None, dtype=None, dst=None, **kwargs):
 def dma_copy(dst, src, mask=None, dge_mode=None, **kwargs):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
-    _check('nisa.dma_copy', site, mask)
     hbm = (_core.HbmAccess, _core.HbmTensor)
     if isinstance(src, hbm) and isinstance(dst, hbm):
         raise unsupported('nisa.dma_copy', 'a copy from HBM to HBM', site)
     if isinstance(src, hbm):
         if isinstance(dst, _core.TileBlocks):
             raise KernelError('nisa.dma_copy', 'index the block dimensions of dst', site)
-        _ops.load_into('nisa.dma_copy', site, dst, src)
+        _ops.load_into('nisa.dma_copy', site, dst, src, mask)
         return None
     if isinstance(dst, hbm):
-        _ops.store('nisa.dma_copy', site, dst, src)
+        _ops.store('nisa.dma_copy', site, dst, src, mask)
         return None
     raise unsupported('nisa.dma_copy', 'a copy between two on-chip tiles', site)
 

@@ -186,21 +186,15 @@ def _no_mask(api, mask, site):
 
 
 def load(src, mask=None, dtype=None, **kwargs):
-    site = user_site()
-    _no_mask('nl.load', mask, site)
-    return _ops.load('nl.load', site, src, dtype)
+    return _ops.load('nl.load', user_site(), src, dtype, mask)
 
 
 def store(dst, value, mask=None, **kwargs):
-    site = user_site()
-    _no_mask('nl.store', mask, site)
-    _ops.store('nl.store', site, dst, value)
+    _ops.store('nl.store', user_site(), dst, value, mask)
 
 
 def _binary(api, alu, x, y, dtype, mask):
-    site = user_site()
-    _no_mask(api, mask, site)
-    return _ops.tensor_tensor(api, site, x, y, alu, None, dtype)
+    return _ops.tensor_tensor(api, user_site(), x, y, alu, None, dtype, mask)
 
 
 def add(x, y, dtype=None, mask=None, **kwargs):
@@ -224,9 +218,7 @@ def minimum(x, y, dtype=None, mask=None, **kwargs):
 
 
 def _activation(api, func, x, dtype, mask):
-    site = user_site()
-    _no_mask(api, mask, site)
-    return _ops.activation(api, site, func, x, 1.0, None, dtype)
+    return _ops.activation(api, user_site(), func, x, 1.0, None, dtype, mask)
 
 
 def exp(x, dtype=None, mask=None, **kwargs):
@@ -242,9 +234,7 @@ def reciprocal(x, dtype=None, mask=None, **kwargs):
 
 
 def copy(x, dtype=None, mask=None, **kwargs):
-    site = user_site()
-    _no_mask('nl.copy', mask, site)
-    return _ops.copy('nl.copy', site, x, dtype)
+    return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
 
 
 def _reduce(api, alu, x, axis, dtype, keepdims, mask):
