@@ -74,7 +74,27 @@ def masked_add(a, b, cols=64):
     return out
 
 
+@nki.jit
+def row_scale(x, scale):
+    """Each row of x times its scale (a [P, 1] tile broadcast), seen as [P, 4, F / 4]."""
+    p, f = x.shape
+    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x).reshape((p, 4, f // 4))
+    s = nl.load(scale)
+    one = nl.full((p, 4, f // 4), 1.0, nl.float32)
+    scaled = nl.multiply(t, s.broadcast_to((p, 4, f // 4)))
+    nl.store(out, value=nl.add(scaled, one).reshape((p, f)))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_reshape_broadcast_and_full(self):
+        x, scale = s.random_inputs((128, 64), (128, 1))
+        np.testing.assert_allclose(row_scale(x, scale), x * scale + 1, rtol=1e-6)
+        # the broadcast multiply is one tensor_scalar; reshape costs nothing; full is a memset
+        self.assertEqual(s.counts(s.frontend_stats(row_scale, x, scale)),
+                         {'sp': 2, 'act': 1, 'pe': 0, 'dve': 3, 'pool': 0, 'dma': 3})
 
     def test_masks(self):
         a, b = s.random_inputs((300, 100), (300, 100))

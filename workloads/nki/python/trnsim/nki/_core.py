@@ -498,6 +498,7 @@ class Tile:
         self.born = ctx.open_loops if parent is None else None
         self.zero_pending = False  # nl.zeros in PSUM: the first matmul overwrites instead
         self.zero_site = None
+        self.broadcast_from = None  # a [P, 1] tile this one repeats along the free axis
 
     @property
     def root(self):
@@ -610,11 +611,34 @@ class Tile:
     __radd__ = __add__
     __rmul__ = __mul__
 
-    def reshape(self, *a, **k):
-        raise unsupported('tile.reshape')
+    def reshape(self, *shape):
+        """The same tile seen with other free dimensions (no instruction); the partition
+        dimension stays."""
+        site = user_site()
+        shape = tuple(int(x) for x in (shape[0] if len(shape) == 1 and
+                                       isinstance(shape[0], (tuple, list)) else shape))
+        if not shape or shape[0] != self.shape[0] or math.prod(shape[1:]) != self.elems:
+            raise unsupported('tile.reshape', f'a reshape of {self.shape} to {shape} (only the '
+                              'free dimensions of a tile can be reshaped)', site)
+        t = Tile(self.ctx, self.name, shape, self.dtype_name, self.space,
+                 None if self.arr is None else self.arr.reshape(shape), self, (0, None, 0, None))
+        t.broadcast_from = self.broadcast_from
+        return t
 
-    def broadcast_to(self, *a, **k):
-        raise unsupported('tile.broadcast_to')
+    def broadcast_to(self, shape):
+        """A [P, 1] tile seen as [P, F] (each partition's value repeated along the free axis):
+        a per-partition scalar operand. Broadcasting across partitions is not supported."""
+        site = user_site()
+        shape = tuple(int(x) for x in shape)
+        if len(shape) < 2 or shape[0] != self.shape[0] or self.elems != 1:
+            raise unsupported('tile.broadcast_to', f'a broadcast of {self.shape} to {shape} (only '
+                              'a [P, 1] tile broadcast along the free axis)', site)
+        t = Tile(self.ctx, self.name, shape, self.dtype_name, self.space,
+                 None if self.arr is None else np.broadcast_to(
+                     self.arr.reshape(shape[0], *([1] * (len(shape) - 1))), shape),
+                 self, (0, None, 0, None))
+        t.broadcast_from = self
+        return t
 
     def __repr__(self):
         return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'

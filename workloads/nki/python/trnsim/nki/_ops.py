@@ -48,6 +48,12 @@ class Pending:
     def __getitem__(self, idx):
         return self.materialize().view(idx, _core.user_site())
 
+    def reshape(self, *shape):
+        return self.materialize().reshape(*shape)
+
+    def broadcast_to(self, shape):
+        return self.materialize().broadcast_to(shape)
+
     def __add__(self, other):
         from . import language
         return language.add(self, other)
@@ -75,11 +81,14 @@ def flush_zero(tile, site):
              lambda: ctx.kb.memset(root.handle, 0.0, _core.ENGINES['dve']))
 
 
-def operand(x, api, site):
+def operand(x, api, site, allow_broadcast=False):
     """A value read by an instruction, as a tile."""
     if isinstance(x, Pending):
         return x.materialize()
     if isinstance(x, Tile):
+        if x.broadcast_from is not None and not allow_broadcast:
+            raise _core.unsupported(api, 'a broadcast tile here (it works as the per-partition '
+                                    'operand of an elementwise operation)', site)
         flush_zero(x, site)
         x.ctx.note_use(x)
         return x
@@ -248,7 +257,13 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         if alu in ('add', 'multiply', 'max', 'min'):
             return tensor_scalar(api, site, b, alu, a, engine, dtype, mask=mask)
         raise _core.unsupported(api, 'a scalar first operand', site)
-    A, B = operand(a, api, site), operand(b, api, site)
+    A, B = operand(a, api, site, True), operand(b, api, site, True)
+    if B.broadcast_from is not None:  # a per-partition scalar: tensor_scalar's tile operand
+        return tensor_scalar(api, site, A, alu, B.broadcast_from, engine, dtype, mask=mask)
+    if A.broadcast_from is not None and alu in ('add', 'multiply', 'max', 'min'):
+        return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
+    if A.broadcast_from is not None or B.broadcast_from is not None:
+        raise _core.unsupported(api, 'a broadcast first operand', site)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)

@@ -180,6 +180,21 @@ def zeros(shape, dtype, buffer=None, name='', **kwargs):
     return _tensor('nl.zeros', shape, dtype, buffer, name, True)
 
 
+def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
+    """A tensor filled with one value (a memset)."""
+    site = user_site()
+    t = _tensor('nl.full', shape, dtype, buffer, name, False)
+    if not isinstance(t, _core.Tile):
+        raise unsupported('nl.full', 'nl.full outside SBUF or with block dimensions', site)
+    _ops.assign(t, _ops.memset('nl.full', site, t.shape, fill_value, t.dtype_name, 'dve'),
+                site)
+    return t
+
+
+def ones(shape, dtype, buffer=None, name='', **kwargs):
+    return full(shape, 1.0, dtype, buffer, name)
+
+
 def _no_mask(api, mask, site):
     if mask is not None:
         raise unsupported(api, 'mask=', site)
