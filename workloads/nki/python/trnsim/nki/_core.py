@@ -364,6 +364,7 @@ class HbmTensor:
         self.values = values  # float32 (int32) array of `shape`, or None
         self.handle = handle
         self.written = False
+        self.base = None  # the tensor this one reshapes
 
     @property
     def dtype(self):
@@ -379,11 +380,11 @@ class HbmTensor:
             raise KernelError('reshape', f'cannot reshape {self.shape} to {shape}')
         t = HbmTensor(self.ctx, self.name, shape, self.dtype_name,
                       None if self.values is None else self.values.reshape(shape), self.handle)
-        t.base = getattr(self, 'base', self)
+        t.base = self.root()
         return t
 
     def root(self):
-        return getattr(self, 'base', self)
+        return self.base or self
 
     def __getitem__(self, idx):
         site = user_site()
@@ -714,9 +715,10 @@ class ParDim(int):
 class Decl:
     """A tile declaration (one line of the kernel): `count` tiles of `bytes` per partition."""
 
-    def __init__(self, label, space, partitions, elems, dtype, count, alloc, offsets):
+    def __init__(self, label, space, partitions, elems, dtype, count, alloc, offsets, phys):
         self.label, self.space, self.partitions, self.elems = label, space, partitions, elems
         self.dtype, self.count, self.alloc, self.offsets = dtype, count, alloc, offsets
+        self.phys = phys  # direct allocation: block index -> position in offsets
         self.bytes = elems * _dtypes.SIZES[dtype]
         self.carried = False
         self.instances = 0  # how many times the declaration ran (one needs no rotation)
@@ -764,8 +766,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
                     raise KernelError(api, f'direct allocation at byte {off} of a tile of '
                                       f'{elems * size} bytes per partition does not fit in the '
                                       f'{ctx.sbuf_bytes} bytes of an SBUF partition', site)
-        decl = Decl(label, space, p, elems, dtype, nblocks, alloc, offsets)
-        decl.phys = phys
+        decl = Decl(label, space, p, elems, dtype, nblocks, alloc, offsets, phys)
         ctx.decls[key] = decl
         ctx.decl_list.append(decl)
         ctx.events.append((api, site, lambda: decl.declare(ctx.kb)))
