@@ -62,6 +62,16 @@ def unsupported(api, what=None, site=None):
     return KernelError(api, what + ' (docs/nki.md lists what is supported)', site)
 
 
+def missing(module, name):
+    """The module __getattr__ of nki.language, nki.isa and nki.compiler: an API the frontend
+    does not have, named with the kernel's file:line."""
+    if name.startswith('__'):
+        raise AttributeError(name)
+    site = user_site()
+    raise AttributeError(f'{site[0]}:{site[1]}: nki.{module}.{name} is not supported by trnsim '
+                         'yet (docs/nki.md lists what is supported)')
+
+
 class _State:
     """The kernel being traced (one at a time)."""
 

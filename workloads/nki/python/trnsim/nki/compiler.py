@@ -3,7 +3,8 @@
 import itertools
 import math
 
-from ._core import unsupported, user_site
+from . import _core
+from ._core import unsupported
 
 
 def skip_middle_end_transformations(kernel):
@@ -97,8 +98,4 @@ class psum:
 
 
 def __getattr__(name):
-    if name.startswith('__'):
-        raise AttributeError(name)
-    site = user_site()
-    raise AttributeError(f'{site[0]}:{site[1]}: nki.compiler.{name} is not supported by trnsim '
-                         'yet')
+    _core.missing('compiler', name)

@@ -158,8 +158,4 @@ def dma_copy(dst, src, mask=None, dge_mode=None, **kwargs):
 
 
 def __getattr__(name):
-    if name.startswith('__'):
-        raise AttributeError(name)
-    site = user_site()
-    raise AttributeError(f'{site[0]}:{site[1]}: nki.isa.{name} is not supported by trnsim '
-                         'yet (docs/nki.md lists what is supported)')
+    _core.missing('isa', name)

@@ -297,8 +297,4 @@ def device_print(prefix, x, **kwargs):
 
 
 def __getattr__(name):
-    if name.startswith('__'):
-        raise AttributeError(name)
-    site = user_site()
-    raise AttributeError(f'{site[0]}:{site[1]}: nki.language.{name} is not supported by trnsim '
-                         'yet (docs/nki.md lists what is supported)')
+    _core.missing('language', name)
