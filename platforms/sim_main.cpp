@@ -230,6 +230,8 @@ int run(int argc, char** argv) {
                 w->build(trn::workload_params(w->name(), w->params(), given), cfg, core.limits());
         }
         cfg.check_all_read();
+        for (const auto& warning : kernel.warnings)
+            std::fprintf(stderr, "sim: warning: %s\n", warning.c_str());
         if (!dump_trace.empty()) trn::write_trace_file(dump_trace, kernel.prog);
         core.load(kernel.prog);
         trn::timeline tl;

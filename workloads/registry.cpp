@@ -15,7 +15,8 @@ namespace trn {
 workload_params::workload_params(std::string workload, std::vector<param_doc> docs,
                                  const std::map<std::string, std::string>& given)
     : m_workload(std::move(workload)), m_docs(std::move(docs)), m_given(given) {
-    for (const auto& [k, v] : m_given) {
+    for (const auto& given_param : m_given) {
+        const std::string& k = given_param.first;  // not a structured binding: lambdas capture it
         if (std::none_of(m_docs.begin(), m_docs.end(),
                          [&](const param_doc& d) { return d.name == k; })) {
             std::string valid;

@@ -50,6 +50,7 @@ struct built_kernel {
     std::string description;
     double pe_flops = 0;  // Tensor-engine FLOPs, for MFU
     std::function<check_result(const hbm_reader&)> check;
+    std::vector<std::string> warnings;  // e.g. races a kernel's own tile placement creates
 };
 
 // A workload driver: turns parameters into a program and knows its golden result.

@@ -14,7 +14,8 @@ hbm_address_map::hbm_address_map(const config& cfg)
     : m_granule(cfg.size("core.hbm.interleave")),
       m_channels(static_cast<std::size_t>(cfg.integer("core.hbm.channels"))),
       m_page_size(cfg.size("core.hbm.page_size")),
-      m_banks(static_cast<std::size_t>(cfg.integer("core.hbm.banks"))) {
+      m_banks(static_cast<std::size_t>(cfg.integer("core.hbm.banks"))),
+      m_hash(cfg.boolean("core.hbm.channel_hash")) {
     m_granule_shift = log2_exact(m_granule);
     m_channel_shift = log2_exact(m_channels);
     if (log2_exact(m_banks) >= 0) m_page_shift = log2_exact(m_page_size);

@@ -9,10 +9,11 @@ namespace trn {
 // HBM address decoding, shared by the router (which channel each byte goes to) and the channels
 // (which bank and page a channel-local address falls in), like a memory controller's address
 // decoder. Interleaving: granule g (of `interleave` bytes) lies in block g / channels; within a
-// block the granules are rotated over the channels by a hash of the block number, so that
-// strided accesses spread over all channels (a bijection: each channel holds one granule of every
-// block, at channel-local address block * interleave). Pages are numbered in channel-local
-// space (page = local address / page size) and page p lies in bank p % banks.
+// block the granules are rotated over the channels by a hash of the block number (when
+// core.hbm.channel_hash is set), so that strided accesses spread over all channels (a bijection:
+// each channel holds one granule of every block, at channel-local address block * interleave).
+// Pages are numbered in channel-local space (page = local address / page size) and page p lies in
+// bank p % banks.
 class hbm_address_map {
   public:
     explicit hbm_address_map(const config& cfg);
@@ -27,8 +28,11 @@ class hbm_address_map {
     int channel_shift() const { return m_channel_shift; }
     int page_shift() const { return m_page_shift; }
 
-    static std::uint64_t block_hash(std::uint64_t block) {
-        return block ^ (block >> 3) ^ (block >> 7) ^ (block >> 13);
+    // The rotation of a block's granules over the channels: a hash of the block number with
+    // core.hbm.channel_hash, else none (plain modulo interleaving, where power-of-two strides
+    // fall on the same channels).
+    std::uint64_t block_hash(std::uint64_t block) const {
+        return m_hash ? block ^ (block >> 3) ^ (block >> 7) ^ (block >> 13) : 0;
     }
     std::size_t channel_of(std::uint64_t addr) const;
     std::uint64_t local_of(std::uint64_t addr) const;
@@ -44,6 +48,7 @@ class hbm_address_map {
     std::size_t m_channels;
     std::uint64_t m_page_size;
     std::size_t m_banks;
+    bool m_hash;
     int m_granule_shift = -1, m_channel_shift = -1, m_page_shift = -1;
 };
 

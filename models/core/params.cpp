@@ -165,17 +165,34 @@ void config::assign(const std::string& key, const std::string& value, const std:
 
 namespace {
 
+// Limits of a config's shape. Keys mirror the module tree (three or four levels) and a config
+// sets a few hundred values at most: deeper or larger maps come from YAML aliases that refer to
+// themselves or expand exponentially, and are rejected before they exhaust the stack or memory.
+constexpr int max_config_depth = 16;
+constexpr std::size_t max_config_values = 10000;
+
 void flatten(const YAML::Node& node, const std::string& prefix, const std::string& file,
-             std::vector<std::tuple<std::string, std::string, std::string>>& out) {
+             std::vector<std::tuple<std::string, std::string, std::string>>& out, int depth) {
     for (auto it = node.begin(); it != node.end(); ++it) {
-        const std::string key = it->first.as<std::string>();
+        const std::string origin = file + ":" + std::to_string(it->first.Mark().line + 1);
+        if (!it->first.IsScalar() || it->first.Scalar().empty())
+            throw user_error(origin + ": a config key must be a plain name" +
+                             (prefix.empty() ? std::string() : " (under '" + prefix + "')"));
+        const std::string key = it->first.Scalar();
         const std::string path = prefix.empty() ? key : prefix + "." + key;
         const YAML::Node value = it->second;  // a copy: `it->` points into a temporary
-        const std::string origin = file + ":" + std::to_string(it->first.Mark().line + 1);
         if (value.IsMap()) {
-            flatten(value, path, file, out);
+            if (depth + 1 >= max_config_depth)
+                throw user_error(origin + ": config keys nest deeper than " +
+                                 std::to_string(max_config_depth) + " levels under '" + prefix +
+                                 "' (a YAML alias that contains itself?)");
+            flatten(value, path, file, out, depth + 1);
         } else if (value.IsScalar()) {
-            out.emplace_back(path, value.as<std::string>(), origin);
+            if (out.size() >= max_config_values)
+                throw user_error(origin + ": the config expands to more than " +
+                                 std::to_string(max_config_values) +
+                                 " values (YAML aliases that expand exponentially?)");
+            out.emplace_back(path, value.Scalar(), origin);
         } else {
             throw user_error("config key '" + path + "' (" + origin +
                              "): expected a single value or a map of keys, got " +
@@ -197,18 +214,28 @@ void config::load_yaml_text(const std::string& text, const std::string& origin) 
     if (!root.IsMap())
         throw user_error(origin + ": a config must be a YAML map with a top-level 'core' key");
     std::vector<std::tuple<std::string, std::string, std::string>> flat;
-    flatten(root, "", origin, flat);
+    flatten(root, "", origin, flat, 0);
     for (const auto& [key, value, where] : flat)
         assign(key, value, where);
     m_source = origin;
 }
 
 void config::load_yaml_file(const std::string& path) {
-    std::ifstream in(path);
+    // A config is a few kilobytes; reading stops past this bound (a device such as /dev/zero
+    // would otherwise be read forever).
+    constexpr std::size_t max_bytes = 1 << 20;
+    std::ifstream in(path, std::ios::binary);
     if (!in) throw user_error("cannot read config file '" + path + "'");
-    std::stringstream ss;
-    ss << in.rdbuf();
-    load_yaml_text(ss.str(), path);
+    std::string text(max_bytes + 1, '\0');
+    in.read(text.data(), static_cast<std::streamsize>(text.size()));
+    if (in.bad()) throw user_error("cannot read config file '" + path + "'");
+    text.resize(static_cast<std::size_t>(in.gcount()));
+    if (text.size() > max_bytes)
+        throw user_error("config file '" + path + "' is larger than " + std::to_string(max_bytes) +
+                         " bytes: not a trnsim config");
+    if (text.find('\0') != std::string::npos)
+        throw user_error("config file '" + path + "' contains NUL bytes: not a YAML text");
+    load_yaml_text(text, path);
 }
 
 void config::set(const std::string& assignment) {

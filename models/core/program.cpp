@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/race_check.h"
 
 namespace trn {
 
@@ -156,7 +157,7 @@ std::uint64_t span_of(const operand& op) {
 
 template <typename Where>
 void check_operand(const operand& op, const char* role, const program_limits& lim,
-                   const Where& where_fn) {
+                   std::uint64_t declared_hbm, const Where& where_fn) {
     auto where = [&] { return where_fn(); };
     if (!op.valid()) throw user_error(where() + ": operand " + role + " is empty");
     if (op.elems == 0) throw user_error(where() + ": operand " + role + " has no elements");
@@ -168,6 +169,10 @@ void check_operand(const operand& op, const char* role, const program_limits& li
             throw user_error(where() + ": operand " + role + " ends at HBM byte " +
                              std::to_string(end) + ", beyond the " + std::to_string(lim.hbm_bytes) +
                              " bytes of HBM");
+        if (end > declared_hbm)
+            throw user_error(where() + ": operand " + role + " ends at HBM byte " +
+                             std::to_string(end) + ", beyond the program's declared hbm_bytes " +
+                             std::to_string(declared_hbm));
         return;
     }
     const std::uint64_t last_partition = std::uint64_t{op.partition} + op.partitions - 1;
@@ -194,15 +199,34 @@ void validate_program(const program& p, const program_limits& lim) {
     if (p.hbm_bytes > lim.hbm_bytes)
         throw user_error("program needs " + std::to_string(p.hbm_bytes) +
                          " bytes of HBM; the platform has " + std::to_string(lim.hbm_bytes));
+    // "FILE:LINE: " of a trace's line, when the program came from one.
+    auto line_of = [&](const std::vector<std::size_t>* lines, std::size_t i) {
+        if (!p.origin || !lines || i >= lines->size()) return std::string();
+        return p.origin->file + ":" + std::to_string((*lines)[i]) + ": ";
+    };
+    for (std::size_t r = 0; r < p.regions.size(); ++r) {
+        const hbm_region& g = p.regions[r];
+        if (sat_add(g.offset, g.bytes) > p.hbm_bytes)
+            throw user_error(
+                line_of(p.origin ? &p.origin->region_lines : nullptr, r) + "region '" + g.name +
+                "' ends at HBM byte " + std::to_string(sat_add(g.offset, g.bytes)) +
+                ", beyond the program's declared hbm_bytes " + std::to_string(p.hbm_bytes));
+    }
     std::vector<std::uint64_t> sem_total(engine_count + p.queues.size(), 0);
     std::vector<std::size_t> triggers(p.queues.size(), 0);
     for (std::size_t q = 0; q < p.queues.size(); ++q) {
         sem_total[semaphore_of_queue(q)] = p.queues[q].size();
         for (std::size_t i = 0; i < p.queues[q].size(); ++i) {
             const auto& t = p.queues[q][i];
-            auto where = [&] { return "q" + std::to_string(q) + " transfer " + std::to_string(i); };
-            check_operand(t.dst, "dst", lim, where);
-            check_operand(t.src, "src", lim, where);
+            auto where = [&] {
+                return line_of(p.origin && q < p.origin->queue_lines.size()
+                                   ? &p.origin->queue_lines[q]
+                                   : nullptr,
+                               i) +
+                       "q" + std::to_string(q) + " transfer " + std::to_string(i);
+            };
+            check_operand(t.dst, "dst", lim, p.hbm_bytes, where);
+            check_operand(t.src, "src", lim, p.hbm_bytes, where);
             if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
                 throw user_error(where() + ": DMA cannot reach PSUM");
             if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
@@ -218,7 +242,8 @@ void validate_program(const program& p, const program_limits& lim) {
         for (std::size_t i = 0; i < stream.size(); ++i) {
             const auto& ins = stream[i];
             auto where = [&] {
-                return std::string(engine_name(e)) + " instruction " + std::to_string(i) + " (" +
+                return line_of(p.origin ? &p.origin->engine_lines[std::size_t(e)] : nullptr, i) +
+                       engine_name(e) + " instruction " + std::to_string(i) + " (" +
                        opcode_name(ins.op) + ")";
             };
             for (const auto& w : ins.waits) {
@@ -240,35 +265,35 @@ void validate_program(const program& p, const program_limits& lim) {
                     ++triggers[ins.queue];
                     break;
                 case opcode::matmul:
-                    check_operand(ins.src1, "src1", lim, where);
+                    check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::transpose:
-                    check_operand(ins.src0, "src0", lim, where);
-                    check_operand(ins.dst, "dst", lim, where);
+                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
+                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
                     if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
                         (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
                         throw user_error(where() +
                                          ": the Tensor engine reads SBUF and writes PSUM");
                     break;
                 case opcode::tensor_tensor:
-                    check_operand(ins.src1, "src1", lim, where);
+                    check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
                         throw user_error(where() + ": both inputs in PSUM is not supported");
                     [[fallthrough]];
                 case opcode::find_index8:
                 case opcode::tensor_scalar:
                     if (ins.op != opcode::tensor_tensor && ins.src1.valid())
-                        check_operand(ins.src1, "src1", lim, where);
+                        check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
                 case opcode::activation:
                 case opcode::tensor_reduce:
                 case opcode::max8:
-                    check_operand(ins.src0, "src0", lim, where);
+                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::memset:
                 case opcode::iota:
-                    check_operand(ins.dst, "dst", lim, where);
+                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
                     if (ins.dst.space == mem_space::hbm ||
                         (ins.src0.valid() && ins.src0.space == mem_space::hbm))
                         throw user_error(where() + ": engines cannot access HBM (use a DMA)");
@@ -309,6 +334,8 @@ void validate_program(const program& p, const program_limits& lim) {
             throw user_error("q" + std::to_string(q) + " has " +
                              std::to_string(p.queues[q].size()) + " transfers but " +
                              std::to_string(triggers[q]) + " dma_trigger instructions");
+    // A hand-written trace must order every pair of accesses to shared memory itself.
+    if (p.origin) check_no_races(p);
 }
 
 }  // namespace trn

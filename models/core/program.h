@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 // GCC 11+ misreads the inline buffer's moves as over-reads (-Wstringop-overread).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11
@@ -135,11 +136,21 @@ struct hbm_region {
 };
 
 // What every stream executes, the unit the platform runs and a trace file holds.
+// Where a program read from a trace file came from: the line of every instruction, transfer
+// and region, so that validation names FILE:LINE rather than a stream and an index.
+struct program_origin {
+    std::string file;
+    std::array<std::vector<std::size_t>, engine_count> engine_lines;
+    std::vector<std::vector<std::size_t>> queue_lines;
+    std::vector<std::size_t> region_lines;
+};
+
 struct program {
     std::array<std::vector<instruction>, engine_count> engines;
     std::vector<std::vector<dma_transfer>> queues;
     std::vector<hbm_region> regions;
-    std::uint64_t hbm_bytes = 0;
+    std::uint64_t hbm_bytes = 0;  // the HBM the program declares; its accesses stay inside
+    std::shared_ptr<const program_origin> origin;  // set by the trace reader; not compared
 
     std::size_t instruction_count() const;
     std::size_t transfer_count() const;
@@ -155,9 +166,10 @@ struct program_limits {
     std::size_t dma_queues = 16;
 };
 
-// Throws user_error naming the stream and instruction index of the first violation: operands
-// out of bounds, mismatched DMA shapes, triggers without transfers, waits on semaphores that
-// never reach the value waited for.
+// Throws user_error naming the stream and instruction index (FILE:LINE for a program read from a
+// trace) of the first violation: operands out of bounds or past the declared hbm_bytes,
+// mismatched DMA shapes, triggers without transfers, waits on semaphores that never reach the
+// value waited for, and, for a program read from a trace, a race (core/race_check.h).
 void validate_program(const program& p, const program_limits& limits);
 
 }  // namespace trn

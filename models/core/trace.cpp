@@ -1,9 +1,14 @@
 #include "core/trace.h"
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <limits>
 #include <map>
+#include <memory>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -123,15 +128,17 @@ class line_parser {
         return static_cast<T>(v);
     }
 
+    // A finite float: NaN and infinities are rejected, subnormals (which the writer can
+    // produce) are read back exactly (std::stof would throw on their underflow).
     float real(const std::string& s, const char* what) const {
-        std::size_t pos = 0;
-        float v = 0;
-        try {
-            v = std::stof(s, &pos);
-        } catch (const std::exception&) {
-            pos = 0;
-        }
-        if (pos == 0 || pos != s.size()) fail(std::string("bad ") + what + " '" + s + "'");
+        if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
+            fail(std::string("bad ") + what + " '" + s + "'");
+        char* end = nullptr;
+        errno = 0;
+        const float v = std::strtof(s.c_str(), &end);
+        if (end != s.c_str() + s.size()) fail(std::string("bad ") + what + " '" + s + "'");
+        if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1.0f))
+            fail(std::string(what) + " '" + s + "' is not a finite float");
         return v;
     }
 
@@ -231,6 +238,36 @@ const std::map<std::string, opcode>& opcodes() {
     return m;
 }
 
+// The fields each opcode takes (besides wait=, which every instruction may have): the ones
+// write_trace can write for it. Any other field is an error rather than silently dropped.
+bool field_allowed(opcode op, const std::string& k) {
+    switch (op) {
+        case opcode::dma_trigger:
+            return k == "queue";
+        case opcode::tensor_tensor:
+            return k == "dst" || k == "src0" || k == "src1" || k == "alu";
+        case opcode::tensor_scalar:
+            return k == "dst" || k == "src0" || k == "src1" || k == "alu" || k == "imm";
+        case opcode::tensor_copy:
+        case opcode::transpose:
+        case opcode::max8:
+            return k == "dst" || k == "src0";
+        case opcode::memset:
+            return k == "dst" || k == "imm";
+        case opcode::activation:
+            return k == "dst" || k == "src0" || k == "func" || k == "imm";
+        case opcode::tensor_reduce:
+            return k == "dst" || k == "src0" || k == "alu";
+        case opcode::iota:
+            return k == "dst";
+        case opcode::matmul:
+            return k == "dst" || k == "src0" || k == "src1" || k == "flags";
+        case opcode::find_index8:
+            return k == "dst" || k == "src0" || k == "src1";
+    }
+    return false;
+}
+
 const std::map<std::string, alu_op>& alus() {
     static const std::map<std::string, alu_op> m{
         {"bypass", alu_op::bypass},     {"add", alu_op::add}, {"subtract", alu_op::subtract},
@@ -240,8 +277,41 @@ const std::map<std::string, alu_op>& alus() {
 
 }  // namespace
 
+namespace {
+
+// std::getline with a bound: a trace line is at most a few hundred bytes, and a file without
+// newlines (a device such as /dev/zero) must not be read into memory forever.
+constexpr std::size_t max_trace_line = 1 << 16;
+
+bool read_line(std::istream& in, std::string& line, const std::string& name, std::size_t lineno) {
+    line.clear();
+    std::istream::sentry ok(in, true);
+    if (!ok) return false;
+    std::streambuf* buf = in.rdbuf();
+    for (;;) {
+        const int c = buf->sbumpc();
+        if (c == std::char_traits<char>::eof()) {
+            in.setstate(std::ios::eofbit);
+            return !line.empty();
+        }
+        if (c == '\n') return true;
+        if (c == '\0')
+            throw user_error(name + ":" + std::to_string(lineno) +
+                             ": NUL byte: not a trace text file");
+        if (line.size() == max_trace_line)
+            throw user_error(name + ":" + std::to_string(lineno) + ": line longer than " +
+                             std::to_string(max_trace_line) + " bytes");
+        line.push_back(static_cast<char>(c));
+    }
+}
+
+}  // namespace
+
 program read_trace(std::istream& in, const std::string& name) {
     program p;
+    auto origin = std::make_shared<program_origin>();
+    origin->file = name;
+    bool have_hbm_bytes = false;
     std::map<std::string, sem_id> sems;
     for (auto e : all_engines)
         sems[engine_name(e)] = semaphore_of_engine(e);
@@ -251,7 +321,7 @@ program read_trace(std::istream& in, const std::string& name) {
     bool header = false, have_queues = false;
     std::string line;
     std::size_t lineno = 0;
-    while (std::getline(in, line)) {
+    while (read_line(in, line, name, lineno + 1)) {
         ++lineno;
         line_parser lp(name, lineno);
         auto hash = line.find('#');
@@ -273,13 +343,15 @@ program read_trace(std::istream& in, const std::string& name) {
         }
         const std::string& head = tok[0];
         if (head == "hbm_bytes") {
-            if (tok.size() != 2) lp.fail("expected 'hbm_bytes N'");
+            if (tok.size() != 2 || have_hbm_bytes) lp.fail("expected one 'hbm_bytes N' line");
+            have_hbm_bytes = true;
             p.hbm_bytes = lp.number(tok[1], "byte count");
         } else if (head == "queues") {
             if (tok.size() != 2 || have_queues) lp.fail("expected one 'queues N' line");
             auto n = lp.number(tok[1], "queue count");
             if (n > 4096) lp.fail("queue count " + tok[1] + " is implausible");
             p.queues.resize(n);
+            origin->queue_lines.resize(n);
             for (std::size_t q = 0; q < n; ++q)
                 sems["q" + std::to_string(q)] = semaphore_of_queue(q);
             have_queues = true;
@@ -300,6 +372,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 lp.fail("region kind must be 'input LO HI SEED' or 'output'");
             }
             p.regions.push_back(r);
+            origin->region_lines.push_back(lineno);
         } else if (head.size() > 1 && head[0] == 'q' && std::isdigit(head[1])) {
             if (!have_queues) lp.fail("a 'queues N' line must come before the transfers");
             auto q = lp.number(head.substr(1), "queue");
@@ -311,6 +384,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND'");
             p.queues[q].push_back(
                 {lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))});
+            origin->queue_lines[q].push_back(lineno);
         } else if (engines.count(head)) {
             if (tok.size() < 2) lp.fail("expected an opcode after '" + head + "'");
             auto oc = opcodes().find(tok[1]);
@@ -318,10 +392,17 @@ program read_trace(std::istream& in, const std::string& name) {
             instruction ins;
             ins.op = oc->second;
             bool has_queue = false;
+            std::set<std::string> seen;
             for (std::size_t i = 2; i < tok.size(); ++i) {
                 auto eq = tok[i].find('=');
                 if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
                 std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
+                if (!seen.insert(k).second) lp.fail("field '" + k + "' given twice");
+                static const std::set<std::string> known{"dst", "src0", "src1", "imm",  "queue",
+                                                         "alu", "wait", "func", "flags"};
+                if (!known.count(k)) lp.fail("unknown field '" + k + "'");
+                if (k != "wait" && !field_allowed(ins.op, k))
+                    lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
                 if (k == "dst")
                     ins.dst = lp.parse_operand(v);
                 else if (k == "src0")
@@ -367,12 +448,14 @@ program read_trace(std::istream& in, const std::string& name) {
             if (ins.op != opcode::dma_trigger && !ins.dst.valid())
                 lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
             p.engines[std::size_t(engines[head])].push_back(std::move(ins));
+            origin->engine_lines[std::size_t(engines[head])].push_back(lineno);
         } else {
             lp.fail("unknown line kind '" + head +
                     "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
         }
     }
     if (!header) throw user_error(name + ": empty trace (no 'trnsim-trace 1' header)");
+    p.origin = std::move(origin);
     return p;
 }
 

@@ -70,6 +70,8 @@ std::uint64_t parse_size_bytes(const std::string& text) {
     double bytes = scaled(text, "size", f, "B, KiB, MiB, GiB, kB, MB, GB");
     if (bytes < 0 || bytes != std::floor(bytes))
         throw user_error("'" + text + "' is not a whole, non-negative number of bytes");
+    if (bytes >= 18446744073709551616.0)  // 2^64: not representable (the cast would be undefined)
+        throw user_error("'" + text + "' is too large a size (at most 2^64 - 1 bytes)");
     return static_cast<std::uint64_t>(bytes);
 }
 

@@ -30,7 +30,9 @@ void tensor_engine::declare_params(param_registry& r) {
            "trainium-facts 1b (FP32 4x)", 1, 16});
     r.add({"core.pe.fp32_pass_overhead", param_kind::real, "0",
            "cycles added to every pass of an fp32 MultiplyMoving",
-           "trainium-facts 1b (back-to-back cost has none)", 0, 1e6});
+           "trainium-facts 1b (back-to-back cost has none; an fp32 pass may pay the "
+           "MM_INIT_LATENCY of 64 cycles)",
+           0, 1e6});
     r.add({"core.pe.ls_speedup", param_kind::real, "4",
            "how much faster a LoadStationary is than a MultiplyMoving of the same free size",
            "trainium-facts 1b (up to 4x)", 1, 64});

@@ -56,7 +56,7 @@ void router::add_block_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_
     const bool shorts = first_short || last_short;
     std::uint64_t block = addr >> bs;
     for (std::uint32_t r = 0; r < rows; ++r, block += stride >> bs) {
-        const std::uint64_t hash = hbm_address_map::block_hash(block);
+        const std::uint64_t hash = m_map.block_hash(block);
         const std::uint64_t page = (block << gs) >> ps;
         for (std::uint64_t k = first; k <= last; ++k)
             *next[(k + hash) & mask]++ = page;
@@ -90,7 +90,7 @@ void router::add_rows(std::uint64_t addr, std::uint32_t rows, std::uint64_t n,
             const std::uint64_t end = addr + n;
             for (std::uint64_t a = addr; a < end;) {
                 const std::uint64_t block = block_of(a);
-                const std::uint64_t hash = hbm_address_map::block_hash(block);
+                const std::uint64_t hash = m_map.block_hash(block);
                 const std::uint64_t stop = std::min(end, (block + 1) * block_bytes);
                 for (std::uint64_t gi = granule_of(a); a < stop; ++gi) {
                     const std::uint64_t next = std::min(stop, (gi + 1) * g);

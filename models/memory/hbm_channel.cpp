@@ -19,16 +19,27 @@ void hbm_channel::declare_params(param_registry& r) {
            "not published (trainium-facts 5); typical HBM2e page-hit latency", 0, 1e6});
     r.add({"core.hbm.interleave", param_kind::size, "256B",
            "address interleaving granule across channels", "model choice", 1, 1ull << 30});
+    r.add({"core.hbm.channel_hash", param_kind::boolean, "true",
+           "rotate each block's granules over the channels by a hash of the block number "
+           "(strided accesses spread over every channel); false: plain modulo interleaving, "
+           "where accesses at a power-of-two stride fall on the same few channels",
+           "Neuron docs, HBM CRC-Based Hashing (nki/deep-dives/nki-hbm-crc-hashing, Trn1-Trn3): "
+           "a CRC of the address picks the channel and bank; the hash here stands in for it"});
     r.add({"core.hbm.page_size", param_kind::size, "2KiB",
            "row-buffer (page) size of a bank, in channel-local bytes",
            "model choice: HBM2/HBM2e page size", 1, 1ull << 30});
     r.add({"core.hbm.banks", param_kind::integer, "16",
            "banks per channel, each keeping one page open", "model choice: HBM2 bank count", 1,
            1024});
-    r.add({"core.hbm.activate_time", param_kind::time, "20ns",
-           "minimum channel time per page opened (the activation-rate limit): an access takes "
-           "max(bytes / channel bandwidth, pages opened x activate_time)",
-           "calibrated", 0, 1e6});
+    r.add(param_decl{"core.hbm.activate_time", param_kind::time, "20ns",
+                     "minimum channel time per page opened (the activation-rate limit): an "
+                     "access takes max(bytes / channel bandwidth, pages opened x activate_time)",
+                     "calibrated", 0, 1e6}
+              .calibrated(2, 48,
+                          "from activations overlapped across banks at the row-to-row limit "
+                          "(HBM2E/HBM3 tRRD about 2-4 ns) to one full row cycle per page "
+                          "serialised (tRC = tRAS + tRP, about 45-48 ns; JEDEC JESD235/238 "
+                          "class parts)"));
 }
 
 hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)

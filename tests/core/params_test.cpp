@@ -237,4 +237,48 @@ TEST_F(ConfigTest, MissingFileNamesPath) {
     EXPECT_PRED2(contains, msg, "/nonexistent/dir/config.yaml");
 }
 
+TEST_F(ConfigTest, AnAliasThatContainsItselfIsRejectedNotRecursedForever) {
+    const std::string msg =
+        user_error_of([&] { cfg.load_yaml_text("core: &c\n  hbm: *c\n", "self.yaml"); });
+    EXPECT_PRED2(starts_with, msg, "self.yaml:2: config keys nest deeper than 16 levels");
+    EXPECT_PRED2(contains, msg, "alias");
+}
+
+TEST_F(ConfigTest, AnAliasBombIsRejectedBeforeItExpands) {
+    // Each level refers twice to the one before: 2^20 values if expanded.
+    std::string text = "l0: &l0 {x: 1, y: 2}\n";
+    for (int i = 1; i <= 20; ++i)
+        text += "l" + std::to_string(i) + ": &l" + std::to_string(i) + " {p: *l" +
+                std::to_string(i - 1) + ", q: *l" + std::to_string(i - 1) + "}\n";
+    const std::string msg = user_error_of([&] { cfg.load_yaml_text(text, "bomb.yaml"); });
+    EXPECT_PRED2(contains, msg, "expands to more than 10000 values");
+    EXPECT_PRED2(starts_with, msg, "bomb.yaml:");
+}
+
+TEST_F(ConfigTest, KeysMustBePlainNames) {
+    for (const char* text : {"? \n: 1\n", "? [a, b]\n: 1\n", "core:\n  ? {x: 1}\n  : 2\n"}) {
+        const std::string msg = user_error_of([&] { cfg.load_yaml_text(text, "keys.yaml"); });
+        EXPECT_PRED2(starts_with, msg, "keys.yaml:") << text;
+        EXPECT_PRED2(contains, msg, "a config key must be a plain name") << text;
+    }
+}
+
+TEST_F(ConfigTest, SizesOf2To64BytesOrMoreAreRejected) {
+    const std::string msg = user_error_of(
+        [&] { cfg.load_yaml_text("core:\n  sbuf:\n    partition_size: 16EiB\n", "big.yaml"); });
+    EXPECT_PRED2(contains, msg, "partition_size");
+    const std::string big = user_error_of([&] {
+        cfg.load_yaml_text("core:\n  sbuf:\n    partition_size: 20000000000000000000B\n",
+                           "big.yaml");
+    });
+    EXPECT_PRED2(contains, big, "too large a size");
+    EXPECT_PRED2(contains, big, "big.yaml:3");
+}
+
+TEST_F(ConfigTest, EndlessOrBinaryFilesAreRejected) {
+    const std::string msg = user_error_of([&] { cfg.load_yaml_file("/dev/zero"); });
+    EXPECT_PRED2(contains, msg, "/dev/zero");
+    EXPECT_PRED2(contains, msg, "larger than 1048576 bytes");
+}
+
 }  // namespace

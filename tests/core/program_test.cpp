@@ -142,6 +142,7 @@ TEST(ValidateProgram, PsumByteOverflowUsesPsumCapacity) {
 
 TEST(ValidateProgram, HbmOverflowNamesEndByte) {
     program p = valid_program();
+    p.hbm_bytes = hbm_size;  // the platform's bound, not the program's, is tested here
     const std::uint64_t stride = 4096, row = 64;
     // The last row ends at offset + 127 * stride + row.
     const std::uint64_t fits = hbm_size - 127 * stride - row;
@@ -343,6 +344,20 @@ TEST(RegionInitialBytes, NarrowTypesStayInRange) {
         }
         EXPECT_GT(*std::max_element(v.begin(), v.end()), 0.9f);
     }
+}
+
+TEST(ValidateProgram, AccessesAndRegionsStayInsideTheDeclaredHbm) {
+    program p = valid_program();
+    const std::uint64_t declared = p.hbm_bytes;
+    p.queues[0][0].src = hbm_op(dtype::float32, 128, 16, declared - 64, 0);
+    EXPECT_NO_THROW(validate_program(p, limits()));
+    p.queues[0][0].src.offset = declared - 60;
+    const std::string msg = violation(p);
+    EXPECT_PRED2(contains, msg, "q0 transfer 0");
+    EXPECT_PRED2(contains, msg, "declared hbm_bytes " + std::to_string(declared));
+    program r = valid_program();
+    r.regions.push_back({"late", declared - 8, 16, dtype::float32});
+    EXPECT_PRED2(contains, violation(r), "region 'late' ends at HBM byte");
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ program rich_program() {
         opcode::tensor_copy, alu_op::bypass, op(sbuf, 0, 128, 3200, 16, dtype::int32),
         op(psum, 0, 128, 0, 16, dtype::float32), {}, 0, {on(engine_kind::act, 1)}));
     act.push_back(make_instruction(
-        opcode::activation, alu_op::max, op(psum, 0, 128, 0, 16, dtype::float32),
+        opcode::activation, alu_op::bypass, op(psum, 0, 128, 0, 16, dtype::float32),
         op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, -3.25f, {on(engine_kind::dve, 2)}));
     act.push_back(trigger(2, {on(engine_kind::dve, 4), on(engine_kind::pool, 2)}));
     pool.push_back(
@@ -120,6 +120,9 @@ program rich_program() {
     dve.push_back(make_instruction(
         opcode::tensor_scalar, alu_op::subtract, op(sbuf, 0, 128, 15200, 16, dtype::float32),
         op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 15000, 1, dtype::float32)));
+    dve.push_back(make_instruction(opcode::tensor_reduce, alu_op::max,
+                                   op(sbuf, 0, 128, 15300, 1, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32)));
     for (auto f : {act_func::relu, act_func::exp, act_func::reciprocal}) {
         act.push_back(make_instruction(opcode::activation, alu_op::bypass,
                                        op(sbuf, 0, 128, 16000, 16, dtype::float32),
@@ -282,6 +285,15 @@ TEST(TraceErrors, WrongVersion) {
     EXPECT_PRED2(contains, msg, "reads 1");
 }
 
+TEST(TraceErrors, EndlessLinesAndBinaryInputAreRejected) {
+    EXPECT_PRED2(contains, line5_error(std::string(70000, 'x')), "line longer than 65536 bytes");
+    EXPECT_PRED2(contains, line5_error(std::string("sp dma_trigger") + '\0'), "NUL byte");
+    const std::string msg = user_error_of([] { read_trace_file("/dev/zero"); });
+    EXPECT_PRED2(starts_with, msg, "/dev/zero:1: ");
+    // A last line without a newline still counts.
+    EXPECT_NO_THROW(from_text(prefix + "sp dma_trigger queue=0"));
+}
+
 TEST(TraceErrors, EmptyTrace) {
     const std::string msg = error_of("# nothing\n\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:");
@@ -401,14 +413,103 @@ TEST(TraceErrors, MissingDst) {
 
 TEST(TraceErrors, BadHeaderLines) {
     EXPECT_PRED2(contains, line5_error("queues 3"), "one 'queues N' line");
-    EXPECT_PRED2(contains, line5_error("hbm_bytes"), "expected 'hbm_bytes N'");
-    EXPECT_PRED2(contains, line5_error("hbm_bytes lots"), "bad byte count 'lots'");
+    EXPECT_PRED2(contains, line5_error("hbm_bytes"), "expected one 'hbm_bytes N' line");
+    EXPECT_PRED2(contains, line5_error("hbm_bytes 12 13"), "expected one 'hbm_bytes N' line");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 1\nhbm_bytes lots\n"), "bad byte count 'lots'");
     EXPECT_PRED2(contains, line5_error("region a 0 64 float32"), "expected 'region");
     EXPECT_PRED2(contains, line5_error("region a 0 64 float32 input 0 1"), "input LO HI SEED");
     EXPECT_PRED2(contains, line5_error("region a 0 64 float32 scratch"), "region kind");
     EXPECT_PRED2(contains, line5_error("region a 0 64 float32 input 0 high 1"),
                  "bad upper bound 'high'");
     EXPECT_PRED2(contains, line5_error("tpu memset"), "unknown line kind 'tpu'");
+}
+
+TEST(TraceErrors, FieldsAreGivenOnceAndOnlyWhereTheyApply) {
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=0 queue=1"),
+                 "field 'queue' given twice");
+    EXPECT_PRED2(contains,
+                 line5_error("dve tensor_tensor alu=max alu=add dst=sbuf[0:128]@0:16xfloat32 "
+                             "src0=sbuf[0:128]@0:16xfloat32 src1=sbuf[0:128]@0:16xfloat32"),
+                 "field 'alu' given twice");
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=0 wait=dve>=1 wait=act>=1"),
+                 "field 'wait' given twice");
+    EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:128]@0:16xfloat32 queue=3"),
+                 "field 'queue' does not apply to memset");
+    EXPECT_PRED2(contains, line5_error("sp dma_trigger queue=0 imm=2"),
+                 "field 'imm' does not apply to dma_trigger");
+    EXPECT_PRED2(contains,
+                 line5_error("dve tensor_copy dst=sbuf[0:128]@0:16xfloat32 "
+                             "src0=sbuf[0:128]@64:16xfloat32 func=exp"),
+                 "field 'func' does not apply to tensor_copy");
+}
+
+TEST(TraceErrors, FloatsMustBeFinite) {
+    for (const char* v : {"nan", "inf", "-inf", "1e39"}) {
+        EXPECT_PRED2(contains,
+                     line5_error(std::string("dve memset dst=sbuf[0:128]@0:16xfloat32 imm=") + v),
+                     "not a finite float")
+            << v;
+        EXPECT_PRED2(contains,
+                     line5_error(std::string("region x 0 64 float32 input 0 ") + v + " 1"),
+                     "not a finite float")
+            << v;
+    }
+}
+
+TEST(TraceRoundTrip, SubnormalImmediatesReadBackExactly) {
+    program p = from_text(prefix + "sp dma_trigger queue=0\n");
+    instruction ms;
+    ms.op = opcode::memset;
+    ms.dst = p.queues[0][0].dst;
+    ms.imm = std::numeric_limits<float>::denorm_min() * 3;
+    p.engines[std::size_t(engine_kind::dve)].push_back(ms);
+    const program back = from_text(to_text(p));
+    EXPECT_TRUE(back == p);
+    EXPECT_EQ(back.engines[std::size_t(engine_kind::dve)][0].imm, ms.imm);
+}
+
+TEST(TraceErrors, ValidationNamesTheTraceLine) {
+    // Line 6 waits for a semaphore value that is never reached.
+    const program p = from_text(prefix + "sp dma_trigger queue=0\n" +
+                                    "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=5\n",
+                                "bad.trace");
+    program_limits lim;
+    lim.partitions = 128;
+    lim.sbuf_partition_bytes = 1 << 16;
+    lim.psum_partition_bytes = 1 << 14;
+    lim.hbm_bytes = 1 << 20;
+    lim.dma_queues = 16;
+    const std::string msg = user_error_of([&] { validate_program(p, lim); });
+    EXPECT_PRED2(starts_with, msg, "bad.trace:6: dve instruction 0");
+    // A region beyond the declared hbm_bytes names its line too.
+    const program r = from_text(
+        "trnsim-trace 1\nhbm_bytes 64\nqueues 0\n"
+        "region big 0 128 float32 output\n",
+        "bad.trace");
+    EXPECT_PRED2(starts_with, user_error_of([&] { validate_program(r, lim); }),
+                 "bad.trace:4: region 'big'");
+}
+
+TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
+    // Line 5 writes the SBUF bytes that the load of line 4 writes, with no wait on q0.
+    const program p =
+        from_text(prefix + "dve memset dst=sbuf[0:128]@0:16xfloat32\n" + "sp dma_trigger queue=0\n",
+                  "race.trace");
+    program_limits lim;
+    lim.partitions = 128;
+    lim.sbuf_partition_bytes = 1 << 16;
+    lim.psum_partition_bytes = 1 << 14;
+    lim.hbm_bytes = 1 << 20;
+    lim.dma_queues = 16;
+    const std::string msg = user_error_of([&] { validate_program(p, lim); });
+    EXPECT_PRED2(contains, msg, "race: ");
+    EXPECT_PRED2(contains, msg, "race.trace:5 (dve instruction 0");
+    EXPECT_PRED2(contains, msg, "race.trace:4 (q0 transfer 0)");
+    // With the wait the trace is accepted.
+    const program ok = from_text(prefix + "sp dma_trigger queue=0\n" +
+                                     "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=1\n",
+                                 "race.trace");
+    EXPECT_NO_THROW(validate_program(ok, lim));
 }
 
 }  // namespace

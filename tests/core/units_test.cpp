@@ -77,6 +77,13 @@ TEST(UnitsSize, BinaryAndDecimalPrefixes) {
     EXPECT_EQ(u::parse_size_bytes("2 MB"), 2000000u);
 }
 
+TEST(UnitsSize, SizesOf2To64BytesOrMoreRejected) {
+    EXPECT_EQ(u::parse_size_bytes("16000000000GiB"), 16000000000ull << 30);
+    EXPECT_PRED2(contains, user_error_of([] { u::parse_size_bytes("18446744073709551616B"); }),
+                 "too large a size");
+    EXPECT_PRED2(contains, user_error_of([] { u::parse_size_bytes("1e30GB"); }), "too large");
+}
+
 TEST(UnitsSize, FractionalOrNegativeBytesRejected) {
     const std::string frac = user_error_of([] { u::parse_size_bytes("0.5B"); });
     EXPECT_PRED2(contains, frac, "'0.5B'");

@@ -38,6 +38,26 @@ sleep 1
 expect_grep "12 points, 7 already done, running 5" "$TMP/log2" "resume"
 [ "$(stat -c %Y "$TMP"/out/points/00000-*.json)" = "$stamp" ] || fail "a finished point ran again"
 ls "$TMP"/out/points/00001-*.json >/dev/null 2>&1 || fail "the removed point was not rerun"
+# A truncated point file is not a finished point: it is kept aside and the point runs again.
+truncated="$(ls "$TMP"/out/points/00002-*.json)"
+head -c 100 "$truncated" >"$truncated.cut" && mv "$truncated.cut" "$truncated"
+"$sweep" "$TMP/spec.yaml" --out "$TMP/out" >"$TMP/log6" 2>&1
+expect_grep "is not a valid stats dump \(truncated\?\)" "$TMP/log6" "truncated point noticed"
+expect_grep "12 points, 7 already done, running 5" "$TMP/log6" "truncated point rerun"
+python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$truncated" ||
+    fail "the truncated point was not rewritten"
+grep -q Traceback "$TMP/log6" && fail "a Python traceback"
+# A sim killed by a signal is reported as such, not as "did not run".
+mkdir -p "$TMP/fakebuild"
+cat >"$TMP/fakebuild/sim" <<'FAKE'
+#!/usr/bin/env bash
+kill -9 $$
+FAKE
+chmod +x "$TMP/fakebuild/sim"
+TRNSIM_SKIP_BUILD=1 BUILD_DIR="$TMP/fakebuild" "$sweep" "$TMP/spec.yaml" --out "$TMP/killed" \
+    >"$TMP/log7" 2>&1
+expect_status 1 $? "killed points make the sweep exit 1"
+expect_grep "failed: sim was killed by signal 9 \(KILL\)" "$TMP/log7" "killed point reported"
 # Bad specs.
 printf 'name: x\nconfigs: [trn1]\nworkloads: [{name: vector_add}]\ncolour: red\n' >"$TMP/bad1.yaml"
 "$sweep" "$TMP/bad1.yaml" --out "$TMP/o1" >"$TMP/log3" 2>&1; expect_status 2 $? "unknown key"

@@ -205,6 +205,21 @@ TEST(VectorAdd, AllocBadPutsEverythingAtZero) {
     EXPECT_EQ(add.dst.offset, 0u);
 }
 
+TEST(VectorAdd, AllocBadNamesTheRacesItsPlacementCreates) {
+    const std::uint64_t P = 128, fd = 1000, n = P * fd * 3;
+    const auto bad = build({{"variant", "alloc_bad"}, {"n", std::to_string(n)}});
+    ASSERT_FALSE(bad.warnings.empty());
+    // The loads of a and b write the same SBUF bytes with nothing ordering them.
+    EXPECT_PRED2(contains, bad.warnings[0], "race: ");
+    EXPECT_PRED2(contains, bad.warnings[0], "q0 transfer 0");
+    EXPECT_PRED2(contains, bad.warnings[0], "q1 transfer 0");
+    EXPECT_PRED2(contains, bad.warnings[0], "sbuf partitions 0..127");
+    const auto good = build({{"variant", "direct_alloc"}, {"n", std::to_string(n)}});
+    EXPECT_TRUE(good.warnings.empty());
+    // Kernels whose tiles the builder places are not checked (they cannot race).
+    EXPECT_TRUE(build({{"variant", "stream"}, {"n", std::to_string(n)}}).warnings.empty());
+}
+
 TEST(VectorAdd, LoadsAndStoresAreTriggeredFromDifferentEngines) {
     const std::uint64_t n = 128 * 2 * 3, iterations = 3;
     for (const char* style : {"nl", "isa"}) {

@@ -1,5 +1,7 @@
 #include "workloads/builder/kernel_builder.h"
 
+#include "core/race_check.h"
+
 #include <algorithm>
 #include <utility>
 
@@ -15,10 +17,25 @@ kernel_style parse_style(const std::string& s) {
 
 void kernel_builder::declare_params(param_registry& r) {
     r.add({"compiler.nl_buffers", param_kind::integer, "4",
-           "physical buffers the compiler rotates each loop-local tile over (style=nl)",
-           "calibrated: V7 and V8 (compiler-allocated stream runs as fast as direct_alloc with "
-           "buffers=4)",
+           "physical buffers the compiler rotates a loop-local tile over, in loops it unrolls "
+           "(style=nl; style=isa too when the backend unrolls the loop)",
+           "calibrated: V7, V8 (compiler-allocated stream as fast as direct_alloc with "
+           "buffers=4), W7; a count, chosen among 2..8, not fitted by least squares",
            1, 64});
+    r.add({"compiler.nl_unroll_limit", param_kind::integer, "4096",
+           "longest loop (trip count of the innermost loop around a tile) the compiler's "
+           "middle-end unrolls and pipelines (style=nl); a longer loop stays a hardware loop "
+           "with one buffer per tile, so its iterations run one after another",
+           "calibrated: bracketed by V2 (200 iterations, pipelined) and V1 (25600, serial on "
+           "hardware): any value in [200, 25599] fits them",
+           1, 1e9});
+    r.add({"compiler.isa_unroll_limit", param_kind::integer, "64",
+           "longest loop the backend unrolls when the middle-end is skipped (style=isa, "
+           "skip_middle_end_transformations); unrolled loop-local tiles rotate over "
+           "compiler.nl_buffers, longer loops keep one buffer per tile",
+           "calibrated: bracketed by W7 (8x8 nest of 128x128 transposes, overlapped on "
+           "hardware) and W3 (100 iterations, serial): any value in [8, 99] fits them",
+           1, 1e9});
 }
 
 builder_options kernel_builder::options(const config& cfg, const program_limits& limits,
@@ -27,6 +44,8 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.style = style;
     o.limits = limits;
     o.nl_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_buffers"));
+    o.nl_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.nl_unroll_limit"));
+    o.isa_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.isa_unroll_limit"));
     o.pe_rows = static_cast<std::uint32_t>(cfg.integer("core.pe.rows"));
     o.pe_cols = static_cast<std::uint32_t>(cfg.integer("core.pe.cols"));
     o.moving_max = static_cast<std::uint32_t>(cfg.integer("core.pe.moving_max"));
@@ -133,10 +152,10 @@ std::size_t kernel_builder::new_buffer() {
 
 std::size_t kernel_builder::declare_tile(const std::string& name, mem_space space,
                                          std::uint32_t partitions, std::uint32_t elems, dtype type,
-                                         std::uint32_t buffers) {
+                                         std::uint32_t buffers, std::uint64_t loop_trips) {
     check_tile(name, partitions, elems);
     const bool policy = buffers == 0;
-    if (policy) buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+    if (policy) buffers = policy_buffers(loop_trips);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     std::uint32_t granted = 0;
     const std::uint64_t at = allocate(space, bytes, name, buffers, policy, granted);
@@ -160,6 +179,7 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
                                             std::uint32_t partitions, std::uint32_t elems,
                                             dtype type, std::uint64_t offset,
                                             std::uint32_t buffers) {
+    m_direct = true;
     check_tile(name, partitions, elems);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
@@ -391,46 +411,81 @@ tile kernel_builder::partitions_of(const tile& t, std::uint32_t first, std::uint
     return s;
 }
 
-std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes) const {
-    std::uint32_t b = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+std::uint32_t kernel_builder::policy_buffers(std::uint64_t loop_trips) const {
+    const bool nl = m_opt.style == kernel_style::nl;
+    if (loop_trips == 0) return nl ? m_opt.nl_buffers : 1;
+    // A loop the compiler unrolls: each instance is a value of its own, and the allocator
+    // rotates them over nl_buffers buffers (no more than there are instances). A longer loop
+    // stays a hardware loop whose single body reuses one buffer per tile.
+    if (loop_trips > (nl ? m_opt.nl_unroll_limit : m_opt.isa_unroll_limit)) return 1;
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(m_opt.nl_buffers, loop_trips));
+}
+
+std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes,
+                                               std::uint64_t loop_trips) const {
+    std::uint32_t b = policy_buffers(loop_trips);
     while (b > 1 && m_sbuf_used + b * bytes > m_opt.limits.sbuf_partition_bytes)
         --b;
     return b;
 }
 
+std::uint64_t kernel_builder::unrolled_trips(const std::vector<std::uint64_t>& loops) const {
+    const std::uint64_t limit =
+        m_opt.style == kernel_style::nl ? m_opt.nl_unroll_limit : m_opt.isa_unroll_limit;
+    std::uint64_t trips = 0;
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        if (*it <= 1) continue;
+        if (trips == 0) {
+            trips = *it;  // the innermost loop, unrolled or not
+            if (trips > limit) break;
+        } else if (trips * *it <= limit) {
+            trips *= *it;
+        } else {
+            break;
+        }
+    }
+    return trips;
+}
+
 std::vector<std::uint32_t> kernel_builder::plan_buffers(
     const std::vector<tile_request>& requests) const {
-    const std::uint32_t style = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
-    std::vector<std::uint32_t> out(requests.size(), 1);
+    std::vector<std::uint32_t> out(requests.size(), 1), policy(requests.size(), 1);
     for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
         const bool sbuf = space == mem_space::sbuf;
         const std::uint64_t unit = sbuf ? 64 : m_opt.psum_bank_bytes;
         const std::uint64_t cap =
             sbuf ? m_opt.limits.sbuf_partition_bytes : m_opt.limits.psum_partition_bytes;
-        std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used, rotating = 0;
+        std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used;
         std::vector<std::pair<std::uint64_t, std::size_t>> rotors;  // (bytes per buffer, index)
+        std::uint32_t shared = 1;
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const tile_request& r = requests[i];
             if (r.space != space) continue;
             const std::uint64_t bytes = (r.bytes + unit - 1) / unit * unit * r.count;
-            if (r.single) {
+            policy[i] = r.single ? 1 : policy_buffers(unrolled_trips(r.loops));
+            if (policy[i] == 1) {
                 fixed += bytes;
             } else {
-                rotating += bytes;
                 rotors.emplace_back(bytes, i);
+                shared = std::max(shared, policy[i]);
             }
         }
-        std::uint32_t shared = style;
-        while (shared > 1 && fixed + shared * rotating > cap)
+        auto need = [&](std::uint32_t b) {
+            std::uint64_t total = fixed;
+            for (const auto& [bytes, i] : rotors)
+                total += bytes * std::min(b, policy[i]);
+            return total;
+        };
+        while (shared > 1 && need(shared) > cap)
             --shared;
-        // What is left goes to the smallest single-tile declarations first, each up to the
-        // style's count; tile arrays (operands hoisted together) keep their shared count.
-        std::uint64_t left = fixed + shared * rotating < cap ? cap - fixed - shared * rotating : 0;
+        // What is left goes to the smallest single-tile declarations first, each up to its
+        // policy; tile arrays (operands hoisted together) keep the shared count.
+        std::uint64_t left = need(shared) < cap ? cap - need(shared) : 0;
         std::stable_sort(rotors.begin(), rotors.end(),
                          [](const auto& a, const auto& b) { return a.first < b.first; });
         for (const auto& [bytes, i] : rotors) {
-            out[i] = shared;
-            while (requests[i].count == 1 && out[i] < style && bytes <= left) {
+            out[i] = std::min(shared, policy[i]);
+            while (requests[i].count == 1 && out[i] < policy[i] && bytes <= left) {
                 ++out[i];
                 left -= bytes;
             }
@@ -439,14 +494,12 @@ std::vector<std::uint32_t> kernel_builder::plan_buffers(
     return out;
 }
 
-std::vector<std::size_t> kernel_builder::declare_tile_array(const std::string& name,
-                                                            std::size_t count, mem_space space,
-                                                            std::uint32_t partitions,
-                                                            std::uint32_t elems, dtype type,
-                                                            std::uint32_t buffers) {
+std::vector<std::size_t> kernel_builder::declare_tile_array(
+    const std::string& name, std::size_t count, mem_space space, std::uint32_t partitions,
+    std::uint32_t elems, dtype type, std::uint32_t buffers, std::uint64_t loop_trips) {
     check_tile(name, partitions, elems);
     if (buffers == 0) {
-        buffers = m_opt.style == kernel_style::nl ? m_opt.nl_buffers : 1;
+        buffers = policy_buffers(loop_trips);
         const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
         const std::uint64_t bytes =
             (std::uint64_t{elems} * dtype_size(type) + unit - 1) / unit * unit;
@@ -484,6 +537,9 @@ void kernel_builder::end_phase() {
 
 program kernel_builder::finish() {
     m_prog.hbm_bytes = m_hbm_used;
+    // The builder orders every access to the buffers it allocates; tiles placed by the kernel
+    // (declare_tile_at) may share bytes the builder does not know are shared.
+    if (m_direct) m_races = find_races(m_prog);
     return std::move(m_prog);
 }
 

@@ -19,9 +19,11 @@ struct builder_options {
     kernel_style style = kernel_style::nl;
     program_limits limits;
     std::uint32_t nl_buffers = 4;
-    std::uint32_t pe_rows = 128;     // TILE_K: contraction size of one matmul
-    std::uint32_t pe_cols = 128;     // TILE_M: stationary free size
-    std::uint32_t moving_max = 512;  // TILE_N: moving free size
+    std::uint64_t nl_unroll_limit = 4096;  // longest loop the middle-end unrolls (nl)
+    std::uint64_t isa_unroll_limit = 64;   // longest loop the backend unrolls (isa)
+    std::uint32_t pe_rows = 128;           // TILE_K: contraction size of one matmul
+    std::uint32_t pe_cols = 128;           // TILE_M: stationary free size
+    std::uint32_t moving_max = 512;        // TILE_N: moving free size
     std::uint64_t psum_bank_bytes = 2048;
 };
 
@@ -40,6 +42,7 @@ struct tile_request {
     std::uint64_t bytes = 0;
     std::size_t count = 1;
     bool single = false;  // one buffer whatever the style (state carried across a sequential loop)
+    std::vector<std::uint64_t> loops;  // trip counts of the loops around it, outermost first
 };
 
 // A logical tile: one instance of a declared tile, living in one physical buffer.
@@ -71,10 +74,13 @@ class kernel_builder {
     operand view(const hbm_tensor& t, std::uint64_t first, std::uint32_t rows, std::uint32_t elems,
                  std::uint64_t row_stride) const;
 
-    // A tile declaration. buffers = 0 lets the style decide (nl: compiler.nl_buffers, fewer if
+    // A tile declaration. buffers = 0 lets the style decide (policy_buffers; fewer if
     // SBUF is short; isa: 1). Instances rotate over the buffers.
+    // loop_trips: the trip count of the innermost loop the tile is declared in (0: not in a
+    // loop, or not said).
     std::size_t declare_tile(const std::string& name, mem_space space, std::uint32_t partitions,
-                             std::uint32_t elems, dtype type, std::uint32_t buffers = 0);
+                             std::uint32_t elems, dtype type, std::uint32_t buffers = 0,
+                             std::uint64_t loop_trips = 0);
     // Direct allocation at a byte offset of every partition, `buffers` consecutive buffers.
     std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
                                 std::uint32_t elems, dtype type, std::uint64_t offset,
@@ -84,17 +90,30 @@ class kernel_builder {
     std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,
                                                 mem_space space, std::uint32_t partitions,
                                                 std::uint32_t elems, dtype type,
-                                                std::uint32_t buffers = 0);
-    // The style's buffer count (nl: compiler.nl_buffers, isa: 1), lowered until `bytes` per
+                                                std::uint32_t buffers = 0,
+                                                std::uint64_t loop_trips = 0);
+    // The compiler's buffer count for a tile declared in a loop of `loop_trips` iterations
+    // (0: outside loops): nl: compiler.nl_buffers, isa: 1; in a loop, nl_buffers (at most the
+    // trip count) if the style's compiler unrolls it (trips <= compiler.nl_unroll_limit or
+    // compiler.isa_unroll_limit), else 1.
+    std::uint32_t policy_buffers(std::uint64_t loop_trips) const;
+    // The instances of a declaration the compiler unrolls, from the trip counts of the loops
+    // around it (outermost first): the innermost loop, times the next ones out while the
+    // product stays within the style's unroll limit (an unrolled inner loop makes its parent's
+    // body straight-line code, which is unrolled in turn); single-trip loops are no loops.
+    // 0 when there is no loop.
+    std::uint64_t unrolled_trips(const std::vector<std::uint64_t>& loops) const;
+    // The style's buffer count (policy_buffers), lowered until `bytes` per
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
-    std::uint32_t buffers_that_fit(std::uint64_t bytes) const;
+    std::uint32_t buffers_that_fit(std::uint64_t bytes, std::uint64_t loop_trips = 0) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
     // The buffer count of each of a kernel's declarations, decided together before any is
-    // declared (a frontend that knows the whole kernel): `single` ones get 1 (isa: all do); in
-    // each of SBUF and PSUM the others share the largest count up to the style's that lets
-    // all of them fit in what is left (at least 1: declaring then reports what does not fit),
-    // and what is still left raises the smallest single tiles (count 1) first, each up to the
-    // style's count (tile arrays, operands hoisted together, keep the shared count).
+    // declared (a frontend that knows the whole kernel): `single` ones get 1; each other one
+    // at most policy_buffers(unrolled_trips(loops)). In each of SBUF and PSUM they share the
+    // largest count (capped by each one's policy) that lets all of them fit in what is left (at
+    // least 1: declaring then reports what does not fit), and what is still left raises the
+    // smallest single tiles (count 1) first, each up to its policy (tile arrays, operands hoisted
+    // together, keep the shared count).
     std::vector<std::uint32_t> plan_buffers(const std::vector<tile_request>& requests) const;
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions
@@ -136,6 +155,9 @@ class kernel_builder {
     void end_phase();
 
     program finish();
+    // After finish(): the races of a kernel that placed tiles itself (declare_tile_at), each
+    // naming the two accesses (core/race_check.h); empty otherwise.
+    const std::vector<std::string>& races() const { return m_races; }
 
   private:
     struct decl {
@@ -184,6 +206,8 @@ class kernel_builder {
     std::vector<phase> m_phases;
     dep_state m_freed;  // union of the dependency states of freed buffers
     std::vector<bool> m_decl_freed;
+    bool m_direct = false;  // a tile was placed by the kernel (declare_tile_at)
+    std::vector<std::string> m_races;
 };
 
 }  // namespace trn

@@ -186,10 +186,10 @@ PYBIND11_MODULE(_trnsim, m) {
         });
 
     py::class_<trn::tile_request>(m, "TileRequest")
-        .def(
-            py::init([](trn::mem_space space, std::uint64_t bytes, std::size_t count, bool single) {
-                return trn::tile_request{space, bytes, count, single};
-            }));
+        .def(py::init([](trn::mem_space space, std::uint64_t bytes, std::size_t count, bool single,
+                         std::vector<std::uint64_t> loops) {
+            return trn::tile_request{space, bytes, count, single, std::move(loops)};
+        }));
 
     using kb = trn::kernel_builder;
     py::class_<kb>(m, "KernelBuilder")
@@ -198,12 +198,14 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("output", &kb::output)
         .def("view", &kb::view)
         .def("declare_tile", &kb::declare_tile, py::arg("name"), py::arg("space"),
-             py::arg("partitions"), py::arg("elems"), py::arg("type"), py::arg("buffers") = 0)
+             py::arg("partitions"), py::arg("elems"), py::arg("type"), py::arg("buffers") = 0,
+             py::arg("loop_trips") = 0)
         .def("declare_tile_at", &kb::declare_tile_at)
         .def("declare_tile_array", &kb::declare_tile_array, py::arg("name"), py::arg("count"),
              py::arg("space"), py::arg("partitions"), py::arg("elems"), py::arg("type"),
-             py::arg("buffers") = 0)
-        .def("buffers_that_fit", &kb::buffers_that_fit)
+             py::arg("buffers") = 0, py::arg("loop_trips") = 0)
+        .def("buffers_that_fit", &kb::buffers_that_fit, py::arg("bytes"), py::arg("loop_trips") = 0)
+        .def("races", &kb::races)
         .def("sbuf_free", &kb::sbuf_free)
         .def("plan_buffers", &kb::plan_buffers)
         .def("next", &kb::next)

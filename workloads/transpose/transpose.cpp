@@ -23,10 +23,14 @@ void emit_transpose(kernel_builder& kb, const hbm_tensor& in, const hbm_tensor& 
                          " transpose needs rows a multiple of " + std::to_string(P) +
                          " and columns a multiple of " + std::to_string(F) +
                          " (the Tensor engine's transpose tile)");
-    const std::size_t tin = kb.declare_tile(in.name + "_tile", mem_space::sbuf, P, F, in.type);
+    // The tiles are declared in the body of the inner loop (over column tiles).
+    const std::uint64_t trips = cols / F;
+    const std::size_t tin =
+        kb.declare_tile(in.name + "_tile", mem_space::sbuf, P, F, in.type, 0, trips);
     const std::size_t tps =
-        kb.declare_tile(in.name + "_T_psum", mem_space::psum, F, P, dtype::float32);
-    const std::size_t tout = kb.declare_tile(in.name + "_T_tile", mem_space::sbuf, F, P, out.type);
+        kb.declare_tile(in.name + "_T_psum", mem_space::psum, F, P, dtype::float32, 0, trips);
+    const std::size_t tout =
+        kb.declare_tile(in.name + "_T_tile", mem_space::sbuf, F, P, out.type, 0, trips);
     for (std::uint64_t i = 0; i < rows / P; ++i)
         for (std::uint64_t j = 0; j < cols / F; ++j) {
             const tile a = kb.next(tin), t = kb.next(tps), b = kb.next(tout);

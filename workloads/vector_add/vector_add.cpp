@@ -53,10 +53,12 @@ built_kernel vector_add_workload::build(const workload_params& p, const config& 
     std::uint64_t iterations = 0;
     std::function<operand(const hbm_tensor&, std::uint64_t)> view;
     std::size_t ta, tb, tr;
+    // The tiles are declared in the body of the loop over the iterations (whose trip count
+    // decides whether the compiler unrolls it).
     auto declare = [&](std::uint32_t buffers) {
-        ta = kb.declare_tile("a_tile", mem_space::sbuf, rows, elems, type, buffers);
-        tb = kb.declare_tile("b_tile", mem_space::sbuf, rows, elems, type, buffers);
-        tr = kb.declare_tile("res_tile", mem_space::sbuf, rows, elems, type, buffers);
+        ta = kb.declare_tile("a_tile", mem_space::sbuf, rows, elems, type, buffers, iterations);
+        tb = kb.declare_tile("b_tile", mem_space::sbuf, rows, elems, type, buffers, iterations);
+        tr = kb.declare_tile("res_tile", mem_space::sbuf, rows, elems, type, buffers, iterations);
     };
     if (variant == "naive") {
         if (n > 0xffffffffull) throw user_error("vector_add: n is too large for naive");
@@ -117,6 +119,7 @@ built_kernel vector_add_workload::build(const workload_params& p, const config& 
 
     built_kernel k;
     k.prog = kb.finish();
+    k.warnings = kb.races();
     k.description = "vector_add " + variant + " n=" + std::to_string(n) + " " + dtype_name(type);
     const hbm_region ra = k.prog.regions[0], rb = k.prog.regions[1], ro = k.prog.regions[2];
     k.check = [ra, rb, ro, type, n](const hbm_reader& read) {

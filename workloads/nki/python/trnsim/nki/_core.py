@@ -103,7 +103,8 @@ def build(ctx):
     kb = ctx.kb
     auto = [d for d in ctx.decl_list if d.alloc is None]
     plan = kb.plan_buffers([native.TileRequest(_MEM[d.space], d.bytes, d.count,
-                                               d.carried or d.instances == 1) for d in auto])
+                                               d.carried or d.instances == 1, d.loops)
+                            for d in auto])
     for d, b in zip(auto, plan):
         d.buffers = b
     try:
@@ -142,6 +143,7 @@ class Context:
         self.events = []      # (api, site, builder calls), replayed by build()
         self.loops = []       # open loops: (kind, id)
         self.open_loops = ()  # their ids
+        self.loop_trips = []  # their trip counts
         self.loop_count = 0
         self.hbm_names = set()
         self.sbuf_mem = None
@@ -732,6 +734,7 @@ class Decl:
         self.bytes = elems * _dtypes.SIZES[dtype]
         self.carried = False
         self.instances = 0  # how many times the declaration ran (one needs no rotation)
+        self.loops = []  # trip counts of the loops around it, outermost first
         self.buffers = 0
         self.ids = None
 
@@ -777,6 +780,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
                                       f'{elems * size} bytes per partition does not fit in the '
                                       f'{ctx.sbuf_bytes} bytes of an SBUF partition', site)
         decl = Decl(label, space, p, elems, dtype, nblocks, alloc, offsets, phys)
+        decl.loops = list(ctx.loop_trips)
         ctx.decls[key] = decl
         ctx.decl_list.append(decl)
         ctx.events.append((api, site, lambda: decl.declare(ctx.kb)))

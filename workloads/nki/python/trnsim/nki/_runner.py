@@ -136,6 +136,11 @@ def trace_kernel(kernel, args, kwargs, values):
             program = _core.build(ctx)
         except (_core.native.UserError, RuntimeError) as e:
             raise _core.KernelError('kernel end', str(e), where)
+        # Tiles the kernel placed itself may share bytes with no order between their
+        # accesses (core/race_check): said, as sim says it of the drivers.
+        if not _settings['quiet']:
+            for race in ctx.kb.races():
+                print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
     finally:
         _core._State.current = None
         if gc_was_enabled:

@@ -79,11 +79,13 @@ class _Loop:
         ctx.loop_count += 1
         ctx.loops.append((self.kind, ctx.loop_count))
         ctx.open_loops += (ctx.loop_count,)
+        ctx.loop_trips.append(len(self.range))
         try:
             yield from self.range
         finally:
             ctx.loops.pop()
             ctx.open_loops = ctx.open_loops[:-1]
+            ctx.loop_trips.pop()
 
 
 def affine_range(*args, **kwargs):

@@ -1,0 +1,78 @@
+#!/usr/bin/env bash
+# scripts/calibrate points files: bands (tol_pct) pass inside and count only their excess outside;
+# counts match within their tolerance; a bad file or option exits 2 naming the file and line.
+source "$(dirname "$0")/common.sh"
+source "$(dirname "$0")/calibrate_common.sh"
+read -r _ _ w1 p1 <<<"${SMALL_POINTS[0]}"  # a trn1 point
+read -r _ _ w2 p2 <<<"${SMALL_POINTS[2]}"  # a trn2 point
+m1="$(model_value trn1 "$w1" "$p1" total_time_ns)" || fail "sim trn1"
+m2="$(model_value trn2 "$w2" "$p2" total_time_ns)" || fail "sim trn2"
+c2="$(model_value trn2 "$w2" "$p2" dma.transfers)" || fail "sim trn2 count"
+# trn1: the model 10% below the value, band 15%: in band, error 0.
+# trn2: the model at value/1.3 (-23.1%), band 10%: 13.1% beyond the lower edge.
+# counts: one off by 1 with a band that covers it, one off by 1 without a band.
+python3 - "$TMP/band.csv" "$m1" "$m2" "$c2" "$w1" "$p1" "$w2" "$p2" <<'PY'
+import sys
+path, m1, m2, c2 = sys.argv[1], *map(float, sys.argv[2:5])
+w1, p1, w2, p2 = sys.argv[5:9]
+with open(path, "w") as f:
+    f.write("id,platform,workload,params,metric,value,source,tol_pct\n")
+    f.write(f"in1,trn1,{w1},{p1},latency_us,{m1 / 1e3 * 1.1:.9g},test,15\n")
+    f.write(f"out2,trn2,{w2},{p2},latency_us,{m2 / 1e3 * 1.3:.9g},test,10\n")
+    f.write(f"cb,trn2,{w2},{p2},dma_transfers,{c2 + 1:g},test,{150 / (c2 + 1):.6g}\n")
+    f.write(f"cx,trn2,{w2},{p2},dma_transfers,{c2 + 1:g},test,\n")
+PY
+"$cal" --points "$TMP/band.csv" >"$TMP/out" 2>&1
+expect_status 0 $? "band table"
+expect_grep "^in1 .* -9\.1% +in band ±15%$" "$TMP/out" "inside the band"
+expect_grep "^out2 .* -23\.1% +outside band ±10% \(13\.1% beyond\)$" "$TMP/out" "outside the band"
+expect_grep "^cb .* -1 +in band ±[0-9.]+%$" "$TMP/out" "count within its band"
+expect_grep "^cx .* -1$" "$TMP/out" "count without a band"
+expect_grep "^MAPE trn1: 0\.0% over 1 time points" "$TMP/out" "in band counts 0"
+expect_grep "^MAPE trn2: 13\.1% over 1 time points" "$TMP/out" "outside counts the excess"
+expect_grep "^counts: 1 of 2 match" "$TMP/out" "counts"
+# A fit to a point already inside its band has nothing to move.
+"$cal" --fit --points "$TMP/band.csv" --max-evals 6 in1 >"$TMP/out" 2>&1
+expect_status 0 $? "fit in band"
+expect_grep "rms log error 0\.0000 -> 0\.0000" "$TMP/out" "in band: zero residual"
+expect_grep "^  core\.launch_overhead: (\S+) -> \1  \(range" "$TMP/out" "in band: unchanged"
+
+# Bad points files: exit 2, naming the file and line.
+good="id,platform,workload,params,metric,value,source,tol_pct
+g1,trn1,vector_add,variant=stream n=25600 free_dim=200,latency_us,19,x,"
+bad() {  # bad NAME LINE PATTERN CONTENT: the file must be refused at LINE with PATTERN
+    printf '%s\n' "$4" >"$TMP/$1.csv"
+    "$cal" --points "$TMP/$1.csv" >"$TMP/out" 2>&1
+    expect_status 2 $? "$1"
+    expect_grep "$1\.csv:$2: .*$3" "$TMP/out" "$1 names the file and line"
+}
+bad nometric 1 "missing column\(s\) metric" "id,platform,workload,params,value
+g1,trn1,vector_add,,19"
+bad platform 3 "unknown platform 'trn9'" "$good
+g2,trn9,vector_add,,latency_us,19,x,"
+bad workload 2 "unknown workload 'vector_mul'" "id,platform,workload,params,metric,value
+g1,trn1,vector_mul,,latency_us,19"
+bad value 3 "value '19us' is not a number" "$good
+g2,trn1,vector_add,,latency_us,19us,x,"
+bad zero 2 "must be a positive number" "id,platform,workload,params,metric,value
+g1,trn1,vector_add,,latency_us,0"
+bad metric 2 "unknown metric 'latency_ms'" "id,platform,workload,params,metric,value
+g1,trn1,vector_add,,latency_ms,19"
+bad tol 3 "tol_pct 'ten' is not a number" "$good
+g2,trn1,vector_add,,latency_us,19,x,ten"
+bad dup 3 "id g1 already on line 2" "$good
+$(tail -1 <<<"$good")"
+bad fields 2 "wrong number of fields" "id,platform,workload,params,metric,value
+g1,trn1,vector_add,,latency_us"
+"$cal" --points "$TMP/nope.csv" >"$TMP/out" 2>&1; expect_status 2 $? "missing file"
+expect_grep "nope\.csv" "$TMP/out" "missing file named"
+printf '%s\n' "$good" >"$TMP/good.csv"
+for args in "--fit --params core.dma.engines" "--fit --params no.such.key" "--write" \
+    "--max-evals 3" "--cv --max-evals 0" "--set nokey" "--fit --groups-by platform" "x9"; do
+    # shellcheck disable=SC2086
+    "$cal" --points "$TMP/good.csv" $args >"$TMP/out" 2>&1
+    expect_status 2 $? "bad option: $args"
+done
+"$cal" --points "$TMP/good.csv" --fit --params core.dma.engines >"$TMP/out" 2>&1
+expect_grep "'core\.dma\.engines' is not declared fitted" "$TMP/out" "not fitted named"
+finish
