@@ -365,7 +365,19 @@ class DynSlice:
 # ---------------------------------------------------------------------------------------------
 # HBM tensors
 
-class HbmTensor:
+class _Typed:
+    """What tensors and tiles answer alike: .dtype (as kernels compare it) and .ndim."""
+
+    @property
+    def dtype(self):
+        return dtype_object(self.dtype_name)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+
+class HbmTensor(_Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray)."""
 
     def __init__(self, ctx, name, shape, dtype, values, handle):
@@ -377,14 +389,6 @@ class HbmTensor:
         self.handle = handle
         self.written = False
         self.base = None  # the tensor this one reshapes
-
-    @property
-    def dtype(self):
-        return dtype_object(self.dtype_name)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
 
     def reshape(self, shape):
         shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
@@ -489,7 +493,7 @@ def new_hbm(ctx, name, shape, dtype, values=None, is_input=False):
 # ---------------------------------------------------------------------------------------------
 # Tiles
 
-class Tile:
+class Tile(_Typed):
     """A logical tile in SBUF or PSUM (or part of one): its values, and the builder's tile,
     known once the recording is replayed (a root gets it from the builder's next(), a part
     from its parent)."""
@@ -531,14 +535,6 @@ class Tile:
                 h = native.KernelBuilder.slice(h, ff, fc)
             self._handle = h
         return h
-
-    @property
-    def dtype(self):
-        return dtype_object(self.dtype_name)
-
-    @property
-    def ndim(self):
-        return len(self.shape)
 
     @property
     def partitions(self):
@@ -657,7 +653,7 @@ class Tile:
         return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'
 
 
-class TileBlocks:
+class TileBlocks(_Typed):
     """A tensor of several logical tiles: leading block dimensions before the partition one."""
 
     def __init__(self, block_shape, make_tile, tile_shape, dtype, space):
@@ -668,10 +664,6 @@ class TileBlocks:
         self.shape = tuple(block_shape) + tuple(tile_shape)
         self.dtype_name = dtype
         self.space = space
-
-    @property
-    def dtype(self):
-        return dtype_object(self.dtype_name)
 
     def block(self, idx, api, site):
         if not isinstance(idx, tuple):
