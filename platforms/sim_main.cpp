@@ -6,8 +6,6 @@
 #include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
@@ -17,11 +15,11 @@
 #include "core/trace.h"
 #include "core/units.h"
 #include "platforms/neuron_core.h"
+#include "platforms/run_setup.h"
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/registry.h"
 
 namespace po = boost::program_options;
-namespace fs = std::filesystem;
 
 namespace {
 
@@ -38,25 +36,6 @@ const char* const usage_text =
     "Exit status: 0 success; 1 functional mismatch; 2 usage, config, workload or trace error.\n"
     "\n"
     "Options";
-
-std::string resolve_config(const std::string& name) {
-    if (fs::exists(name)) return name;
-    if (name.find('/') == std::string::npos) {
-        const char* env = std::getenv("TRNSIM_CONFIG_DIR");
-        const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
-        for (const fs::path& p : {dir / name, dir / (name + ".yaml")})
-            if (fs::exists(p)) return p.string();
-    }
-    std::string available;
-    const char* env = std::getenv("TRNSIM_CONFIG_DIR");
-    const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
-    if (fs::is_directory(dir))
-        for (const auto& e : fs::directory_iterator(dir))
-            if (e.path().extension() == ".yaml")
-                available += (available.empty() ? "" : ", ") + e.path().stem().string();
-    throw trn::user_error("config '" + name + "' not found (not a file, and not in " +
-                          dir.string() + ": " + available + ")");
-}
 
 // A fit bound in the parameter's own unit ("5ns", "0.5").
 std::string fit_bound(const trn::param_decl& d, double v) {
@@ -122,48 +101,6 @@ void list_workloads() {
             std::printf("  --param %-12s default %-12s %s\n", (p.name + "=").c_str(),
                         p.default_value.c_str(), p.description.c_str());
     }
-}
-
-// Writes `text` to `path` atomically (a temporary file renamed into place).
-void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp);
-        out << text;
-        if (!out) throw trn::user_error("cannot write '" + path + "'");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw trn::user_error("cannot write '" + path + "'");
-    }
-}
-
-void print_summary(const trn::stats_tree& s, const std::string& what, const std::string& cfg) {
-    std::printf("trnsim: %s on %s\n", what.c_str(), cfg.c_str());
-    std::printf("kernel time      %s  (%.3f us; launch overhead %s)\n",
-                trn::units::format_time(s.get("total_time_ns")).c_str(),
-                s.get("total_time_ns") / 1e3,
-                trn::units::format_time(s.get("launch_overhead_ns")).c_str());
-    std::printf("%-8s %14s %12s %8s %16s\n", "engine", "busy", "instructions", "util",
-                "semaphore wait");
-    for (const char* e : {"pe", "dve", "act", "pool", "sp"}) {
-        const std::string b = std::string("engines.") + e;
-        std::printf("%-8s %14s %12.0f %7.1f%% %16s\n", e,
-                    trn::units::format_time(s.get(b + ".busy_ns")).c_str(),
-                    s.get(b + ".instructions"), s.get(b + ".utilisation_pct"),
-                    trn::units::format_time(s.get(b + ".stall_semaphore_ns")).c_str());
-    }
-    std::printf("DMA transfers    %.0f  (%.0f bytes, %.1f GB/s; busiest engine %s)\n",
-                s.get("dma.transfers"), s.get("dma.bytes"), s.get("dma.bandwidth_gbps"),
-                trn::units::format_time(s.get("dma.busiest_engine_ns")).c_str());
-    std::printf(
-        "HBM              read %.0f B, write %.0f B (%.1f GB/s; busiest channel %s, "
-        "%.0f page activations)\n",
-        s.get("hbm.read_bytes"), s.get("hbm.write_bytes"), s.get("hbm.bandwidth_gbps"),
-        trn::units::format_time(s.get("hbm.busiest_channel_ns")).c_str(), s.get("hbm.page_misses"));
-    std::printf("MFU              %.2f %%\n", s.get("mfu_pct"));
 }
 
 // One case of a fleet: what the table and the CSV show.
@@ -265,10 +202,8 @@ int run(int argc, char** argv) {
     const bool quiet = vm.count("quiet") != 0;
 
     trn::config cfg(registry);
-    const std::string config_path = resolve_config(config_name);
-    cfg.load_yaml_file(config_path);
-    for (const auto& s : sets)
-        cfg.set(s);
+    const std::string config_path = trn::resolve_config(config_name);
+    trn::load_config(cfg, config_path, sets);
 
     trn::neuron_core core("core", cfg, functional);
     core.set_progress(!quiet && ::isatty(2));
@@ -327,9 +262,10 @@ int run(int argc, char** argv) {
             if (!quiet) print_fleet_row(rows.back(), rows.size() == 1, functional);
             continue;
         }
-        if (!stats_out.empty()) write_atomically(stats_out, stats.to_json().dump(2) + "\n");
+        if (!stats_out.empty()) trn::write_atomically(stats_out, stats.to_json().dump(2) + "\n");
         if (!quiet) {
-            print_summary(stats, kernel.description, cfg.text("name") + " (" + config_path + ")");
+            trn::print_summary(stats, kernel.description,
+                               cfg.text("name") + " (" + config_path + ")");
             if (functional)
                 std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
                             check.detail.c_str());
@@ -337,7 +273,7 @@ int run(int argc, char** argv) {
             std::fprintf(stderr, "sim: functional check FAILED: %s\n", check.detail.c_str());
         }
     }
-    if (fleet && !stats_out.empty()) write_atomically(stats_out, fleet_csv(rows, functional));
+    if (fleet && !stats_out.empty()) trn::write_atomically(stats_out, fleet_csv(rows, functional));
     return status;
 }
 

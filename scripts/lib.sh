@@ -8,7 +8,13 @@ BUILD_TYPE="${BUILD_TYPE:-Release}"
 # Everything the build, the tests and the scripts need, all from Debian's archive.
 TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
     libboost-program-options-dev libgtest-dev nlohmann-json3-dev libmimalloc-dev
-    python3 python3-yaml python3-numpy python3-scipy gnuplot-nox)
+    python3 python3-yaml python3-numpy python3-scipy gnuplot-nox python3-dev pybind11-dev
+    libopenblas0-pthread)
+
+# The Python that runs the NKI frontend: Debian's, whose packages (python3-numpy) the set-up
+# installs, even when another python3 comes first on PATH.
+TRN_PYTHON=/usr/bin/python3
+[ -x "$TRN_PYTHON" ] || TRN_PYTHON="$(command -v python3)"
 
 trn_install_deps() {
     local missing=()
@@ -38,7 +44,8 @@ trn_build() {
     if [ "${TRNSIM_SKIP_BUILD:-}" = 1 ] && [ -x "$BUILD_DIR/sim" ]; then return 0; fi
     trn_install_deps || return $?
     if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
-        cmake -S "$TRN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" >&2 || return $?
+        cmake -S "$TRN_ROOT" -B "$BUILD_DIR" -DCMAKE_BUILD_TYPE="$BUILD_TYPE" \
+            -DPython3_EXECUTABLE="$TRN_PYTHON" >&2 || return $?
     fi
     cmake --build "$BUILD_DIR" -j "$(nproc)" >&2 || return $?
 }

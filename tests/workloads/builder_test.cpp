@@ -376,6 +376,37 @@ TEST(KernelBuilder, NlShrinksBuffersWhenSbufIsShort) {
     EXPECT_PRED2(contains, msg, "'wide4'");
 }
 
+TEST(KernelBuilder, PlanBuffersSharesOneCountThatFitsAndKeepsCarriedStateSingle) {
+    kernel_builder nl(options(kernel_style::nl, 4));
+    // SBUF: a carried accumulator (32 x 1 KiB, single), two rotating arrays of 16 KiB and
+    // 31.5 KiB per buffer and a 4 KiB tile: 32 KiB + b x 51.5 KiB fits 192 KiB for b = 3, and
+    // the 5.5 KiB left give the tile (not the arrays) a fourth buffer; PSUM: 2 KiB, 4 fit.
+    const std::vector<tile_request> r = {{mem_space::sbuf, 1024, 32, true, {}},
+                                         {mem_space::sbuf, 2048, 8, false, {}},
+                                         {mem_space::sbuf, 4000, 8, false, {}},
+                                         {mem_space::psum, 2048, 1, false, {}},
+                                         {mem_space::sbuf, 4096, 1, false, {}}};
+    EXPECT_EQ(nl.plan_buffers(r), (std::vector<std::uint32_t>{1, 3, 3, 4, 4}));
+    // Not even one buffer each fits: 1, and declaring reports the overflow.
+    const std::vector<tile_request> big = {{mem_space::sbuf, 100000, 2, false, {}}};
+    EXPECT_EQ(nl.plan_buffers(big), (std::vector<std::uint32_t>{1}));
+    kernel_builder isa(options(kernel_style::isa));
+    EXPECT_EQ(isa.plan_buffers(r), (std::vector<std::uint32_t>{1, 1, 1, 1, 1}));
+    // A declaration in a 2-trip loop rotates over 2 at most; in a loop longer than the
+    // unroll limit (a hardware loop), over 1.
+    tile_request two = r[1], hw = r[1];
+    two.loops = {1, 2};  // a single-trip loop is no loop
+    hw.loops = {100000};
+    EXPECT_EQ(nl.plan_buffers({two, hw, r[3]}), (std::vector<std::uint32_t>{2, 1, 4}));
+    // Nested short loops unroll together while within the unroll limit (4096 for nl).
+    EXPECT_EQ(nl.unrolled_trips({}), 0u);
+    EXPECT_EQ(nl.unrolled_trips({8, 2, 2}), 32u);
+    EXPECT_EQ(nl.unrolled_trips({4096, 2, 1}), 2u);
+    EXPECT_EQ(nl.unrolled_trips({25600}), 25600u);
+    // Without the accumulator and the tile, 4 x 47.5 KiB fit: both arrays rotate over 4.
+    EXPECT_EQ(nl.plan_buffers({r[1], r[2]}), (std::vector<std::uint32_t>{4, 4}));
+}
+
 TEST(KernelBuilder, IsaUsesOneBufferNlUsesConfiguredCount) {
     kernel_builder isa(options(kernel_style::isa));
     const std::size_t ti = isa.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32);

@@ -429,6 +429,71 @@ std::uint32_t kernel_builder::buffers_that_fit(std::uint64_t bytes,
     return b;
 }
 
+std::uint64_t kernel_builder::unrolled_trips(const std::vector<std::uint64_t>& loops) const {
+    const std::uint64_t limit =
+        m_opt.style == kernel_style::nl ? m_opt.nl_unroll_limit : m_opt.isa_unroll_limit;
+    std::uint64_t trips = 0;
+    for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+        if (*it <= 1) continue;
+        if (trips == 0) {
+            trips = *it;  // the innermost loop, unrolled or not
+            if (trips > limit) break;
+        } else if (trips * *it <= limit) {
+            trips *= *it;
+        } else {
+            break;
+        }
+    }
+    return trips;
+}
+
+std::vector<std::uint32_t> kernel_builder::plan_buffers(
+    const std::vector<tile_request>& requests) const {
+    std::vector<std::uint32_t> out(requests.size(), 1), policy(requests.size(), 1);
+    for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
+        const bool sbuf = space == mem_space::sbuf;
+        const std::uint64_t unit = sbuf ? 64 : m_opt.psum_bank_bytes;
+        const std::uint64_t cap =
+            sbuf ? m_opt.limits.sbuf_partition_bytes : m_opt.limits.psum_partition_bytes;
+        std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used;
+        std::vector<std::pair<std::uint64_t, std::size_t>> rotors;  // (bytes per buffer, index)
+        std::uint32_t shared = 1;
+        for (std::size_t i = 0; i < requests.size(); ++i) {
+            const tile_request& r = requests[i];
+            if (r.space != space) continue;
+            const std::uint64_t bytes = (r.bytes + unit - 1) / unit * unit * r.count;
+            policy[i] = r.single ? 1 : policy_buffers(unrolled_trips(r.loops));
+            if (policy[i] == 1) {
+                fixed += bytes;
+            } else {
+                rotors.emplace_back(bytes, i);
+                shared = std::max(shared, policy[i]);
+            }
+        }
+        auto need = [&](std::uint32_t b) {
+            std::uint64_t total = fixed;
+            for (const auto& [bytes, i] : rotors)
+                total += bytes * std::min(b, policy[i]);
+            return total;
+        };
+        while (shared > 1 && need(shared) > cap)
+            --shared;
+        // What is left goes to the smallest single-tile declarations first, each up to its
+        // policy; tile arrays (operands hoisted together) keep the shared count.
+        std::uint64_t left = need(shared) < cap ? cap - need(shared) : 0;
+        std::stable_sort(rotors.begin(), rotors.end(),
+                         [](const auto& a, const auto& b) { return a.first < b.first; });
+        for (const auto& [bytes, i] : rotors) {
+            out[i] = std::min(shared, policy[i]);
+            while (requests[i].count == 1 && out[i] < policy[i] && bytes <= left) {
+                ++out[i];
+                left -= bytes;
+            }
+        }
+    }
+    return out;
+}
+
 std::vector<std::size_t> kernel_builder::declare_tile_array(
     const std::string& name, std::size_t count, mem_space space, std::uint32_t partitions,
     std::uint32_t elems, dtype type, std::uint32_t buffers, std::uint64_t loop_trips) {

@@ -35,6 +35,16 @@ struct hbm_tensor {
     dtype type = dtype::float32;
 };
 
+// A tile declaration of a whole kernel, for plan_buffers(): `count` tiles declared together
+// (e.g. the block dimensions of an NKI tensor) of `bytes` per partition each.
+struct tile_request {
+    mem_space space = mem_space::sbuf;
+    std::uint64_t bytes = 0;
+    std::size_t count = 1;
+    bool single = false;  // one buffer whatever the style (state carried across a sequential loop)
+    std::vector<std::uint64_t> loops;  // trip counts of the loops around it, outermost first
+};
+
 // A logical tile: one instance of a declared tile, living in one physical buffer.
 struct tile {
     std::size_t buffer = 0;
@@ -87,10 +97,24 @@ class kernel_builder {
     // trip count) if the style's compiler unrolls it (trips <= compiler.nl_unroll_limit or
     // compiler.isa_unroll_limit), else 1.
     std::uint32_t policy_buffers(std::uint64_t loop_trips) const;
+    // The instances of a declaration the compiler unrolls, from the trip counts of the loops
+    // around it (outermost first): the innermost loop, times the next ones out while the
+    // product stays within the style's unroll limit (an unrolled inner loop makes its parent's
+    // body straight-line code, which is unrolled in turn); single-trip loops are no loops.
+    // 0 when there is no loop.
+    std::uint64_t unrolled_trips(const std::vector<std::uint64_t>& loops) const;
     // The style's buffer count (policy_buffers), lowered until `bytes` per
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
     std::uint32_t buffers_that_fit(std::uint64_t bytes, std::uint64_t loop_trips = 0) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
+    // The buffer count of each of a kernel's declarations, decided together before any is
+    // declared (a frontend that knows the whole kernel): `single` ones get 1; each other one
+    // at most policy_buffers(unrolled_trips(loops)). In each of SBUF and PSUM they share the
+    // largest count (capped by each one's policy) that lets all of them fit in what is left (at
+    // least 1: declaring then reports what does not fit), and what is still left raises the
+    // smallest single tiles (count 1) first, each up to its policy (tile arrays, operands hoisted
+    // together, keep the shared count).
+    std::vector<std::uint32_t> plan_buffers(const std::vector<tile_request>& requests) const;
     tile next(std::size_t decl);
     // Part of a tile: elems [first, first + count) of every partition, or partitions
     // [first, first + count). Dependencies stay those of the whole buffer.

@@ -1,0 +1,82 @@
+#include "platforms/run_setup.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/units.h"
+
+namespace fs = std::filesystem;
+
+namespace trn {
+
+std::string resolve_config(const std::string& name) {
+    if (fs::exists(name)) return name;
+    if (name.find('/') == std::string::npos) {
+        const char* env = std::getenv("TRNSIM_CONFIG_DIR");
+        const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
+        for (const fs::path& p : {dir / name, dir / (name + ".yaml")})
+            if (fs::exists(p)) return p.string();
+    }
+    std::string available;
+    const char* env = std::getenv("TRNSIM_CONFIG_DIR");
+    const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
+    if (fs::is_directory(dir))
+        for (const auto& e : fs::directory_iterator(dir))
+            if (e.path().extension() == ".yaml")
+                available += (available.empty() ? "" : ", ") + e.path().stem().string();
+    throw user_error("config '" + name + "' not found (not a file, and not in " + dir.string() +
+                     ": " + available + ")");
+}
+
+void write_atomically(const std::string& path, const std::string& text) {
+    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+    {
+        std::ofstream out(tmp);
+        out << text;
+        if (!out) throw user_error("cannot write '" + path + "'");
+    }
+    std::error_code ec;
+    fs::rename(tmp, path, ec);
+    if (ec) {
+        fs::remove(tmp, ec);
+        throw user_error("cannot write '" + path + "'");
+    }
+}
+
+void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg) {
+    std::printf("trnsim: %s on %s\n", what.c_str(), cfg.c_str());
+    std::printf("kernel time      %s  (%.3f us; launch overhead %s)\n",
+                units::format_time(s.get("total_time_ns")).c_str(), s.get("total_time_ns") / 1e3,
+                units::format_time(s.get("launch_overhead_ns")).c_str());
+    std::printf("%-8s %14s %12s %8s %16s\n", "engine", "busy", "instructions", "util",
+                "semaphore wait");
+    for (const char* e : {"pe", "dve", "act", "pool", "sp"}) {
+        const std::string b = std::string("engines.") + e;
+        std::printf("%-8s %14s %12.0f %7.1f%% %16s\n", e,
+                    units::format_time(s.get(b + ".busy_ns")).c_str(), s.get(b + ".instructions"),
+                    s.get(b + ".utilisation_pct"),
+                    units::format_time(s.get(b + ".stall_semaphore_ns")).c_str());
+    }
+    std::printf("DMA transfers    %.0f  (%.0f bytes, %.1f GB/s; busiest engine %s)\n",
+                s.get("dma.transfers"), s.get("dma.bytes"), s.get("dma.bandwidth_gbps"),
+                units::format_time(s.get("dma.busiest_engine_ns")).c_str());
+    std::printf(
+        "HBM              read %.0f B, write %.0f B (%.1f GB/s; busiest channel %s, "
+        "%.0f page activations)\n",
+        s.get("hbm.read_bytes"), s.get("hbm.write_bytes"), s.get("hbm.bandwidth_gbps"),
+        units::format_time(s.get("hbm.busiest_channel_ns")).c_str(), s.get("hbm.page_misses"));
+    std::printf("MFU              %.2f %%\n", s.get("mfu_pct"));
+}
+
+void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets) {
+    cfg.load_yaml_file(path);
+    for (const auto& s : sets)
+        cfg.set(s);
+}
+
+}  // namespace trn

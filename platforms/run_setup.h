@@ -1,0 +1,22 @@
+#pragma once
+#include <string>
+#include <vector>
+
+#include "core/params.h"
+#include "core/stats.h"
+
+namespace trn {
+
+// What `sim` and the NKI bridge share to set up a run and report it.
+
+// A config name (a file, or a stem in TRNSIM_CONFIG_DIR or the project's configs/) -> a path.
+// Throws user_error listing the configs available.
+std::string resolve_config(const std::string& name);
+// Loads the YAML file at `path` into `cfg`, then applies the KEY=VALUE overrides in order.
+void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets);
+// Writes `text` to `path` atomically (a temporary file renamed into place).
+void write_atomically(const std::string& path, const std::string& text);
+// The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.
+void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg);
+
+}  // namespace trn

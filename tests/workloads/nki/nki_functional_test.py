@@ -1,0 +1,78 @@
+"""Values of the frontend against the C++ drivers' functional runs on the same inputs (the
+drivers' seeded inputs, read back through the bridge): alloc_bad is wrong exactly as the model
+computes it, and bfloat16 results round exactly as the model's engines round them."""
+
+import unittest
+
+import numpy as np
+
+import trnsim.nki as nki
+from trnsim.nki import _core, _runner
+import transpose
+import vector_add as va
+
+nki.configure(functional=True)
+
+
+def as_float(raw, dtype):
+    if dtype == 'bfloat16':
+        return (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    return np.frombuffer(raw, np.float32)
+
+
+def driver(workload, params, inputs, output, dtype='float32'):
+    """The driver's inputs and its functional output."""
+    p = _runner.platform()
+    prog = p.build_workload(workload, {k: str(v) for k, v in params.items()})
+    p.run(prog, workload)
+    ins = [as_float(_core.native.region_initial_bytes(prog, r), dtype) for r in inputs]
+    return ins, as_float(p.read_region(prog, output), dtype)
+
+
+class FunctionalEquality(unittest.TestCase):
+
+    def test_alloc_bad_is_wrong_as_the_model_computes_it(self):
+        (a, b), expected = driver('vector_add', {'variant': 'alloc_bad', 'n': 256000},
+                                  ['a', 'b'], 'out')
+        out = va.vector_add_alloc_bad(a.copy(), b.copy())
+        self.assertFalse(np.allclose(expected, a + b))
+        np.testing.assert_array_equal(out, expected)
+
+    def test_direct_alloc_is_right(self):
+        (a, b), expected = driver('vector_add', {'variant': 'direct_alloc', 'n': 256000},
+                                  ['a', 'b'], 'out')
+        np.testing.assert_array_equal(va.vector_add_direct_alloc(a.copy(), b.copy()),
+                                      expected)
+        np.testing.assert_array_equal(expected, a + b)
+
+    def test_bfloat16_rounds_as_the_engines(self):
+        (a, b), expected = driver('vector_add', {'variant': 'stream', 'n': 25600,
+                                                 'free_dim': 200, 'dtype': 'bfloat16'},
+                                  ['a', 'b'], 'out', 'bfloat16')
+        out = va.vector_add_stream(nki.as_bfloat16(a), nki.as_bfloat16(b), free_dim=200)
+        np.testing.assert_array_equal(np.asarray(out, dtype=np.float32), expected)
+        self.assertFalse(np.array_equal(expected, a + b))  # rounding did happen
+
+    def test_transpose_values(self):
+        (x,), expected = driver('transpose', {'m': 256, 'n': 384}, ['in'], 'out')
+        out = transpose.transpose_2d(x.reshape(256, 384).copy())
+        np.testing.assert_array_equal(out.reshape(-1), expected)
+
+
+class Bfloat16Rounding(unittest.TestCase):
+
+    def test_ties_go_to_even_and_nan_stays_nan(self):
+        one = np.float32(1.0)
+        ulp = np.float32(2.0 ** -7)  # bfloat16 spacing at 1.0
+        x = np.array([one + ulp / 2, one + 3 * ulp / 2, one + ulp / 2 + 2 ** -20, -2.5,
+                      np.nan], np.float32)
+        r = nki.as_bfloat16(x)
+        self.assertEqual(r[0], one)              # tie: down to even
+        self.assertEqual(r[1], one + 2 * ulp)    # tie: up to even
+        self.assertEqual(r[2], one + ulp)        # above the tie
+        self.assertEqual(r[3], -2.5)
+        self.assertTrue(np.isnan(r[4]))
+
+
+if __name__ == '__main__':
+    unittest.main()

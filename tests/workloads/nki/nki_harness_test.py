@@ -1,0 +1,86 @@
+"""The course-style harness and the beta 2 example, run unchanged through scripts/nki: they
+print the model's latency, which is the one in --stats-out and the C++ driver's."""
+
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SOURCE = os.environ['TRNSIM_SOURCE_DIR']
+NKI = os.path.join(SOURCE, 'scripts', 'nki')
+EXAMPLES = os.path.join(SOURCE, 'workloads', 'nki', 'examples')
+
+
+def run(*args, check=True):
+    env = dict(os.environ)
+    env.pop('PYTHONPATH', None)  # scripts/nki sets it
+    env.pop('TRNSIM_NKI_QUIET', None)
+    return subprocess.run([NKI, *args], capture_output=True, text=True, env=env, check=check)
+
+
+def latency(stdout):
+    m = re.search(r'Latency: ([0-9.]+) us', stdout)
+    assert m, stdout
+    return float(m.group(1))
+
+
+class Harness(unittest.TestCase):
+
+    def test_every_spelling_prints_the_latency_of_its_stats(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for kernel in ('stream', 'strided', '2024', 'matmul'):
+                stats = os.path.join(tmp, f'{kernel}.json')
+                r = run('--config', os.path.join(SOURCE, 'configs', 'trn1.yaml'), '--stats-out',
+                        stats,
+                        os.path.join(EXAMPLES, 'course_harness.py'), '--kernel', kernel)
+                self.assertIn('latency (us)', r.stdout)
+                self.assertIn('kernel time', r.stdout)  # trnsim's own summary
+                with open(stats) as f:
+                    total = json.load(f)['total_time_ns']
+                self.assertAlmostEqual(latency(r.stdout), total / 1e3, places=3)
+
+    def test_2024_kernel_matches_the_driver(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = os.path.join(tmp, 'driver.json')
+            subprocess.run([os.environ['TRNSIM_SIM'], '--config', 'trn2', '--workload',
+                            'vector_add', '--param', 'variant=tiled', '--param', 'n=25600',
+                            '--param', 'row_chunk=128', '--stats-out', stats, '--quiet'],
+                           check=True)
+            with open(stats) as f:
+                driver_us = json.load(f)['total_time_ns'] / 1e3
+        r = run('--config', 'trn2', os.path.join(EXAMPLES, 'course_harness.py'), '--kernel',
+                '2024')
+        self.assertAlmostEqual(latency(r.stdout), driver_us, places=3)
+
+    def test_beta2_spelling_set_and_numbered_stats(self):
+        example = os.path.join(EXAMPLES, 'beta2_kernel.py')
+        base = latency(run(example).stdout)
+        with tempfile.TemporaryDirectory() as tmp:
+            r = run('--set', 'core.dma.fixed_latency=5us', '--stats-out',
+                    os.path.join(tmp, 's{n}.json'), '--timeline', os.path.join(tmp, 't{n}.json'),
+                    example)
+            self.assertGreater(latency(r.stdout), base + 3.0)  # the DMA latency took effect
+            self.assertEqual(sorted(os.listdir(tmp)), ['s1.json', 't1.json'])
+
+    def test_aliases_only_inside_scripts_nki(self):
+        env = dict(os.environ)
+        env['PYTHONPATH'] = os.path.join(SOURCE, 'workloads', 'nki', 'python')
+        r = subprocess.run([sys.executable, '-c', 'import neuronxcc.nki'], env=env,
+                           capture_output=True, text=True)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn('neuronxcc', r.stderr)
+
+    def test_bad_option_and_bad_config(self):
+        r = run('--bogus', 'x.py', check=False)
+        self.assertEqual(r.returncode, 2)
+        r = run('--config', 'no_such_config', os.path.join(EXAMPLES, 'beta2_kernel.py'),
+                check=False)
+        self.assertNotEqual(r.returncode, 0)
+        self.assertIn("config 'no_such_config' not found", r.stderr)
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,131 @@
+"""The project's NKI kernels through the frontend: values equal numpy's, and instruction
+counts equal and latency within 2% of the C++ driver's for the same kernel and shape, on the
+platform named by TRNSIM_NKI_CONFIG (ctest runs this file once per config)."""
+
+import json
+import os
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import matmul
+import nki_support as s
+import transpose
+import vector_add as va
+
+TOLERANCE_PCT = 2.0
+
+
+class FrontendVersusDriver(unittest.TestCase):
+
+    def compare(self, name, kernel, args, kwargs, workload, params):
+        c = s.Comparison(name, s.frontend_stats(kernel, *args, **kwargs),
+                         s.driver_stats(workload, params))
+        c.report()
+        self.assertEqual(c.front, c.driver, f'{name}: instruction / transfer counts')
+        self.assertLessEqual(abs(c.diff_pct), TOLERANCE_PCT, f'{name}: latency')
+        self.assertGreater(c.front['dma'], 0)
+
+    # vector_add: every variant, at the course's n=25600 (naive: n=128)
+    def test_vector_add_naive(self):
+        a, b = s.random_inputs(128, 128)
+        np.testing.assert_array_equal(va.vector_add_naive(a, b), a + b)
+        self.compare('vector_add naive n=128', va.vector_add_naive, (a, b), {}, 'vector_add',
+                     {'variant': 'naive', 'n': 128})
+
+    def test_vector_add_tiled(self):
+        for chunk, n in ((1, 2560), (128, 25600)):  # row_chunk=1: 10x shorter, for speed
+            a, b = s.random_inputs(n, n)
+            np.testing.assert_array_equal(va.vector_add_tiled(a, b, row_chunk=chunk), a + b)
+            self.compare(f'vector_add tiled row_chunk={chunk} n={n}', va.vector_add_tiled,
+                         (a, b), {'row_chunk': chunk}, 'vector_add',
+                         {'variant': 'tiled', 'n': n, 'row_chunk': chunk})
+
+    def test_same_stats_as_sim_command(self):
+        """The in-process driver statistics are those of `sim --workload ... --stats-out`."""
+        a, b = s.random_inputs(25600, 25600)
+        front = s.frontend_stats(va.vector_add_stream, a, b, free_dim=200)
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, 'stats.json')
+            subprocess.run([os.environ['TRNSIM_SIM'], '--config', s.config_path(), '--workload',
+                            'vector_add', '--param', 'variant=stream', '--param', 'n=25600',
+                            '--param', 'free_dim=200', '--stats-out', out, '--quiet'],
+                           check=True)
+            with open(out) as f:
+                cli = json.load(f)
+        self.assertEqual(s.counts(front), s.counts(cli))
+        self.assertEqual(s.stat(front, 'total_time_ns'), s.stat(cli, 'total_time_ns'))
+
+    def test_vector_add_stream_contiguous(self):
+        a, b = s.random_inputs(25600, 25600)
+        for fd in (2, 200):
+            np.testing.assert_array_equal(va.vector_add_stream(a, b, free_dim=fd), a + b)
+            self.compare(f'vector_add stream fd={fd}', va.vector_add_stream, (a, b),
+                         {'free_dim': fd}, 'vector_add',
+                         {'variant': 'stream', 'n': 25600, 'free_dim': fd})
+
+    def test_vector_add_stream_strided(self):
+        a, b = s.random_inputs(25600, 25600)
+        for fd in (2, 100):
+            np.testing.assert_array_equal(va.vector_add_stream_strided(a, b, free_dim=fd),
+                                          a + b)
+            self.compare(f'vector_add strided fd={fd}', va.vector_add_stream_strided, (a, b),
+                         {'free_dim': fd}, 'vector_add',
+                         {'variant': 'stream', 'layout': 'strided', 'n': 25600,
+                          'free_dim': fd})
+
+    def test_vector_add_stream_isa(self):
+        a, b = s.random_inputs(25600, 25600)
+        np.testing.assert_array_equal(va.vector_add_stream_isa(a, b, free_dim=50), a + b)
+        self.compare('vector_add strided isa fd=50', va.vector_add_stream_isa, (a, b),
+                     {'free_dim': 50}, 'vector_add',
+                     {'variant': 'stream', 'layout': 'strided', 'n': 25600, 'free_dim': 50,
+                      'style': 'isa'})
+
+    def test_vector_add_direct_alloc(self):
+        a, b = s.random_inputs(256000, 256000)
+        np.testing.assert_array_equal(va.vector_add_direct_alloc(a, b), a + b)
+        self.compare('vector_add direct_alloc', va.vector_add_direct_alloc, (a, b), {},
+                     'vector_add', {'variant': 'direct_alloc', 'n': 256000})
+
+    def test_vector_add_alloc_bad(self):
+        a, b = s.random_inputs(256000, 256000)
+        out = va.vector_add_alloc_bad(a, b)
+        self.assertFalse(np.allclose(out, a + b))  # wrong, as on hardware
+        np.testing.assert_array_equal(out, b + b)  # b's load overwrote a's tile
+        self.compare('vector_add alloc_bad', va.vector_add_alloc_bad, (a, b), {},
+                     'vector_add', {'variant': 'alloc_bad', 'n': 256000})
+
+    def test_transpose(self):
+        (x,) = s.random_inputs((1024, 1024), lo=-1.0)
+        np.testing.assert_array_equal(transpose.transpose_2d(x), x.T)
+        self.compare('transpose 1024x1024 (isa)', transpose.transpose_2d, (x,), {},
+                     'transpose', {'m': 1024, 'n': 1024, 'style': 'isa'})
+
+    def check_matmul(self, kernel, variant, m, k, n):
+        lhsT, rhs = s.random_inputs((k, m), (k, n), dtype='bfloat16', lo=-1.0)
+        out = kernel(lhsT, rhs)
+        ref = lhsT.astype(np.float64).T @ rhs.astype(np.float64)
+        np.testing.assert_allclose(np.asarray(out, dtype=np.float64), ref, rtol=1e-2,
+                                   atol=1e-2 * np.sqrt(k))
+        self.compare(f'matmul {variant} {m}x{k}x{n} bf16', kernel, (lhsT, rhs), {}, 'matmul',
+                     {'variant': variant, 'm': m, 'k': k, 'n': n})
+
+    def test_matmul_tiled(self):
+        self.check_matmul(matmul.matmul_tiled, 'tiled', 256, 512, 1024)
+
+    def test_matmul_hoist_load(self):
+        self.check_matmul(matmul.matmul_hoist_load, 'hoist_load', 256, 512, 1024)
+
+    def test_matmul_block_free_dimension(self):
+        self.check_matmul(matmul.matmul_block_free_dimension, 'block_free_dimension', 512,
+                          512, 2048)
+
+    def test_matmul_fully_optimized(self):
+        self.check_matmul(matmul.matmul_fully_optimized, 'fully_optimized', 2048, 1024, 1024)
+
+
+if __name__ == '__main__':
+    unittest.main()

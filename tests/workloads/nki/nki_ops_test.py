@@ -1,0 +1,140 @@
+"""Each supported nl / nisa operation in one small kernel: its values against numpy, and the
+instructions it records (which engine, how many) through the builder."""
+
+import unittest
+
+import numpy as np
+
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+import nki_support as s
+
+
+@nki.jit
+def every_op(x, w):
+    p, f = x.shape
+    outs = [nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm) for _ in range(4)]
+    sums = nl.ndarray((p, 1), dtype=x.dtype, buffer=nl.shared_hbm)
+    flipped = nl.ndarray((f, p), dtype=x.dtype, buffer=nl.shared_hbm)
+    prod = nl.ndarray((f, w.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.mgrid[0:p, 0:f]
+    t = nl.load(x[i_p, i_f])
+    m = nl.max(t, axis=1, keepdims=True)
+    shifted = nisa.tensor_scalar(t, op0=nl.subtract, operand0=m)
+    e = nl.exp(shifted)
+    half = nisa.activation(op=nl.exp, data=t, scale=0.5)
+    total = nl.sum(e, axis=1, keepdims=True)
+    top = nisa.tensor_reduce(op=nl.max, data=half, axis=(1,), keepdims=True)
+    twice = nl.multiply(e, 2.0)
+    filled = nisa.memset((p, f), 3.0, nl.float32)
+    plus = nisa.tensor_tensor(filled, nisa.tensor_copy(t), op=nl.add)
+    tr = nl.copy(nl.transpose(t), dtype=x.dtype)
+    wt = nl.load(w)
+    acc = nl.zeros((f, w.shape[1]), nl.float32, buffer=nl.psum)
+    acc += nisa.nc_matmul(t, wt)
+    acc += nl.matmul(t, wt, transpose_x=True)
+    for out, value in zip(outs, (e, half, twice, plus)):
+        nl.store(out, value=value)
+    nl.store(sums, value=nl.add(total, top))
+    nl.store(flipped, value=tr)
+    nl.store(prod, value=nl.copy(acc))
+    return (*outs, sums, flipped, prod)
+
+
+@nki.jit
+def top8(x):
+    p = x.shape[0]
+    best = nl.ndarray((p, 8), dtype=x.dtype, buffer=nl.shared_hbm)
+    where = nl.ndarray((p, 8), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    m = nisa.max8(t)
+    nl.store(best, value=m)
+    nl.store(where, value=nisa.nc_find_index8(t, m))
+    return best, where
+
+
+@nki.jit
+def masked_add(a, b, cols=64):
+    """a + b over tiles of 128 rows x `cols` columns; the last row and column tiles are
+    partial, cut by masks on both axes."""
+    rows, width = a.shape
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(cols)[None, :]
+    for r in nl.affine_range((rows + 127) // 128):
+        for c in nl.affine_range((width + cols - 1) // cols):
+            p, f = r * 128 + i_p, c * cols + i_f
+            keep = (p < rows) & (f < width)
+            x = nl.load(a[p, f], mask=keep)
+            y = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=y, src=b[p, f], mask=keep)
+            s = nisa.tensor_tensor(x, y, op=nl.add, mask=keep)
+            nl.store(out[p, f], value=nl.exp(s, mask=keep), mask=keep)
+    return out
+
+
+@nki.jit
+def row_scale(x, scale):
+    """Each row of x times its scale (a [P, 1] tile broadcast), seen as [P, 4, F / 4]."""
+    p, f = x.shape
+    out = nl.ndarray((p, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x).reshape((p, 4, f // 4))
+    s = nl.load(scale)
+    one = nl.full((p, 4, f // 4), 1.0, nl.float32)
+    scaled = nl.multiply(t, s.broadcast_to((p, 4, f // 4)))
+    nl.store(out, value=nl.add(scaled, one).reshape((p, f)))
+    return out
+
+
+class EveryOperation(unittest.TestCase):
+
+    def test_reshape_broadcast_and_full(self):
+        x, scale = s.random_inputs((128, 64), (128, 1))
+        np.testing.assert_allclose(row_scale(x, scale), x * scale + 1, rtol=1e-6)
+        # the broadcast multiply is one tensor_scalar; reshape costs nothing; full is a memset
+        self.assertEqual(s.counts(s.frontend_stats(row_scale, x, scale)),
+                         {'sp': 2, 'act': 1, 'pe': 0, 'dve': 3, 'pool': 0, 'dma': 3})
+
+    def test_masks(self):
+        a, b = s.random_inputs((300, 100), (300, 100))
+        np.testing.assert_allclose(masked_add(a, b), np.exp(a + b), rtol=1e-6)
+        # 3 x 2 tiles: 2 loads, an add, an exp and a store each
+        stats = s.frontend_stats(masked_add, a, b)
+        self.assertEqual(s.counts(stats),
+                         {'sp': 12, 'act': 12, 'pe': 0, 'dve': 6, 'pool': 0, 'dma': 18})
+        self.assertEqual(s.stat(stats, 'dma.bytes'), a.nbytes * 3)  # only the kept parts
+
+    def test_max8_and_find_index8(self):
+        (x,) = s.random_inputs((128, 50))
+        best, where = top8(x)
+        order = np.argsort(-x, axis=1, kind='stable')[:, :8]
+        np.testing.assert_array_equal(best, np.take_along_axis(x, order, axis=1))
+        np.testing.assert_array_equal(where, order)
+        self.assertEqual(s.counts(s.frontend_stats(top8, x)),
+                         {'sp': 1, 'act': 2, 'pe': 0, 'dve': 2, 'pool': 0, 'dma': 3})
+
+    def test_values(self):
+        x, w = s.random_inputs((128, 64), (128, 32), lo=-1.0)
+        e, half, twice, plus, sums, flipped, prod = every_op(x, w)
+        ref_e = np.exp(x - x.max(axis=1, keepdims=True))
+        np.testing.assert_allclose(e, ref_e, rtol=1e-6)
+        np.testing.assert_allclose(half, np.exp(0.5 * x), rtol=1e-6)
+        np.testing.assert_allclose(twice, 2 * ref_e, rtol=1e-6)
+        np.testing.assert_array_equal(plus, x + 3)
+        np.testing.assert_allclose(sums[:, 0], ref_e.sum(axis=1) + np.exp(0.5 * x).max(axis=1),
+                                   rtol=1e-5)
+        np.testing.assert_array_equal(flipped, x.T)
+        np.testing.assert_allclose(prod, 2 * x.T @ w, rtol=1e-5, atol=1e-5)
+
+    def test_instructions(self):
+        x, w = s.random_inputs((128, 64), (128, 32))
+        c = s.counts(s.frontend_stats(every_op, x, w))
+        # sp: 2 loads; act: 2 activations + 7 store triggers; pe: transpose + 2 matmuls (the
+        # zeros folded into the first); dve: 2 max/sum reductions, tensor_reduce, 2 scalar ops,
+        # memset, tensor_copy, tensor_tensor, add, 2 copies out of PSUM
+        self.assertEqual(c, {'sp': 2, 'act': 9, 'pe': 3, 'dve': 11, 'pool': 0, 'dma': 9})
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,1 @@
+"""trnsim's Python side: the NKI frontend lives in trnsim.nki."""

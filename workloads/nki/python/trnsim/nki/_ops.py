@@ -1,0 +1,438 @@
+"""Tile operations: each builds a Pending result whose values are computed at once and whose
+instruction is recorded (through _core.dispatch) when it is placed in a tile."""
+
+import math
+
+import numpy as np
+
+from . import _core
+from ._core import KernelError, Tile, TileBlocks, HbmAccess, HbmTensor, context, dispatch
+
+ALU = {'add': _core.native.alu_op.add, 'subtract': _core.native.alu_op.subtract,
+       'multiply': _core.native.alu_op.multiply, 'max': _core.native.alu_op.max,
+       'min': _core.native.alu_op.min}
+NUMPY_ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply,
+             'max': np.maximum, 'min': np.minimum}
+ACT = {'identity': (_core.native.act_func.identity, lambda x: x),
+       'relu': (_core.native.act_func.relu, lambda x: np.maximum(x, 0)),
+       'exp': (_core.native.act_func.exp, np.exp),
+       'reciprocal': (_core.native.act_func.reciprocal, lambda x: 1.0 / x)}
+
+
+class Pending:
+    """An operation's result not yet placed: emitted into the tile it is assigned to, or into a
+    tile of its own (declared at the operation's line) when it is used as an operand."""
+
+    def __init__(self, api, site, shape, dtype, space, emit, values, kind='op', region=None,
+                 full_shape=None):
+        self.api, self.site = api, site
+        self.shape, self.dtype_name, self.space = tuple(shape), dtype, space
+        self.emit, self.values, self.kind = emit, values, kind
+        self.region = region  # a mask's part of the destination (None: all of it)
+        self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
+        self.result = None
+
+    @property
+    def dtype(self):
+        return _core.dtype_object(self.dtype_name)
+
+    def materialize(self):
+        if self.result is None:
+            ctx = context(self.api)
+            t = _core.declare(ctx, self.api, self.site, self.full_shape, self.dtype_name,
+                              self.space)
+            emit_into(self, t, False, self.site)
+            self.result = t
+        return self.result
+
+    def __getitem__(self, idx):
+        return self.materialize().view(idx, _core.user_site())
+
+    def reshape(self, *shape):
+        return self.materialize().reshape(*shape)
+
+    def broadcast_to(self, shape):
+        return self.materialize().broadcast_to(shape)
+
+    def __add__(self, other):
+        from . import language
+        return language.add(self, other)
+
+    def __mul__(self, other):
+        from . import language
+        return language.multiply(self, other)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+
+def _elems(shape):
+    return math.prod(shape[1:]) if len(shape) > 1 else 1
+
+
+def flush_zero(tile, site):
+    """A PSUM tile from nl.zeros that is used before a matmul overwrote it: zero it now."""
+    root = tile.root
+    if not root.zero_pending:
+        return
+    root.zero_pending = False
+    ctx = root.ctx
+    dispatch('nl.zeros', root.zero_site,
+             lambda: ctx.kb.memset(root.handle, 0.0, _core.ENGINES['dve']))
+
+
+def operand(x, api, site, allow_broadcast=False):
+    """A value read by an instruction, as a tile."""
+    if isinstance(x, Pending):
+        return x.materialize()
+    if isinstance(x, Tile):
+        if x.broadcast_from is not None and not allow_broadcast:
+            raise _core.unsupported(api, 'a broadcast tile here (it works as the per-partition '
+                                    'operand of an elementwise operation)', site)
+        flush_zero(x, site)
+        x.ctx.note_use(x)
+        return x
+    if isinstance(x, TileBlocks):
+        raise KernelError(api, f'a tensor of {x.block_shape} tiles is not one tile: index its '
+                          'block dimensions', site)
+    if isinstance(x, (HbmAccess, HbmTensor)):
+        raise KernelError(api, 'operand is in HBM: load it into SBUF first (nl.load or '
+                          'nisa.dma_copy)', site)
+    raise KernelError(api, f'expected a tile, got {type(x).__name__}', site)
+
+
+def emit_into(p, dst, accumulate, site):
+    """Records `p` with `dst` as its destination and stores its values there."""
+    if not isinstance(dst, Tile):
+        raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
+    if p.region is not None and dst.shape != p.shape:
+        dst = dst.view(p.region, site, p.api)
+    if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
+        raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
+                          f'tile of shape {dst.shape}', site)
+    if p.kind == 'matmul':
+        if dst.space != 'psum':
+            raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
+        if dst.root.zero_pending and dst.root is dst:
+            dst.root.zero_pending = False
+            accumulate = False
+    flush_zero(dst, site)
+    ctx = dst.ctx
+    ctx.note_use(dst)
+    kb = ctx.kb
+
+    def compute():
+        v = p.values
+        if accumulate:
+            v = dst.read() + np.asarray(v).reshape(dst.shape)
+        dst.write(v)
+
+    dispatch(p.api, p.site, lambda: p.emit(kb, dst.handle, accumulate), compute)
+
+
+def assign(dst, value, site):
+    """tile[...] = value."""
+    if isinstance(value, Pending):
+        if value.kind == 'load' and isinstance(dst, Tile):
+            _require_sbuf(value.api, site, dst)
+        if value.result is None:
+            emit_into(value, dst, False, site)
+            value.result = dst
+            return
+        value = value.result
+    if isinstance(value, Tile):
+        if dst.same_region(value):
+            return
+        emit_into(copy('tile assignment', site, value, dst.dtype_name, 'dve'), dst, False, site)
+        return
+    if isinstance(value, (int, float, np.number)):
+        emit_into(memset('tile assignment', site, dst.shape, float(value), dst.dtype_name,
+                         'dve'), dst, False, site)
+        return
+    if isinstance(value, (HbmAccess, HbmTensor)):
+        raise KernelError('tile assignment', 'an HBM tensor cannot be assigned to a tile: load '
+                          'it with nl.load or nisa.dma_copy', site)
+    raise KernelError('tile assignment', f'cannot assign {type(value).__name__} to a tile',
+                      site)
+
+
+def accumulate(dst, value, site):
+    """tile += value: matmuls accumulate in PSUM; anything else is an add."""
+    if isinstance(value, Pending) and value.kind == 'matmul' and value.result is None:
+        emit_into(value, dst, True, site)
+        value.result = dst
+        return
+    emit_into(tensor_tensor('+=', site, dst, value, 'add', 'dve', dst.dtype_name), dst, False,
+              site)
+
+
+def _values(fn):
+    ctx = _core._State.current
+    return fn() if ctx is not None and ctx.values else None
+
+
+def _engine(engine, default):
+    return _core.ENGINES[engine or default]
+
+
+def _part(t, region, api, site):
+    return t if region is None else t.view(region, site, api)
+
+
+def load(api, site, src, dtype=None, mask=None):
+    if not isinstance(src, HbmAccess):
+        if isinstance(src, HbmTensor):
+            src = src[...]
+        else:
+            raise KernelError(api, f'loads from an HBM tensor, got {type(src).__name__}', site)
+    ctx = context(api)
+    if src.rows > ctx.partitions:
+        raise KernelError(api, f'number of partitions {src.rows} exceeds the architecture '
+                          f'limit of {ctx.partitions}', site)
+    name = src.tensor.dtype_name
+    if dtype is not None and _core._dtypes.dtype_name(dtype) != name:
+        raise _core.unsupported(api, 'a dtype cast in a DMA is not supported yet', site)
+    full = src.shape
+    region = _core.mask_region(mask, full, api, site)
+    if region is not None:
+        src = src.restrict(region)
+    if src.oob:
+        raise KernelError(api, src.oob, site)
+
+    def emit(kb, dst, accumulate):
+        if dst.op.partitions != src.rows or dst.op.elems != src.elems:
+            raise KernelError(api, f'shape mismatch: {src.rows} x {src.elems} elements loaded '
+                              f'into a tile of {dst.op.partitions} x {dst.op.elems}', site)
+        kb.load(dst, src.tensor.handle, src.operand(kb))
+
+    return Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load',
+                   region, full)
+
+
+def _check_dma_dtype(api, site, tile, tensor):
+    if _core._dtypes.SIZES[tile.dtype_name] != _core._dtypes.SIZES[tensor.dtype_name]:
+        raise _core.unsupported(api, f'a DMA between {tile.dtype_name} and '
+                                f'{tensor.dtype_name} (a cast) is not supported yet', site)
+
+
+def _require_sbuf(api, site, tile):
+    if tile.space != 'sbuf':
+        raise KernelError(api, f'DMA cannot reach {tile.space.upper()}: DMA moves data between '
+                          'HBM and SBUF (copy the tile to SBUF first)', site)
+
+
+def load_into(api, site, dst, src, mask=None):
+    if isinstance(dst, Tile):
+        _require_sbuf(api, site, dst)
+    p = load(api, site, src, None, mask)
+    _check_dma_dtype(api, site, dst, src.tensor if isinstance(src, HbmAccess) else src)
+    assign(dst, p, site)
+
+
+def store(api, site, dst, value, mask=None):
+    if isinstance(dst, HbmTensor):
+        dst = dst[...]
+    if not isinstance(dst, HbmAccess):
+        raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
+    src = operand(value, api, site)
+    region = _core.mask_region(mask, src.shape, api, site)
+    if region is not None:
+        src, dst = src.view(region, site, api), dst.restrict(region)
+    if dst.oob:
+        raise KernelError(api, dst.oob, site)
+    _require_sbuf(api, site, src)
+    _check_dma_dtype(api, site, src, dst.tensor)
+    if src.partitions != dst.rows or src.elems != dst.elems:
+        raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
+                          f'access of shape {dst.shape}', site)
+    kb = context(api).kb
+    dispatch(api, site, lambda: kb.store(dst.tensor.handle, dst.operand(kb), src.handle),
+             lambda: dst.write(src.read()))
+
+
+def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
+    if not isinstance(b, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
+        return tensor_scalar(api, site, a, alu, b, engine, dtype, mask=mask)
+    if not isinstance(a, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
+        if alu in ('add', 'multiply', 'max', 'min'):
+            return tensor_scalar(api, site, b, alu, a, engine, dtype, mask=mask)
+        raise _core.unsupported(api, 'a scalar first operand', site)
+    A, B = operand(a, api, site, True), operand(b, api, site, True)
+    if B.broadcast_from is not None:  # a per-partition scalar: tensor_scalar's tile operand
+        return tensor_scalar(api, site, A, alu, B.broadcast_from, engine, dtype, mask=mask)
+    if A.broadcast_from is not None and alu in ('add', 'multiply', 'max', 'min'):
+        return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
+    if A.broadcast_from is not None or B.broadcast_from is not None:
+        raise _core.unsupported(api, 'a broadcast first operand', site)
+    if A.partitions != B.partitions or A.elems != B.elems:
+        raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
+                          site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    if region is not None:
+        A, B = _part(A, region, api, site), _part(B, region, api, site)
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else (
+        A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
+    f = NUMPY_ALU[alu]
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.tensor_tensor(dst, A.handle, B.handle, ALU[alu],
+                                                         _engine(engine, 'dve')),
+                   _values(lambda: f(A.read(), B.read().reshape(A.shape))), region=region,
+                   full_shape=full)
+
+
+def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, mask=None):
+    A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    f = NUMPY_ALU[alu]
+    if reverse and alu not in ('add', 'multiply', 'max', 'min'):
+        raise _core.unsupported(api, f'a reversed {alu}', site)
+    if isinstance(scalar, (Tile, Pending)):
+        S = operand(scalar, api, site)
+        if region is not None and S.partitions == full[0]:
+            S = S.view(region[:1], site, api)
+        if S.partitions != A.partitions or S.elems != 1:
+            raise KernelError(api, f'shape mismatch: a per-partition scalar must be of shape '
+                              f'({A.partitions}, 1), got {S.shape}', site)
+        return Pending(api, site, A.shape, dt, 'sbuf',
+                       lambda kb, dst, acc: kb.tensor_scalar_ap(dst, A.handle, ALU[alu],
+                                                                S.handle,
+                                                                _engine(engine, 'dve')),
+                       _values(lambda: f(A.read().reshape(A.partitions, -1),
+                                         S.read().reshape(A.partitions, 1)).reshape(A.shape)),
+                       region=region, full_shape=full)
+    if not isinstance(scalar, (int, float, np.number)):
+        raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
+    imm = float(scalar)
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.tensor_scalar(dst, A.handle, ALU[alu], imm,
+                                                         _engine(engine, 'dve')),
+                   _values(lambda: f(A.read(), np.float32(imm))), region=region,
+                   full_shape=full)
+
+
+def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None):
+    A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
+    if not isinstance(scale, (int, float, np.number)):
+        raise _core.unsupported(api, 'a tile as the activation scale', site)
+    code, f = ACT[func]
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    s = float(scale)
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.activation(dst, A.handle, code, s,
+                                                      _engine(engine, 'act')),
+                   _values(lambda: f(A.read() * np.float32(s)).astype(np.float32)),
+                   region=region, full_shape=full)
+
+
+def copy(api, site, a, dtype=None, engine=None, mask=None):
+    A = operand(a, api, site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    A = _part(A, region, api, site)
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.tensor_copy(dst, A.handle, _engine(engine, 'dve')),
+                   _values(A.read), region=region, full_shape=full)
+
+
+def memset(api, site, shape, value, dtype, engine=None):
+    v = float(value)
+    return Pending(api, site, shape, _core._dtypes.dtype_name(dtype), 'sbuf',
+                   lambda kb, dst, acc: kb.memset(dst, v, _engine(engine, 'dve')),
+                   _values(lambda: np.full(tuple(int(s) for s in shape), v, dtype=np.float32)))
+
+
+def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None):
+    A = operand(a, api, site)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    free = tuple(range(1, len(A.shape)))
+    if not axes or 0 in axes or any(x not in free for x in axes) or len(A.shape) < 2:
+        raise _core.unsupported(api, f'a reduction over axis {axis} (only the free axes of a '
+                                'tile reduce, into one value per partition)', site)
+    if set(axes) != set(free):
+        raise _core.unsupported(api, 'a reduction over some of the free axes', site)
+    shape = (A.partitions, 1) if keepdims else (A.partitions,)
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    f = {'add': np.sum, 'max': np.max, 'min': np.min}.get(alu)
+    if f is None:
+        raise _core.unsupported(api, f'a {alu} reduction', site)
+    return Pending(api, site, shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.tensor_reduce(dst, A.handle, ALU[alu],
+                                                         _engine(engine, 'dve')),
+                   _values(lambda: f(A.read().reshape(A.partitions, -1), axis=1)))
+
+
+def matmul(api, site, stationary, moving):
+    ctx = context(api)
+    S, M = operand(stationary, api, site), operand(moving, api, site)
+    for t, what in ((S, 'stationary'), (M, 'moving')):
+        if t.space != 'sbuf':
+            raise KernelError(api, f'the {what} operand must be in SBUF', site)
+    if S.partitions != M.partitions:
+        raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
+                          f'stationary {S.shape}, moving {M.shape}', site)
+    if S.partitions > ctx.pe_rows:
+        raise KernelError(api, f'contraction size {S.partitions} exceeds the {ctx.pe_rows} '
+                          'rows of the Tensor engine', site)
+    if S.elems > ctx.pe_cols:
+        raise KernelError(api, f'stationary free size {S.elems} exceeds the limit of '
+                          f'{ctx.pe_cols}', site)
+    if M.elems > ctx.moving_max:
+        raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
+                          f'{ctx.moving_max}', site)
+    k = S.partitions
+    return Pending(api, site, (S.elems, M.elems), 'float32', 'psum',
+                   lambda kb, dst, acc: kb.matmul(dst, S.handle, M.handle, acc, False),
+                   _values(lambda: S.read().reshape(k, -1).T @ M.read().reshape(k, -1)),
+                   'matmul')
+
+
+def transpose(api, site, a):
+    ctx = context(api)
+    A = operand(a, api, site)
+    if A.space != 'sbuf':
+        raise KernelError(api, 'the operand of a Tensor-engine transpose must be in SBUF', site)
+    if A.elems > min(ctx.pe_cols, ctx.partitions) or A.partitions > ctx.pe_rows:
+        raise KernelError(api, f'a Tensor-engine transpose takes at most {ctx.pe_rows} x '
+                          f'{min(ctx.pe_cols, ctx.partitions)}, got {A.shape}', site)
+    return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum',
+                   lambda kb, dst, acc: kb.transpose(dst, A.handle),
+                   _values(lambda: A.read().reshape(A.partitions, -1).T))
+
+
+def max8(api, site, a):
+    A = operand(a, api, site)
+    if A.elems < 8:
+        raise KernelError(api, f'max8 needs at least 8 elements per partition, got {A.shape}',
+                          site)
+
+    def values():
+        v = A.read().reshape(A.partitions, -1)
+        return -np.sort(-v, axis=1)[:, :8]
+
+    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf',
+                   lambda kb, dst, acc: kb.max8(dst, A.handle), _values(values))
+
+
+def find_index8(api, site, data, vals):
+    D, V = operand(data, api, site), operand(vals, api, site)
+    if V.partitions != D.partitions or V.elems != 8:
+        raise KernelError(api, f'shape mismatch: the values must be of shape '
+                          f'({D.partitions}, 8), got {V.shape}', site)
+
+    def values():
+        d = D.read().reshape(D.partitions, -1)
+        v = V.read().reshape(D.partitions, 8)
+        hit = d[:, :, None] == v[:, None, :]
+        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
+
+    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf',
+                   lambda kb, dst, acc: kb.find_index8(dst, D.handle, V.handle),
+                   _values(values))

@@ -1,0 +1,101 @@
+"""nki.compiler for trnsim: kernel decorators and direct allocation."""
+
+import itertools
+import math
+
+from . import _core
+from ._core import unsupported
+
+
+def skip_middle_end_transformations(kernel):
+    """Marks an ISA-style kernel: program order, one buffer per declared tile."""
+    target = getattr(kernel, 'func', kernel)
+    target._trnsim_isa = True
+    if target is not kernel:
+        kernel._trnsim_isa = True
+    return kernel
+
+
+def enable_stack_allocator(kernel=None, **kwargs):
+    """Accepted and ignored: trnsim's builder allocates the same way either way."""
+    return kernel if kernel is not None else (lambda k: k)
+
+
+def force_auto_alloc(kernel=None, **kwargs):
+    """Accepted and ignored (tiles without direct allocation are allocated by the builder)."""
+    return kernel if kernel is not None else (lambda k: k)
+
+
+class DirectAlloc:
+    """A direct SBUF allocation: the byte address of every logical tile of a tensor."""
+
+    def __init__(self, func, key):
+        self.func = func
+        self._key = key
+
+    def key(self):
+        return self._key
+
+    def layout(self, blocks, partitions, tile_bytes, api, site):
+        """(distinct byte offsets, block index -> position in them)."""
+        offsets, where = [], {}
+        for b in itertools.product(*(range(n) for n in blocks)):
+            got = self.func(b, partitions, tile_bytes)
+            part, addr = got if isinstance(got, tuple) else (0, got)
+            if part != 0:
+                raise unsupported(api, 'a direct allocation at a partition offset', site)
+            if addr not in offsets:
+                offsets.append(addr)
+            where[b] = offsets.index(addr)
+        return offsets, where.__getitem__
+
+
+def _modulo(base, shape, scale):
+    def func(indices):
+        s = shape if shape else (1,) * len(indices)
+        mod = tuple(i % n for i, n in zip(indices, s))
+        return sum(i * math.prod(s[d + 1:]) for d, i in enumerate(mod)) * scale + base
+    return func
+
+
+class sbuf:
+    """nki.compiler.sbuf: direct allocation in SBUF."""
+
+    @staticmethod
+    def mod_alloc(*, base_addr, base_partition=0, num_par_tiles=(), num_free_tiles=()):
+        """Logical tile idx at base_addr + (idx mod num_free_tiles, linearised) x tile bytes."""
+        if base_partition != 0 or num_par_tiles:
+            raise unsupported('nki.compiler.sbuf.mod_alloc',
+                              'base_partition / num_par_tiles')
+
+        def func(idx, pdim_size, fdim_size):
+            return (0, _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
+        return DirectAlloc(func, ('mod', base_addr, tuple(num_free_tiles)))
+
+    @staticmethod
+    def alloc(func):
+        return DirectAlloc(func, ('func', id(func)))
+
+    @staticmethod
+    def auto_alloc():
+        return None
+
+
+class psum:
+    """nki.compiler.psum: direct allocation in PSUM (not supported yet)."""
+
+    @staticmethod
+    def mod_alloc(**kwargs):
+        raise unsupported('nki.compiler.psum.mod_alloc')
+
+    @staticmethod
+    def alloc(func):
+        raise unsupported('nki.compiler.psum.alloc')
+
+    @staticmethod
+    def auto_alloc():
+        return None
+
+
+def __getattr__(name):
+    _core.missing('compiler', name)

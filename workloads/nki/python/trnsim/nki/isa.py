@@ -1,0 +1,161 @@
+"""nki.isa for trnsim: the ISA-level operations (nisa.*)."""
+
+from . import _core, _ops, language as _nl
+from ._core import KernelError, user_site, unsupported
+
+vector_engine = 'dve'
+scalar_engine = 'act'
+gpsimd_engine = 'pool'
+tensor_engine = 'pe'
+unknown_engine = None
+
+
+class engine:
+    """Engine selectors of NKI beta 2 (nisa.engine.vector, ...)."""
+
+    vector = 'dve'
+    scalar = 'act'
+    gpsimd = 'pool'
+    tensor = 'pe'
+    unknown = None
+
+
+_ALU = {_nl.add: 'add', _nl.subtract: 'subtract', _nl.multiply: 'multiply',
+        _nl.maximum: 'max', _nl.minimum: 'min', _nl.max: 'max', _nl.min: 'min'}
+_ACT = {_nl.exp: 'exp', _nl.copy: 'identity', _nl.relu: 'relu',
+        _nl.reciprocal: 'reciprocal'}
+
+
+def _alu(api, op, site):
+    if op not in _ALU:
+        raise unsupported(api, f'op={getattr(op, "__name__", op)}', site)
+    return _ALU[op]
+
+
+def _check(api, site, mask=None, engine_=None, allowed=('dve', 'act', 'pool', None)):
+    if mask is not None:
+        raise unsupported(api, 'mask=', site)
+    if engine_ not in allowed:
+        raise unsupported(api, f'engine={engine_}', site)
+
+
+def _result(p, dst, site):
+    if dst is None:
+        return p
+    _ops.assign(dst, p, site)
+    return dst
+
+
+def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
+              is_transpose=False, mask=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.nc_matmul', site, mask)
+    if is_transpose:
+        raise unsupported('nisa.nc_matmul', 'is_transpose=True', site)
+    return _result(_ops.matmul('nisa.nc_matmul', site, stationary, moving), dst, site)
+
+
+def nc_transpose(data, engine=None, mask=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.nc_transpose', site, mask, engine, ('pe', None))
+    return _result(_ops.transpose('nisa.nc_transpose', site, data), dst, site)
+
+
+def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.activation', site)
+    if bias is not None:
+        raise unsupported('nisa.activation', 'bias=', site)
+    if op not in _ACT:
+        raise unsupported('nisa.activation', f'op={getattr(op, "__name__", op)}', site)
+    return _result(_ops.activation('nisa.activation', site, _ACT[op], data, scale, None, dtype,
+                                   mask), dst, site)
+
+
+def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.tensor_tensor', site, None, engine)
+    return _result(_ops.tensor_tensor('nisa.tensor_tensor', site, data1, data2,
+                                      _alu('nisa.tensor_tensor', op, site), engine, dtype,
+                                      mask), dst, site)
+
+
+def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
+                  dtype=None, mask=None, engine=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.tensor_scalar', site, None, engine)
+    if op1 is not None:
+        raise unsupported('nisa.tensor_scalar', 'a second operation (op1=)', site)
+    return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
+                                      _alu('nisa.tensor_scalar', op0, site), operand0, engine,
+                                      dtype, reverse0, mask), dst, site)
+
+
+def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
+                  dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.tensor_reduce', site, mask)
+    if negate:
+        raise unsupported('nisa.tensor_reduce', 'negate=True', site)
+    alu = {_nl.add: 'add', _nl.sum: 'add', _nl.max: 'max', _nl.maximum: 'max',
+           _nl.min: 'min', _nl.minimum: 'min'}.get(op)
+    if alu is None:
+        raise unsupported('nisa.tensor_reduce', f'op={getattr(op, "__name__", op)}', site)
+    return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype),
+                   dst, site)
+
+
+def tensor_copy(src, mask=None, dtype=None, engine=None, dst=None, **kwargs):
+    site = user_site()
+    _check('nisa.tensor_copy', site, None, engine)
+    return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine, mask), dst, site)
+
+
+def memset(shape, value, dtype=None, mask=None, engine=None, **kwargs):
+    """nisa.memset(shape, value, dtype) returns a tile; nisa.memset(dst, value) (beta 2)
+    writes into dst."""
+    site = user_site()
+    _check('nisa.memset', site, mask, engine)
+    if isinstance(shape, _core.Tile):
+        dst = shape
+        _ops.assign(dst, _ops.memset('nisa.memset', site, dst.shape, value, dst.dtype_name,
+                                     engine), site)
+        return dst
+    if dtype is None:
+        raise KernelError('nisa.memset', 'dtype= is required with a shape', site)
+    return _ops.memset('nisa.memset', site, tuple(shape), value, dtype, engine)
+
+
+def max8(src, mask=None, dtype=None, dst=None, **kwargs):
+    """The 8 largest values of each partition, largest first (Vector engine)."""
+    site = user_site()
+    _check('nisa.max8', site, mask)
+    return _result(_ops.max8('nisa.max8', site, src), dst, site)
+
+
+def nc_find_index8(data, vals, mask=None, dtype=None, dst=None, **kwargs):
+    """Where each of 8 values per partition first occurs in data (int32 indices)."""
+    site = user_site()
+    _check('nisa.nc_find_index8', site, mask)
+    return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
+
+
+def dma_copy(dst, src, mask=None, dge_mode=None, **kwargs):
+    """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
+    site = user_site()
+    hbm = (_core.HbmAccess, _core.HbmTensor)
+    if isinstance(src, hbm) and isinstance(dst, hbm):
+        raise unsupported('nisa.dma_copy', 'a copy from HBM to HBM', site)
+    if isinstance(src, hbm):
+        if isinstance(dst, _core.TileBlocks):
+            raise KernelError('nisa.dma_copy', 'index the block dimensions of dst', site)
+        _ops.load_into('nisa.dma_copy', site, dst, src, mask)
+        return None
+    if isinstance(dst, hbm):
+        _ops.store('nisa.dma_copy', site, dst, src, mask)
+        return None
+    raise unsupported('nisa.dma_copy', 'a copy between two on-chip tiles', site)
+
+
+def __getattr__(name):
+    _core.missing('isa', name)

@@ -1,0 +1,302 @@
+"""nki.language for trnsim: tensors, tiles, indexing, loops and the nl.* operations."""
+
+from . import _core, _dtypes, _ops
+from ._core import KernelError, ParDim, IndexRange, DynSlice, user_site, unsupported
+
+float32 = _dtypes.float32
+float16 = _dtypes.float16
+bfloat16 = _dtypes.bfloat16
+int32 = _dtypes.int32
+
+
+class _Buffer:
+    """A memory a tensor lives in (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'nl.{self.name}'
+
+
+sbuf = _Buffer('sbuf')
+psum = _Buffer('psum')
+hbm = _Buffer('hbm')
+shared_hbm = _Buffer('shared_hbm')
+private_hbm = _Buffer('private_hbm')
+
+
+class _TileSize:
+    """nl.tile_size: the hardware tile limits, from the platform config."""
+
+    @staticmethod
+    def _platform():
+        from . import _runner
+        return _runner.platform()
+
+    @property
+    def pmax(self):
+        return self._platform().partitions()
+
+    @property
+    def psum_fmax(self):
+        return self._platform().size('core.psum.bank_size') // 4
+
+    @property
+    def gemm_stationary_fmax(self):
+        return self._platform().integer('core.pe.cols')
+
+    @property
+    def gemm_moving_fmax(self):
+        return self._platform().integer('core.pe.moving_max')
+
+
+tile_size = _TileSize()
+
+
+def par_dim(n):
+    """Marks the partition dimension of an on-chip tensor's shape."""
+    return ParDim(int(n))
+
+
+class _Loop:
+    """A loop of the kernel: iterates like range() and tells the tracer which loops are open,
+    so that a tile carried across a sequential loop is known (the builder keeps it in one
+    buffer). Dependencies themselves follow from the data, whatever the loop kind."""
+
+    def __init__(self, kind, args):
+        self.kind = kind
+        self.range = range(*args)
+
+    def __len__(self):
+        return len(self.range)
+
+    def __iter__(self):
+        ctx = _core._State.current
+        if ctx is None:
+            yield from self.range
+            return
+        ctx.loop_count += 1
+        ctx.loops.append((self.kind, ctx.loop_count))
+        ctx.open_loops += (ctx.loop_count,)
+        ctx.loop_trips.append(len(self.range))
+        try:
+            yield from self.range
+        finally:
+            ctx.loops.pop()
+            ctx.open_loops = ctx.open_loops[:-1]
+            ctx.loop_trips.pop()
+
+
+def affine_range(*args, **kwargs):
+    """Iterations without loop-carried dependencies (the builder may overlap them)."""
+    return _Loop('affine', args)
+
+
+def sequential_range(*args, **kwargs):
+    """Iterations with a loop-carried dependency, in order."""
+    return _Loop('sequential', args)
+
+
+def static_range(*args, **kwargs):
+    """A loop unrolled when the kernel is traced."""
+    return _Loop('static', args)
+
+
+def arange(start, stop=None, step=1):
+    if stop is None:
+        start, stop = 0, start
+    return IndexRange(int(start), len(range(int(start), int(stop), int(step))), int(step))
+
+
+class _MGrid:
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        out = []
+        for axis, k in enumerate(key):
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                raise unsupported('nl.mgrid', 'nl.mgrid takes start:stop slices')
+            start = k.start or 0
+            out.append(IndexRange(start, k.stop - start, 1, axis))
+        return tuple(out) if len(out) > 1 else out[0]
+
+
+mgrid = _MGrid()
+
+
+def ds(start, size):
+    return DynSlice(start, size)
+
+
+def _space(buffer, api, site):
+    if buffer is None:
+        return 'sbuf'
+    from . import compiler
+    if isinstance(buffer, compiler.DirectAlloc):
+        return buffer
+    if isinstance(buffer, _Buffer):
+        return 'hbm' if buffer.name.endswith('hbm') else buffer.name
+    raise unsupported(api, f'buffer={buffer!r}', site)
+
+
+def _tensor(api, shape, dtype, buffer, name, zero):
+    site = user_site()
+    ctx = _core.context(api)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    dt = _dtypes.dtype_name(dtype)
+    space = _space(buffer, api, site)
+    if space == 'hbm':
+        if any(isinstance(s, ParDim) for s in shape):
+            raise KernelError(api, 'nl.par_dim in an HBM tensor shape', site)
+        try:
+            return _core.new_hbm(ctx, ctx.hbm_name(name or 'hbm'), tuple(int(s) for s in shape),
+                                 dt)
+        except (_core.native.UserError, RuntimeError) as e:
+            raise KernelError(api, str(e), site) from None
+    alloc = None
+    if not isinstance(space, str):
+        alloc, space = space, 'sbuf'
+    t = _core.declare(ctx, api, site, shape, dt, space, alloc, name or None)
+    if zero:
+        tiles = [t] if isinstance(t, _core.Tile) else None
+        if tiles is None:  # zero every block
+            import itertools
+            tiles = [t.block(b, api, site)[0]
+                     for b in itertools.product(*(range(n) for n in t.block_shape))]
+        for tile in tiles:
+            if space == 'psum':
+                tile.zero_pending, tile.zero_site = True, site
+            else:
+                _ops.assign(tile, _ops.memset(api, site, tile.shape, 0.0, dt, 'dve'), site)
+    return t
+
+
+def ndarray(shape, dtype, buffer=None, name='', **kwargs):
+    """An uninitialised tensor: a tile (or tiles) in SBUF/PSUM, or a tensor in HBM."""
+    return _tensor('nl.ndarray', shape, dtype, buffer, name, False)
+
+
+def zeros(shape, dtype, buffer=None, name='', **kwargs):
+    """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it."""
+    return _tensor('nl.zeros', shape, dtype, buffer, name, True)
+
+
+def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
+    """A tensor filled with one value (a memset)."""
+    site = user_site()
+    t = _tensor('nl.full', shape, dtype, buffer, name, False)
+    if not isinstance(t, _core.Tile):
+        raise unsupported('nl.full', 'nl.full outside SBUF or with block dimensions', site)
+    _ops.assign(t, _ops.memset('nl.full', site, t.shape, fill_value, t.dtype_name, 'dve'),
+                site)
+    return t
+
+
+def ones(shape, dtype, buffer=None, name='', **kwargs):
+    return full(shape, 1.0, dtype, buffer, name)
+
+
+def _no_mask(api, mask, site):
+    if mask is not None:
+        raise unsupported(api, 'mask=', site)
+
+
+def load(src, mask=None, dtype=None, **kwargs):
+    return _ops.load('nl.load', user_site(), src, dtype, mask)
+
+
+def store(dst, value, mask=None, **kwargs):
+    _ops.store('nl.store', user_site(), dst, value, mask)
+
+
+def _binary(api, alu, x, y, dtype, mask):
+    return _ops.tensor_tensor(api, user_site(), x, y, alu, None, dtype, mask)
+
+
+def add(x, y, dtype=None, mask=None, **kwargs):
+    return _binary('nl.add', 'add', x, y, dtype, mask)
+
+
+def subtract(x, y, dtype=None, mask=None, **kwargs):
+    return _binary('nl.subtract', 'subtract', x, y, dtype, mask)
+
+
+def multiply(x, y, dtype=None, mask=None, **kwargs):
+    return _binary('nl.multiply', 'multiply', x, y, dtype, mask)
+
+
+def maximum(x, y, dtype=None, mask=None, **kwargs):
+    return _binary('nl.maximum', 'max', x, y, dtype, mask)
+
+
+def minimum(x, y, dtype=None, mask=None, **kwargs):
+    return _binary('nl.minimum', 'min', x, y, dtype, mask)
+
+
+def _activation(api, func, x, dtype, mask):
+    return _ops.activation(api, user_site(), func, x, 1.0, None, dtype, mask)
+
+
+def exp(x, dtype=None, mask=None, **kwargs):
+    return _activation('nl.exp', 'exp', x, dtype, mask)
+
+
+def relu(x, dtype=None, mask=None, **kwargs):
+    return _activation('nl.relu', 'relu', x, dtype, mask)
+
+
+def reciprocal(x, dtype=None, mask=None, **kwargs):
+    return _activation('nl.reciprocal', 'reciprocal', x, dtype, mask)
+
+
+def copy(x, dtype=None, mask=None, **kwargs):
+    return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
+
+
+def _reduce(api, alu, x, axis, dtype, keepdims, mask):
+    site = user_site()
+    _no_mask(api, mask, site)
+    return _ops.reduce(api, site, x, alu, axis, keepdims, dtype)
+
+
+def max(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001 (NKI's name)
+    return _reduce('nl.max', 'max', x, axis, dtype, keepdims, mask)
+
+
+def min(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+    return _reduce('nl.min', 'min', x, axis, dtype, keepdims, mask)
+
+
+def sum(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+    return _reduce('nl.sum', 'add', x, axis, dtype, keepdims, mask)
+
+
+def transpose(x, dtype=None, mask=None, **kwargs):
+    site = user_site()
+    _no_mask('nl.transpose', mask, site)
+    return _ops.transpose('nl.transpose', site, x)
+
+
+def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+    """x.T @ y on the Tensor engine when transpose_x (x: [K, M], y: [K, N]) into PSUM."""
+    site = user_site()
+    _no_mask('nl.matmul', mask, site)
+    if not transpose_x:
+        raise unsupported('nl.matmul', 'nl.matmul without transpose_x=True (the compiler '
+                          'would insert a transpose) is not supported yet', site)
+    return _ops.matmul('nl.matmul', site, x, y)
+
+
+def device_print(prefix, x, **kwargs):
+    """Prints a tile's values (when values are computed); records no instruction."""
+    site = user_site()
+    ctx = _core.context('nl.device_print')
+    if not ctx.values:
+        return
+    t = _ops.operand(x, 'nl.device_print', site)
+    print(prefix, t.read())
+
+
+def __getattr__(name):
+    _core.missing('language', name)
