@@ -468,17 +468,23 @@ TEST(TraceRoundTrip, SubnormalImmediatesReadBackExactly) {
     EXPECT_EQ(back.engines[std::size_t(engine_kind::dve)][0].imm, ms.imm);
 }
 
-TEST(TraceErrors, ValidationNamesTheTraceLine) {
-    // Line 6 waits for a semaphore value that is never reached.
-    const program p = from_text(prefix + "sp dma_trigger queue=0\n" +
-                                    "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=5\n",
-                                "bad.trace");
+// Limits for validating the small programs of these tests.
+program_limits small_limits() {
     program_limits lim;
     lim.partitions = 128;
     lim.sbuf_partition_bytes = 1 << 16;
     lim.psum_partition_bytes = 1 << 14;
     lim.hbm_bytes = 1 << 20;
     lim.dma_queues = 16;
+    return lim;
+}
+
+TEST(TraceErrors, ValidationNamesTheTraceLine) {
+    // Line 6 waits for a semaphore value that is never reached.
+    const program p = from_text(prefix + "sp dma_trigger queue=0\n" +
+                                    "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=5\n",
+                                "bad.trace");
+    const program_limits lim = small_limits();
     const std::string msg = user_error_of([&] { validate_program(p, lim); });
     EXPECT_PRED2(starts_with, msg, "bad.trace:6: dve instruction 0");
     // A region beyond the declared hbm_bytes names its line too.
@@ -495,12 +501,7 @@ TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
     const program p =
         from_text(prefix + "dve memset dst=sbuf[0:128]@0:16xfloat32\n" + "sp dma_trigger queue=0\n",
                   "race.trace");
-    program_limits lim;
-    lim.partitions = 128;
-    lim.sbuf_partition_bytes = 1 << 16;
-    lim.psum_partition_bytes = 1 << 14;
-    lim.hbm_bytes = 1 << 20;
-    lim.dma_queues = 16;
+    const program_limits lim = small_limits();
     const std::string msg = user_error_of([&] { validate_program(p, lim); });
     EXPECT_PRED2(contains, msg, "race: ");
     EXPECT_PRED2(contains, msg, "race.trace:5 (dve instruction 0");
