@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/units.h"
 
 namespace fs = std::filesystem;
@@ -34,18 +35,7 @@ std::string resolve_config(const std::string& name) {
 }
 
 void write_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp);
-        out << text;
-        if (!out) throw user_error("cannot write '" + path + "'");
-    }
-    std::error_code ec;
-    fs::rename(tmp, path, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw user_error("cannot write '" + path + "'");
-    }
+    write_file_atomically(path, text);
 }
 
 void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg) {

@@ -9,8 +9,10 @@
 #include <iostream>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "core/error.h"
+#include "core/output_file.h"
 #include "core/timeline.h"
 #include "core/trace.h"
 #include "core/units.h"
@@ -217,6 +219,12 @@ int run(int argc, char** argv) {
     const bool fleet = cases.size() > 1;
     if (fleet && (!dump_trace.empty() || !timeline_file.empty()))
         throw trn::user_error("--dump-trace and --timeline take a single case, not a fleet");
+    // Every output is opened now, so a bad path is found before the run; each is written whole
+    // when its contents are ready, or not at all (core/output_file.h).
+    std::optional<trn::output_file> stats_file, trace_out, timeline_out;
+    if (!stats_out.empty()) stats_file.emplace(stats_out);
+    if (!dump_trace.empty()) trace_out.emplace(dump_trace);
+    if (!timeline_file.empty()) timeline_out.emplace(timeline_file);
 
     int status = 0;
     std::vector<fleet_row> rows;
@@ -232,12 +240,18 @@ int run(int argc, char** argv) {
         cfg.check_all_read();
         for (const auto& warning : kernel.warnings)
             std::fprintf(stderr, "sim: warning: %s\n", warning.c_str());
-        if (!dump_trace.empty()) trn::write_trace_file(dump_trace, kernel.prog);
+        if (trace_out) {
+            trn::write_trace(trace_out->stream(), kernel.prog);
+            trace_out->commit();
+        }
         core.load(kernel.prog);
         trn::timeline tl;
         if (!timeline_file.empty()) core.set_timeline(&tl);
         core.run();
-        if (!timeline_file.empty()) tl.write(timeline_file);
+        if (timeline_out) {
+            tl.write(timeline_out->stream());
+            timeline_out->commit();
+        }
 
         trn::stats_tree stats;
         core.report(stats);
@@ -262,7 +276,10 @@ int run(int argc, char** argv) {
             if (!quiet) print_fleet_row(rows.back(), rows.size() == 1, functional);
             continue;
         }
-        if (!stats_out.empty()) trn::write_atomically(stats_out, stats.to_json().dump(2) + "\n");
+        if (stats_file) {
+            stats_file->stream() << stats.to_json().dump(2) << "\n";
+            stats_file->commit();
+        }
         if (!quiet) {
             trn::print_summary(stats, kernel.description,
                                cfg.text("name") + " (" + config_path + ")");
@@ -273,7 +290,10 @@ int run(int argc, char** argv) {
             std::fprintf(stderr, "sim: functional check FAILED: %s\n", check.detail.c_str());
         }
     }
-    if (fleet && !stats_out.empty()) trn::write_atomically(stats_out, fleet_csv(rows, functional));
+    if (fleet && stats_file) {
+        stats_file->stream() << fleet_csv(rows, functional);
+        stats_file->commit();
+    }
     return status;
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace trn {
 
@@ -24,8 +25,12 @@ void timeline::counter_delta(const std::string& name, double t_ns, double delta)
 }
 
 void timeline::write(const std::string& path) const {
-    std::ofstream out(path);
-    if (!out) throw user_error("cannot write timeline '" + path + "'");
+    output_file file(path);
+    write(file.stream());
+    file.commit();
+}
+
+void timeline::write(std::ostream& out) const {
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
     out << "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"NeuronCore\"}}";
     for (std::size_t t = 0; t < m_tracks.size(); ++t)
@@ -54,7 +59,6 @@ void timeline::write(const std::string& path) const {
             << ",\"args\":{\"value\":" << value[d.name] << "}}";
     }
     out << "\n]}\n";
-    if (!out) throw user_error("error writing timeline '" + path + "'");
 }
 
 }  // namespace trn

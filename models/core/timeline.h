@@ -15,7 +15,9 @@ class timeline {
                const std::string& args_json = "");
     // A counter track ("C" events): `delta` is added to counter `name` at time t.
     void counter_delta(const std::string& name, double t_ns, double delta);
+    // Writes the JSON to `path` (atomically: core/output_file.h) or to a stream.
     void write(const std::string& path) const;
+    void write(std::ostream& out) const;
     std::size_t size() const { return m_slices.size(); }
 
   private:

@@ -12,6 +12,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/output_file.h"
 
 namespace trn {
 
@@ -87,10 +88,9 @@ void write_trace(std::ostream& out, const program& p) {
 }
 
 void write_trace_file(const std::string& path, const program& p) {
-    std::ofstream out(path);
-    if (!out) throw user_error("cannot write trace file '" + path + "'");
-    write_trace(out, p);
-    if (!out) throw user_error("error writing trace file '" + path + "'");
+    output_file file(path);
+    write_trace(file.stream(), p);
+    file.commit();
 }
 
 namespace {

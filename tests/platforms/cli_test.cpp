@@ -1,6 +1,7 @@
 // End-to-end tests of the `sim` command line: exit statuses, error messages, outputs.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -244,6 +245,55 @@ TEST_F(cli, stats_out_is_written_atomically_and_not_on_error) {
                 path("missing-dir/s.json"));
     EXPECT_EQ(r.status, 2);
     EXPECT_NE(r.output.find("missing-dir"), std::string::npos) << r.output;
+}
+
+TEST_F(cli, every_output_path_is_checked_before_the_run) {
+    for (const char* flag : {"--stats-out", "--timeline", "--dump-trace"}) {
+        // The workload would fail only while being built: the bad path is found first.
+        auto r = run_sim("--config trn1 --workload vector_add --param n=7 -q " + std::string(flag) +
+                         " " + path("missing-dir/out"));
+        EXPECT_EQ(r.status, 2) << flag;
+        EXPECT_NE(r.output.find("cannot write"), std::string::npos) << flag << r.output;
+        EXPECT_EQ(r.output.find("n=7"), std::string::npos) << flag << r.output;
+        r = run_sim("--config trn1 --workload vector_add -q " + std::string(flag) + " " + m_dir);
+        EXPECT_EQ(r.status, 2) << flag;
+        EXPECT_NE(r.output.find("is a directory"), std::string::npos) << flag << r.output;
+    }
+}
+
+TEST_F(cli, a_failed_write_is_an_error_and_leaves_no_file) {
+    for (const char* flag : {"--stats-out", "--timeline", "--dump-trace"}) {
+        // /dev/full accepts the open and fails every write (ENOSPC), as a full disk does.
+        auto r = run_sim("--config trn1 --workload vector_add --param variant=stream -q " +
+                         std::string(flag) + " /dev/full");
+        EXPECT_EQ(r.status, 2) << flag;
+        EXPECT_NE(r.output.find("error writing '/dev/full'"), std::string::npos) << r.output;
+    }
+    // Outputs that are not regular files are written in place.
+    auto r = run_sim(
+        "--config trn1 --workload vector_add --param variant=stream -q "
+        "--stats-out /dev/null --timeline /dev/null --dump-trace /dev/null");
+    EXPECT_EQ(r.status, 0) << r.output;
+}
+
+TEST_F(cli, a_terminated_run_leaves_no_partial_outputs) {
+    const std::string stats = path("s.json"), tl = path("t.json");
+    const std::string cmd = std::string(SIM_PATH) +
+                            " --config trn1 --workload vector_add --param n=25600000 "
+                            "--param variant=tiled --param row_chunk=128 -q --stats-out " +
+                            stats + " --timeline " + tl +
+                            " & pid=$!; sleep 1; kill -TERM $pid; "
+                            "wait $pid; echo status=$?";
+    FILE* pipe = ::popen(("bash -c '" + cmd + "'").c_str(), "r");
+    ASSERT_NE(pipe, nullptr);
+    char buf[256] = {};
+    std::string out;
+    for (std::size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
+        out.append(buf, n);
+    ::pclose(pipe);
+    EXPECT_NE(out.find("status=143"), std::string::npos) << out;  // killed by SIGTERM
+    for (const auto& e : fs::directory_iterator(m_dir))
+        ADD_FAILURE() << "left behind: " << e.path();
 }
 
 TEST_F(cli, fleet_runs_every_case_in_one_process) {
