@@ -282,7 +282,7 @@ TEST_F(cli, a_terminated_run_leaves_no_partial_outputs) {
                             " --config trn1 --workload vector_add --param n=25600000 "
                             "--param variant=tiled --param row_chunk=128 -q --stats-out " +
                             stats + " --timeline " + tl +
-                            " & pid=$!; sleep 1; kill -TERM $pid; "
+                            " & pid=$!; sleep 0.5; kill -TERM $pid; "
                             "wait $pid; echo status=$?";
     FILE* pipe = ::popen(("bash -c '" + cmd + "'").c_str(), "r");
     ASSERT_NE(pipe, nullptr);
