@@ -85,6 +85,23 @@ def vector_add_stream_isa(a_vec, b_vec, free_dim=2):
     return out
 
 
+@nki.compiler.skip_middle_end_transformations
+@nki.jit
+def vector_add_tiled_isa(a_vec, b_vec, row_chunk=1):
+    """2025 ISA style of the tiled kernel: row_chunk partitions of one element per iteration."""
+    out = nl.ndarray(a_vec.shape, dtype=a_vec.dtype, buffer=nl.shared_hbm)
+    n = a_vec.shape[0]
+    for m in nl.affine_range(n // row_chunk):
+        rows = nl.ds(m * row_chunk, row_chunk)
+        a = nl.ndarray((row_chunk, 1), dtype=a_vec.dtype, buffer=nl.sbuf)
+        b = nl.ndarray((row_chunk, 1), dtype=a_vec.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=a, src=a_vec[rows])
+        nisa.dma_copy(dst=b, src=b_vec[rows])
+        res = nisa.tensor_tensor(a, b, op=nl.add)
+        nisa.dma_copy(dst=out[rows], src=res)
+    return out
+
+
 def _direct(a_vec, b_vec, free_dim, buffers, bad):
     out = nl.ndarray(a_vec.shape, dtype=a_vec.dtype, buffer=nl.shared_hbm)
     p = nl.tile_size.pmax
