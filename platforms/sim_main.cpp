@@ -3,7 +3,6 @@
 #include <mimalloc.h>
 #endif
 #include <unistd.h>
-#include <boost/program_options.hpp>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -16,28 +15,13 @@
 #include "core/timeline.h"
 #include "core/trace.h"
 #include "core/units.h"
+#include "platforms/cli.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/registry.h"
 
-namespace po = boost::program_options;
-
 namespace {
-
-const char* const usage_text =
-    "usage: sim --config CONFIG (--workload NAME | --trace FILE) [--param KEY=VALUE]...\n"
-    "           [--set KEY.PATH=VALUE]... [--stats-out FILE] [--functional]\n"
-    "           [--dump-trace FILE] [--quiet]\n"
-    "       sim --list-workloads | --list-params [--format text|markdown|json]\n"
-    "\n"
-    "Simulates one kernel on one AWS Trainium NeuronCore and reports its latency and where the\n"
-    "time went. CONFIG is a YAML file or the name of one in the project's configs/ folder\n"
-    "(trn1 = NeuronCore-v2, trn2 = NeuronCore-v3).\n"
-    "\n"
-    "Exit status: 0 success; 1 functional mismatch; 2 usage, config, workload or trace error.\n"
-    "\n"
-    "Options";
 
 // A fit bound in the parameter's own unit ("5ns", "0.5").
 std::string fit_bound(const trn::param_decl& d, double v) {
@@ -146,62 +130,26 @@ std::string fleet_csv(const std::vector<fleet_row>& rows, bool functional) {
 }
 
 int run(int argc, char** argv) {
-    std::string config_name, workload_name, stats_out, dump_trace, trace_file, format,
-        timeline_file;
-    std::vector<std::string> params, sets;
-    po::options_description opts(usage_text);
-    opts.add_options()("help,h", "print this help")(
-        "config,c", po::value(&config_name), "platform config: a YAML path or a configs/ name")(
-        "workload,w", po::value(&workload_name), "workload to build (see --list-workloads)")(
-        "param,p", po::value(&params)->composing(), "workload parameter KEY=VALUE (repeatable)")(
-        "set,s", po::value(&sets)->composing(),
-        "override a config key, e.g. core.hbm.bandwidth=600GB/s (repeatable)")(
-        "stats-out", po::value(&stats_out),
-        "write the statistics tree as JSON to FILE (a fleet: one CSV row per case)")(
-        "functional", "compute real values and check the output against the golden reference")(
-        "dump-trace", po::value(&dump_trace), "write the program as a trace file (then run it)")(
-        "trace", po::value(&trace_file), "run a trace file instead of a --workload")(
-        "timeline", po::value(&timeline_file),
-        "write a Chrome/Perfetto trace-event JSON timeline (ui.perfetto.dev) to FILE")(
-        "list-workloads", "list the workloads and their parameters")(
-        "list-params", "list every config key with unit, default and description")(
-        "format", po::value(&format)->default_value("text"),
-        "--list-params format: text|markdown|json")(
-        "quiet,q", "print nothing on success (errors still go to stderr)");
-    po::variables_map vm;
-    try {
-        po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
-        po::notify(vm);
-    } catch (const po::error& e) {
-        throw trn::user_error(std::string(e.what()) + " (see sim --help)");
-    }
-    if (vm.count("help")) {
-        std::cout << opts << "\n";
+    const trn::cli_options o = trn::parse_cli(argc, argv);
+    if (o.action == trn::cli_action::help) {
+        std::cout << o.help << "\n";
         return 0;
     }
     trn::param_registry registry;
     trn::declare_platform_params(registry);
-    if (vm.count("list-params")) {
-        if (format != "text" && format != "markdown" && format != "json")
-            throw trn::user_error("--format must be text, markdown or json");
-        list_params(registry, format);
+    if (o.action == trn::cli_action::list_params) {
+        list_params(registry, o.format);
         return 0;
     }
-    if (vm.count("list-workloads")) {
+    if (o.action == trn::cli_action::list_workloads) {
         list_workloads();
         return 0;
     }
-    if (config_name.empty()) throw trn::user_error("--config is required (see sim --help)");
-    if (workload_name.empty() == trace_file.empty())
-        throw trn::user_error("give exactly one of --workload NAME or --trace FILE");
-    if (!trace_file.empty() && !params.empty())
-        throw trn::user_error("--param applies to a --workload, not to a --trace");
-    const bool functional = vm.count("functional") != 0;
-    if (functional && !trace_file.empty())
-        throw trn::user_error(
-            "--functional needs a --workload (a trace carries no golden "
-            "reference)");
-    const bool quiet = vm.count("quiet") != 0;
+    const std::string &config_name = o.config, &workload_name = o.workload,
+                      &stats_out = o.stats_out, &dump_trace = o.dump_trace, &trace_file = o.trace,
+                      &timeline_file = o.timeline;
+    const std::vector<std::string>&params = o.params, &sets = o.sets;
+    const bool functional = o.functional, quiet = o.quiet;
 
     trn::config cfg(registry);
     const std::string config_path = trn::resolve_config(config_name);

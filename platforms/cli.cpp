@@ -1,0 +1,87 @@
+#include "platforms/cli.h"
+
+#include <boost/program_options.hpp>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace po = boost::program_options;
+
+namespace trn {
+
+namespace {
+
+const char* const usage_text =
+    "usage: sim --config CONFIG (--workload NAME | --trace FILE) [--param KEY=VALUE]...\n"
+    "           [--set KEY.PATH=VALUE]... [--stats-out FILE] [--functional]\n"
+    "           [--dump-trace FILE] [--quiet]\n"
+    "       sim --list-workloads | --list-params [--format text|markdown|json]\n"
+    "\n"
+    "Simulates one kernel on one AWS Trainium NeuronCore and reports its latency and where the\n"
+    "time went. CONFIG is a YAML file or the name of one in the project's configs/ folder\n"
+    "(trn1 = NeuronCore-v2, trn2 = NeuronCore-v3).\n"
+    "\n"
+    "Exit status: 0 success; 1 functional mismatch; 2 usage, config, workload or trace error.\n"
+    "\n"
+    "Options";
+
+}  // namespace
+
+cli_options parse_cli(int argc, const char* const* argv) {
+    cli_options o;
+    po::options_description opts(usage_text);
+    opts.add_options()("help,h", "print this help")(
+        "config,c", po::value(&o.config), "platform config: a YAML path or a configs/ name")(
+        "workload,w", po::value(&o.workload), "workload to build (see --list-workloads)")(
+        "param,p", po::value(&o.params)->composing(), "workload parameter KEY=VALUE (repeatable)")(
+        "set,s", po::value(&o.sets)->composing(),
+        "override a config key, e.g. core.hbm.bandwidth=600GB/s (repeatable)")(
+        "stats-out", po::value(&o.stats_out),
+        "write the statistics tree as JSON to FILE (a fleet: one CSV row per case)")(
+        "functional", "compute real values and check the output against the golden reference")(
+        "dump-trace", po::value(&o.dump_trace), "write the program as a trace file (then run it)")(
+        "trace", po::value(&o.trace), "run a trace file instead of a --workload")(
+        "timeline", po::value(&o.timeline),
+        "write a Chrome/Perfetto trace-event JSON timeline (ui.perfetto.dev) to FILE")(
+        "list-workloads", "list the workloads and their parameters")(
+        "list-params", "list every config key with unit, default and description")(
+        "format", po::value(&o.format)->default_value("text"),
+        "--list-params format: text|markdown|json")(
+        "quiet,q", "print nothing on success (errors still go to stderr)");
+    po::variables_map vm;
+    try {
+        po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+        po::notify(vm);
+    } catch (const po::error& e) {
+        throw user_error(std::string(e.what()) + " (see sim --help)");
+    }
+    if (vm.count("help")) {
+        std::ostringstream help;
+        help << opts;
+        o.help = help.str();
+        o.action = cli_action::help;
+        return o;
+    }
+    if (vm.count("list-params")) {
+        if (o.format != "text" && o.format != "markdown" && o.format != "json")
+            throw user_error("--format must be text, markdown or json");
+        o.action = cli_action::list_params;
+        return o;
+    }
+    if (vm.count("list-workloads")) {
+        o.action = cli_action::list_workloads;
+        return o;
+    }
+    if (o.config.empty()) throw user_error("--config is required (see sim --help)");
+    if (o.workload.empty() == o.trace.empty())
+        throw user_error("give exactly one of --workload NAME or --trace FILE");
+    if (!o.trace.empty() && !o.params.empty())
+        throw user_error("--param applies to a --workload, not to a --trace");
+    o.functional = vm.count("functional") != 0;
+    if (o.functional && !o.trace.empty())
+        throw user_error("--functional needs a --workload (a trace carries no golden reference)");
+    o.quiet = vm.count("quiet") != 0;
+    return o;
+}
+
+}  // namespace trn
