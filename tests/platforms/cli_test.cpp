@@ -79,6 +79,18 @@ TEST_F(cli, usage_errors_exit_2) {
     EXPECT_NE(r.output.find("vector_add"), std::string::npos);  // lists the valid ones
 }
 
+TEST_F(cli, an_option_with_a_message_placeholder_is_rejected_not_hung_on) {
+    // Boost would loop forever formatting the error for this token (found by fuzzing).
+    auto r = run_sim("'--lis%canonical_option%' json");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("unrecognised option '--lis%canonical_option%'"), std::string::npos)
+        << r.output;
+    // A value may contain the characters.
+    r = run_sim("--config trn1 --workload vector_add -q --stats-out '" +
+                path("a%canonical_option%") + "'");
+    EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST_F(cli, unknown_config_key_names_key_and_file_line) {
     std::string text = read(trn1);
     text.replace(text.find("  hbm:\n"), 7, "  hbm2:\n    bandwidth: 1GB/s\n  hbm:\n");
