@@ -394,11 +394,19 @@ void kernel_builder::transpose(const tile& dst, const tile& src) {
 }
 
 tile kernel_builder::slice(const tile& t, std::uint32_t first, std::uint32_t count) {
-    if (count > t.op.elems || first > t.op.elems - count)
-        throw std::logic_error("tile slice out of range");
+    return strided(t, first, count, 1);
+}
+
+tile kernel_builder::strided(const tile& t, std::uint32_t first, std::uint32_t count,
+                             std::uint32_t step) {
+    const bool fits = count == 0 ? first <= t.op.elems
+                                 : step > 0 && first < t.op.elems &&
+                                       (count - 1) <= (t.op.elems - 1 - first) / step;
+    if (!fits) throw std::logic_error("tile slice out of range");
     tile s = t;
-    s.op.offset += std::uint64_t{first} * dtype_size(t.op.type);
+    s.op.offset += std::uint64_t{first} * t.op.elem_stride * dtype_size(t.op.type);
     s.op.elems = count;
+    if (count > 1) s.op.elem_stride = t.op.elem_stride * step;
     return s;
 }
 

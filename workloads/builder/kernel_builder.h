@@ -119,6 +119,10 @@ class kernel_builder {
     // Part of a tile: elems [first, first + count) of every partition, or partitions
     // [first, first + count). Dependencies stay those of the whole buffer.
     static tile slice(const tile& t, std::uint32_t first, std::uint32_t count);
+    // Every `step`-th element of t's free dimension from `first`, `count` of them (a strided
+    // view, such as one filter tap of a [P, Cin x K x K] weight tile).
+    static tile strided(const tile& t, std::uint32_t first, std::uint32_t count,
+                        std::uint32_t step);
     static tile partitions_of(const tile& t, std::uint32_t first, std::uint32_t count);
 
     void load(const tile& dst, const hbm_tensor& t, const operand& src);

@@ -140,8 +140,11 @@ class conv_emitter {
     // Loads W block (co, ci) and transposes its K*K taps into `dst` tiles (ci x co).
     void transpose_taps(std::size_t co, std::size_t ci, std::size_t raw_decl, std::size_t psum_decl,
                         const std::vector<tile>& dst);
-    // Declares one ci x co SBUF tile per (co, ci, tap) and fills them (weights once).
-    std::vector<tile> prepare_weights();
+    // Declares one ci x co SBUF tile per (co, ci, tap) and fills them (weights once). With
+    // `phase`, the raw weights and their PSUM tile are freed afterwards for later tiles to
+    // reuse (which then wait for the transposes); the row kernel keeps them, as the measured
+    // kernel (and its NKI version, workloads/nki/kernels/conv2d.py) declares them.
+    std::vector<tile> prepare_weights(bool phase);
     std::vector<tile> load_biases();
     // PSUM row(s) -> pooled, biased SBUF row(s) -> stored: `rows` holds the p rows of one pooled
     // row (already copied to SBUF, each [cos, OW]); result goes to `dst` [cos, OWp].
@@ -175,7 +178,7 @@ void conv_emitter::transpose_taps(std::size_t co, std::size_t ci, std::size_t ra
         }
 }
 
-std::vector<tile> conv_emitter::prepare_weights() {
+std::vector<tile> conv_emitter::prepare_weights(bool phase) {
     std::vector<tile> wt;
     std::vector<std::size_t> decls;
     for (std::size_t co = 0; co < m_co.size(); ++co)
@@ -185,7 +188,7 @@ std::vector<tile> conv_emitter::prepare_weights() {
                                                   m_co[co].second, m_type, 1));
                 wt.push_back(m_kb.next(decls.back()));
             }
-    m_kb.begin_phase();
+    if (phase) m_kb.begin_phase();
     const std::size_t raw = m_kb.declare_tile("w_raw", mem_space::sbuf, m_P,
                                               static_cast<std::uint32_t>(m_P * taps()), m_type);
     const std::size_t ps = m_kb.declare_tile("w_psum", mem_space::psum, m_P, m_P, dtype::float32);
@@ -194,7 +197,7 @@ std::vector<tile> conv_emitter::prepare_weights() {
             transpose_taps(co, ci, raw, ps,
                            std::vector<tile>(wt.begin() + wt_index(co, ci, 0, 0),
                                              wt.begin() + wt_index(co, ci, 0, 0) + taps()));
-    m_kb.end_phase();
+    if (phase) m_kb.end_phase();
     return wt;
 }
 
@@ -226,7 +229,7 @@ void conv_emitter::pool_bias(const std::vector<tile>& rows, const tile& dst, con
 }
 
 void conv_emitter::row() {
-    const std::vector<tile> wt = prepare_weights();
+    const std::vector<tile> wt = prepare_weights(false);
     const std::vector<tile> bias = load_biases();
     const auto OW = static_cast<std::uint32_t>(m_s.ow()),
                OWp = static_cast<std::uint32_t>(m_s.owp());
@@ -289,7 +292,7 @@ void conv_emitter::row() {
 }
 
 void conv_emitter::optimized() {
-    const std::vector<tile> wt = prepare_weights();
+    const std::vector<tile> wt = prepare_weights(true);
     const std::vector<tile> bias = load_biases();
     const auto OW = static_cast<std::uint32_t>(m_s.ow()),
                OWp = static_cast<std::uint32_t>(m_s.owp());

@@ -210,6 +210,7 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("plan_buffers", &kb::plan_buffers)
         .def("next", &kb::next)
         .def_static("slice", &kb::slice)
+        .def_static("strided", &kb::strided)
         .def_static("partitions_of", &kb::partitions_of)
         .def("load", &kb::load)
         .def("store", &kb::store)

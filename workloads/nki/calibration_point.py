@@ -16,7 +16,8 @@ import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), 'kernels'))
-import matmul  # noqa: E402 (the project's kernels, beside this file)
+import conv2d  # noqa: E402 (the project's kernels, beside this file)
+import matmul  # noqa: E402
 import transpose  # noqa: E402
 import vector_add  # noqa: E402
 
@@ -67,13 +68,24 @@ def transpose_point(p):
     return transpose.transpose_2d, (nt.tensor[shape, DTYPES[p.get('dtype', 'float32')]],), {}
 
 
+def conv2d_point(p):
+    if p.get('variant', 'row') != 'row' or p.get('style', 'isa') != 'isa':
+        unsupported('the project NKI conv2d is the row kernel (variant=row, style=isa)')
+    dtype = DTYPES[p.get('dtype', 'float32')]
+    batch, cin, cout = int(p.get('batch', 1)), int(p['in']), int(p['out'])
+    k, h, w = int(p.get('filter', 3)), int(p['h']), int(p['w'])
+    return conv2d.conv2d_row, (nt.tensor[[batch, cin, h, w], dtype],
+                               nt.tensor[[cout, cin, k, k], dtype],
+                               nt.tensor[[cout], dtype]), {'pool_size': int(p.get('pool', 1))}
+
+
 def main():
     if len(sys.argv) < 2:
         unsupported('usage: calibration_point.py WORKLOAD [KEY=VALUE]...')
     workload = sys.argv[1]
     params = dict(a.split('=', 1) for a in sys.argv[2:])
     points = {'vector_add': vector_add_point, 'matmul': matmul_point,
-              'transpose': transpose_point}
+              'transpose': transpose_point, 'conv2d': conv2d_point}
     if workload not in points:
         unsupported(f'no project NKI kernel for {workload} yet (docs/nki.md, "not yet")')
     kernel, args, kwargs = points[workload](params)

@@ -10,6 +10,7 @@ import unittest
 
 import numpy as np
 
+import conv2d
 import matmul
 import nki_support as s
 import transpose
@@ -125,6 +126,29 @@ class FrontendVersusDriver(unittest.TestCase):
 
     def test_matmul_fully_optimized(self):
         self.check_matmul(matmul.matmul_fully_optimized, 'fully_optimized', 2048, 1024, 1024)
+
+    def check_conv2d(self, batch, cin, cout, k, h, w, pool, dtype):
+        x, wt, bias = s.random_inputs((batch, cin, h, w), (cout, cin, k, k), (cout,))
+        bias = bias * 50.0  # the handout's bias range, [0, 50)
+        if dtype == 'float16':
+            x, wt, bias = (v.astype(np.float16) for v in (x, wt, bias))
+        out = conv2d.conv2d_row(x, wt, bias, pool_size=pool)
+        ref = s.conv2d_reference(x, wt, bias, pool)
+        rtol, atol = (1e-4, 1e-5) if dtype == 'float32' else (1e-2, 1e-2)
+        np.testing.assert_allclose(np.asarray(out, dtype=np.float64), ref, rtol=rtol, atol=atol)
+        self.compare(f'conv2d row {cin}->{cout} {h}x{w} pool{pool} {dtype}', conv2d.conv2d_row,
+                     (x, wt, bias), {'pool_size': pool}, 'conv2d',
+                     {'variant': 'row', 'batch': batch, 'in': cin, 'out': cout, 'filter': k,
+                      'h': h, 'w': w, 'pool': pool, 'dtype': dtype})
+
+    def test_conv2d_row(self):
+        self.check_conv2d(1, 256, 256, 3, 12, 40, 1, 'float32')
+
+    def test_conv2d_row_pool_and_partial_tiles(self):
+        self.check_conv2d(2, 130, 140, 3, 9, 10, 2, 'float32')
+
+    def test_conv2d_row_fp16_5x5(self):
+        self.check_conv2d(1, 128, 128, 5, 10, 24, 1, 'float16')
 
 
 if __name__ == '__main__':

@@ -65,3 +65,21 @@ def random_inputs(*shapes, dtype=np.float32, seed=7, lo=0.0, hi=1.0):
     if dtype == 'bfloat16':
         out = [nki.as_bfloat16(x) for x in out]
     return out
+
+
+def conv2d_reference(x, w, bias, pool):
+    """conv2d (stride 1, no padding) plus bias, then the max over pool x pool windows, in
+    float64."""
+    batch, cout = x.shape[0], w.shape[0]
+    k = w.shape[2]
+    oh, ow = x.shape[2] - k + 1, x.shape[3] - k + 1
+    out = np.zeros((batch, cout, oh, ow))
+    xd, wd = x.astype(np.float64), w.astype(np.float64)
+    for m in range(k):
+        for n in range(k):
+            out += np.einsum('bchw,oc->bohw', xd[:, :, m:m + oh, n:n + ow], wd[:, :, m, n])
+    out += bias.astype(np.float64)[None, :, None, None]
+    if pool == 2:
+        out = out[:, :, :oh // 2 * 2, :ow // 2 * 2].reshape(
+            batch, cout, oh // 2, 2, ow // 2, 2).max(axis=(3, 5))
+    return out

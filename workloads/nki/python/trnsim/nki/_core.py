@@ -145,6 +145,12 @@ class Context:
         self.open_loops = ()  # their ids
         self.loop_trips = []  # their trip counts
         self.loop_count = 0
+        # Per open loop level (the kernel's top level first), how many times each declaration
+        # site has run in the level's current iteration: a site that runs again within one
+        # iteration (a Python loop, a list comprehension, nl.static_range) declares another
+        # tile, as the NKI tracer would; the next iteration of an NKI loop takes the next
+        # instance of the same tiles.
+        self.site_hits = [{}]
         self.hbm_names = set()
         self.sbuf_mem = None
         self.ops = 0
@@ -321,7 +327,7 @@ def _normalise(shape, idx, api, site, lenient=False):
             out.append(c)
         elif isinstance(c, slice):
             start, stop, step = c.indices(n)
-            if step != 1:
+            if step < 1:
                 raise unsupported(api, f'access pattern not supported yet (slice step {step})',
                                   site)
             if c.start is not None and c.start > n or c.stop is not None and c.stop > n:
@@ -506,10 +512,12 @@ class Tile(_Typed):
         self.space = space
         self.arr = arr
         self.parent = parent
-        self.sel = sel  # (first partition, partitions or None, first element, elements or None)
+        # (first partition, partitions or None, first element, elements or None, element step)
+        self.sel = sel if sel is None or len(sel) == 5 else tuple(sel) + (1,)
         self._root = parent.root if parent is not None else None  # None: this is the root
         self.pabs = (parent.pabs + sel[0]) if parent is not None else 0
-        self.fabs = (parent.fabs + sel[2]) if parent is not None else 0
+        self.fabs = (parent.fabs + sel[2] * parent.fstep) if parent is not None else 0
+        self.fstep = parent.fstep * self.sel[4] if parent is not None else 1
         self._handle = None
         self.decl = decl
         self.born = ctx.open_loops if parent is None else None
@@ -528,11 +536,11 @@ class Tile(_Typed):
             if self.parent is None:
                 raise RuntimeError(f'tile {self.name} is used before it is declared')
             h = self.parent.handle
-            pf, pc, ff, fc = self.sel
+            pf, pc, ff, fc, fs = self.sel
             if pc is not None:
                 h = native.KernelBuilder.partitions_of(h, pf, pc)
             if fc is not None:
-                h = native.KernelBuilder.slice(h, ff, fc)
+                h = native.KernelBuilder.strided(h, ff, fc, fs)
             self._handle = h
         return h
 
@@ -570,16 +578,25 @@ class Tile(_Typed):
         free = comps[1:]
         strides = [math.prod(self.shape[1 + d + 1:]) for d in range(len(free))]
         first = sum((c if isinstance(c, int) else c.start) * s for c, s in zip(free, strides))
-        expected = 1
+        # The free part must be one arithmetic progression of elements: its ranges, innermost
+        # first, each continuing the one inside it (contiguous, or every step-th element).
+        step, count = 1, 1
         for c, s in reversed(list(zip(free, strides))):
-            if isinstance(c, IndexRange):
-                if s * c.step != expected:
-                    raise unsupported(api, 'access pattern not supported yet (a tile part '
-                                      'must be contiguous in the free dimensions)', site)
-                expected *= c.size
-        whole_f = not free or (first == 0 and expected == self.elems)
+            if not isinstance(c, IndexRange) or c.size == 1:
+                continue
+            if count == 1:
+                step, count = s * c.step, c.size
+            elif s * c.step == step * count:
+                count *= c.size
+            else:
+                raise unsupported(api, 'access pattern not supported yet (a tile part must be '
+                                  'one run of evenly spaced elements in the free dimensions)',
+                                  site)
+        if count == 1:
+            step = 1
+        whole_f = not free or (first == 0 and step == 1 and count == self.elems)
         sel = (pc.start, None if whole_p else pc.size, first if not whole_f else 0,
-               None if whole_f else expected)
+               None if whole_f else count, step)
         shape = (pc.size,) + tuple(c.size for c in free if isinstance(c, IndexRange))
         arr = None
         if self.arr is not None:
@@ -589,6 +606,7 @@ class Tile(_Typed):
     def same_region(self, other):
         return (isinstance(other, Tile) and other.root is self.root and
                 other.pabs == self.pabs and other.fabs == self.fabs and
+                other.fstep == self.fstep and
                 other.shape == self.shape)
 
     def __getitem__(self, idx):
@@ -757,8 +775,12 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
         raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
                           f'{ctx.psum_bank} bytes of a PSUM bank', site)
     nblocks = math.prod(blocks) if blocks else 1
-    label = name or f'{os.path.basename(site[0])}:{site[1]}'
-    key = (site, tuple(blocks), tile_shape, dtype, space, alloc.key() if alloc else None)
+    hits = ctx.site_hits[-1]
+    nth = hits.get(site, 0)
+    hits[site] = nth + 1
+    label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
+    key = (site, nth, tuple(blocks), tile_shape, dtype, space,
+           alloc.key() if alloc else None)
     decl = ctx.decls.get(key)
     if decl is None:
         offsets, phys = None, None

@@ -1,5 +1,7 @@
 """nki.isa for trnsim: the ISA-level operations (nisa.*)."""
 
+import numpy as _np
+
 from . import _core, _ops, language as _nl
 from ._core import KernelError, user_site, unsupported
 
@@ -22,6 +24,9 @@ class engine:
 
 _ALU = {_nl.add: 'add', _nl.subtract: 'subtract', _nl.multiply: 'multiply',
         _nl.maximum: 'max', _nl.minimum: 'min', _nl.max: 'max', _nl.min: 'min'}
+# The ISA documentation spells the operations as numpy functions (op0=np.multiply).
+_ALU.update({_np.add: 'add', _np.subtract: 'subtract', _np.multiply: 'multiply',
+             _np.maximum: 'max', _np.minimum: 'min'})
 _ACT = {_nl.exp: 'exp', _nl.copy: 'identity', _nl.relu: 'relu',
         _nl.reciprocal: 'reciprocal'}
 

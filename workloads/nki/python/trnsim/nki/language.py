@@ -80,12 +80,20 @@ class _Loop:
         ctx.loops.append((self.kind, ctx.loop_count))
         ctx.open_loops += (ctx.loop_count,)
         ctx.loop_trips.append(len(self.range))
+        unrolled = self.kind == 'static'  # unrolled by the tracer: no level of its own
+        if not unrolled:
+            ctx.site_hits.append({})
         try:
-            yield from self.range
+            for i in self.range:
+                if not unrolled:
+                    ctx.site_hits[-1] = {}
+                yield i
         finally:
             ctx.loops.pop()
             ctx.open_loops = ctx.open_loops[:-1]
             ctx.loop_trips.pop()
+            if not unrolled:
+                ctx.site_hits.pop()
 
 
 def affine_range(*args, **kwargs):
