@@ -11,6 +11,7 @@ import unittest
 import numpy as np
 
 import conv2d
+import ffnn
 import matmul
 import nki_support as s
 import transpose
@@ -149,6 +150,38 @@ class FrontendVersusDriver(unittest.TestCase):
 
     def test_conv2d_row_fp16_5x5(self):
         self.check_conv2d(1, 128, 128, 5, 10, 24, 1, 'float16')
+
+    def check_ffnn(self, variant, n, d, h, c):
+        x, w1, b1, w2, b2 = s.random_inputs((n, d), (d, h), (h,), (h, c), (c,), seed=11)
+        w1, w2 = (w1 - 0.5) / np.sqrt(d), (w2 - 0.5) / np.sqrt(h)
+        b1, b2 = (b1 - 0.5) * 0.2, (b2 - 0.5) * 0.2
+        probs, pred = ffnn.ffnn_predict(x, w1, b1, w2, b2, matmul_variant=variant)
+        hidden = np.maximum(x.astype(np.float64) @ w1 + b1, 0.0)
+        z = hidden @ w2 + b2
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        ref = e / e.sum(axis=1, keepdims=True)
+        np.testing.assert_allclose(probs, ref, rtol=1e-3, atol=1e-6)
+        np.testing.assert_array_equal(np.asarray(pred).ravel(), ref.argmax(axis=1))
+        self.compare(f'ffnn predict {variant}', ffnn.ffnn_predict, (x, w1, b1, w2, b2),
+                     {'matmul_variant': variant}, 'ffnn',
+                     {'matmul': variant, 'n': n, 'd': d, 'h': h, 'c': c})
+
+    def test_ffnn_tiled(self):
+        self.check_ffnn('tiled', 256, 512, 1024, 512)
+
+    def test_ffnn_hoist_load(self):
+        self.check_ffnn('hoist_load', 256, 512, 1024, 512)
+
+    def test_ffnn_block_free_dimension(self):
+        self.check_ffnn('block_free_dimension', 256, 512, 1024, 1024)
+
+    def test_ffnn_fully_optimized(self):
+        self.check_ffnn('fully_optimized', 2048, 1024, 1024, 1024)
+
+    def test_matmul_shape_not_whole_blocks(self):
+        lhsT, rhs = s.random_inputs((512, 256), (512, 512))
+        with self.assertRaisesRegex(ValueError, 'N=512 is not a multiple of its block of 1024'):
+            matmul.matmul_block_free_dimension(lhsT, rhs)
 
 
 if __name__ == '__main__':

@@ -10,13 +10,36 @@ def _sizes():
             nl.tile_size.gemm_moving_fmax)
 
 
+def _check(lhsT, rhs, tiles_m=1, tiles_n=1, tiles_k=1):
+    """The shapes must be whole blocks of tiles (as the tutorial's kernels assume)."""
+    k_size, m_size = lhsT.shape
+    tm, tk, tn = _sizes()
+    for name, size, block in (('M', m_size, tm * tiles_m), ('K', k_size, tk * tiles_k),
+                              ('N', rhs.shape[1], tn * tiles_n)):
+        if size % block:
+            raise ValueError(f'matmul: {name}={size} is not a multiple of its block of {block}')
+    if rhs.shape[0] != k_size:
+        raise ValueError(f'matmul: lhsT is {lhsT.shape} but rhs is {rhs.shape} (K differs)')
+
+
+def _result(lhsT, rhs):
+    return nl.ndarray((lhsT.shape[1], rhs.shape[1]), dtype=lhsT.dtype, buffer=nl.shared_hbm)
+
+
 @nki.jit
 def matmul_tiled(lhsT, rhs):
     """Step 1: for each output tile, load a lhsT and a rhs tile per k and accumulate."""
+    result = _result(lhsT, rhs)
+    tiled_into(lhsT, rhs, result)
+    return result
+
+
+def tiled_into(lhsT, rhs, result):
+    """Step 1's body, writing `result` (as ffnn uses it)."""
+    _check(lhsT, rhs)
     k_size, m_size = lhsT.shape
     n_size = rhs.shape[1]
     tm, tk, tn = _sizes()
-    result = nl.ndarray((m_size, n_size), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for m in nl.affine_range(m_size // tm):
         for n in nl.affine_range(n_size // tn):
             res_psum = nl.zeros((tm, tn), nl.float32, buffer=nl.psum)
@@ -28,17 +51,16 @@ def matmul_tiled(lhsT, rhs):
                 res_psum += nl.matmul(lhsT_tile[...], rhs_tile[...], transpose_x=True)
             res_sb = nl.copy(res_psum, dtype=result.dtype)
             nl.store(result[m * tm:(m + 1) * tm, n * tn:(n + 1) * tn], value=res_sb)
-    return result
 
 
-def _blocked(lhsT, rhs, tiles_m, tiles_n):
+def blocked_into(lhsT, rhs, result, tiles_m, tiles_n):
     """Steps 2 and 3: the K tiles of lhsT loaded once per block of tiles_m output rows, those
     of rhs once per block of tiles_n output columns, then the products of the block."""
+    _check(lhsT, rhs, tiles_m, tiles_n)
     k_size, m_size = lhsT.shape
     n_size = rhs.shape[1]
     tm, tk, tn = _sizes()
     kt = k_size // tk
-    result = nl.ndarray((m_size, n_size), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for m2 in nl.affine_range(m_size // (tm * tiles_m)):
         lhsT_tiles = nl.ndarray((tiles_m, kt, nl.par_dim(tk), tm), dtype=lhsT.dtype,
                                 buffer=nl.sbuf)
@@ -63,19 +85,22 @@ def _blocked(lhsT, rhs, tiles_m, tiles_n):
                     m0 = (m2 * tiles_m + bm) * tm
                     n0 = (n2 * tiles_n + bn) * tn
                     nl.store(result[m0:m0 + tm, n0:n0 + tn], value=res_sb)
-    return result
 
 
 @nki.jit
 def matmul_hoist_load(lhsT, rhs):
     """Step 2: loads hoisted out of the n loop (lhsT) and shared by the k loop."""
-    return _blocked(lhsT, rhs, 1, 1)
+    result = _result(lhsT, rhs)
+    blocked_into(lhsT, rhs, result, 1, 1)
+    return result
 
 
 @nki.jit
 def matmul_block_free_dimension(lhsT, rhs):
     """Step 3: 2 x 2 output tiles per block (BLOCK_M = 256, BLOCK_N = 1024)."""
-    return _blocked(lhsT, rhs, 2, 2)
+    result = _result(lhsT, rhs)
+    blocked_into(lhsT, rhs, result, 2, 2)
+    return result
 
 
 @nki.jit
@@ -83,13 +108,22 @@ def matmul_fully_optimized(lhsT, rhs, tiles_in_block_m=16, tiles_in_block_n=2,
                            tiles_in_block_k=8):
     """Step 4: n blocks, then K blocks in sequence (the rhs block loaded once per K block), then
     m blocks; partial results accumulate in SBUF across K blocks and are stored at the end."""
+    result = _result(lhsT, rhs)
+    fully_optimized_into(lhsT, rhs, result, tiles_in_block_m, tiles_in_block_n,
+                         tiles_in_block_k)
+    return result
+
+
+def fully_optimized_into(lhsT, rhs, result, tiles_in_block_m=16, tiles_in_block_n=2,
+                         tiles_in_block_k=8):
+    """Step 4's body, writing `result`."""
+    _check(lhsT, rhs, tiles_in_block_m, tiles_in_block_n, tiles_in_block_k)
     k_size, m_size = lhsT.shape
     n_size = rhs.shape[1]
     tm, tk, tn = _sizes()
     block_m, block_n = tm * tiles_in_block_m, tn * tiles_in_block_n
     block_k = tk * tiles_in_block_k
     nbm, nbn, nbk = m_size // block_m, n_size // block_n, k_size // block_k
-    result = nl.ndarray((m_size, n_size), dtype=lhsT.dtype, buffer=nl.shared_hbm)
     for n2 in nl.affine_range(nbn):
         result_tiles = nl.zeros((nbm, tiles_in_block_m, nl.par_dim(tm), block_n),
                                 dtype=result.dtype, buffer=nl.sbuf)
@@ -120,4 +154,3 @@ def matmul_fully_optimized(lhsT, rhs, tiles_in_block_m=16, tiles_in_block_n=2,
                 m0 = (m2 * tiles_in_block_m + bm) * tm
                 nl.store(result[m0:m0 + tm, n2 * block_n:(n2 + 1) * block_n],
                          value=result_tiles[m2, bm])
-    return result

@@ -97,20 +97,51 @@ def dispatch(api, site, record, compute=None):
         compute()
 
 
-def build(ctx):
-    """The kernel's program: the declarations get their buffer counts from the builder, which
-    decides them for the whole kernel at once, then every recorded call is replayed."""
-    kb = ctx.kb
-    auto = [d for d in ctx.decl_list if d.alloc is None]
+def _phases(ctx):
+    """The kernel's phases, as (first event, last event, declarations): the groups of
+    declarations whose lifetimes (from the declaration to the last use) overlap, chained. A
+    later group can reuse the memory of an earlier one, whose tiles are dead by then, as the
+    compiler's allocator would: a kernel that runs steps one after the other (a transpose, then
+    a matmul, ...) frees each step's tiles for the next. One group: the whole kernel."""
+    groups = []
+    for d in sorted(ctx.decl_list, key=lambda d: d.first_event):
+        end = max(d.first_event, d.last_event)
+        if groups and d.first_event <= groups[-1][1]:
+            groups[-1][1] = max(groups[-1][1], end)
+            groups[-1][2].append(d)
+        else:
+            groups.append([d.first_event, end, [d]])
+    return groups
+
+
+def _plan(kb, decls):
+    auto = [d for d in decls if d.alloc is None]
     plan = kb.plan_buffers([native.TileRequest(_MEM[d.space], d.bytes, d.count,
                                                d.carried or d.instances == 1, d.loops)
                             for d in auto])
     for d, b in zip(auto, plan):
         d.buffers = b
+
+
+def build(ctx):
+    """The kernel's program: the declarations get their buffer counts from the builder, which
+    decides them for each phase (_phases) at once, then every recorded call is replayed, each
+    phase between the builder's begin_phase and end_phase when there are several."""
+    kb = ctx.kb
+    groups = _phases(ctx)
+    starts = {g[0]: g for g in groups} if len(groups) > 1 else {}
+    ends = {g[1] for g in groups} if len(groups) > 1 else set()
+    if not starts:
+        _plan(kb, ctx.decl_list)
     try:
-        for api, site, fn in ctx.events:
+        for i, (api, site, fn) in enumerate(ctx.events):
             try:
+                if i in starts:
+                    kb.begin_phase()
+                    _plan(kb, starts[i][2])
                 fn()
+                if i in ends:
+                    kb.end_phase()
             except KernelError:
                 raise
             except (native.UserError, RuntimeError, ValueError) as e:
@@ -145,12 +176,14 @@ class Context:
         self.open_loops = ()  # their ids
         self.loop_trips = []  # their trip counts
         self.loop_count = 0
-        # Per open loop level (the kernel's top level first), how many times each declaration
-        # site has run in the level's current iteration: a site that runs again within one
-        # iteration (a Python loop, a list comprehension, nl.static_range) declares another
-        # tile, as the NKI tracer would; the next iteration of an NKI loop takes the next
-        # instance of the same tiles.
-        self.site_hits = [{}]
+        # Per open NKI loop (the kernel's top level first): the loop's identity and how many
+        # times each declaration or loop site has run in its current iteration. A site that
+        # runs again within one iteration (a Python loop, a list comprehension,
+        # nl.static_range, a helper called twice) declares another tile or loop, as the NKI
+        # tracer would; the next iteration of an NKI loop takes the next instance of the same
+        # tiles. A loop's identity is its site and occurrence, within its parent's.
+        self.levels = [[(), {}]]
+        self.operands = []  # declarations read since the last operation was built (_ops.Pending)
         self.hbm_names = set()
         self.sbuf_mem = None
         self.ops = 0
@@ -163,10 +196,21 @@ class Context:
         self.hbm_names.add(name)
         return name
 
+    def occurrence(self, site):
+        """(identity of the innermost open NKI loop, how many times `site` ran before in its
+        current iteration)."""
+        lid, hits = self.levels[-1]
+        nth = hits.get(site, 0)
+        hits[site] = nth + 1
+        return lid, nth
+
     def note_use(self, tile):
-        """A tile used inside a sequential loop it was declared outside of carries state across
-        that loop's iterations (an accumulator): the builder keeps it in one buffer."""
+        """A tile is used by the next recorded event. One used inside a sequential loop it was
+        declared outside of carries state across that loop's iterations (an accumulator): the
+        builder keeps it in one buffer."""
         root = tile.root
+        root.decl.last_event = max(root.decl.last_event, len(self.events))
+        self.operands.append(root.decl)
         for kind, lid in self.loops:
             if kind == 'sequential' and lid not in root.born:
                 root.decl.carried = True
@@ -483,6 +527,37 @@ class HbmAccess:
             np.asarray(values).reshape(np.shape(region)), t.dtype_name)
         t.root().written = True
 
+    def broadcast(self, shape, api, site):
+        """This access, of one partition, repeated over shape[0] partitions: a DMA whose
+        partition stride is 0 (nl.broadcast_to of a tensor in HBM)."""
+        shape = tuple(int(x) for x in shape)
+        if self.rows != 1 or len(shape) < 2 or math.prod(shape[1:]) != self.elems:
+            raise KernelError(api, f'cannot broadcast an HBM access of shape {self.shape} to '
+                              f'{shape}: it must have one partition and the same free size',
+                              site)
+        return _BroadcastAccess(self, shape)
+
+
+class _BroadcastAccess(HbmAccess):
+    """One partition of an HBM tensor read into every partition of a tile."""
+
+    def __init__(self, one, shape):  # pylint: disable=super-init-not-called
+        self.__dict__.update(one.__dict__)
+        self.one = one
+        self.shape = shape
+        self.rows, self.row_stride = shape[0], 0
+
+    def restrict(self, region):
+        raise unsupported('nl.broadcast_to', 'a mask on a broadcast load', self.site)
+
+    def read(self):
+        return np.broadcast_to(self.one.read().reshape(1, -1), (self.rows, self.elems)).reshape(
+            self.shape).copy()
+
+    def write(self, values):
+        raise KernelError('nl.store', 'a broadcast of an HBM tensor cannot be stored to',
+                          self.site)
+
 
 def new_hbm(ctx, name, shape, dtype, values=None, is_input=False):
     dt = _DT.get(dtype)
@@ -747,6 +822,7 @@ class Decl:
         self.loops = []  # trip counts of the loops around it, outermost first
         self.buffers = 0
         self.ids = None
+        self.first_event = self.last_event = 0  # recorded events: declared, last used
 
     def declare(self, kb):
         """The builder's declaration (replayed in program order, after plan_buffers)."""
@@ -775,11 +851,9 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
         raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
                           f'{ctx.psum_bank} bytes of a PSUM bank', site)
     nblocks = math.prod(blocks) if blocks else 1
-    hits = ctx.site_hits[-1]
-    nth = hits.get(site, 0)
-    hits[site] = nth + 1
+    lid, nth = ctx.occurrence(site)
     label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
-    key = (site, nth, tuple(blocks), tile_shape, dtype, space,
+    key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
            alloc.key() if alloc else None)
     decl = ctx.decls.get(key)
     if decl is None:
@@ -797,6 +871,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
         decl.loops = list(ctx.loop_trips)
         ctx.decls[key] = decl
         ctx.decl_list.append(decl)
+        decl.first_event = decl.last_event = len(ctx.events)
         ctx.events.append((api, site, lambda: decl.declare(ctx.kb)))
     decl.instances += 1
 
@@ -818,6 +893,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
 
         def take():
             t._handle = ctx.kb.next(decl.ids[i])
+        decl.last_event = len(ctx.events)
         ctx.events.append((api, site, take))
         return t
 

@@ -31,6 +31,9 @@ class Pending:
         self.region = region  # a mask's part of the destination (None: all of it)
         self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
         self.result = None
+        # The declarations of the operands: used when the result is emitted, which may be later.
+        ctx = _core._State.current
+        self.uses, ctx.operands = ctx.operands, []
 
     @property
     def dtype(self):
@@ -47,6 +50,11 @@ class Pending:
 
     def __getitem__(self, idx):
         return self.materialize().view(idx, _core.user_site())
+
+    def __setitem__(self, idx, value):
+        t = self.materialize()
+        site = _core.user_site()
+        assign(t.view(idx, site), value, site)
 
     def reshape(self, *shape):
         return self.materialize().reshape(*shape)
@@ -84,7 +92,7 @@ def flush_zero(tile, site):
 def operand(x, api, site, allow_broadcast=False):
     """A value read by an instruction, as a tile."""
     if isinstance(x, Pending):
-        return x.materialize()
+        x = x.materialize()
     if isinstance(x, Tile):
         if x.broadcast_from is not None and not allow_broadcast:
             raise _core.unsupported(api, 'a broadcast tile here (it works as the per-partition '
@@ -119,6 +127,8 @@ def emit_into(p, dst, accumulate, site):
     flush_zero(dst, site)
     ctx = dst.ctx
     ctx.note_use(dst)
+    for d in p.uses:
+        d.last_event = max(d.last_event, len(ctx.events))
     kb = ctx.kb
 
     def compute():
@@ -245,9 +255,11 @@ def store(api, site, dst, value, mask=None):
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
-    kb = context(api).kb
+    ctx = context(api)
+    kb = ctx.kb
     dispatch(api, site, lambda: kb.store(dst.tensor.handle, dst.operand(kb), src.handle),
              lambda: dst.write(src.read()))
+    ctx.operands.clear()  # the store's operand is used by the store, now
 
 
 def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
@@ -264,6 +276,12 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
     if A.broadcast_from is not None or B.broadcast_from is not None:
         raise _core.unsupported(api, 'a broadcast first operand', site)
+    # numpy broadcasting of a [P, 1] operand along the free axis: a per-partition scalar.
+    if B.partitions == A.partitions and B.elems == 1 and A.elems > 1:
+        return tensor_scalar(api, site, A, alu, B, engine, dtype, mask=mask)
+    if (A.partitions == B.partitions and A.elems == 1 and B.elems > 1 and
+            alu in ('add', 'multiply', 'max', 'min')):
+        return tensor_scalar(api, site, B, alu, A, engine, dtype, mask=mask)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)

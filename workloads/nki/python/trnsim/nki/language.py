@@ -82,18 +82,21 @@ class _Loop:
         ctx.loop_trips.append(len(self.range))
         unrolled = self.kind == 'static'  # unrolled by the tracer: no level of its own
         if not unrolled:
-            ctx.site_hits.append({})
+            site = ('loop',) + tuple(_core.user_site())
+            lid, nth = ctx.occurrence(site)
+            level = [lid + ((site, nth),), {}]
+            ctx.levels.append(level)
         try:
             for i in self.range:
                 if not unrolled:
-                    ctx.site_hits[-1] = {}
+                    level[1] = {}
                 yield i
         finally:
             ctx.loops.pop()
             ctx.open_loops = ctx.open_loops[:-1]
             ctx.loop_trips.pop()
             if not unrolled:
-                ctx.site_hits.pop()
+                ctx.levels.pop()
 
 
 def affine_range(*args, **kwargs):
@@ -294,6 +297,24 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
         raise unsupported('nl.matmul', 'nl.matmul without transpose_x=True (the compiler '
                           'would insert a transpose) is not supported yet', site)
     return _ops.matmul('nl.matmul', site, x, y)
+
+
+def broadcast_to(src, shape, **kwargs):
+    """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every
+    partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
+    per-partition operand of an elementwise operation)."""
+    site = _core.user_site()
+    if isinstance(src, _core.HbmTensor):
+        src = src[...]
+    if isinstance(src, _core.HbmAccess):
+        return _ops.load('nl.broadcast_to', site, src.broadcast(shape, 'nl.broadcast_to', site))
+    if isinstance(src, _ops.Pending):
+        src = src.materialize()
+    if isinstance(src, _core.Tile):
+        if tuple(src.shape) == tuple(shape):
+            return src
+        return src.broadcast_to(shape)
+    raise KernelError('nl.broadcast_to', f'cannot broadcast {type(src).__name__}', site)
 
 
 def device_print(prefix, x, **kwargs):
