@@ -109,9 +109,9 @@ bool operand::operator==(const operand& o) const {
 }
 
 bool instruction::operator==(const instruction& o) const {
-    return op == o.op && alu == o.alu && dst == o.dst && src0 == o.src0 && src1 == o.src1 &&
-           imm == o.imm && queue == o.queue && flags == o.flags && func == o.func &&
-           waits == o.waits;
+    return op == o.op && alu == o.alu && alu1 == o.alu1 && imm1 == o.imm1 && dst == o.dst &&
+           src0 == o.src0 && src1 == o.src1 && imm == o.imm && queue == o.queue &&
+           flags == o.flags && func == o.func && waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -282,11 +282,11 @@ void validate_program(const program& p, const program_limits& lim) {
                     [[fallthrough]];
                 case opcode::find_index8:
                 case opcode::tensor_scalar:
+                case opcode::activation:
                     if (ins.op != opcode::tensor_tensor && ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
-                case opcode::activation:
                 case opcode::tensor_reduce:
                 case opcode::max8:
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
@@ -315,9 +315,10 @@ void validate_program(const program& p, const program_limits& lim) {
                                                  "[P, 8]");
                             break;
                         case opcode::tensor_scalar:
+                        case opcode::activation:
                             if (ins.src1.valid() && ins.src1.elems != 1)
-                                throw user_error(where() +
-                                                 ": a tensor_scalar operand must be [P, 1]");
+                                throw user_error(where() + ": a " + opcode_name(ins.op) +
+                                                 " operand must be [P, 1]");
                             [[fallthrough]];
                         default:
                             if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)

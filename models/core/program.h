@@ -56,12 +56,13 @@ static_assert(sizeof(operand) == 32, "operand is meant to pack into 32 bytes");
 
 enum class opcode : std::uint8_t {
     tensor_tensor,  // dst = src0 <alu> src1
-    tensor_scalar,  // dst = src0 <alu> imm, or src0 <alu> src1[p,0] when src1 is [P,1]
+    tensor_scalar,  // dst = (src0 <alu> imm, or src1[p,0] when src1 is [P,1]) <alu1> imm1
     tensor_copy,    // dst = src0 (with dtype conversion)
     memset,         // dst = imm
-    activation,     // dst = func(src0 * scale) on the Scalar engine; scale = imm (0: 1)
+    activation,     // dst = func(src0 * scale + bias): scale = imm (0: 1), bias = src1[p,0]
+                    // when src1 is given ([P,1]), else 0; on the Scalar engine
     tensor_reduce,  // dst[p,0] = reduce<alu>(src0[p,:])
-    iota,           // dst[p,i] = p * elems + i
+    iota,           // dst[p,i] = imm + imm1 * p + i
     dma_trigger,    // start the next transfer of DMA queue `queue`
     matmul,         // dst[m,n] (+)= sum_k src0[k,m] * src1[k,n]: src0 stationary, src1 moving
     transpose,      // dst[f,p] = src0[p,f] through the Tensor engine
@@ -107,6 +108,8 @@ using wait_list = boost::container::small_vector<sem_wait, 2>;
 struct instruction {
     opcode op = opcode::tensor_copy;
     alu_op alu = alu_op::bypass;
+    alu_op alu1 = alu_op::bypass;  // tensor_scalar's second operation (bypass: none)
+    float imm1 = 0;                // its operand; iota's step per partition
     operand dst, src0, src1;
     float imm = 0;
     std::uint16_t queue = 0;

@@ -73,6 +73,8 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
                 if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
+                if (ins.alu1 != alu_op::bypass) out << " alu1=" << alu_name(ins.alu1);
+                if (ins.imm1 != 0) out << " imm1=" << format_float(ins.imm1);
                 if (ins.func != act_func::identity) out << " func=" << act_func_name(ins.func);
                 if (ins.flags) {
                     out << " flags=";
@@ -239,15 +241,20 @@ const std::map<std::string, opcode>& opcodes() {
 }
 
 // The fields each opcode takes (besides wait=, which every instruction may have): the ones
-// write_trace can write for it. Any other field is an error rather than silently dropped.
-bool field_allowed(opcode op, const std::string& k) {
+// write_trace can write for it, in trace format `version`. Any other field is an error rather
+// than silently dropped.
+bool field_allowed(opcode op, const std::string& k, int version) {
+    if (version < 2 && (k == "alu1" || k == "imm1" || (k == "src1" && op == opcode::activation) ||
+                        (k == "imm" && op == opcode::iota)))
+        return false;
     switch (op) {
         case opcode::dma_trigger:
             return k == "queue";
         case opcode::tensor_tensor:
             return k == "dst" || k == "src0" || k == "src1" || k == "alu";
         case opcode::tensor_scalar:
-            return k == "dst" || k == "src0" || k == "src1" || k == "alu" || k == "imm";
+            return k == "dst" || k == "src0" || k == "src1" || k == "alu" || k == "imm" ||
+                   k == "alu1" || k == "imm1";
         case opcode::tensor_copy:
         case opcode::transpose:
         case opcode::max8:
@@ -255,11 +262,11 @@ bool field_allowed(opcode op, const std::string& k) {
         case opcode::memset:
             return k == "dst" || k == "imm";
         case opcode::activation:
-            return k == "dst" || k == "src0" || k == "func" || k == "imm";
+            return k == "dst" || k == "src0" || k == "src1" || k == "func" || k == "imm";
         case opcode::tensor_reduce:
             return k == "dst" || k == "src0" || k == "alu";
         case opcode::iota:
-            return k == "dst";
+            return k == "dst" || k == "imm" || k == "imm1";
         case opcode::matmul:
             return k == "dst" || k == "src0" || k == "src1" || k == "flags";
         case opcode::find_index8:
@@ -319,6 +326,7 @@ program read_trace(std::istream& in, const std::string& name) {
     for (auto e : all_engines)
         engines[engine_name(e)] = e;
     bool header = false, have_queues = false;
+    int version = trace_format_version;
     std::string line;
     std::size_t lineno = 0;
     while (read_line(in, line, name, lineno + 1)) {
@@ -335,9 +343,11 @@ program read_trace(std::istream& in, const std::string& name) {
             if (tok.size() != 2 || tok[0] != "trnsim-trace")
                 lp.fail("not a trnsim trace (first line must be 'trnsim-trace " +
                         std::to_string(trace_format_version) + "')");
-            if (lp.number(tok[1], "version") != trace_format_version)
+            const auto v = lp.number(tok[1], "version");
+            if (v < 1 || v > static_cast<std::uint64_t>(trace_format_version))
                 lp.fail("trace format version " + tok[1] + " is not supported (this build reads " +
-                        std::to_string(trace_format_version) + ")");
+                        "1 to " + std::to_string(trace_format_version) + ")");
+            version = static_cast<int>(v);
             header = true;
             continue;
         }
@@ -398,11 +408,15 @@ program read_trace(std::istream& in, const std::string& name) {
                 if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
                 std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
                 if (!seen.insert(k).second) lp.fail("field '" + k + "' given twice");
-                static const std::set<std::string> known{"dst", "src0", "src1", "imm",  "queue",
-                                                         "alu", "wait", "func", "flags"};
+                static const std::set<std::string> known{"dst",   "src0", "src1", "imm",
+                                                         "queue", "alu",  "wait", "func",
+                                                         "flags", "alu1", "imm1"};
                 if (!known.count(k)) lp.fail("unknown field '" + k + "'");
-                if (k != "wait" && !field_allowed(ins.op, k))
-                    lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
+                if (k != "wait" && !field_allowed(ins.op, k, version))
+                    lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op) +
+                            (field_allowed(ins.op, k, trace_format_version)
+                                 ? " in trace format version " + std::to_string(version)
+                                 : std::string()));
                 if (k == "dst")
                     ins.dst = lp.parse_operand(v);
                 else if (k == "src0")
@@ -411,7 +425,13 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.src1 = lp.parse_operand(v);
                 else if (k == "imm")
                     ins.imm = lp.real(v, "immediate");
-                else if (k == "queue") {
+                else if (k == "imm1")
+                    ins.imm1 = lp.real(v, "immediate");
+                else if (k == "alu1") {
+                    auto a = alus().find(v);
+                    if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
+                    ins.alu1 = a->second;
+                } else if (k == "queue") {
                     ins.queue = lp.number_of<std::uint16_t>(v, "queue");
                     has_queue = true;
                 } else if (k == "alu") {
@@ -447,6 +467,8 @@ program read_trace(std::istream& in, const std::string& name) {
             if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
             if (ins.op != opcode::dma_trigger && !ins.dst.valid())
                 lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
+            // Version 1's iota numbered the elements across partitions: p * elems + i.
+            if (ins.op == opcode::iota && version < 2) ins.imm1 = static_cast<float>(ins.dst.elems);
             p.engines[std::size_t(engines[head])].push_back(std::move(ins));
             origin->engine_lines[std::size_t(engines[head])].push_back(lineno);
         } else {
@@ -454,7 +476,9 @@ program read_trace(std::istream& in, const std::string& name) {
                     "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
         }
     }
-    if (!header) throw user_error(name + ": empty trace (no 'trnsim-trace 1' header)");
+    if (!header)
+        throw user_error(name + ": empty trace (no 'trnsim-trace " +
+                         std::to_string(trace_format_version) + "' header)");
     p.origin = std::move(origin);
     return p;
 }

@@ -41,15 +41,12 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                 out(i, apply_alu(ins.alu, in0(i), in1(i)));
             break;
         case opcode::tensor_scalar:
-            if (ins.src1.valid()) {  // one scalar per partition
-                for (std::uint32_t p = 0; p < d.partitions; ++p)
-                    for (std::uint32_t j = 0; j < d.elems; ++j) {
-                        const std::size_t i = std::size_t{p} * d.elems + j;
-                        out(i, apply_alu(ins.alu, in0(i), in1(p)));
-                    }
-            } else {
-                for (std::size_t i = 0; i < n; ++i)
-                    out(i, apply_alu(ins.alu, in0(i), ins.imm));
+            for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                const float s = ins.src1.valid() ? in1(p) : ins.imm;  // one per partition
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    const std::size_t i = std::size_t{p} * d.elems + j;
+                    out(i, apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), s), ins.imm1));
+                }
             }
             break;
         case opcode::tensor_copy:
@@ -60,9 +57,10 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, ins.imm);
             break;
-        case opcode::activation:  // func(src * scale)
+        case opcode::activation:  // func(src * scale + bias)
             for (std::size_t i = 0; i < n; ++i) {
-                const float x = in0(i) * (ins.imm == 0 ? 1.0f : ins.imm);
+                const float bias = ins.src1.valid() ? in1(i / d.elems) : 0.0f;
+                const float x = in0(i) * (ins.imm == 0 ? 1.0f : ins.imm) + bias;
                 switch (ins.func) {
                     case act_func::identity:
                         out(i, x);
@@ -91,7 +89,9 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
         case opcode::iota:
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t j = 0; j < d.elems; ++j)
-                    out(std::size_t{p} * d.elems + j, static_cast<float>(p * d.elems + j));
+                    out(std::size_t{p} * d.elems + j,
+                        static_cast<float>(static_cast<double>(ins.imm) +
+                                           static_cast<double>(ins.imm1) * p + j));
             break;
         case opcode::max8:
             for (std::uint32_t p = 0; p < d.partitions; ++p) {

@@ -90,6 +90,22 @@ program rich_program() {
     act.push_back(trigger(2, {on(engine_kind::dve, 4), on(engine_kind::pool, 2)}));
     pool.push_back(
         make_instruction(opcode::iota, alu_op::bypass, op(sbuf, 0, 128, 8192, 64, dtype::int32)));
+    // Version 2's fields: iota's offset and partition step, tensor_scalar's second operation,
+    // activation's bias.
+    instruction iota = make_instruction(opcode::iota, alu_op::bypass,
+                                        op(sbuf, 0, 128, 8448, 64, dtype::float32), {}, {}, 5.0f);
+    iota.imm1 = 64;
+    pool.push_back(iota);
+    instruction ts2 = make_instruction(opcode::tensor_scalar, alu_op::subtract,
+                                       op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                       op(sbuf, 0, 128, 2048, 16, dtype::float32), {}, 0.5f);
+    ts2.alu1 = alu_op::multiply;
+    ts2.imm1 = -2.5f;
+    pool.push_back(ts2);
+    act.push_back(make_instruction(opcode::activation, alu_op::bypass,
+                                   op(sbuf, 0, 128, 4096, 16, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                   op(sbuf, 0, 128, 3072, 1, dtype::float32), 2.0f));
     pool.push_back(make_instruction(opcode::memset, alu_op::bypass,
                                     op(sbuf, 64, 128, 9000, 7, dtype::float16), {}, {}, 1e-7f));
     pool.push_back(make_instruction(
@@ -173,12 +189,15 @@ TEST(TraceRoundTrip, RichProgram) {
     EXPECT_EQ(to_text(back), text);
     // The immediates survive bit for bit.
     EXPECT_EQ(back.engines[std::size_t(engine_kind::dve)][1].imm, 0.1f);
-    EXPECT_EQ(back.engines[std::size_t(engine_kind::pool)][1].imm, 1e-7f);
+    EXPECT_EQ(back.engines[std::size_t(engine_kind::pool)][3].imm, 1e-7f);
 }
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 1\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 2\n");
+    EXPECT_PRED2(contains, text,
+                 " alu=subtract dst=sbuf[0:128]@1024:16xfloat32 "
+                 "src0=sbuf[0:128]@2048:16xfloat32 imm=0.5 alu1=multiply imm1=-2.5");
     EXPECT_PRED2(contains, text, "\nqueues 3\n");
     EXPECT_PRED2(contains, text, "\nhbm_bytes 17179869184\n");
     EXPECT_PRED2(contains, text, "\nregion a 0 8192 bfloat16 input -0.5 2.5 42\n");
@@ -272,17 +291,18 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 1");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 2");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
 }
 
 TEST(TraceErrors, WrongVersion) {
-    const std::string msg = error_of("trnsim-trace 2\n");
+    const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "version 2");
-    EXPECT_PRED2(contains, msg, "reads 1");
+    EXPECT_PRED2(contains, msg, "version 9");
+    EXPECT_PRED2(contains, msg, "reads 1 to 2");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
 TEST(TraceErrors, EndlessLinesAndBinaryInputAreRejected) {
@@ -514,3 +534,27 @@ TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
 }
 
 }  // namespace
+
+TEST(TraceVersions, VersionOneStillReads) {
+    // Version 1's iota numbered elements across partitions (p * elems + i): read as imm1 = elems.
+    const program p =
+        from_text("trnsim-trace 1\nhbm_bytes 64\nqueues 0\npool iota dst=sbuf[0:4]@0:8xfloat32\n");
+    const instruction& ins = p.engines[std::size_t(engine_kind::pool)][0];
+    EXPECT_EQ(ins.imm, 0.0f);
+    EXPECT_EQ(ins.imm1, 8.0f);
+    // Written back, it is a version 2 trace that says so.
+    EXPECT_PRED2(contains, to_text(p), "pool iota dst=sbuf[0:4]@0:8xfloat32 imm1=8\n");
+}
+
+TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
+    const std::string head = "trnsim-trace 1\nhbm_bytes 64\nqueues 0\n";
+    EXPECT_PRED2(contains,
+                 error_of(head + "dve tensor_scalar alu=add dst=sbuf[0:4]@0:8xfloat32 "
+                                 "src0=sbuf[0:4]@0:8xfloat32 imm=1 alu1=max\n"),
+                 "bad.trace:4: field 'alu1' does not apply to tensor_scalar in trace format "
+                 "version 1");
+    EXPECT_PRED2(contains, error_of(head + "pool iota dst=sbuf[0:4]@0:8xfloat32 imm=3\n"),
+                 "field 'imm' does not apply to iota in trace format version 1");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 3\n"),
+                 "trace format version 3 is not supported (this build reads 1 to 2)");
+}

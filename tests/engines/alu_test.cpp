@@ -235,20 +235,49 @@ TEST(Alu, TensorReduceOverTheFreeAxisPerPartition) {
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, 8, -2, -2, 6, 6}));
 }
 
-TEST(Alu, IotaNumbersElementsAcrossPartitions) {
+TEST(Alu, IotaIsOffsetPlusPartitionStepPlusIndex) {
     std::vector<std::uint8_t> out;
-    trn::execute_alu(make_instruction(opcode::iota, alu_op::bypass, tile(dtype::float32, 3, 4)), {},
-                     {}, out);
-    const auto got = unpack_f32(out);
+    instruction iota = make_instruction(opcode::iota, alu_op::bypass, tile(dtype::float32, 3, 4));
+    iota.imm1 = 4;  // numbered across partitions
+    trn::execute_alu(iota, {}, {}, out);
+    auto got = unpack_f32(out);
     ASSERT_EQ(got.size(), 12u);
     for (std::uint32_t p = 0; p < 3; ++p)
         for (std::uint32_t i = 0; i < 4; ++i)
             EXPECT_EQ(got[p * 4 + i], static_cast<float>(p * 4 + i));
-    trn::execute_alu(make_instruction(opcode::iota, alu_op::bypass, tile(dtype::int32, 2, 3)), {},
-                     {}, out);
+    iota.imm = 10;  // an offset, and the partition index alone times -1
+    iota.imm1 = -1;
+    trn::execute_alu(iota, {}, {}, out);
+    got = unpack_f32(out);
+    EXPECT_EQ(got[0], 10.0f);
+    EXPECT_EQ(got[2 * 4 + 3], 10.0f - 2 + 3);
+    instruction ints_iota =
+        make_instruction(opcode::iota, alu_op::bypass, tile(dtype::int32, 2, 3));
+    ints_iota.imm1 = 3;
+    trn::execute_alu(ints_iota, {}, {}, out);
     std::vector<std::int32_t> ints(6);
     std::memcpy(ints.data(), out.data(), 24);
     EXPECT_EQ(ints, (std::vector<std::int32_t>{0, 1, 2, 3, 4, 5}));
+}
+
+TEST(Alu, TensorScalarSecondOperation) {
+    std::vector<std::uint8_t> out;
+    instruction ts =
+        make_instruction(opcode::tensor_scalar, alu_op::subtract, tile(dtype::float32, 2, 2),
+                         tile(dtype::float32, 2, 2), {}, 1.0f);
+    ts.alu1 = alu_op::multiply;
+    ts.imm1 = 3.0f;
+    trn::execute_alu(ts, pack_f32({1, 2, 3, 4}), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{0, 3, 6, 9}));
+}
+
+TEST(Alu, ActivationAddsAPerPartitionBias) {
+    std::vector<std::uint8_t> out;
+    instruction a = make_instruction(opcode::activation, alu_op::bypass, tile(dtype::float32, 2, 2),
+                                     tile(dtype::float32, 2, 2), tile(dtype::float32, 2, 1), 2.0f);
+    a.func = trn::act_func::relu;
+    trn::execute_alu(a, pack_f32({1, -2, 3, 4}), pack_f32({0.5f, -7}), out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{2.5f, 0, 0, 1}));
 }
 
 instruction activation(trn::act_func f, operand t, float scale) {

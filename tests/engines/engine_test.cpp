@@ -137,8 +137,14 @@ const std::vector<instruction> act_stream{
     relu(C, X, scale, {{sem(engine_kind::pool), 1}}),
     trigger(4, {}),
 };
+// X[p, i] = p * F + i.
+instruction numbered(const operand& x, std::vector<trn::sem_wait> waits) {
+    instruction i = make_instruction(opcode::iota, alu_op::bypass, x, {}, {}, 0, waits);
+    i.imm1 = static_cast<float>(x.elems);
+    return i;
+}
 const std::vector<instruction> pool_stream{
-    make_instruction(opcode::iota, alu_op::bypass, X, {}, {}, 0, {{sem(engine_kind::sp), 1}}),
+    numbered(X, {{sem(engine_kind::sp), 1}}),
     trigger(0, {}),
 };
 const std::vector<instruction> sp_stream{

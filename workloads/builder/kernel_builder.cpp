@@ -338,8 +338,11 @@ void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b
 }
 
 void kernel_builder::tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
-                                   engine_kind on) {
-    engine_op(on, make(opcode::tensor_scalar, op, dst, &a, nullptr, imm), {&a}, dst);
+                                   engine_kind on, alu_op op1, float imm1) {
+    instruction ins = make(opcode::tensor_scalar, op, dst, &a, nullptr, imm);
+    ins.alu1 = op1;
+    ins.imm1 = op1 == alu_op::bypass ? 0.0f : imm1;
+    engine_op(on, ins, {&a}, dst);
 }
 
 void kernel_builder::tensor_copy(const tile& dst, const tile& a, engine_kind on) {
@@ -351,16 +354,28 @@ void kernel_builder::memset(const tile& dst, float value, engine_kind on) {
 }
 
 void kernel_builder::activation(const tile& dst, const tile& src, act_func func, float scale,
-                                engine_kind on) {
+                                engine_kind on, const tile* bias) {
     instruction ins =
-        make(opcode::activation, alu_op::bypass, dst, &src, nullptr, scale == 1.0f ? 0.0f : scale);
+        make(opcode::activation, alu_op::bypass, dst, &src, bias, scale == 1.0f ? 0.0f : scale);
     ins.func = func;
-    engine_op(on, ins, {&src}, dst);
+    if (bias)
+        engine_op(on, ins, {&src, bias}, dst);
+    else
+        engine_op(on, ins, {&src}, dst);
 }
 
 void kernel_builder::tensor_scalar_ap(const tile& dst, const tile& src, alu_op op,
-                                      const tile& scalar, engine_kind on) {
-    engine_op(on, make(opcode::tensor_scalar, op, dst, &src, &scalar, 0), {&src, &scalar}, dst);
+                                      const tile& scalar, engine_kind on, alu_op op1, float imm1) {
+    instruction ins = make(opcode::tensor_scalar, op, dst, &src, &scalar, 0);
+    ins.alu1 = op1;
+    ins.imm1 = op1 == alu_op::bypass ? 0.0f : imm1;
+    engine_op(on, ins, {&src, &scalar}, dst);
+}
+
+void kernel_builder::iota(const tile& dst, float offset, float partition_step) {
+    instruction ins = make(opcode::iota, alu_op::bypass, dst, nullptr, nullptr, offset);
+    ins.imm1 = partition_step;
+    engine_op(engine_kind::pool, ins, {}, dst);
 }
 
 void kernel_builder::max8(const tile& dst, const tile& src) {

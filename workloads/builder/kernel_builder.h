@@ -129,16 +129,21 @@ class kernel_builder {
     void store(const hbm_tensor& t, const operand& dst, const tile& src);
     void tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
                        engine_kind on = engine_kind::dve);
+    // dst = (a <op> imm) <op1> imm1 (op1 bypass: one operation).
     void tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
-                       engine_kind on = engine_kind::dve);
+                       engine_kind on = engine_kind::dve, alu_op op1 = alu_op::bypass,
+                       float imm1 = 0);
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
     void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);
-    // dst = func(src * scale) on the Scalar engine.
+    // dst = func(src * scale + bias[p, 0]) on the Scalar engine (bias: a [P, 1] tile, or none).
     void activation(const tile& dst, const tile& src, act_func func, float scale = 1.0f,
-                    engine_kind on = engine_kind::act);
-    // dst = src <op> scalar[p, 0], one scalar per partition.
+                    engine_kind on = engine_kind::act, const tile* bias = nullptr);
+    // dst = (src <op> scalar[p, 0]) <op1> imm1, one scalar per partition.
     void tensor_scalar_ap(const tile& dst, const tile& src, alu_op op, const tile& scalar,
-                          engine_kind on = engine_kind::dve);
+                          engine_kind on = engine_kind::dve, alu_op op1 = alu_op::bypass,
+                          float imm1 = 0);
+    // dst[p, i] = offset + partition_step * p + i, on the GpSimd engine.
+    void iota(const tile& dst, float offset, float partition_step);
     // dst[p, 0..7]: the 8 largest of src[p, :]; indices: where those values first occur.
     void max8(const tile& dst, const tile& src);
     void find_index8(const tile& dst, const tile& src, const tile& values);

@@ -215,11 +215,18 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("load", &kb::load)
         .def("store", &kb::store)
         .def("tensor_tensor", &kb::tensor_tensor)
-        .def("tensor_scalar", &kb::tensor_scalar)
-        .def("tensor_scalar_ap", &kb::tensor_scalar_ap)
+        .def("tensor_scalar", &kb::tensor_scalar, py::arg("dst"), py::arg("a"), py::arg("op"),
+             py::arg("imm"), py::arg("on") = trn::engine_kind::dve,
+             py::arg("op1") = trn::alu_op::bypass, py::arg("imm1") = 0.0f)
+        .def("tensor_scalar_ap", &kb::tensor_scalar_ap, py::arg("dst"), py::arg("src"),
+             py::arg("op"), py::arg("scalar"), py::arg("on") = trn::engine_kind::dve,
+             py::arg("op1") = trn::alu_op::bypass, py::arg("imm1") = 0.0f)
         .def("tensor_copy", &kb::tensor_copy)
         .def("memset", &kb::memset)
-        .def("activation", &kb::activation)
+        .def("activation", &kb::activation, py::arg("dst"), py::arg("src"), py::arg("func"),
+             py::arg("scale") = 1.0f, py::arg("on") = trn::engine_kind::act,
+             py::arg("bias") = static_cast<const trn::tile*>(nullptr))
+        .def("iota", &kb::iota)
         .def("tensor_reduce", &kb::tensor_reduce)
         .def("max8", &kb::max8)
         .def("find_index8", &kb::find_index8)

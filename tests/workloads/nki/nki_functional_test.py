@@ -8,6 +8,9 @@ import numpy as np
 
 import trnsim.nki as nki
 from trnsim.nki import _core, _runner
+import neuronxcc.nki.language as nl
+import neuronxcc.nki.typing as nt
+import nki_ops_test
 import transpose
 import vector_add as va
 
@@ -57,6 +60,23 @@ class FunctionalEquality(unittest.TestCase):
         (x,), expected = driver('transpose', {'m': 256, 'n': 384}, ['in'], 'out')
         out = transpose.transpose_2d(x.reshape(256, 384).copy())
         np.testing.assert_array_equal(out.reshape(-1), expected)
+
+    def test_iota_two_op_tensor_scalar_and_activation_bias_as_the_engines_compute(self):
+        """The frontend's program for nki_ops_test.index_values run functionally on the model
+        (inputs seeded by the model), against numpy on the same inputs."""
+        traced = nki.trace_kernel(nki_ops_test.index_values,
+                                  (nt.tensor[[128, 16], nl.float32],), {}, False)
+        p = _runner.platform()
+        p.run(traced.program, 'index_values')
+        x = as_float(_core.native.region_initial_bytes(traced.program, 'x'),
+                     'float32').reshape(128, 16)
+        outs = [as_float(p.read_region(traced.program, name), 'float32').reshape(128, 16)
+                for name in ('hbm', 'hbm_2', 'hbm_3', 'hbm_4')]
+        rows = np.arange(128, dtype=np.float32)[:, None]
+        np.testing.assert_array_equal(outs[0], rows * 16 + np.arange(16) + 3)
+        np.testing.assert_array_equal(outs[1], (x - np.float32(0.5)) * np.float32(4))
+        np.testing.assert_array_equal(outs[2], np.maximum(x * np.float32(-2) + rows, 0))
+        np.testing.assert_array_equal(outs[3], x * rows + np.float32(1))
 
 
 class Bfloat16Rounding(unittest.TestCase):

@@ -87,7 +87,68 @@ def row_scale(x, scale):
     return out
 
 
+@nki.jit
+def index_values(x):
+    """nisa.iota in both spellings, a two-operation tensor_scalar and an activation with a
+    per-partition bias."""
+    p, f = x.shape
+    outs = [nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]
+    i_p, i_f = nl.arange(p)[:, None], nl.arange(f)[None, :]
+    numbered = nisa.iota(i_p * f + i_f + 3, dtype=nl.float32)
+    rows = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.iota(rows, [[1, 1]], 0, channel_multiplier=1)
+    t = nl.load(x)
+    affine = nisa.tensor_scalar(t, op0=np.subtract, operand0=0.5, op1=np.multiply, operand1=4.0)
+    biased = nisa.activation(op=nl.relu, data=t, bias=rows, scale=-2.0)
+    per_row = nisa.tensor_scalar(t, np.multiply, rows, op1=np.add, operand1=1.0)
+    for out, v in zip(outs, (numbered, affine, biased, per_row)):
+        nl.store(out, value=v)
+    return outs
+
+
+@nki.jit
+def strided_and_broadcast(x, v):
+    """Every other column of a tile (a strided view), and a row vector in HBM broadcast to every
+    partition (one DMA with partition stride 0)."""
+    p, f = x.shape
+    out = nl.ndarray((p, f // 2), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.load(x)
+    row = nl.broadcast_to(v.reshape((1, f // 2)), shape=(p, f // 2))
+    nl.store(out, value=nl.add(t[:, 0:f:2], row))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_iota_tensor_scalar_two_ops_activation_bias(self):
+        (x,) = s.random_inputs((128, 16), lo=-1.0)
+        numbered, affine, biased, per_row = index_values(x)
+        p = np.arange(128, dtype=np.float32)[:, None]
+        np.testing.assert_array_equal(numbered, p * 16 + np.arange(16) + 3)
+        np.testing.assert_allclose(affine, (x - 0.5) * 4, rtol=1e-6)
+        np.testing.assert_allclose(biased, np.maximum(x * -2 + p, 0), rtol=1e-6)
+        np.testing.assert_allclose(per_row, x * p + 1, rtol=1e-6)
+        # pool: 2 iotas; dve: 2 tensor_scalars (each one instruction); act: the activation and
+        # 4 store triggers
+        self.assertEqual(s.counts(s.frontend_stats(index_values, x)),
+                         {'sp': 1, 'act': 5, 'pe': 0, 'dve': 2, 'pool': 2, 'dma': 5})
+
+    def test_iota_patterns_it_cannot_number_in_order_are_errors(self):
+        @nki.jit
+        def skipping(x):
+            return nisa.iota(nl.arange(8)[None, :] * 2, dtype=nl.int32)
+
+        with self.assertRaisesRegex(Exception, 'nisa.iota: .*number the free elements in order'):
+            skipping(np.zeros((1, 1), np.float32))
+
+    def test_strided_view_and_broadcast_load(self):
+        x, v = s.random_inputs((128, 32), (16,))
+        np.testing.assert_array_equal(strided_and_broadcast(x, v), x[:, 0::2] + v[None, :])
+        stats = s.frontend_stats(strided_and_broadcast, x, v)
+        self.assertEqual(s.counts(stats),
+                         {'sp': 2, 'act': 1, 'pe': 0, 'dve': 1, 'pool': 0, 'dma': 3})
+        # the broadcast load reads the 16 values once per partition
+        self.assertEqual(s.stat(stats, 'dma.bytes'), x.nbytes + 128 * v.nbytes + x.nbytes // 2)
 
     def test_reshape_broadcast_and_full(self):
         x, scale = s.random_inputs((128, 64), (128, 1))

@@ -265,6 +265,8 @@ class IndexRange:
     def __add__(self, other):
         if isinstance(other, (int, np.integer)):
             return self._with(start=self.start + int(other))
+        if isinstance(other, (IndexRange, IndexExpr)):
+            return IndexExpr.of(self) + other
         raise unsupported('index expression', 'only index + integer is supported in an index')
 
     __radd__ = __add__
@@ -308,6 +310,45 @@ class IndexRange:
         if len(axes) != 1 or any(k is not None for k in key if not isinstance(k, slice)):
             raise unsupported('nl.arange indexing', 'use nl.arange(n)[:, None] or [None, :]')
         return self._with(axis=axes[0])
+
+
+class IndexExpr:
+    """An affine expression of indices on several tile axes, const + sum of coef * k_axis with
+    k_axis < size: what nisa.iota takes (`i_p * 512 + i_f`). Not an index of a tensor."""
+
+    def __init__(self, const, terms):
+        self.const = const
+        self.terms = terms  # axis -> (size, coef)
+
+    @staticmethod
+    def of(x):
+        if isinstance(x, IndexExpr):
+            return x
+        if x.axis is None:
+            raise unsupported('index expression', 'an index without a tile axis (use '
+                              'nl.arange(n)[:, None] or [None, :])')
+        return IndexExpr(x.start, {x.axis: (x.size, x.step)})
+
+    def __add__(self, other):
+        if isinstance(other, (int, np.integer)):
+            return IndexExpr(self.const + int(other), dict(self.terms))
+        other = IndexExpr.of(other)
+        if set(self.terms) & set(other.terms):
+            raise unsupported('index expression', 'two terms on the same tile axis')
+        return IndexExpr(self.const + other.const, {**self.terms, **other.terms})
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self.__add__(-other)
+
+    def __mul__(self, other):
+        if not isinstance(other, (int, np.integer)):
+            raise unsupported('index expression', 'only expression * integer')
+        k = int(other)
+        return IndexExpr(self.const * k, {a: (n, c * k) for a, (n, c) in self.terms.items()})
+
+    __rmul__ = __mul__
 
 
 class Mask:

@@ -299,7 +299,21 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
                    full_shape=full)
 
 
-def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, mask=None):
+def _per_partition(x, A, full, region, what, api, site):
+    """x as the [P, 1] operand (one value per partition) of an instruction on A; a mask's
+    region cuts its partitions as it cuts A's."""
+    S = operand(x, api, site)
+    if region is not None and S.partitions == full[0]:
+        S = S.view(region[:1], site, api)
+    if S.partitions != A.partitions or S.elems != 1:
+        raise KernelError(api, f'shape mismatch: {what} must be of shape ({A.partitions}, 1), '
+                          f'got {S.shape}', site)
+    return S
+
+
+def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, mask=None,
+                  alu1=None, scalar1=None, reverse1=False):
+    """(a <alu> scalar) and, with alu1, then <alu1> scalar1 (a number) in the same instruction."""
     A = operand(a, api, site)
     full = A.shape
     region = _core.mask_region(mask, full, api, site)
@@ -308,45 +322,76 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
     f = NUMPY_ALU[alu]
     if reverse and alu not in ('add', 'multiply', 'max', 'min'):
         raise _core.unsupported(api, f'a reversed {alu}', site)
+    op1, imm1 = _core.native.alu_op.bypass, 0.0
+    f1 = lambda v: v  # noqa: E731
+    if alu1 is not None:
+        if reverse1 and alu1 not in ('add', 'multiply', 'max', 'min'):
+            raise _core.unsupported(api, f'a reversed {alu1}', site)
+        if not isinstance(scalar1, (int, float, np.number)):
+            raise _core.unsupported(api, 'a tile as the second operand (operand1=)', site)
+        op1, imm1, g = ALU[alu1], float(scalar1), NUMPY_ALU[alu1]
+        f1 = lambda v: g(v, np.float32(imm1))  # noqa: E731
     if isinstance(scalar, (Tile, Pending)):
-        S = operand(scalar, api, site)
-        if region is not None and S.partitions == full[0]:
-            S = S.view(region[:1], site, api)
-        if S.partitions != A.partitions or S.elems != 1:
-            raise KernelError(api, f'shape mismatch: a per-partition scalar must be of shape '
-                              f'({A.partitions}, 1), got {S.shape}', site)
+        S = _per_partition(scalar, A, full, region, 'a per-partition scalar', api, site)
         return Pending(api, site, A.shape, dt, 'sbuf',
                        lambda kb, dst, acc: kb.tensor_scalar_ap(dst, A.handle, ALU[alu],
                                                                 S.handle,
-                                                                _engine(engine, 'dve')),
-                       _values(lambda: f(A.read().reshape(A.partitions, -1),
-                                         S.read().reshape(A.partitions, 1)).reshape(A.shape)),
+                                                                _engine(engine, 'dve'), op1,
+                                                                imm1),
+                       _values(lambda: f1(f(A.read().reshape(A.partitions, -1),
+                                            S.read().reshape(A.partitions, 1))).reshape(
+                                                A.shape)),
                        region=region, full_shape=full)
     if not isinstance(scalar, (int, float, np.number)):
         raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
     imm = float(scalar)
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.tensor_scalar(dst, A.handle, ALU[alu], imm,
-                                                         _engine(engine, 'dve')),
-                   _values(lambda: f(A.read(), np.float32(imm))), region=region,
+                                                         _engine(engine, 'dve'), op1, imm1),
+                   _values(lambda: f1(f(A.read(), np.float32(imm)))), region=region,
                    full_shape=full)
 
 
-def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None):
+def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None):
+    """func(a * scale + bias), bias a [P, 1] tile (one value per partition) or None."""
     A = operand(a, api, site)
     full = A.shape
     region = _core.mask_region(mask, full, api, site)
     A = _part(A, region, api, site)
     if not isinstance(scale, (int, float, np.number)):
         raise _core.unsupported(api, 'a tile as the activation scale', site)
+    B = None if bias is None else _per_partition(bias, A, full, region, 'the bias', api, site)
     code, f = ACT[func]
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     s = float(scale)
+
+    def values():
+        x = A.read().reshape(A.partitions, -1) * np.float32(s)
+        if B is not None:
+            x = x + B.read().reshape(A.partitions, 1)
+        return f(x).astype(np.float32).reshape(A.shape)
+
     return Pending(api, site, A.shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.activation(dst, A.handle, code, s,
-                                                      _engine(engine, 'act')),
-                   _values(lambda: f(A.read() * np.float32(s)).astype(np.float32)),
-                   region=region, full_shape=full)
+                                                      _engine(engine, 'act'),
+                                                      None if B is None else B.handle),
+                   _values(values), region=region, full_shape=full)
+
+
+def iota(api, site, shape, offset, partition_step, dtype):
+    """A tile of `shape` with value offset + partition_step * p + i at partition p, free
+    element i (GpSimd engine)."""
+    shape = tuple(int(x) for x in shape)
+    p, n = shape[0], _elems(shape)
+
+    def values():
+        v = (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
+             np.arange(n, dtype=np.float64)[None, :])
+        return v.reshape(shape)
+
+    return Pending(api, site, shape, _core._dtypes.dtype_name(dtype), 'sbuf',
+                   lambda kb, dst, acc: kb.iota(dst, float(offset), float(partition_step)),
+                   _values(values))
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):

@@ -67,14 +67,13 @@ def nc_transpose(data, engine=None, mask=None, dst=None, **kwargs):
 
 
 def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, **kwargs):
+    """op(data * scale + bias), bias a [P, 1] tile (Scalar engine)."""
     site = user_site()
     _check('nisa.activation', site)
-    if bias is not None:
-        raise unsupported('nisa.activation', 'bias=', site)
     if op not in _ACT:
         raise unsupported('nisa.activation', f'op={getattr(op, "__name__", op)}', site)
     return _result(_ops.activation('nisa.activation', site, _ACT[op], data, scale, None, dtype,
-                                   mask), dst, site)
+                                   mask, bias), dst, site)
 
 
 def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None, **kwargs):
@@ -89,11 +88,72 @@ def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, 
                   dtype=None, mask=None, engine=None, dst=None, **kwargs):
     site = user_site()
     _check('nisa.tensor_scalar', site, None, engine)
-    if op1 is not None:
-        raise unsupported('nisa.tensor_scalar', 'a second operation (op1=)', site)
+    alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site)
     return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
                                       _alu('nisa.tensor_scalar', op0, site), operand0, engine,
-                                      dtype, reverse0, mask), dst, site)
+                                      dtype, reverse0, mask, alu1, operand1, reverse1), dst, site)
+
+
+def iota(*args, **kwargs):
+    """Index values on the GpSimd engine. The SDK 2.2x form, `nisa.iota(expr, dtype)` with an
+    affine expression of nl.arange indices, returns a tile; the beta 2 form,
+    `nisa.iota(dst, pattern, offset, channel_multiplier=0)`, writes dst. Both must number the
+    free elements in order (value = offset + partition step * p + i)."""
+    site = user_site()
+    first = args[0] if args else kwargs.get('dst', kwargs.get('expr'))
+    if isinstance(first, _core.Tile):
+        names = ('dst', 'pattern', 'offset', 'channel_multiplier')
+    else:
+        names = ('expr', 'dtype')
+    given = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k in given:
+            raise KernelError('nisa.iota', f'{k} given twice', site)
+        given[k] = v
+    _check('nisa.iota', site, given.pop('mask', None))
+    given.pop('name', None)
+    unknown = set(given) - set(names)
+    if unknown:
+        raise KernelError('nisa.iota', f'unexpected argument(s) {sorted(unknown)}', site)
+    expr, dtype = given.get('expr'), given.get('dtype')
+    dst, pattern = given.get('dst'), given.get('pattern')
+    offset, channel_multiplier = given.get('offset', 0), given.get('channel_multiplier', 0)
+    if dst is not None:  # beta 2
+        if pattern is None:
+            raise KernelError('nisa.iota', 'pattern= is required with dst', site)
+        steps = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
+        expected = 1
+        for st, n in reversed(steps):
+            if st != expected:
+                raise unsupported('nisa.iota', f'the pattern {pattern} (only patterns that '
+                                  'number the free elements in order, step 1 innermost)', site)
+            expected *= n
+        if expected != dst.elems:
+            raise KernelError('nisa.iota', f'the pattern {pattern} gives {expected} values per '
+                              f'partition; dst has {dst.elems}', site)
+        _ops.assign(dst, _ops.iota('nisa.iota', site, dst.shape, offset, channel_multiplier,
+                                   dst.dtype_name), site)
+        return dst
+    if expr is None or dtype is None:
+        raise KernelError('nisa.iota', 'expected nisa.iota(expr, dtype) or '
+                          'nisa.iota(dst, pattern, offset)', site)
+    if isinstance(expr, (int, float)) or not isinstance(expr, (_core.IndexRange,
+                                                              _core.IndexExpr)):
+        raise KernelError('nisa.iota', 'expr must be an affine expression of nl.arange indices',
+                          site)
+    e = _core.IndexExpr.of(expr)
+    parts, pstep = e.terms.get(0, (1, 0))
+    free = sorted(a for a in e.terms if a != 0)
+    shape = (parts,) + tuple(e.terms[a][0] for a in free) if free else (parts, 1)
+    expected = 1
+    for a in reversed(free):
+        size, coef = e.terms[a]
+        if size > 1 and coef != expected:
+            raise unsupported('nisa.iota', 'an expression that does not number the free '
+                              'elements in order (coefficient 1 on the innermost free index, '
+                              'its size on the next)', site)
+        expected *= size
+    return _ops.iota('nisa.iota', site, shape, e.const, pstep, dtype)
 
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
