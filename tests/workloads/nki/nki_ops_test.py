@@ -118,7 +118,35 @@ def strided_and_broadcast(x, v):
     return out
 
 
+@nki.jit
+def masked_reduce_and_transpose(a):
+    """A [rows < 128, cols < 128] tensor in a full tile: its row maxima and its transpose, each
+    instruction cut to the kept part by a mask."""
+    rows, cols = a.shape
+    maxima = nl.ndarray((rows, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    flipped = nl.ndarray((cols, rows), dtype=a.dtype, buffer=nl.shared_hbm)
+    i_p, i_f = nl.arange(128)[:, None], nl.arange(128)[None, :]
+    keep = (i_p < rows) & (i_f < cols)
+    t = nl.load(a[i_p, i_f], mask=keep)
+    m = nl.max(t, axis=1, keepdims=True, mask=keep)
+    nl.store(maxima[i_p, nl.arange(1)[None, :]], value=m, mask=(i_p < rows))
+    tr = nisa.nc_transpose(t, mask=keep)
+    back = nl.copy(tr, mask=(i_p < cols) & (i_f < rows))
+    nl.store(flipped[i_p, i_f], value=back, mask=(i_p < cols) & (i_f < rows))
+    return maxima, flipped
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_masked_reduction_and_transpose(self):
+        (a,) = s.random_inputs((100, 40), lo=-1.0)
+        maxima, flipped = masked_reduce_and_transpose(a)
+        np.testing.assert_array_equal(maxima[:, 0], a.max(axis=1))
+        np.testing.assert_array_equal(flipped, a.T)
+        stats = s.frontend_stats(masked_reduce_and_transpose, a)
+        self.assertEqual(s.counts(stats),
+                         {'sp': 1, 'act': 2, 'pe': 1, 'dve': 2, 'pool': 0, 'dma': 3})
+        self.assertEqual(s.stat(stats, 'dma.bytes'), 2 * a.nbytes + 100 * 4)
 
     def test_iota_tensor_scalar_two_ops_activation_bias(self):
         (x,) = s.random_inputs((128, 16), lo=-1.0)

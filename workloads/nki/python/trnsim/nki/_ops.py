@@ -412,7 +412,8 @@ def memset(api, site, shape, value, dtype, engine=None):
                    _values(lambda: np.full(tuple(int(s) for s in shape), v, dtype=np.float32)))
 
 
-def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None):
+def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mask=None):
+    """One value per partition: the reduction over the free axes (of the part a mask keeps)."""
     A = operand(a, api, site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     free = tuple(range(1, len(A.shape)))
@@ -421,6 +422,12 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None):
                                 'tile reduce, into one value per partition)', site)
     if set(axes) != set(free):
         raise _core.unsupported(api, 'a reduction over some of the free axes', site)
+    full = (A.partitions, 1) if keepdims else (A.partitions,)
+    region = _core.mask_region(mask, A.shape, api, site)
+    out_region = None
+    if region is not None:
+        A = _part(A, region, api, site)
+        out_region = (region[0], slice(None)) if keepdims else (region[0],)
     shape = (A.partitions, 1) if keepdims else (A.partitions,)
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     f = {'add': np.sum, 'max': np.max, 'min': np.min}.get(alu)
@@ -429,7 +436,8 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None):
     return Pending(api, site, shape, dt, 'sbuf',
                    lambda kb, dst, acc: kb.tensor_reduce(dst, A.handle, ALU[alu],
                                                          _engine(engine, 'dve')),
-                   _values(lambda: f(A.read().reshape(A.partitions, -1), axis=1)))
+                   _values(lambda: f(A.read().reshape(A.partitions, -1), axis=1).reshape(shape)),
+                   region=out_region, full_shape=full)
 
 
 def matmul(api, site, stationary, moving):
@@ -457,9 +465,18 @@ def matmul(api, site, stationary, moving):
                    'matmul')
 
 
-def transpose(api, site, a):
+def transpose(api, site, a, mask=None):
+    """a's [P, F] (or the part a mask keeps) as [F, P] in PSUM, through the Tensor engine."""
     ctx = context(api)
     A = operand(a, api, site)
+    full, out_region = (A.elems, A.partitions), None
+    region = _core.mask_region(mask, A.shape, api, site)
+    if region is not None:
+        if len(A.shape) != 2:
+            raise _core.unsupported(api, 'a mask on a transpose of a tile with several free '
+                                    'dimensions', site)
+        A = _part(A, region, api, site)
+        out_region = (region[1], region[0])
     if A.space != 'sbuf':
         raise KernelError(api, 'the operand of a Tensor-engine transpose must be in SBUF', site)
     if A.elems > min(ctx.pe_cols, ctx.partitions) or A.partitions > ctx.pe_rows:
@@ -467,7 +484,8 @@ def transpose(api, site, a):
                           f'{min(ctx.pe_cols, ctx.partitions)}, got {A.shape}', site)
     return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum',
                    lambda kb, dst, acc: kb.transpose(dst, A.handle),
-                   _values(lambda: A.read().reshape(A.partitions, -1).T))
+                   _values(lambda: A.read().reshape(A.partitions, -1).T), region=out_region,
+                   full_shape=full)
 
 
 def max8(api, site, a):

@@ -62,8 +62,8 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
 
 def nc_transpose(data, engine=None, mask=None, dst=None, **kwargs):
     site = user_site()
-    _check('nisa.nc_transpose', site, mask, engine, ('pe', None))
-    return _result(_ops.transpose('nisa.nc_transpose', site, data), dst, site)
+    _check('nisa.nc_transpose', site, None, engine, ('pe', None))
+    return _result(_ops.transpose('nisa.nc_transpose', site, data, mask), dst, site)
 
 
 def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, **kwargs):
@@ -159,15 +159,15 @@ def iota(*args, **kwargs):
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
                   dst=None, **kwargs):
     site = user_site()
-    _check('nisa.tensor_reduce', site, mask)
+    _check('nisa.tensor_reduce', site)
     if negate:
         raise unsupported('nisa.tensor_reduce', 'negate=True', site)
     alu = {_nl.add: 'add', _nl.sum: 'add', _nl.max: 'max', _nl.maximum: 'max',
            _nl.min: 'min', _nl.minimum: 'min'}.get(op)
     if alu is None:
         raise unsupported('nisa.tensor_reduce', f'op={getattr(op, "__name__", op)}', site)
-    return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype),
-                   dst, site)
+    return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype,
+                               None, mask), dst, site)
 
 
 def tensor_copy(src, mask=None, dtype=None, engine=None, dst=None, **kwargs):

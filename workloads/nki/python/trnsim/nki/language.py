@@ -266,9 +266,7 @@ def copy(x, dtype=None, mask=None, **kwargs):
 
 
 def _reduce(api, alu, x, axis, dtype, keepdims, mask):
-    site = user_site()
-    _no_mask(api, mask, site)
-    return _ops.reduce(api, site, x, alu, axis, keepdims, dtype)
+    return _ops.reduce(api, user_site(), x, alu, axis, keepdims, dtype, None, mask)
 
 
 def max(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001 (NKI's name)
@@ -284,9 +282,7 @@ def sum(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
 
 
 def transpose(x, dtype=None, mask=None, **kwargs):
-    site = user_site()
-    _no_mask('nl.transpose', mask, site)
-    return _ops.transpose('nl.transpose', site, x)
+    return _ops.transpose('nl.transpose', user_site(), x, mask)
 
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
