@@ -136,7 +136,27 @@ def masked_reduce_and_transpose(a):
     return maxima, flipped
 
 
+@nki.jit
+def transpose_by_identity(x):
+    """x.T as a matmul against an identity matrix from nl.shared_constant."""
+    p, f = x.shape
+    out = nl.ndarray((f, p), dtype=x.dtype, buffer=nl.shared_hbm)
+    eye = nl.load(nl.shared_constant(np.identity(p, dtype=np.float32), dtype=nl.float32))
+    t = nl.load(x)
+    acc = nl.zeros((f, p), nl.float32, buffer=nl.psum)
+    acc += nisa.nc_matmul(t, eye)
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_shared_constant(self):
+        (x,) = s.random_inputs((128, 64))
+        np.testing.assert_array_equal(transpose_by_identity(x), x.T)
+        stats = s.frontend_stats(transpose_by_identity, x)
+        self.assertEqual(s.counts(stats),
+                         {'sp': 2, 'act': 1, 'pe': 1, 'dve': 1, 'pool': 0, 'dma': 3})
 
     def test_masked_reduction_and_transpose(self):
         (a,) = s.random_inputs((100, 40), lo=-1.0)

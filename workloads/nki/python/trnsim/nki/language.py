@@ -295,6 +295,31 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     return _ops.matmul('nl.matmul', site, x, y)
 
 
+def shared_constant(constant, dtype=None, **kwargs):
+    """A tensor in HBM holding constant data (a numpy array, or a .npy file's path), as the
+    compiler embeds it in the kernel: an input region of the program, its values the
+    constant's (rounded to dtype)."""
+    import numpy as np
+    site = _core.user_site()
+    ctx = _core.context('nl.shared_constant')
+    if isinstance(constant, str):
+        try:
+            constant = np.load(constant)
+        except (OSError, ValueError) as e:
+            raise KernelError('nl.shared_constant', f'cannot read {constant}: {e}', site) \
+                from None
+    arr = np.asarray(constant)
+    if arr.ndim == 0 or arr.size == 0:
+        raise KernelError('nl.shared_constant', f'a constant of shape {arr.shape}', site)
+    dt = _dtypes.dtype_name(dtype) if dtype is not None else _dtypes.array_dtype_name(arr)
+    if dt not in _core._DT:
+        raise unsupported('nl.shared_constant', f'dtype {dt} is not supported yet', site)
+    vals = None
+    if ctx.values:
+        vals = _dtypes.round_to(arr.astype(np.int32 if dt == 'int32' else np.float32), dt)
+    return _core.new_hbm(ctx, ctx.hbm_name('constant'), arr.shape, dt, vals, True)
+
+
 def broadcast_to(src, shape, **kwargs):
     """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every
     partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
