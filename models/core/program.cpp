@@ -1,5 +1,7 @@
 #include "core/program.h"
 
+#include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/error.h"
@@ -93,8 +95,54 @@ const char* act_func_name(act_func f) {
             return "exp";
         case act_func::reciprocal:
             return "reciprocal";
+        case act_func::rsqrt:
+            return "rsqrt";
+        case act_func::sqrt:
+            return "sqrt";
+        case act_func::square:
+            return "square";
+        case act_func::sigmoid:
+            return "sigmoid";
+        case act_func::tanh:
+            return "tanh";
+        case act_func::silu:
+            return "silu";
+        case act_func::gelu:
+            return "gelu";
+        case act_func::log:
+            return "log";
     }
     return "?";
+}
+
+float apply_act(act_func f, float x) {
+    switch (f) {
+        case act_func::identity:
+            return x;
+        case act_func::relu:
+            return std::max(x, 0.0f);
+        case act_func::exp:
+            return std::exp(x);
+        case act_func::reciprocal:
+            return 1.0f / x;
+        case act_func::rsqrt:
+            return 1.0f / std::sqrt(x);
+        case act_func::sqrt:
+            return std::sqrt(x);
+        case act_func::square:
+            return x * x;
+        case act_func::sigmoid:
+            return 1.0f / (1.0f + std::exp(-x));
+        case act_func::tanh:
+            return std::tanh(x);
+        case act_func::silu:
+            return x / (1.0f + std::exp(-x));
+        case act_func::gelu:
+            return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+        case act_func::log:
+            return std::log(x);
+    }
+    return x;
 }
 
 std::string semaphore_name(sem_id s) {

@@ -80,9 +80,28 @@ const char* opcode_name(opcode o);
 enum class alu_op : std::uint8_t { bypass, add, subtract, multiply, max, min };
 const char* alu_name(alu_op a);
 
-// Functions of the activation instruction.
-enum class act_func : std::uint8_t { identity, relu, exp, reciprocal };
+// Functions of the activation instruction (gelu: the exact, erf form).
+enum class act_func : std::uint8_t {
+    identity,
+    relu,
+    exp,
+    reciprocal,
+    rsqrt,
+    sqrt,
+    square,
+    sigmoid,
+    tanh,
+    silu,
+    gelu,
+    log
+};
+constexpr act_func all_act_funcs[] = {act_func::identity,   act_func::relu,    act_func::exp,
+                                      act_func::reciprocal, act_func::rsqrt,   act_func::sqrt,
+                                      act_func::square,     act_func::sigmoid, act_func::tanh,
+                                      act_func::silu,       act_func::gelu,    act_func::log};
 const char* act_func_name(act_func f);
+// f(x) as the Scalar engine computes it (in float).
+float apply_act(act_func f, float x);
 
 // Semaphores: one per engine (completed instructions) and one per DMA queue (completed
 // transfers), numbered engines first: semaphore_of_engine(e) = e, of queue q = engine_count + q.

@@ -442,15 +442,18 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.waits = lp.parse_waits(v, sems);
                 } else if (k == "func") {
                     bool found = false;
-                    for (auto f :
-                         {act_func::identity, act_func::relu, act_func::exp, act_func::reciprocal})
+                    std::string names;
+                    for (auto f : all_act_funcs) {
                         if (v == act_func_name(f)) {
                             ins.func = f;
                             found = true;
                         }
-                    if (!found)
-                        lp.fail("unknown activation function '" + v +
-                                "' (identity, relu, exp, reciprocal)");
+                        names += (names.empty() ? "" : ", ") + std::string(act_func_name(f));
+                    }
+                    if (!found) lp.fail("unknown activation function '" + v + "' (" + names + ")");
+                    if (version < 2 &&
+                        static_cast<int>(ins.func) > static_cast<int>(act_func::reciprocal))
+                        lp.fail("activation function '" + v + "' is not in trace format version 1");
                 } else if (k == "flags") {
                     std::stringstream fs(v);
                     for (std::string f; std::getline(fs, f, '|');) {

@@ -61,20 +61,7 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i) {
                 const float bias = ins.src1.valid() ? in1(i / d.elems) : 0.0f;
                 const float x = in0(i) * (ins.imm == 0 ? 1.0f : ins.imm) + bias;
-                switch (ins.func) {
-                    case act_func::identity:
-                        out(i, x);
-                        break;
-                    case act_func::relu:
-                        out(i, std::max(x, 0.0f));
-                        break;
-                    case act_func::exp:
-                        out(i, std::exp(x));
-                        break;
-                    case act_func::reciprocal:
-                        out(i, 1.0f / x);
-                        break;
-                }
+                out(i, apply_act(ins.func, x));
             }
             break;
         case opcode::tensor_reduce:

@@ -139,7 +139,7 @@ program rich_program() {
     dve.push_back(make_instruction(opcode::tensor_reduce, alu_op::max,
                                    op(sbuf, 0, 128, 15300, 1, dtype::float32),
                                    op(sbuf, 0, 128, 1024, 16, dtype::float32)));
-    for (auto f : {act_func::relu, act_func::exp, act_func::reciprocal}) {
+    for (auto f : trn::all_act_funcs) {
         act.push_back(make_instruction(opcode::activation, alu_op::bypass,
                                        op(sbuf, 0, 128, 16000, 16, dtype::float32),
                                        op(sbuf, 0, 128, 1024, 16, dtype::float32)));
@@ -555,6 +555,10 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  "version 1");
     EXPECT_PRED2(contains, error_of(head + "pool iota dst=sbuf[0:4]@0:8xfloat32 imm=3\n"),
                  "field 'imm' does not apply to iota in trace format version 1");
+    EXPECT_PRED2(contains,
+                 error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
+                                 "src0=sbuf[0:4]@0:8xfloat32\n"),
+                 "activation function 'gelu' is not in trace format version 1");
     EXPECT_PRED2(contains, error_of("trnsim-trace 3\n"),
                  "trace format version 3 is not supported (this build reads 1 to 2)");
 }

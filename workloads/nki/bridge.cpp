@@ -148,11 +148,11 @@ PYBIND11_MODULE(_trnsim, m) {
         .value("multiply", trn::alu_op::multiply)
         .value("max", trn::alu_op::max)
         .value("min", trn::alu_op::min);
-    py::enum_<trn::act_func>(m, "act_func")
-        .value("identity", trn::act_func::identity)
-        .value("relu", trn::act_func::relu)
-        .value("exp", trn::act_func::exp)
-        .value("reciprocal", trn::act_func::reciprocal);
+    {
+        py::enum_<trn::act_func> funcs(m, "act_func");
+        for (const auto f : trn::all_act_funcs)
+            funcs.value(trn::act_func_name(f), f);
+    }
     py::enum_<trn::engine_kind>(m, "engine")
         .value("pe", trn::engine_kind::pe)
         .value("dve", trn::engine_kind::dve)

@@ -78,6 +78,21 @@ class FunctionalEquality(unittest.TestCase):
         np.testing.assert_array_equal(outs[2], np.maximum(x * np.float32(-2) + rows, 0))
         np.testing.assert_array_equal(outs[3], x * rows + np.float32(1))
 
+    def test_activation_functions_as_the_engines_compute(self):
+        traced = nki.trace_kernel(nki_ops_test.unary_functions,
+                                  (nt.tensor[[128, 32], nl.float32],), {}, False)
+        p = _runner.platform()
+        p.run(traced.program, 'unary_functions')
+        x = as_float(_core.native.region_initial_bytes(traced.program, 'x'),
+                     'float32').reshape(128, 32)
+        names = ['hbm'] + [f'hbm_{i}' for i in range(2, len(nki_ops_test.UNARY) + 1)]
+        # the model's inputs are uniform in [0, 1): keep log and rsqrt away from 0
+        ok = x > 1e-3
+        for name, region, want in zip(nki_ops_test.UNARY, names,
+                                      nki_ops_test.unary_reference(x)):
+            got = as_float(p.read_region(traced.program, region), 'float32').reshape(128, 32)
+            np.testing.assert_allclose(got[ok], want[ok], rtol=2e-6, atol=1e-7, err_msg=name)
+
 
 class Bfloat16Rounding(unittest.TestCase):
 

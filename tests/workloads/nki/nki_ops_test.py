@@ -149,7 +149,39 @@ def transpose_by_identity(x):
     return out
 
 
+UNARY = ('rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu', 'gelu', 'log', 'negative')
+
+
+@nki.jit
+def unary_functions(x):
+    """Each nl activation function of UNARY applied to x (positive), one Scalar-engine
+    instruction each."""
+    t = nl.load(x)
+    outs = []
+    for name in UNARY:
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        nl.store(out, value=getattr(nl, name)(t))
+        outs.append(out)
+    return outs
+
+
+def unary_reference(x):
+    from scipy.special import erf
+    x = x.astype(np.float64)
+    return [1 / np.sqrt(x), np.sqrt(x), x * x, 1 / (1 + np.exp(-x)), np.tanh(x),
+            x / (1 + np.exp(-x)), 0.5 * x * (1 + erf(x / np.sqrt(2))), np.log(x), -x]
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_unary_functions(self):
+        (x,) = s.random_inputs((128, 32), lo=0.1, hi=3.0)
+        for name, got, want in zip(UNARY, unary_functions(x), unary_reference(x)):
+            np.testing.assert_allclose(got, want, rtol=2e-6, atol=1e-7, err_msg=name)
+        # one activation and one store trigger per function on the Scalar engine
+        self.assertEqual(s.counts(s.frontend_stats(unary_functions, x)),
+                         {'sp': 1, 'act': 2 * len(UNARY), 'pe': 0, 'dve': 0, 'pool': 0,
+                          'dma': 1 + len(UNARY)})
 
     def test_shared_constant(self):
         (x,) = s.random_inputs((128, 64))

@@ -13,10 +13,29 @@ ALU = {'add': _core.native.alu_op.add, 'subtract': _core.native.alu_op.subtract,
        'min': _core.native.alu_op.min}
 NUMPY_ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply,
              'max': np.maximum, 'min': np.minimum}
-ACT = {'identity': (_core.native.act_func.identity, lambda x: x),
-       'relu': (_core.native.act_func.relu, lambda x: np.maximum(x, 0)),
-       'exp': (_core.native.act_func.exp, np.exp),
-       'reciprocal': (_core.native.act_func.reciprocal, lambda x: 1.0 / x)}
+
+
+def _erf(x):
+    try:
+        from scipy.special import erf  # python3-scipy
+    except ImportError:
+        erf = np.vectorize(math.erf, otypes=[np.float64])
+    return erf(x)
+
+
+_F = _core.native.act_func
+ACT = {'identity': (_F.identity, lambda x: x),
+       'relu': (_F.relu, lambda x: np.maximum(x, 0)),
+       'exp': (_F.exp, np.exp),
+       'reciprocal': (_F.reciprocal, lambda x: 1.0 / x),
+       'rsqrt': (_F.rsqrt, lambda x: 1.0 / np.sqrt(x)),
+       'sqrt': (_F.sqrt, np.sqrt),
+       'square': (_F.square, lambda x: x * x),
+       'sigmoid': (_F.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))),
+       'tanh': (_F.tanh, np.tanh),
+       'silu': (_F.silu, lambda x: x / (1.0 + np.exp(-x))),
+       'gelu': (_F.gelu, lambda x: 0.5 * x * (1.0 + _erf(x * np.float32(0.70710678)))),
+       'log': (_F.log, np.log)}
 
 
 class Pending:

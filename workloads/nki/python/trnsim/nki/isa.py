@@ -28,7 +28,12 @@ _ALU = {_nl.add: 'add', _nl.subtract: 'subtract', _nl.multiply: 'multiply',
 _ALU.update({_np.add: 'add', _np.subtract: 'subtract', _np.multiply: 'multiply',
              _np.maximum: 'max', _np.minimum: 'min'})
 _ACT = {_nl.exp: 'exp', _nl.copy: 'identity', _nl.relu: 'relu',
-        _nl.reciprocal: 'reciprocal'}
+        _nl.reciprocal: 'reciprocal', _nl.rsqrt: 'rsqrt', _nl.sqrt: 'sqrt',
+        _nl.square: 'square', _nl.sigmoid: 'sigmoid', _nl.tanh: 'tanh', _nl.silu: 'silu',
+        _nl.gelu: 'gelu', _nl.log: 'log'}
+# The ISA documentation also passes numpy functions where numpy has them.
+_ACT.update({_np.exp: 'exp', _np.sqrt: 'sqrt', _np.square: 'square', _np.tanh: 'tanh',
+             _np.log: 'log'})
 
 
 def _alu(api, op, site):

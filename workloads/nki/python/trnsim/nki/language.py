@@ -261,6 +261,29 @@ def reciprocal(x, dtype=None, mask=None, **kwargs):
     return _activation('nl.reciprocal', 'reciprocal', x, dtype, mask)
 
 
+def _unary(func):
+    def op(x, dtype=None, mask=None, **kwargs):
+        return _activation(f'nl.{func}', func, x, dtype, mask)
+    op.__name__ = func
+    op.__doc__ = f'{func}(x) on the Scalar engine (an activation).'
+    return op
+
+
+rsqrt = _unary('rsqrt')
+sqrt = _unary('sqrt')
+square = _unary('square')
+sigmoid = _unary('sigmoid')
+tanh = _unary('tanh')
+silu = _unary('silu')
+gelu = _unary('gelu')
+log = _unary('log')
+
+
+def negative(x, dtype=None, mask=None, **kwargs):
+    """-x: an identity activation scaled by -1."""
+    return _ops.activation('nl.negative', user_site(), 'identity', x, -1.0, None, dtype, mask)
+
+
 def copy(x, dtype=None, mask=None, **kwargs):
     return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
 
