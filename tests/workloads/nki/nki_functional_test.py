@@ -32,6 +32,18 @@ def driver(workload, params, inputs, output, dtype='float32'):
     return ins, as_float(p.read_region(prog, output), dtype)
 
 
+def model_run(kernel, shape, outputs):
+    """The frontend's program for kernel(x: float32 `shape`) run functionally on the model: the
+    model's seeded x, and the kernel's first `outputs` HBM tensors (float32, `shape`)."""
+    traced = nki.trace_kernel(kernel, (nt.tensor[list(shape), nl.float32],), {}, False)
+    p = _runner.platform()
+    p.run(traced.program, kernel.__name__ if hasattr(kernel, '__name__') else 'kernel')
+    x = as_float(_core.native.region_initial_bytes(traced.program, 'x'), 'float32')
+    names = ['hbm'] + [f'hbm_{i}' for i in range(2, outputs + 1)]
+    return x.reshape(shape), [as_float(p.read_region(traced.program, n), 'float32').reshape(shape)
+                              for n in names]
+
+
 class FunctionalEquality(unittest.TestCase):
 
     def test_alloc_bad_is_wrong_as_the_model_computes_it(self):
@@ -64,14 +76,7 @@ class FunctionalEquality(unittest.TestCase):
     def test_iota_two_op_tensor_scalar_and_activation_bias_as_the_engines_compute(self):
         """The frontend's program for nki_ops_test.index_values run functionally on the model
         (inputs seeded by the model), against numpy on the same inputs."""
-        traced = nki.trace_kernel(nki_ops_test.index_values,
-                                  (nt.tensor[[128, 16], nl.float32],), {}, False)
-        p = _runner.platform()
-        p.run(traced.program, 'index_values')
-        x = as_float(_core.native.region_initial_bytes(traced.program, 'x'),
-                     'float32').reshape(128, 16)
-        outs = [as_float(p.read_region(traced.program, name), 'float32').reshape(128, 16)
-                for name in ('hbm', 'hbm_2', 'hbm_3', 'hbm_4')]
+        x, outs = model_run(nki_ops_test.index_values, (128, 16), 4)
         rows = np.arange(128, dtype=np.float32)[:, None]
         np.testing.assert_array_equal(outs[0], rows * 16 + np.arange(16) + 3)
         np.testing.assert_array_equal(outs[1], (x - np.float32(0.5)) * np.float32(4))
@@ -79,20 +84,10 @@ class FunctionalEquality(unittest.TestCase):
         np.testing.assert_array_equal(outs[3], x * rows + np.float32(1))
 
     def test_activation_functions_as_the_engines_compute(self):
-        traced = nki.trace_kernel(nki_ops_test.unary_functions,
-                                  (nt.tensor[[128, 32], nl.float32],), {}, False)
-        p = _runner.platform()
-        p.run(traced.program, 'unary_functions')
-        x = as_float(_core.native.region_initial_bytes(traced.program, 'x'),
-                     'float32').reshape(128, 32)
-        names = ['hbm'] + [f'hbm_{i}' for i in range(2, len(nki_ops_test.UNARY) + 1)]
-        # the model's inputs are uniform in [0, 1): keep log and rsqrt away from 0
-        ok = x > 1e-3
-        for name, region, want in zip(nki_ops_test.UNARY, names,
-                                      nki_ops_test.unary_reference(x)):
-            got = as_float(p.read_region(traced.program, region), 'float32').reshape(128, 32)
+        x, outs = model_run(nki_ops_test.unary_functions, (128, 32), len(nki_ops_test.UNARY))
+        ok = x > 1e-3  # the model's inputs are uniform in [0, 1): log and rsqrt away from 0
+        for name, got, want in zip(nki_ops_test.UNARY, outs, nki_ops_test.unary_reference(x)):
             np.testing.assert_allclose(got[ok], want[ok], rtol=2e-6, atol=1e-7, err_msg=name)
-
 
 class Bfloat16Rounding(unittest.TestCase):
 
