@@ -17,6 +17,7 @@ const char* const usage_text =
     "           [--set KEY.PATH=VALUE]... [--stats-out FILE] [--functional]\n"
     "           [--dump-trace FILE] [--quiet]\n"
     "       sim --list-workloads | --list-params [--format text|markdown|json]\n"
+    "       sim --list-params --config CONFIG [--set KEY.PATH=VALUE]... [--format text|json]\n"
     "\n"
     "Simulates one kernel on one AWS Trainium NeuronCore and reports its latency and where the\n"
     "time went. CONFIG is a YAML file or the name of one in the project's configs/ folder\n"
@@ -45,7 +46,9 @@ cli_options parse_cli(int argc, const char* const* argv) {
         "timeline", po::value(&o.timeline),
         "write a Chrome/Perfetto trace-event JSON timeline (ui.perfetto.dev) to FILE")(
         "list-workloads", "list the workloads and their parameters")(
-        "list-params", "list every config key with unit, default and description")(
+        "list-params",
+        "list every config key with unit, default and description; with --config (and --set), "
+        "its value in that configuration and where the value came from")(
         "format", po::value(&o.format)->default_value("text"),
         "--list-params format: text|markdown|json")(
         "quiet,q", "print nothing on success (errors still go to stderr)");

@@ -15,17 +15,23 @@ namespace fs = std::filesystem;
 
 namespace trn {
 
+namespace {
+
+fs::path config_dir() {
+    const char* env = std::getenv("TRNSIM_CONFIG_DIR");
+    return env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
+}
+
+}  // namespace
+
 std::string resolve_config(const std::string& name) {
     if (fs::exists(name)) return name;
+    const fs::path dir = config_dir();
     if (name.find('/') == std::string::npos) {
-        const char* env = std::getenv("TRNSIM_CONFIG_DIR");
-        const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
         for (const fs::path& p : {dir / name, dir / (name + ".yaml")})
             if (fs::exists(p)) return p.string();
     }
     std::string available;
-    const char* env = std::getenv("TRNSIM_CONFIG_DIR");
-    const fs::path dir = env ? fs::path(env) : fs::path(TRNSIM_CONFIG_DIR);
     if (fs::is_directory(dir))
         for (const auto& e : fs::directory_iterator(dir))
             if (e.path().extension() == ".yaml")
@@ -64,9 +70,44 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
 }
 
 void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets) {
+    cfg.set_config_dir(config_dir().string());
     cfg.load_yaml_file(path);
+    // No silent defaults: the declared defaults are neither generation's values, so a config
+    // (with its bases) gives every key.
+    const auto missing = cfg.missing_keys();
+    if (!missing.empty()) {
+        std::string list;
+        for (std::size_t i = 0; i < missing.size() && i < 8; ++i)
+            list += (i ? ", " : "") + missing[i];
+        if (missing.size() > 8) list += " and " + std::to_string(missing.size() - 8) + " more";
+        throw user_error(path + ": the config gives no value for " +
+                         std::to_string(missing.size()) + " key(s): " + list +
+                         ". A config starts from a generation's with `base: trn1` or "
+                         "`base: trn2` and overrides what it changes, or gives every key "
+                         "(`sim --list-params` lists them)");
+    }
     for (const auto& s : sets)
         cfg.set(s);
+}
+
+std::string describe_config(const config& cfg) {
+    std::string out = cfg.text("name") + " (" + cfg.source_name();
+    for (std::size_t i = 1; i < cfg.files().size(); ++i)
+        out += ", base " + cfg.files()[i];
+    out += ")";
+    if (!cfg.sets().empty()) {
+        out += " with --set";
+        for (const auto& s : cfg.sets())
+            out += " " + s;
+    }
+    return out;
+}
+
+void add_config_stats(stats_tree& s, const config& cfg) {
+    for (const auto& [key, value] : cfg.effective()) {
+        s.add_text("config." + key, value, "effective configuration value");
+        s.add_text("config_origin." + key, cfg.origin_of(key), "where that value came from");
+    }
 }
 
 }  // namespace trn

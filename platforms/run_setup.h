@@ -12,8 +12,14 @@ namespace trn {
 // A config name (a file, or a stem in TRNSIM_CONFIG_DIR or the project's configs/) -> a path.
 // Throws user_error listing the configs available.
 std::string resolve_config(const std::string& name);
-// Loads the YAML file at `path` into `cfg`, then applies the KEY=VALUE overrides in order.
+// Loads the YAML file at `path` (and its bases) into `cfg`, requires a value for every declared
+// key, then applies the KEY=VALUE overrides in order. Throws user_error naming what is wrong.
 void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets);
+// "NAME (FILE, base FILE...) with --set K=V ...": what a run's header says it ran on.
+std::string describe_config(const config& cfg);
+// The effective configuration in the stats tree: config.KEY = value, config_origin.KEY = where
+// it came from (FILE:LINE, --set, or default).
+void add_config_stats(stats_tree& s, const config& cfg);
 // Writes `text` to `path` atomically (a temporary file renamed into place).
 void write_atomically(const std::string& path, const std::string& text);
 // The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.

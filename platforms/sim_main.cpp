@@ -30,7 +30,11 @@ std::string fit_bound(const trn::param_decl& d, double v) {
     return buf;
 }
 
-void list_params(const trn::param_registry& reg, const std::string& format) {
+// Every declared key; with a loaded config (`--config C --set ...`), its value there and where
+// that value came from.
+void list_params(const trn::param_registry& reg, const std::string& format,
+                 const trn::config* cfg) {
+    const auto effective = cfg ? cfg->effective() : std::map<std::string, std::string>{};
     if (format == "json") {  // for scripts (scripts/calibrate --fit reads the fitted ranges)
         nlohmann::json out = nlohmann::json::array();
         for (const auto& d : reg.all()) {
@@ -40,6 +44,10 @@ void list_params(const trn::param_registry& reg, const std::string& format) {
                                 {"description", d.description},
                                 {"source", d.source}};
             if (d.fitted()) j["fit"] = {{"lo", d.fit_lo}, {"hi", d.fit_hi}, {"why", d.fit_why}};
+            if (cfg) {
+                j["value"] = effective.at(d.key);
+                j["origin"] = cfg->origin_of(d.key);
+            }
             out.push_back(j);
         }
         std::cout << out.dump(1) << "\n";
@@ -52,6 +60,14 @@ void list_params(const trn::param_registry& reg, const std::string& format) {
                      "Values take units: times (ps, ns, us, ms, s), frequencies (MHz, GHz), "
                      "bandwidths (B/ns, GB/s, GiB/s, TB/s), sizes (B, KiB, MiB, GiB). Set them in "
                      "a YAML config (keys nest by dots) or with `--set KEY=VALUE`.\n\n"
+                     "A config file gives every key below, or starts from another with "
+                     "`base: trn2` (a name in configs/, or a path relative to the file) and "
+                     "gives only what it changes; a file that does neither is an error naming "
+                     "the missing keys. The defaults below document the keys; no run takes "
+                     "them silently. `sim --list-params --config C [--set K=V]...` lists the "
+                     "value of every key in that configuration and where it came from "
+                     "(FILE:LINE or --set), and `--stats-out` writes the same under `config` "
+                     "and `config_origin`.\n\n"
                      "| key | kind | default | description | source |\n|---|---|---|---|---|\n";
         for (const auto& d : reg.all()) {
             std::string desc = d.description;
@@ -70,9 +86,12 @@ void list_params(const trn::param_registry& reg, const std::string& format) {
         }
         return;
     }
+    if (cfg) std::printf("# %s\n", trn::describe_config(*cfg).c_str());
     for (const auto& d : reg.all()) {
         std::printf("%-34s %-9s %-10s %s\n", d.key.c_str(), trn::param_kind_unit(d.kind),
-                    d.default_value.c_str(), d.description.c_str());
+                    cfg ? effective.at(d.key).c_str() : d.default_value.c_str(),
+                    d.description.c_str());
+        if (cfg) std::printf("%-34s from: %s\n", "", cfg->origin_of(d.key).c_str());
         std::printf("%-34s source: %s\n", "", d.source.c_str());
         if (d.fitted())
             std::printf("%-34s fitted within [%s, %s]: %s\n", "", fit_bound(d, d.fit_lo).c_str(),
@@ -138,7 +157,19 @@ int run(int argc, char** argv) {
     trn::param_registry registry;
     trn::declare_platform_params(registry);
     if (o.action == trn::cli_action::list_params) {
-        list_params(registry, o.format);
+        if (o.config.empty() && !o.sets.empty())
+            throw trn::user_error("--list-params --set needs a --config to apply it to");
+        if (o.config.empty()) {
+            list_params(registry, o.format, nullptr);
+            return 0;
+        }
+        if (o.format == "markdown")
+            throw trn::user_error(
+                "--list-params --format markdown documents the keys; give "
+                "text or json with --config");
+        trn::config cfg(registry);
+        trn::load_config(cfg, trn::resolve_config(o.config), o.sets);
+        list_params(registry, o.format, &cfg);
         return 0;
     }
     if (o.action == trn::cli_action::list_workloads) {
@@ -205,6 +236,7 @@ int run(int argc, char** argv) {
         core.report(stats);
         stats.add_text("run.kernel", kernel.description, "what ran");
         stats.add_text("run.config", config_path, "config file");
+        trn::add_config_stats(stats, cfg);
         trn::check_result check;
         if (functional) {
             check = kernel.check(
@@ -229,8 +261,7 @@ int run(int argc, char** argv) {
             stats_file->commit();
         }
         if (!quiet) {
-            trn::print_summary(stats, kernel.description,
-                               cfg.text("name") + " (" + config_path + ")");
+            trn::print_summary(stats, kernel.description, trn::describe_config(cfg));
             if (functional)
                 std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
                             check.detail.c_str());

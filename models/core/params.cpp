@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -203,7 +204,23 @@ void flatten(const YAML::Node& node, const std::string& prefix, const std::strin
 
 }  // namespace
 
+namespace {
+
+// A config nests bases this deep at most (deeper is a cycle or a mistake).
+constexpr std::size_t max_base_depth = 8;
+
+}  // namespace
+
 void config::load_yaml_text(const std::string& text, const std::string& origin) {
+    std::vector<std::string> chain;
+    load_node(text, origin, "", chain);
+    m_source = origin;
+}
+
+// Loads one config text; `path` is its file (empty for a text), `chain` the files that include
+// it (to find cycles). A `base:` is loaded first, so the text's own values win.
+void config::load_node(const std::string& text, const std::string& origin, const std::string& path,
+                       std::vector<std::string>& chain) {
     YAML::Node root;
     try {
         root = YAML::Load(text);
@@ -213,14 +230,58 @@ void config::load_yaml_text(const std::string& text, const std::string& origin) 
     }
     if (!root.IsMap())
         throw user_error(origin + ": a config must be a YAML map with a top-level 'core' key");
+    if (const YAML::Node base = root["base"]) {
+        const std::string where = origin + ":" + std::to_string(base.Mark().line + 1);
+        if (!base.IsScalar() || base.Scalar().empty())
+            throw user_error(where + ": 'base' must name a config (trn1, trn2, or a YAML path)");
+        if (path.empty()) throw user_error(where + ": 'base' is only allowed in a config file");
+        namespace fs = std::filesystem;
+        const std::string name = base.Scalar();
+        const fs::path dir = fs::path(path).parent_path();
+        std::vector<fs::path> candidates;
+        if (fs::path(name).is_absolute()) {
+            candidates = {name};
+        } else {
+            candidates = {dir / name, dir / (name + ".yaml")};
+            if (name.find('/') == std::string::npos && !m_config_dir.empty())
+                candidates.insert(candidates.end(), {fs::path(m_config_dir) / name,
+                                                     fs::path(m_config_dir) / (name + ".yaml")});
+        }
+        std::string found;
+        for (const auto& c : candidates)
+            if (fs::is_regular_file(c)) {
+                found = c.string();
+                break;
+            }
+        if (found.empty()) {
+            std::string tried;
+            for (const auto& c : candidates)
+                tried += (tried.empty() ? "" : ", ") + c.string();
+            throw user_error(where + ": base config '" + name + "' not found (tried " + tried +
+                             ")");
+        }
+        const std::string canon = fs::weakly_canonical(found).string();
+        if (std::find(chain.begin(), chain.end(), canon) != chain.end())
+            throw user_error(where + ": base config '" + name + "' includes itself (" + found +
+                             ")");
+        if (chain.size() >= max_base_depth)
+            throw user_error(where + ": bases nest deeper than " + std::to_string(max_base_depth) +
+                             " configs");
+        load_file(found, chain);
+    }
     std::vector<std::tuple<std::string, std::string, std::string>> flat;
-    flatten(root, "", origin, flat, 0);
+    // The file's own keys, with the lines they are on in the file.
+    for (auto it = root.begin(); it != root.end(); ++it) {
+        if (it->first.IsScalar() && it->first.Scalar() == "base") continue;
+        YAML::Node one(YAML::NodeType::Map);
+        one.force_insert(it->first, it->second);
+        flatten(one, "", origin, flat, 0);
+    }
     for (const auto& [key, value, where] : flat)
         assign(key, value, where);
-    m_source = origin;
 }
 
-void config::load_yaml_file(const std::string& path) {
+void config::load_file(const std::string& path, std::vector<std::string>& chain) {
     // A config is a few kilobytes; reading stops past this bound (a device such as /dev/zero
     // would otherwise be read forever).
     constexpr std::size_t max_bytes = 1 << 20;
@@ -235,7 +296,17 @@ void config::load_yaml_file(const std::string& path) {
                          " bytes: not a trnsim config");
     if (text.find('\0') != std::string::npos)
         throw user_error("config file '" + path + "' contains NUL bytes: not a YAML text");
-    load_yaml_text(text, path);
+    chain.push_back(std::filesystem::weakly_canonical(path).string());
+    m_files.push_back(path);  // before its base: the given file first, then its bases
+    load_node(text, path, path, chain);
+    chain.pop_back();
+}
+
+void config::load_yaml_file(const std::string& path) {
+    std::vector<std::string> chain;
+    m_files.clear();
+    load_file(path, chain);
+    m_source = path;
 }
 
 void config::set(const std::string& assignment) {
@@ -243,6 +314,7 @@ void config::set(const std::string& assignment) {
     if (eq == std::string::npos || eq == 0)
         throw user_error("--set '" + assignment + "': expected KEY.PATH=VALUE");
     assign(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+    m_sets.push_back(assignment);
 }
 
 const std::string& config::raw(const std::string& key, param_kind kind) const {
@@ -286,6 +358,18 @@ void config::check_all_read() const {
         if (!m_read.count(key))
             throw user_error("config key '" + key + "' (" + g.origin +
                              ") is declared but not used by this platform; remove it");
+}
+
+std::string config::origin_of(const std::string& key) const {
+    auto it = m_given.find(key);
+    return it == m_given.end() ? "default" : it->second.origin;
+}
+
+std::vector<std::string> config::missing_keys() const {
+    std::vector<std::string> out;
+    for (const auto& d : m_registry->all())
+        if (!m_given.count(d.key)) out.push_back(d.key);
+    return out;
 }
 
 std::map<std::string, std::string> config::effective() const {

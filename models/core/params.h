@@ -69,10 +69,14 @@ class param_registry {
 // key and parses in its unit and range, or loading throws user_error naming the key and where
 // it came from (file:line or --set). Getters return the given value or the declared default.
 // check_all_read() reports given keys that no module read.
+// A config file may start from another (`base: trn2`, or a path): the base's values first, then
+// the file's own. A plain name is looked up beside the file, then in the config directory.
 class config {
   public:
     explicit config(const param_registry& registry) : m_registry(&registry) {}
 
+    // Where a `base: NAME` that is not beside the file is looked up (the project's configs/).
+    void set_config_dir(std::string dir) { m_config_dir = std::move(dir); }
     void load_yaml_file(const std::string& path);
     void load_yaml_text(const std::string& text, const std::string& origin);
     // "core.hbm.bandwidth=600GB/s"
@@ -90,7 +94,15 @@ class config {
     void check_all_read() const;
     // Effective value of every declared key (given or default), for the stats dump.
     std::map<std::string, std::string> effective() const;
+    // Where each key's effective value came from: "FILE:LINE", "--set KEY=VALUE" or "default".
+    std::string origin_of(const std::string& key) const;
+    // Declared keys no file nor --set gave (they take their declared defaults).
+    std::vector<std::string> missing_keys() const;
     std::string source_name() const { return m_source; }
+    // The files loaded, the given file first, then its base, its base's base...
+    const std::vector<std::string>& files() const { return m_files; }
+    // The --set assignments applied, in order.
+    const std::vector<std::string>& sets() const { return m_sets; }
 
   private:
     struct given {
@@ -99,12 +111,18 @@ class config {
     };
     const std::string& raw(const std::string& key, param_kind kind) const;
     void assign(const std::string& key, const std::string& value, const std::string& origin);
+    void load_file(const std::string& path, std::vector<std::string>& chain);
+    void load_node(const std::string& text, const std::string& origin, const std::string& path,
+                   std::vector<std::string>& chain);
     void validate(const param_decl& d, const std::string& value, const std::string& origin) const;
 
     const param_registry* m_registry;
     std::map<std::string, given> m_given;
     mutable std::set<std::string> m_read;
     std::string m_source;
+    std::string m_config_dir;
+    std::vector<std::string> m_files;
+    std::vector<std::string> m_sets;
 };
 
 // Parses a value of the given kind into base units (booleans 0/1); throws user_error.

@@ -101,6 +101,56 @@ TEST_F(cli, unknown_config_key_names_key_and_file_line) {
     EXPECT_NE(r.output.find("bad.yaml:"), std::string::npos) << r.output;
 }
 
+TEST_F(cli, a_config_starts_from_a_base_and_says_so) {
+    // The same machine three ways: a file with a base, and --set on the generation's config.
+    const std::string fast =
+        file("fast.yaml", "base: trn2\nname: trn2-fast\ncore:\n  hbm:\n    bandwidth: 725GB/s\n");
+    auto a = run_sim("--config " + fast + " --workload vector_add --stats-out " + path("a.json"));
+    auto b = run_sim(
+        "--config trn2 --workload vector_add --set core.hbm.bandwidth=725GB/s "
+        "--stats-out " +
+        path("b.json"));
+    ASSERT_EQ(a.status, 0) << a.output;
+    ASSERT_EQ(b.status, 0) << b.output;
+    const auto ja = load_json(path("a.json")), jb = load_json(path("b.json"));
+    EXPECT_EQ(ja["total_time_ns"], jb["total_time_ns"]);
+    // The header names the base and the overrides.
+    EXPECT_NE(a.output.find("on trn2-fast (" + fast + ", base "), std::string::npos) << a.output;
+    EXPECT_NE(b.output.find("with --set core.hbm.bandwidth=725GB/s"), std::string::npos)
+        << b.output;
+    // The effective configuration, and where each value came from, is in the stats.
+    EXPECT_EQ(ja["config"]["core"]["hbm"]["bandwidth"], "725GB/s");
+    EXPECT_EQ(ja["config_origin"]["core"]["hbm"]["bandwidth"], fast + ":5");
+    EXPECT_NE(ja["config_origin"]["core"]["pe"]["rows"].get<std::string>().find("trn2.yaml:"),
+              std::string::npos);
+    EXPECT_EQ(jb["config_origin"]["core"]["hbm"]["bandwidth"], "--set core.hbm.bandwidth=725GB/s");
+    // --list-params shows that configuration, not the defaults.
+    auto l = run_sim("--list-params --config " + fast + " --set core.dma.engines=8");
+    EXPECT_EQ(l.status, 0) << l.output;
+    EXPECT_NE(l.output.find("725GB/s"), std::string::npos) << l.output;
+    EXPECT_NE(l.output.find("from: --set core.dma.engines=8"), std::string::npos) << l.output;
+}
+
+TEST_F(cli, a_config_without_a_base_gives_every_key) {
+    const std::string partial = file("partial.yaml",
+                                     "name: partial\ncore:\n  hbm:\n"
+                                     "    bandwidth: 1TB/s\n");
+    auto r = run_sim("--config " + partial + " --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find(partial + ": the config gives no value for"), std::string::npos)
+        << r.output;
+    EXPECT_NE(r.output.find("base: trn2"), std::string::npos) << r.output;
+    const std::string loop = file("loop.yaml", "base: loop\n");
+    r = run_sim("--config " + loop + " --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("includes itself"), std::string::npos) << r.output;
+    const std::string nobase = file("nobase.yaml", "base: trn9\n");
+    r = run_sim("--config " + nobase + " --workload vector_add");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("nobase.yaml:1: base config 'trn9' not found"), std::string::npos)
+        << r.output;
+}
+
 TEST_F(cli, bad_unit_and_range_name_the_key) {
     auto r = run_sim("--config trn1 --workload vector_add --set core.hbm.bandwidth=600GB");
     EXPECT_EQ(r.status, 2);

@@ -54,4 +54,9 @@ sim="$BUILD_DIR/sim"
 "$cs" "$TMP/r1.json" "$TMP/r1.json" >"$TMP/out" 2>&1; expect_status 0 $? "a run against itself"
 "$cs" "$TMP/r1.json" "$TMP/r2.json" >"$TMP/out" 2>&1
 expect_grep "warning: run.kernel differs" "$TMP/out" "two kernels"
+"$sim" --config trn1 --workload vector_add --set core.hbm.bandwidth=800GB/s --quiet \
+    --stats-out "$TMP/r3.json"
+"$cs" "$TMP/r1.json" "$TMP/r3.json" >"$TMP/out" 2>&1
+expect_grep "warning: the configurations differ in 1 key\(s\): config.core.hbm.bandwidth" \
+    "$TMP/out" "two configurations"
 finish

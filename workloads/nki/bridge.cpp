@@ -79,13 +79,14 @@ class platform {
         m_core->report(stats);
         stats.add_text("run.kernel", description, "what ran");
         stats.add_text("run.config", m_path, "config file");
+        trn::add_config_stats(stats, m_cfg);
         m_last = stats.to_json().dump(2);
         m_last_stats = std::move(stats);
         return m_last;
     }
 
     void print_summary(const std::string& description) const {
-        trn::print_summary(m_last_stats, description, name() + " (" + m_path + ")");
+        trn::print_summary(m_last_stats, description, trn::describe_config(m_cfg));
     }
 
     // The bytes of a region after a functional run.
