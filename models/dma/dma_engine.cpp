@@ -7,13 +7,12 @@
 namespace trn {
 
 void dma_engine::declare_params(param_registry& r) {
-    r.add({"core.dma.engines", param_kind::integer, "16", "DMA engines of the NeuronCore",
-           "trainium-facts 1d (16 per NC)", 1, 256});
+    r.add({"core.dma.engines", param_kind::integer, "16",
+           "DMA engines of the NeuronCore; a transfer's partitions are split over all of them in "
+           "equal groups (128 partitions over 16 engines: 8 each)",
+           "trainium-facts 1d (16 per NC; fan-out 8 partitions per engine)", 1, 256});
     r.add({"core.dma.queues", param_kind::integer, "16", "DMA queues (rings) per engine",
            "trainium-facts 1d (16 queues per engine)", 1, 256});
-    r.add({"core.dma.partitions_per_engine", param_kind::integer, "8",
-           "partitions (rows) of a transfer handed to each engine",
-           "trainium-facts 1d (fan-out: 8 partitions per engine)", 1, 1024});
     r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",
            "sustained bandwidth of one DMA engine on large rows",
            "trainium-facts 1d (17 B/ns NC-v2, 23 B/ns NC-v3)", 1e-3, 1e6});

@@ -12,8 +12,11 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
       m_index(index),
       m_functional(functional),
       m_engine_count(static_cast<std::size_t>(cfg.integer("core.dma.engines"))),
-      m_partitions_per_engine(
-          static_cast<std::uint32_t>(cfg.integer("core.dma.partitions_per_engine"))),
+      // Each engine takes an equal group of partitions, so that every engine is used: 128
+      // partitions over 16 engines is 8 per engine (trainium-facts 1d, fan-out).
+      m_partitions_per_engine(static_cast<std::uint32_t>(
+          (cfg.integer("core.sbuf.partitions") + cfg.integer("core.dma.engines") - 1) /
+          cfg.integer("core.dma.engines"))),
       m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
     doorbell.register_b_transport(this, &dma_queue::b_transport);
     m_mem.set_extension(&m_ext);

@@ -1,5 +1,5 @@
 // dma_queue: a doorbell starts the next transfer fixed_latency after the ring; its rows are
-// handed to the DMA engines in groups of partitions_per_engine by on-chip partition; each
+// handed to the DMA engines in equal groups by on-chip partition (partitions / engines); each
 // memory side of the whole transfer (source read, destination write) is one access issued when
 // the first chunk starts; the transfer completes at the latest of its chunks and those
 // accesses, and the queue's semaphore counts completed transfers, in queue order. One bench,
@@ -45,7 +45,6 @@ const trn::config& test_config() {
             "core:\n"
             "  dma:\n"
             "    engines: 16\n"
-            "    partitions_per_engine: 8\n"
             "    engine_bandwidth: 16B/ns\n"
             "    descriptor_cost: 20ns\n"
             "    fixed_latency: 1.3us\n"
@@ -62,8 +61,9 @@ const trn::config& test_config() {
 std::uint32_t engines() {
     return static_cast<std::uint32_t>(test_config().integer("core.dma.engines"));
 }
+// Partitions per engine: the transfer's 128 partitions in equal groups over the engines.
 std::uint32_t per_engine() {
-    return static_cast<std::uint32_t>(test_config().integer("core.dma.partitions_per_engine"));
+    return static_cast<std::uint32_t>(test_config().integer("core.sbuf.partitions")) / engines();
 }
 double fixed_ns() {
     return test_config().time_ns("core.dma.fixed_latency");

@@ -131,6 +131,20 @@ TEST_F(cli, a_config_starts_from_a_base_and_says_so) {
     EXPECT_NE(l.output.find("from: --set core.dma.engines=8"), std::string::npos) << l.output;
 }
 
+TEST_F(cli, every_configured_dma_engine_takes_a_share_of_each_transfer) {
+    double busiest[2] = {};
+    for (int i = 0; i < 2; ++i) {
+        const std::string out = path("e" + std::to_string(i) + ".json");
+        auto r = run_sim("--config trn1 --workload vector_add --param variant=stream "
+                         "--param n=256000 --param free_dim=2000 --quiet --set core.dma.engines=" +
+                         std::string(i ? "32" : "16") + " --stats-out " + out);
+        ASSERT_EQ(r.status, 0) << r.output;
+        busiest[i] = load_json(out)["dma"]["busiest_engine_ns"].get<double>();
+    }
+    // 32 engines take 4 partitions of each transfer where 16 take 8: half the busiest load.
+    EXPECT_NEAR(busiest[1], busiest[0] / 2, busiest[0] * 1e-6);
+}
+
 TEST_F(cli, a_config_without_a_base_gives_every_key) {
     const std::string partial = file("partial.yaml",
                                      "name: partial\ncore:\n  hbm:\n"
