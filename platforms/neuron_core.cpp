@@ -125,8 +125,15 @@ void neuron_core::load(const program& p) {
     for (auto& e : m_dma_engines)
         e->reset_stats();
     m_sems.resize(engine_count + p.queues.size());
-    for (auto& e : m_engines)
+    m_activity.reset(p);
+    m_activity.launch_begin = m_begin.to_seconds() * 1e9;
+    m_activity.launch_end = (m_begin + m_launch).to_seconds() * 1e9;
+    for (auto& e : m_engines) {
+        e->set_activity_log(&m_activity);
         e->load(&p.engines[std::size_t(e->engine_type())], m_launch);
+    }
+    for (auto& q : m_dma_queues)
+        q->set_activity_log(&m_activity);
     for (std::size_t q = 0; q < m_dma_queues.size(); ++q)
         m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr);
     for (const auto& s : p.engines)
@@ -319,6 +326,44 @@ void neuron_core::report(stats_tree& s) const {
           "time engines queued on the shared SBUF port");
     s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
           "time engines queued on the shared PSUM port");
+    double act_ns = 0, bw_ns = 0;
+    for (const auto& c : m_hbm) {
+        act_ns += c->activation_bound_ns();
+        bw_ns += c->bandwidth_bound_ns();
+    }
+    s.add("hbm.activation_bound_pct", act_ns + bw_ns > 0 ? 100.0 * act_ns / (act_ns + bw_ns) : 0,
+          "%", "share of HBM channel service time set by page activations, not bandwidth");
+    // Where each engine's time went, by opcode, and whom it waited for.
+    for (const auto& e : m_engines) {
+        const std::string base = std::string("engines.") + engine_name(e->engine_type());
+        for (std::size_t op = 0; op < opcode_count; ++op) {
+            const auto& n = e->by_opcode()[op];
+            if (n.first == 0) continue;
+            const std::string k = base + ".opcodes." + opcode_name(static_cast<opcode>(op));
+            s.add(k + ".count", static_cast<double>(n.first), "count", "instructions");
+            s.add(k + ".busy_ns", n.second, "ns", "data-path time of those instructions");
+        }
+        const auto& stalls = e->stall_by_semaphore();
+        for (std::size_t sem = 0; sem < stalls.size(); ++sem)
+            if (stalls[sem] > 0)
+                s.add(base + ".stall_on." + semaphore_name(static_cast<sem_id>(sem)) + "_ns",
+                      stalls[sem], "ns",
+                      "data-path idle time waiting for that engine or DMA queue");
+    }
+    if (m_program) {
+        const critical_path cp = analyse_critical_path(*m_program, m_activity);
+        s.add("critical_path.total_ns", cp.total_ns, "ns",
+              "length of the chain of waits that set the kernel time");
+        for (const auto& [r, ns_on] : cp.ns_by_resource) {
+            std::string key = r;
+            std::replace(key.begin(), key.end(), ' ', '_');
+            s.add("critical_path." + key + "_ns", ns_on, "ns",
+                  "time of the critical path spent on " + r);
+        }
+        s.add_text("critical_path.bound", cp.bound(), "the resource with most critical-path time");
+        s.add("critical_path.bound_pct", cp.bound_pct(), "%",
+              "that resource's share of the critical path");
+    }
 }
 
 }  // namespace trn

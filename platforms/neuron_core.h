@@ -2,6 +2,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/critical_path.h"
 #include "core/params.h"
 #include "core/program.h"
 #include "core/semaphores.h"
@@ -69,6 +70,7 @@ class neuron_core : public sc_core::sc_module {
     bool m_elaborated = false;  // the first run has started: sockets are bound
     bool m_progress = false;
     std::uint64_t m_sbuf_high_water = 0;
+    activity_log m_activity;  // for the critical path of the last program
 };
 
 }  // namespace trn

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -49,14 +50,29 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
     std::printf("kernel time      %s  (%.3f us; launch overhead %s)\n",
                 units::format_time(s.get("total_time_ns")).c_str(), s.get("total_time_ns") / 1e3,
                 units::format_time(s.get("launch_overhead_ns")).c_str());
-    std::printf("%-8s %14s %12s %8s %16s\n", "engine", "busy", "instructions", "util",
-                "semaphore wait");
+    // Entries under `prefix` whose names end in _ns, largest first, without the suffix.
+    auto times_under = [&](const std::string& prefix) {
+        std::vector<std::pair<std::string, double>> out;
+        for (const auto& e : s.entries()) {
+            const std::string& p = e.path;
+            if (p.rfind(prefix, 0) == 0 && p.size() > prefix.size() + 3 &&
+                p.compare(p.size() - 3, 3, "_ns") == 0)
+                out.emplace_back(p.substr(prefix.size(), p.size() - prefix.size() - 3), e.value);
+        }
+        std::stable_sort(out.begin(), out.end(),
+                         [](const auto& a, const auto& b) { return a.second > b.second; });
+        return out;
+    };
+    std::printf("%-8s %14s %12s %8s %16s  %s\n", "engine", "busy", "instructions", "util",
+                "semaphore wait", "mostly on");
     for (const char* e : {"pe", "dve", "act", "pool", "sp"}) {
         const std::string b = std::string("engines.") + e;
-        std::printf("%-8s %14s %12.0f %7.1f%% %16s\n", e,
+        const auto on = times_under(b + ".stall_on.");
+        std::printf("%-8s %14s %12.0f %7.1f%% %16s  %s\n", e,
                     units::format_time(s.get(b + ".busy_ns")).c_str(), s.get(b + ".instructions"),
                     s.get(b + ".utilisation_pct"),
-                    units::format_time(s.get(b + ".stall_semaphore_ns")).c_str());
+                    units::format_time(s.get(b + ".stall_semaphore_ns")).c_str(),
+                    on.empty() ? "-" : on.front().first.c_str());
     }
     std::printf("DMA transfers    %.0f  (%.0f bytes, %.1f GB/s; busiest engine %s)\n",
                 s.get("dma.transfers"), s.get("dma.bytes"), s.get("dma.bandwidth_gbps"),
@@ -67,6 +83,32 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
         s.get("hbm.read_bytes"), s.get("hbm.write_bytes"), s.get("hbm.bandwidth_gbps"),
         units::format_time(s.get("hbm.busiest_channel_ns")).c_str(), s.get("hbm.page_misses"));
     std::printf("MFU              %.2f %%\n", s.get("mfu_pct"));
+    if (!s.has("critical_path.total_ns") || s.get("critical_path.total_ns") <= 0) return;
+    // What limits the kernel: the resources on its critical path, largest share first.
+    const double path = s.get("critical_path.total_ns");
+    std::vector<std::pair<std::string, double>> parts;
+    for (auto [name, ns] : times_under("critical_path.")) {
+        if (name == "total") continue;
+        std::replace(name.begin(), name.end(), '_', ' ');
+        parts.emplace_back(name, ns);
+    }
+    if (parts.empty()) return;
+    std::string why;
+    if (parts.front().first == "hbm" && s.get("hbm.activation_bound_pct") > 50)
+        why = "; HBM page activations, not bandwidth, set " +
+              std::to_string(static_cast<int>(s.get("hbm.activation_bound_pct") + 0.5)) +
+              "% of HBM channel time";
+    std::printf("bound by         %s (%.0f%% of the critical path%s)\n",
+                parts.front().first.c_str(), 100.0 * parts.front().second / path, why.c_str());
+    std::string rest;
+    for (std::size_t i = 1; i < parts.size() && i < 4; ++i) {
+        if (100.0 * parts[i].second / path < 1) break;
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%s%s %.0f%%", rest.empty() ? "" : ", ",
+                      parts[i].first.c_str(), 100.0 * parts[i].second / path);
+        rest += buf;
+    }
+    if (!rest.empty()) std::printf("                 then %s\n", rest.c_str());
 }
 
 void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets) {

@@ -42,4 +42,10 @@ inline sc_core::sc_time ns(double v) {
     return tick * (v * ticks_per_ns);
 }
 
+// A time in ns, as a double (the inverse of ns()), without sc_time::to_seconds's division.
+inline double in_ns(const sc_core::sc_time& t) {
+    static const double ns_per_tick = sc_core::sc_get_time_resolution().to_seconds() * 1e9;
+    return static_cast<double>(t.value()) * ns_per_tick;
+}
+
 }  // namespace trn

@@ -69,6 +69,7 @@ enum class opcode : std::uint8_t {
     max8,           // dst[p,0..7] = the 8 largest values of src0[p,:], largest first
     find_index8,    // dst[p,j] = first index i with src0[p,i] == src1[p,j] (int32)
 };
+constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::find_index8) + 1;
 
 // Instruction flags.
 namespace flag {

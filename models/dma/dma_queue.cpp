@@ -67,6 +67,9 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         if (++engine == m_engine_count) engine = 0;
     }
     m_chunk.clear_extension(&job);
+    const sc_core::sc_time chunks_end = done;
+    sc_core::sc_time memory_end = sc_core::SC_ZERO_TIME;
+    mem_space last_side = t.src.space;
     // Both memory sides of the whole transfer, from when its first chunk starts.
     for (const operand* op : {&t.src, &t.dst}) {
         m_ext.initiator = initiator_id::dma;
@@ -80,6 +83,10 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         sc_core::sc_time d = first_chunk;
         mem->b_transport(m_mem, d);
         if (d > done) done = d;
+        if (d >= memory_end) {
+            memory_end = d;
+            last_side = op->space;
+        }
     }
     m_bytes += t.src.bytes();
     const sc_core::sc_time at = sim_time() + done;
@@ -99,6 +106,13 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
                               ",\"rows\":" + std::to_string(t.src.partitions) + "}");
     }
     m_last_done = at > m_last_done ? at : m_last_done;
+    if (m_log) {
+        const double now = in_ns(sim_time());
+        const auto ns_of = in_ns;
+        m_log->transfers[m_index][m_started - 1] =
+            transfer_activity(now + ns_of(delay), now + ns_of(start), now + ns_of(chunks_end),
+                              now + ns_of(memory_end), last_side, ns_of(m_last_done));
+    }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);
 }
 

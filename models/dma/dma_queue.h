@@ -6,6 +6,7 @@
 #include <tlm>
 #include <vector>
 #include "core/access.h"
+#include "core/critical_path.h"
 
 #include "core/params.h"
 #include "core/program.h"
@@ -34,6 +35,8 @@ class dma_queue : public sc_core::sc_module {
 
     void load(const std::vector<dma_transfer>* transfers);
     void set_timeline(timeline* t);
+    // Records when each transfer was rung, started and finished (core/critical_path.h).
+    void set_activity_log(activity_log* log) { m_log = log; }
     std::uint64_t transfers() const { return m_started; }
     std::uint64_t bytes() const { return m_bytes; }
     bool finished() const { return !m_transfers || m_started == m_transfers->size(); }
@@ -52,6 +55,7 @@ class dma_queue : public sc_core::sc_module {
     std::uint64_t m_bytes = 0;
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;
+    activity_log* m_log = nullptr;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
     tlm::tlm_generic_payload m_mem;

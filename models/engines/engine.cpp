@@ -73,6 +73,8 @@ void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc
     m_stream = stream;
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
+    m_by_opcode.fill({0, 0.0});
+    m_stall_by_sem.assign(m_sems.size(), 0.0);
     m_last_complete = m_busy_end = sim_time();
     reset();
     m_go.notify(start);
@@ -169,14 +171,25 @@ void engine_base::run_stream() {
     while (m_next < m_stream->size()) {
         const instruction& ins = (*m_stream)[m_next];
         const sc_core::sc_time t0 = sim_time();
-        for (const auto& w : ins.waits)
+        sem_id released_by = 0;
+        bool waited = false;
+        for (const auto& w : ins.waits) {
+            if (m_sems.value(w.sem) < w.value) {  // it blocks: the latest so far released it
+                released_by = w.sem;
+                waited = true;
+            }
             m_sems.wait_for(w.sem, w.value, stream_name, m_next);
+        }
         const sc_core::sc_time now = sim_time();
         // Data-path idle time: waiting for semaphores once the previous instruction's data path
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
         // ports or the pipeline.
         const sc_core::sc_time free = std::max(t0, m_busy_end);
-        if (now > free) m_stall_sem += now - free;
+        if (now > free) {
+            m_stall_sem += now - free;
+            if (waited && released_by < m_stall_by_sem.size())
+                m_stall_by_sem[released_by] += in_ns(now - free);
+        }
         const issue_timing t = execute(ins);
         if (m_timeline) {
             std::string name = opcode_name(ins.op);
@@ -192,13 +205,24 @@ void engine_base::run_stream() {
             m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
                               t.busy.to_seconds() * 1e9, args + "}");
         }
+        const sc_core::sc_time busy_before = m_busy_end;
         const sc_core::sc_time begin = now + t.start, ready = std::max(now, m_busy_end);
         if (begin > ready) m_stall_port += begin - ready;
         m_busy_end = begin + t.busy;
         m_busy += t.busy;
-        ++m_next;
+        auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
+        ++per_op.first;
+        per_op.second += in_ns(t.busy);
         // Results commit in program order.
         m_last_complete = std::max(m_last_complete, now + t.complete);
+        if (m_log) {
+            const auto ns_of = in_ns;
+            m_log->instructions[std::size_t(m_kind)][m_next] = instruction_activity(
+                ns_of(t0), ns_of(now), ns_of(std::max(now + t.held, busy_before)), ns_of(t.lead),
+                ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete));
+            if (ins.op == opcode::dma_trigger) m_log->rings[ins.queue].emplace_back(m_kind, m_next);
+        }
+        ++m_next;
         m_sems.signal_at(own, m_last_complete);
         sc_core::wait(t.advance);
     }

@@ -1,7 +1,10 @@
 #pragma once
 #include <tlm_utils/simple_initiator_socket.h>
+#include <array>
+#include <map>
 #include <tlm>
 #include <vector>
+#include "core/critical_path.h"
 
 #include "core/access.h"
 #include "core/params.h"
@@ -18,6 +21,11 @@ struct issue_timing {
     sc_core::sc_time busy;      // how long it occupies the data path
     sc_core::sc_time advance;   // when the stream may take its next instruction
     sc_core::sc_time complete;  // when the result is committed and the semaphore signalled
+    // Until when earlier instructions held the engine's pipeline (relative to the call), and
+    // the instruction's own lead from then to its data path (the Tensor engine's stationary
+    // load); the rest of `start` is queueing on shared ports.
+    sc_core::sc_time held = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time lead = sc_core::SC_ZERO_TIME;
 };
 
 // What every engine shares: an in-order instruction stream, semaphore waits, statistics, the
@@ -41,6 +49,15 @@ class engine_base : public sc_core::sc_module {
     void load(const std::vector<instruction>* stream, const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
+    // Records when each instruction waited, ran and released (core/critical_path.h).
+    void set_activity_log(activity_log* log) { m_log = log; }
+    // Per opcode (indexed by opcode): instructions executed and data-path busy time (ns).
+    const std::array<std::pair<std::uint64_t, double>, opcode_count>& by_opcode() const {
+        return m_by_opcode;
+    }
+    // Data-path idle time (ns) waiting on each semaphore (indexed by semaphore): the wait that
+    // released the instruction.
+    const std::vector<double>& stall_by_semaphore() const { return m_stall_by_sem; }
     virtual std::string check(const instruction& ins) const = 0;
 
     bool finished() const { return !m_stream || m_next == m_stream->size(); }
@@ -83,6 +100,9 @@ class engine_base : public sc_core::sc_module {
     sc_core::sc_time m_busy, m_stall_sem, m_stall_port, m_last_complete;
     sc_core::sc_time m_busy_end;  // when the last instruction's data path frees
     timeline* m_timeline = nullptr;
+    activity_log* m_log = nullptr;
+    std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
+    std::vector<double> m_stall_by_sem;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;                  // m_trans's extension for the engine's lifetime

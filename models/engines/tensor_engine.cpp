@@ -186,6 +186,9 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     sc_core::sc_time ls_start = std::max(now, m_ls_free);
     if (m_mm_done.size() >= m_stationary_buffers)
         ls_start = std::max(ls_start, m_mm_done[m_mm_done.size() - m_stationary_buffers]);
+    // Earlier instructions hold the array until its stationary can load and the matmul follow.
+    const sc_core::sc_time held =
+        std::max(ls_start, m_mm_free > now + ls ? m_mm_free - ls : now) - now;
     ls_start = now + access_operand(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? &m_s : nullptr,
                                     ls_start - now, ls);
     const sc_core::sc_time ls_end = ls_start + ls;
@@ -212,7 +215,7 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     } else {
         ++m_transposes;
     }
-    return {mm_start, mm, ls_end - now, mm_start + mm + m_latency};
+    return {mm_start, mm, ls_end - now, mm_start + mm + m_latency, held, ls};
 }
 
 }  // namespace trn

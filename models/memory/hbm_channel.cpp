@@ -94,9 +94,11 @@ void hbm_channel::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time&
     if (trans.get_data_ptr()) copy(trans);
     (trans.is_write() ? m_write_bytes : m_read_bytes) += len;
     const sc_core::sc_time now = sim_time();
-    const sc_core::sc_time service =
-        ns(std::max(static_cast<double>(len) / m_bytes_per_ns,
-                    static_cast<double>(page_misses(trans)) * m_activate_ns));
+    const double transfer_ns = static_cast<double>(len) / m_bytes_per_ns;
+    const double activate_ns = static_cast<double>(page_misses(trans)) * m_activate_ns;
+    (activate_ns > transfer_ns ? m_activation_ns : m_bandwidth_ns) +=
+        std::max(transfer_ns, activate_ns);
+    const sc_core::sc_time service = ns(std::max(transfer_ns, activate_ns));
     const sc_core::sc_time start = m_port.reserve(now + delay, service);
     delay = start + service + m_latency - now;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -29,10 +29,15 @@ class hbm_channel : public sc_core::sc_module, private lt_target {
     std::uint64_t read_bytes() const { return m_read_bytes; }
     std::uint64_t write_bytes() const { return m_write_bytes; }
     std::uint64_t misses() const { return m_misses; }
+    // Service time set by page activations (misses x activate_time above bytes / bandwidth),
+    // and by bandwidth, in ns.
+    double activation_bound_ns() const { return m_activation_ns; }
+    double bandwidth_bound_ns() const { return m_bandwidth_ns; }
     // Restarts the statistics and closes every page (each program starts alike).
     void reset_stats() {
         m_port.reset_stats();
         m_read_bytes = m_write_bytes = m_misses = 0;
+        m_activation_ns = m_bandwidth_ns = 0;
         std::fill(m_open.begin(), m_open.end(), ~std::uint64_t{0});
     }
     const busy_port& port() const { return m_port; }
@@ -51,6 +56,7 @@ class hbm_channel : public sc_core::sc_module, private lt_target {
     double m_activate_ns;
     std::vector<std::uint64_t> m_open;  // open page of each bank (~0: none)
     std::uint64_t m_misses = 0;
+    double m_activation_ns = 0, m_bandwidth_ns = 0;
     busy_port m_port;
     std::vector<std::uint8_t> m_data;
     std::uint64_t m_read_bytes = 0, m_write_bytes = 0;

@@ -135,14 +135,71 @@ TEST_F(cli, every_configured_dma_engine_takes_a_share_of_each_transfer) {
     double busiest[2] = {};
     for (int i = 0; i < 2; ++i) {
         const std::string out = path("e" + std::to_string(i) + ".json");
-        auto r = run_sim("--config trn1 --workload vector_add --param variant=stream "
-                         "--param n=256000 --param free_dim=2000 --quiet --set core.dma.engines=" +
-                         std::string(i ? "32" : "16") + " --stats-out " + out);
+        auto r = run_sim(
+            "--config trn1 --workload vector_add --param variant=stream "
+            "--param n=256000 --param free_dim=2000 --quiet --set core.dma.engines=" +
+            std::string(i ? "32" : "16") + " --stats-out " + out);
         ASSERT_EQ(r.status, 0) << r.output;
         busiest[i] = load_json(out)["dma"]["busiest_engine_ns"].get<double>();
     }
     // 32 engines take 4 partitions of each transfer where 16 take 8: half the busiest load.
     EXPECT_NEAR(busiest[1], busiest[0] / 2, busiest[0] * 1e-6);
+}
+
+// The sum of the leaves of a stats subtree whose names end in _ns (but `except`).
+double sum_ns(const nlohmann::json& tree, const std::string& except = "") {
+    double total = 0;
+    for (const auto& [k, v] : tree.items())
+        if (v.is_number() && k.size() > 3 && k.compare(k.size() - 3, 3, "_ns") == 0 && k != except)
+            total += v.get<double>();
+    return total;
+}
+
+TEST_F(cli, stats_say_what_limits_the_kernel) {
+    struct {
+        const char* args;
+        const char* bound;
+    } cases[] = {
+        // Tensor-engine bound (fp32 matmuls, 95% busy).
+        {"--config trn1 --workload matmul --param variant=fully_optimized --param m=2048 "
+         "--param k=1024 --param n=1024",
+         "pe"},
+        // 25600 tiny tiles in a loop too long to unroll: each load waits for the DMA latency.
+        {"--config trn1 --workload vector_add", "dma fixed latency"},
+        // The lab's ffnn, tiled matmuls: strided rows, HBM page activations.
+        {"--config trn1 --workload ffnn", "hbm"},
+    };
+    for (const auto& c : cases) {
+        const std::string out = path("s.json");
+        auto r = run_sim(std::string(c.args) + " --stats-out " + out);
+        ASSERT_EQ(r.status, 0) << r.output;
+        const auto j = load_json(out);
+        const auto& cp = j["critical_path"];
+        EXPECT_EQ(cp["bound"].get<std::string>(), c.bound) << c.args;
+        EXPECT_NE(r.output.find(std::string("bound by         ") + c.bound + " ("),
+                  std::string::npos)
+            << r.output;
+        // The path covers the kernel time, split with nothing lost or counted twice.
+        const double total = j["total_time_ns"].get<double>();
+        EXPECT_NEAR(cp["total_ns"].get<double>(), total, total * 1e-9) << c.args;
+        EXPECT_NEAR(sum_ns(cp, "total_ns"), total, total * 1e-6) << c.args;
+        // Per opcode and per semaphore, an engine's busy and wait times add up.
+        for (const char* e : {"pe", "dve", "act", "sp"}) {
+            const auto& eng = j["engines"][e];
+            double busy = 0;
+            if (eng.contains("opcodes"))
+                for (const auto& [op, v] : eng["opcodes"].items())
+                    busy += v["busy_ns"].get<double>();
+            EXPECT_NEAR(busy, eng["busy_ns"].get<double>(), 1e-6 * (1 + busy)) << e;
+            if (eng.contains("stall_on")) {
+                EXPECT_LE(sum_ns(eng["stall_on"]), eng["stall_semaphore_ns"].get<double>() + 1e-3)
+                    << e;
+            }
+        }
+    }
+    // Faster HBM does not help a kernel bound by page activations, and the summary says why.
+    auto r = run_sim("--config trn1 --workload ffnn --set core.hbm.bandwidth=820GB/s");
+    EXPECT_NE(r.output.find("HBM page activations, not bandwidth"), std::string::npos) << r.output;
 }
 
 TEST_F(cli, a_config_without_a_base_gives_every_key) {

@@ -1,0 +1,100 @@
+#pragma once
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "core/program.h"
+
+namespace trn {
+
+// When one engine instruction waited, ran and released its successors (ns of simulated time).
+// Kept in 32 bytes (a log holds one per instruction): `ready` in full, the others as offsets
+// from it (a float offset is exact to well under a nanosecond over milliseconds).
+class instruction_activity {
+  public:
+    instruction_activity() = default;
+    instruction_activity(double reached, double ready, double free, double lead, double begin,
+                         double own_complete, double complete)
+        : m_ready(ready),
+          m_reached(static_cast<float>(ready - reached)),
+          m_free(static_cast<float>(free - ready)),
+          m_lead(static_cast<float>(lead)),
+          m_begin(static_cast<float>(begin - ready)),
+          m_own_complete(static_cast<float>(own_complete - ready)),
+          m_complete(static_cast<float>(complete - ready)) {}
+
+    double reached() const { return m_ready - m_reached; }  // the stream got to it
+    double ready() const { return m_ready; }                // its semaphore waits were satisfied
+    double free() const { return m_ready + m_free; }    // earlier instructions let its engine go
+    double lead() const { return m_lead; }              // its own time from then to its data path
+    double begin() const { return m_ready + m_begin; }  // its data path started
+    double own_complete() const { return m_ready + m_own_complete; }  // its result committed
+    // Its semaphore counted it (results commit in program order).
+    double complete() const { return m_ready + m_complete; }
+
+  private:
+    double m_ready = 0;
+    float m_reached = 0, m_free = 0, m_lead = 0, m_begin = 0, m_own_complete = 0, m_complete = 0;
+};
+
+// When one DMA transfer was rung, started and finished (32 bytes, offsets from `rung`).
+class transfer_activity {
+  public:
+    transfer_activity() = default;
+    transfer_activity(double rung, double started, double chunks_end, double memory_end,
+                      mem_space memory, double done)
+        : m_rung(rung),
+          m_started(static_cast<float>(started - rung)),
+          m_chunks_end(static_cast<float>(chunks_end - rung)),
+          m_memory_end(static_cast<float>(memory_end - rung)),
+          m_done(static_cast<float>(done - rung)),
+          m_memory(memory) {}
+
+    double rung() const { return m_rung; }  // its trigger rang the queue's doorbell
+    // After the queue's fixed latency, its first chunk could start.
+    double started() const { return m_rung + m_started; }
+    double chunks_end() const { return m_rung + m_chunks_end; }  // the DMA engines were done
+    double memory_end() const { return m_rung + m_memory_end; }  // its memory sides were done
+    mem_space memory() const { return m_memory; }                // the side that finished last
+    double own_end() const { return m_rung + std::max(m_chunks_end, m_memory_end); }
+    // Its semaphore counted it (transfers complete in queue order).
+    double done() const { return m_rung + m_done; }
+
+  private:
+    double m_rung = 0;
+    float m_started = 0, m_chunks_end = 0, m_memory_end = 0, m_done = 0;
+    mem_space m_memory = mem_space::hbm;
+};
+
+// What the modules record while a program runs, for the critical-path analysis. Contract:
+// reset(p) sizes it for program p; engines fill `instructions` and append the doorbells they
+// ring to `rings` (the k-th ring of a queue starts its k-th transfer), queues fill `transfers`.
+struct activity_log {
+    std::vector<std::vector<instruction_activity>> instructions;          // [engine][index]
+    std::vector<std::vector<transfer_activity>> transfers;                // [queue][index]
+    std::vector<std::vector<std::pair<engine_kind, std::size_t>>> rings;  // [queue][k]
+    double launch_begin = 0, launch_end = 0;
+
+    void reset(const program& p);
+};
+
+// The chain of waits that set the kernel's time, walked back from its last completion: each
+// step is the event that released the next one last. Its time split by resource: an engine's
+// name for its instructions running, "<engine> port" for port queueing, "dma fixed latency"
+// (doorbell to first chunk), "dma engines" (rows through the DMA engines), "hbm", "sbuf",
+// "psum" (a transfer's memory side finishing last), "launch", and "sync" for gaps between an
+// event and the one it released (semaphore and doorbell hand-offs).
+struct critical_path {
+    std::map<std::string, double> ns_by_resource;
+    double total_ns = 0;  // the path's length: launch to the last completion
+    std::size_t steps = 0;
+    // The resource with the most time on the path, and its share of the path in percent.
+    std::string bound() const;
+    double bound_pct() const;
+};
+
+critical_path analyse_critical_path(const program& p, const activity_log& log);
+
+}  // namespace trn
