@@ -31,7 +31,7 @@ struct param_decl {
     param_kind kind;
     std::string default_value;  // written as in YAML ("1.3us")
     std::string description;    // one line
-    std::string source;         // trainium-facts.md section, or "calibrated: <points>"
+    std::string source;         // hardware-facts.md section, or "calibrated: <points>"
     double min;                 // in base units
     double max;
     std::vector<std::string> choices;  // allowed values of a text parameter (empty: any)

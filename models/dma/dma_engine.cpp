@@ -10,12 +10,12 @@ void dma_engine::declare_params(param_registry& r) {
     r.add({"core.dma.engines", param_kind::integer, "16",
            "DMA engines of the NeuronCore; a transfer's partitions are split over all of them in "
            "equal groups (128 partitions over 16 engines: 8 each)",
-           "trainium-facts 1d (16 per NC; fan-out 8 partitions per engine)", 1, 256});
+           "hardware-facts 1d (16 per NC; fan-out 8 partitions per engine)", 1, 256});
     r.add({"core.dma.queues", param_kind::integer, "16", "DMA queues (rings) per engine",
-           "trainium-facts 1d (16 queues per engine)", 1, 256});
+           "hardware-facts 1d (16 queues per engine)", 1, 256});
     r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",
            "sustained bandwidth of one DMA engine on large rows",
-           "trainium-facts 1d (17 B/ns NC-v2, 23 B/ns NC-v3)", 1e-3, 1e6});
+           "hardware-facts 1d (17 B/ns NC-v2, 23 B/ns NC-v3)", 1e-3, 1e6});
     r.add(param_decl{"core.dma.descriptor_cost", param_kind::time, "20ns",
                      "minimum engine time per descriptor (one row of one partition): a row costs "
                      "max(descriptor_cost, bytes / engine_bandwidth), which gives the "
@@ -24,19 +24,19 @@ void dma_engine::declare_params(param_registry& r) {
               .calibrated(2, 145,
                           "from a 32 B row at the sustained engine rate (2 ns) to the floor the "
                           "documented efficiency curve implies (about 2.5 KiB / 17 B/ns, "
-                          "trainium-facts 1d)"));
+                          "hardware-facts 1d)"));
     r.add(
         param_decl{"core.dma.fixed_latency", param_kind::time, "1.3us",
                    "trigger-to-start latency of every transfer (pipelined: it does not occupy "
                    "an engine)",
-                   "trainium-facts 1d (~1300 ns semaphore-to-start, DBW)", 0, 1e9}
+                   "hardware-facts 1d (~1300 ns semaphore-to-start, DBW)", 0, 1e9}
             .calibrated(700, 1300,
                         "from the trigger-to-data times seen in trn2 profiles (0.7-1.0 us) to "
-                        "the documented ~1300 ns including descriptor setup (trainium-facts 1d)"));
+                        "the documented ~1300 ns including descriptor setup (hardware-facts 1d)"));
     r.add({"core.dma.trigger_time", param_kind::time, "9ns",
            "time the issuing engine spends on one dma_trigger instruction (a control "
            "instruction of its sequencer)",
-           "trainium-facts 1e (a satisfied EVENT_SEMAPHORE, a control instruction, took 9 ns)", 0,
+           "hardware-facts 1e (a satisfied EVENT_SEMAPHORE, a control instruction, took 9 ns)", 0,
            1e6});
 }
 

@@ -13,7 +13,7 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
       m_functional(functional),
       m_engine_count(static_cast<std::size_t>(cfg.integer("core.dma.engines"))),
       // Each engine takes an equal group of partitions, so that every engine is used: 128
-      // partitions over 16 engines is 8 per engine (trainium-facts 1d, fan-out).
+      // partitions over 16 engines is 8 per engine (hardware-facts 1d, fan-out).
       m_partitions_per_engine(static_cast<std::uint32_t>(
           (cfg.integer("core.sbuf.partitions") + cfg.integer("core.dma.engines") - 1) /
           cfg.integer("core.dma.engines"))),

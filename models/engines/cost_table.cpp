@@ -7,8 +7,8 @@ namespace trn {
 namespace {
 constexpr auto dve = engine_kind::dve, act = engine_kind::act, pool = engine_kind::pool;
 constexpr auto any = operand_case::any;
-const char* const isa_table = "trainium-facts 2";
-const char* const pool_guess = "trainium-facts 2 (GPSIMD_START 150 + N, as iota; no Pool rule)";
+const char* const isa_table = "hardware-facts 2";
+const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota; no Pool rule)";
 }  // namespace
 
 const std::vector<cost_rule>& cost_table::rules() {

@@ -29,7 +29,7 @@ struct cost_rule {
     const char* source;
 };
 
-// The per-opcode cost table of trainium-facts.md section 2, as data. Rules are tried in order;
+// The per-opcode cost table of hardware-facts.md section 2, as data. Rules are tried in order;
 // the first that matches the engine, opcode, ISA version and operand case gives the cost.
 class cost_table {
   public:

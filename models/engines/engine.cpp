@@ -19,14 +19,14 @@ struct engine_defaults {
 };
 
 const engine_defaults defaults[] = {
-    {"dve", "1.12GHz", "trainium-facts 1a (VectorE 1.12 GHz NC-v2, 0.96 GHz NC-v3)", "100",
-     "trainium-facts 2 (static instruction overhead of 100 engine cycles)"},
-    {"act", "1.4GHz", "trainium-facts 1a (ScalarE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "200",
-     "trainium-facts 3.3 (dependent ACTIVATE start-to-start 264 cycles = MIN_II 64 + 200)"},
-    {"pool", "1.4GHz", "trainium-facts 1a (GpSimdE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
-     "trainium-facts 2 (GPSIMD_START 150 cycles is in the cost table)"},
-    {"sp", "1.4GHz", "trainium-facts 1a (base clock 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
-     "trainium-facts 1e (control instructions only)"},
+    {"dve", "1.12GHz", "hardware-facts 1a (VectorE 1.12 GHz NC-v2, 0.96 GHz NC-v3)", "100",
+     "hardware-facts 2 (static instruction overhead of 100 engine cycles)"},
+    {"act", "1.4GHz", "hardware-facts 1a (ScalarE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "200",
+     "hardware-facts 3.1 (dependent ACTIVATE start-to-start 264 cycles = MIN_II 64 + 200)"},
+    {"pool", "1.4GHz", "hardware-facts 1a (GpSimdE 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
+     "hardware-facts 2 (GPSIMD_START 150 cycles is in the cost table)"},
+    {"sp", "1.4GHz", "hardware-facts 1a (base clock 1.4 GHz NC-v2, 1.2 GHz NC-v3)", "0",
+     "hardware-facts 1e (control instructions only)"},
 };
 
 }  // namespace
@@ -34,10 +34,10 @@ const engine_defaults defaults[] = {
 void engine::declare_params(param_registry& r) {
     r.add({"core.isa_version", param_kind::integer, "2",
            "NeuronCore version whose instruction costs apply (2: Trn1, 3: Trn2)",
-           "trainium-facts 2", 2, 3});
+           "hardware-facts 2", 2, 3});
     r.add({"core.min_ii", param_kind::real, "64",
            "minimum instruction initiation interval of DVE/ACT/Pool, in engine cycles",
-           "trainium-facts 2 (MIN_II ~ 64 cycles)", 1, 1e6});
+           "hardware-facts 2 (MIN_II ~ 64 cycles)", 1, 1e6});
     r.add(param_decl{"core.launch_overhead", param_kind::time, "15us",
                      "fixed kernel launch cost before the first instruction issues", "calibrated",
                      0, 1e12}
@@ -244,7 +244,7 @@ std::string engine::check(const instruction& ins) const {
 
 sc_core::sc_time engine::duration(const instruction& ins) const {
     if (ins.op == opcode::dma_trigger) return m_trigger_time;
-    // An access whose innermost stride exceeds 16 bytes runs at half rate (trainium-facts 1c).
+    // An access whose innermost stride exceeds 16 bytes runs at half rate (hardware-facts 1c).
     bool wide = false;
     for (const operand* o : {&ins.dst, &ins.src0, &ins.src1})
         wide |= o->valid() && o->elem_stride > 1 && o->elem_stride * dtype_size(o->type) > 16;

@@ -6,45 +6,45 @@ namespace trn {
 
 void tensor_engine::declare_params(param_registry& r) {
     r.add({"core.pe.clock", param_kind::frequency, "2.8GHz", "clock of the Tensor engine",
-           "trainium-facts 1a (2.8 GHz NC-v2, 2.4 GHz NC-v3)", 1e-6, 100});
+           "hardware-facts 1a (2.8 GHz NC-v2, 2.4 GHz NC-v3)", 1e-6, 100});
     r.add({"core.pe.latency", param_kind::real, "128",
            "cycles from a MultiplyMoving's last input to its result committed in PSUM",
            "model choice: one pass through the array's 128 rows (not published)", 0, 1e6});
     r.add({"core.pe.rows", param_kind::integer, "128",
            "systolic array rows: the contraction (partition) size of one matmul",
-           "trainium-facts 1a", 1, 4096});
+           "hardware-facts 1a", 1, 4096});
     r.add({"core.pe.cols", param_kind::integer, "128",
            "systolic array columns: the stationary free size (M) of one matmul",
-           "trainium-facts 1a", 1, 4096});
+           "hardware-facts 1a", 1, 4096});
     r.add({"core.pe.moving_max", param_kind::integer, "512",
            "largest moving free size (N) of one matmul (one PSUM bank of fp32)",
-           "trainium-facts 1b", 1, 65536});
+           "hardware-facts 1b", 1, 65536});
     r.add({"core.pe.mm_min", param_kind::real, "64",
            "MM_INIT_LATENCY: the shortest MultiplyMoving, in cycles",
-           "trainium-facts 1b (MM_INIT_LATENCY = 64)", 0, 1e6});
+           "hardware-facts 1b (MM_INIT_LATENCY = 64)", 0, 1e6});
     r.add({"core.pe.overhead", param_kind::real, "0",
            "cycles added to every pass of a MultiplyMoving (16-bit and fp8 operands)",
-           "trainium-facts 1b (back-to-back cost has none)", 0, 1e6});
+           "hardware-facts 1b (back-to-back cost has none)", 0, 1e6});
     r.add({"core.pe.fp32_passes", param_kind::integer, "4",
            "passes of an fp32 matmul (fp32 runs at a quarter of the bf16 rate)",
-           "trainium-facts 1b (FP32 4x)", 1, 16});
+           "hardware-facts 1b (FP32 4x)", 1, 16});
     r.add({"core.pe.fp32_pass_overhead", param_kind::real, "0",
            "cycles added to every pass of an fp32 MultiplyMoving",
-           "trainium-facts 1b (back-to-back cost has none; an fp32 pass may pay the "
+           "hardware-facts 1b (back-to-back cost has none; an fp32 pass may pay the "
            "MM_INIT_LATENCY of 64 cycles)",
            0, 1e6});
     r.add({"core.pe.ls_speedup", param_kind::real, "4",
            "how much faster a LoadStationary is than a MultiplyMoving of the same free size",
-           "trainium-facts 1b (up to 4x)", 1, 64});
+           "hardware-facts 1b (up to 4x)", 1, 64});
     r.add({"core.pe.stationary_buffers", param_kind::integer, "2",
            "stationary tiles resident at once (the next loads while the current multiplies)",
-           "trainium-facts 1b (figure: 2 resident)", 1, 16});
+           "hardware-facts 1b (figure: 2 resident)", 1, 16});
     r.add({"core.pe.double_row", param_kind::boolean, "false",
            "fp8 double-row mode (matmul at 2x the bf16 rate) is available",
-           "trainium-facts 1b (NC-v3 only)"});
+           "hardware-facts 1b (NC-v3 only)"});
     r.add({"core.pe.transpose_mode", param_kind::boolean, "false",
            "dedicated transpose mode (fp32 transposes at 2x the identity-matmul rate)",
-           "trainium-facts 1b (NC-v3 only)"});
+           "hardware-facts 1b (NC-v3 only)"});
 }
 
 tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& cfg,

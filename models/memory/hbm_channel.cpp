@@ -7,16 +7,16 @@ namespace trn {
 
 void hbm_channel::declare_params(param_registry& r) {
     r.add({"core.hbm.size", param_kind::size, "16GiB", "HBM capacity visible to this NeuronCore",
-           "trainium-facts 1d (32 GiB per Trn1 chip, 2 NCs)", 1, 1e15});
+           "hardware-facts 1d (32 GiB per Trn1 chip, 2 NCs)", 1, 1e15});
     r.add({"core.hbm.channels", param_kind::integer, "8",
            "number of HBM channel modules the bandwidth is spread over",
-           "model choice: trainium-facts 1d gives stacks, not channels", 1, 256});
+           "model choice: hardware-facts 1d gives stacks, not channels", 1, 256});
     r.add({"core.hbm.bandwidth", param_kind::bandwidth, "410GB/s",
            "HBM bandwidth available to this NeuronCore, summed over channels",
-           "trainium-facts 1d (820 GB/s per Trn1 chip / 2 NCs)", 1e-3, 1e6});
+           "hardware-facts 1d (820 GB/s per Trn1 chip / 2 NCs)", 1e-3, 1e6});
     r.add({"core.hbm.latency", param_kind::time, "100ns",
            "fixed access latency added to every HBM read or write",
-           "not published (trainium-facts 5); typical HBM2e page-hit latency", 0, 1e6});
+           "not published (hardware-facts 5); typical HBM2e page-hit latency", 0, 1e6});
     r.add({"core.hbm.interleave", param_kind::size, "256B",
            "address interleaving granule across channels", "model choice", 1, 1ull << 30});
     r.add({"core.hbm.channel_hash", param_kind::boolean, "true",

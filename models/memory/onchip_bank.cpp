@@ -8,33 +8,33 @@ namespace trn {
 
 void onchip_bank::declare_params(param_registry& r) {
     r.add({"core.sbuf.partitions", param_kind::integer, "128",
-           "partitions of SBUF and PSUM (the P dimension of every tile)", "trainium-facts 1c", 1,
+           "partitions of SBUF and PSUM (the P dimension of every tile)", "hardware-facts 1c", 1,
            1024});
     r.add({"core.sbuf.partition_size", param_kind::size, "192KiB", "SBUF bytes per partition",
-           "trainium-facts 1c (24 MiB = 128 x 192 KiB on NC-v2)", 1, 1ull << 20});
+           "hardware-facts 1c (24 MiB = 128 x 192 KiB on NC-v2)", 1, 1ull << 20});
     r.add({"core.sbuf.port_sharing",
            param_kind::text,
            "dve+pool",
            "engines that share one SBUF access port and so cannot access SBUF in parallel",
-           "trainium-facts 1c (NC-v2: DVE and Pool; NC-v3: none)",
+           "hardware-facts 1c (NC-v2: DVE and Pool; NC-v3: none)",
            0,
            0,
            {"dve+pool", "none"}});
     r.add({"core.psum.banks", param_kind::integer, "8", "PSUM banks per partition",
-           "trainium-facts 1c", 1, 64});
+           "hardware-facts 1c", 1, 64});
     r.add({"core.psum.bank_size", param_kind::size, "2KiB", "PSUM bytes per bank per partition",
-           "trainium-facts 1c (8 x 2 KiB = 16 KiB per partition)", 1, 1ull << 20});
+           "hardware-facts 1c (8 x 2 KiB = 16 KiB per partition)", 1, 1ull << 20});
     r.add({"core.psum.port_sharing",
            param_kind::text,
            "dve+act",
            "engines that share one PSUM access port and so cannot access PSUM in parallel",
-           "trainium-facts 1c (NC-v2: DVE and ACT; NC-v3: none)",
+           "hardware-facts 1c (NC-v2: DVE and ACT; NC-v3: none)",
            0,
            0,
            {"dve+act", "none"}});
     r.add({"core.psum.bank_conflicts", param_kind::boolean, "false",
            "engine accesses to the same PSUM bank are served one at a time",
-           "trainium-facts 1c (NC-v3 rule; NC-v2 serialises by port instead)"});
+           "hardware-facts 1c (NC-v3 rule; NC-v2 serialises by port instead)"});
 }
 
 onchip_bank::onchip_bank(const sc_core::sc_module_name& name, std::uint64_t base,

@@ -1,4 +1,4 @@
-// cost_table: every rule family gives the cycles of trainium-facts.md section 2, written out
+// cost_table: every rule family gives the cycles of hardware-facts.md section 2, written out
 // here as formulas of N (elements per partition) and MIN_II, for NeuronCore-v2 and -v3.
 #include <gtest/gtest.h>
 
@@ -188,7 +188,7 @@ TEST(CostTable, DveTensorReduceHasNoMinIiAndCountsSourceElements) {
 }
 
 TEST(CostTable, DveMax8AndFindIndex8CostTheInputSize) {
-    // trainium-facts 2: max8 / nc_find_index8, 8 <= N <= 16384, cost N (no MIN_II). The output
+    // hardware-facts 2: max8 / nc_find_index8, 8 <= N <= 16384, cost N (no MIN_II). The output
     // is always [P, 8]; N is the input's free size.
     for (int isa : {2, 3}) {
         const cost_table t(isa, min_ii);
@@ -357,7 +357,7 @@ TEST(CostTable, UnsupportedInstructionsHaveNoRuleAndNoCycles) {
 TEST(CostTable, EveryRuleCitesItsSourceAndAppliesToAKnownIsa) {
     for (const auto& r : cost_table::rules()) {
         ASSERT_NE(r.source, nullptr);
-        EXPECT_NE(std::string(r.source).find("trainium-facts"), std::string::npos);
+        EXPECT_NE(std::string(r.source).find("hardware-facts"), std::string::npos);
         EXPECT_TRUE(r.isa == 0 || r.isa == 2 || r.isa == 3);
         EXPECT_GT(r.per_elem, 0);
         EXPECT_NE(r.op, opcode::dma_trigger);

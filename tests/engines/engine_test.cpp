@@ -5,7 +5,7 @@
 // program against a real router, SBUF, PSUM banks and HBM channels; the doorbells are recording
 // fakes; monitor threads record when each engine semaphore reaches 1, 2, 3, ... Every expected
 // time is derived below from the configured clocks, latencies and the cost formulas of
-// trainium-facts.md section 2.
+// hardware-facts.md section 2.
 //
 // The program (P = 4 partitions, F = 40 elements; [waits]):
 // clang-format off
@@ -386,7 +386,7 @@ TEST(EngineHarness, EveryStreamFinishes) {
 }
 
 TEST(EngineHarness, WideElementStridesHalveTheRate) {
-    // trainium-facts 1c: an access whose innermost stride exceeds 16 bytes runs at half rate.
+    // hardware-facts 1c: an access whose innermost stride exceeds 16 bytes runs at half rate.
     auto& b = bench();
     const double fd = clock_ghz("dve");
     const double base = std::max(min_ii(), 2.0 * 256) / fd;  // tensor_tensor fp32, SBUF + SBUF
