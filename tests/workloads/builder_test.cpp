@@ -456,3 +456,23 @@ TEST(KernelBuilder, LoopsTheCompilerUnrollsRotateBuffersLongerLoopsKeepOne) {
 }
 
 }  // namespace
+
+namespace {
+
+// A kernel that grows: the growth observer hears every `step` instructions and transfers.
+TEST(KernelBuilder, GrowthIsReportedEveryStep) {
+    std::vector<std::uint64_t> heard;
+    kernel_builder::on_growth([&](std::uint64_t n) { heard.push_back(n); }, 100);
+    kernel_builder kb(options(kernel_style::nl));
+    const hbm_tensor a = kb.input("a", 128 * 4, dtype::float32, 0, 1, 1);
+    const std::size_t t = kb.declare_tile("t", mem_space::sbuf, 128, 4, dtype::float32);
+    for (int i = 0; i < 100; ++i) {  // 100 x (a load, its trigger, a memset) = 300
+        const tile x = kb.next(t);
+        kb.load(x, a, kb.view(a, 0, 128, 4, 4));
+        kb.memset(x, 1.0f);
+    }
+    kernel_builder::on_growth(nullptr);
+    EXPECT_EQ(heard, (std::vector<std::uint64_t>{100, 200, 300}));
+}
+
+}  // namespace

@@ -269,6 +269,30 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         m_deps[write].readers.clear();
     }
     m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
+    grew();
+}
+
+namespace {
+
+struct growth_watch {
+    std::function<void(std::uint64_t)> observer;
+    std::uint64_t step = kernel_builder::default_growth_step;
+};
+
+growth_watch& growth() {
+    static growth_watch w;
+    return w;
+}
+
+}  // namespace
+
+void kernel_builder::on_growth(std::function<void(std::uint64_t)> observer, std::uint64_t step) {
+    growth() = {std::move(observer), step ? step : default_growth_step};
+}
+
+void kernel_builder::grew() {
+    const growth_watch& w = growth();
+    if (++m_grown % w.step == 0 && w.observer) w.observer(m_grown);
 }
 
 std::size_t kernel_builder::queue_for(const hbm_tensor& t) {
@@ -284,6 +308,7 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     const std::size_t q = queue_for(t);
     m_prog.queues[q].push_back(is_load ? dma_transfer{chip.op, hbm_side}
                                        : dma_transfer{hbm_side, chip.op});
+    grew();
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     const engine_kind trigger = is_load ? engine_kind::sp : engine_kind::act;

@@ -1,4 +1,5 @@
 #pragma once
+#include <functional>
 #include <initializer_list>
 #include <string>
 #include <vector>
@@ -65,6 +66,12 @@ class kernel_builder {
     explicit kernel_builder(const builder_options& opt);
 
     const builder_options& opts() const { return m_opt; }
+    // Calls `observer` (process-wide, from whatever builder is running) each time a program
+    // being built passes another `step` instructions and transfers, with the count so far: how
+    // a command shows progress on, and warns about, a kernel that grows huge.
+    static constexpr std::uint64_t default_growth_step = 1u << 20;
+    static void on_growth(std::function<void(std::uint64_t)> observer,
+                          std::uint64_t step = default_growth_step);
     std::uint32_t partitions() const { return m_opt.limits.partitions; }
 
     hbm_tensor input(const std::string& name, std::uint64_t elems, dtype type, float lo, float hi,
@@ -199,6 +206,8 @@ class kernel_builder {
 
     builder_options m_opt;
     program m_prog;
+    std::uint64_t m_grown = 0;  // instructions and transfers issued
+    void grew();
     std::vector<decl> m_decls;
     std::vector<std::size_t> m_buffer_dep;  // physical buffer -> its entry in m_deps
     std::vector<dep_state> m_deps;          // one per buffer and per HBM tensor
