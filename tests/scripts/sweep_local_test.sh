@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # scripts/sweep, local backend: the cartesian product, a failing point reported and the others
-# kept, resuming without redoing finished points, and bad specs rejected with exit 2.
+# kept, resuming without redoing finished points, traces and NKI scripts as workloads, and bad
+# specs rejected with exit 2.
 source "$(dirname "$0")/common.sh"
 sweep="$ROOT/scripts/sweep"
 cat >"$TMP/spec.yaml" <<SPEC
@@ -58,6 +59,41 @@ TRNSIM_SKIP_BUILD=1 BUILD_DIR="$TMP/fakebuild" "$sweep" "$TMP/spec.yaml" --out "
     >"$TMP/log7" 2>&1
 expect_status 1 $? "killed points make the sweep exit 1"
 expect_grep "failed: sim was killed by signal 9 \(KILL\)" "$TMP/log7" "killed point reported"
+# Traces and NKI scripts are workloads too: the same kernel three ways gives the same times.
+mkdir -p "$TMP/k"
+"$BUILD_DIR/sim" --config trn1 --workload vector_add --param variant=stream --param n=25600 \
+    --param free_dim=200 --quiet --dump-trace "$TMP/k/va.trace"
+cat >"$TMP/k/spec.yaml" <<SPEC
+name: three-ways
+configs: [trn1]
+workloads:
+  - name: vector_add
+    params: {variant: stream, n: 25600, free_dim: 200}
+  - trace: va.trace
+  - nki: $ROOT/workloads/nki/calibration_point.py
+    args: [vector_add, variant=stream, n=25600, free_dim=200]
+  - nki: $ROOT/workloads/nki/calibration_point.py
+    args: [conv2d, variant=optimized, in=8, out=8, h=8, w=8]
+set:
+  core.dma.engines: [8, 16]
+SPEC
+"$sweep" "$TMP/k/spec.yaml" --out "$TMP/k/out" >"$TMP/log8" 2>&1
+expect_status 1 $? "a script with no kernel for its arguments fails its points"
+expect_grep "6 of 8 points" "$TMP/log8" "trace and NKI points"
+expect_grep "calibration_point: the project NKI conv2d is the row kernel" "$TMP/log8" \
+    "the NKI script's error is the point's"
+python3 - "$TMP/k/out/results.csv" <<'PY' || fail "driver, trace and NKI times differ"
+import csv, sys
+rows = list(csv.DictReader(open(sys.argv[1])))
+by = {}
+for r in rows:
+    by.setdefault(r["set.core.dma.engines"], {})[r["workload"]] = float(r["total_time_us"])
+for engines, t in by.items():
+    assert set(t) == {"vector_add", "trace:va.trace", "nki:calibration_point.py"}, t
+    assert len(set(t.values())) == 1, (engines, t)
+assert by["8"]["vector_add"] > by["16"]["vector_add"]
+assert all(r["critical_path.bound"] for r in rows)
+PY
 # Bad specs.
 printf 'name: x\nconfigs: [trn1]\nworkloads: [{name: vector_add}]\ncolour: red\n' >"$TMP/bad1.yaml"
 "$sweep" "$TMP/bad1.yaml" --out "$TMP/o1" >"$TMP/log3" 2>&1; expect_status 2 $? "unknown key"
@@ -67,4 +103,10 @@ printf 'configs: [trn1\nworkloads: x\n' >"$TMP/bad2.yaml"
 expect_grep "bad2.yaml:[0-9]+: malformed YAML" "$TMP/log4" "YAML error names file and line"
 printf 'configs: [trn1]\nworkloads: [{name: vector_add}]\nzip: [{core.pe.rows: [1, 2], core.pe.cols: [1]}]\n' >"$TMP/bad3.yaml"
 "$sweep" "$TMP/bad3.yaml" --out "$TMP/o3" >"$TMP/log5" 2>&1; expect_status 2 $? "zip lengths"
+printf 'configs: [trn1]\nworkloads: [{trace: nowhere.trace}]\n' >"$TMP/bad4.yaml"
+"$sweep" "$TMP/bad4.yaml" --out "$TMP/o4" >"$TMP/log9" 2>&1; expect_status 2 $? "missing trace"
+expect_grep "trace file .*nowhere.trace not found" "$TMP/log9" "missing trace named"
+printf 'configs: [trn1]\nworkloads: [{name: vector_add, trace: x}]\n' >"$TMP/bad5.yaml"
+"$sweep" "$TMP/bad5.yaml" --out "$TMP/o5" >"$TMP/log10" 2>&1; expect_status 2 $? "two kinds"
+expect_grep "exactly one of name" "$TMP/log10" "two kinds named"
 finish
