@@ -94,19 +94,20 @@ for engines, t in by.items():
 assert by["8"]["vector_add"] > by["16"]["vector_add"]
 assert all(r["critical_path.bound"] for r in rows)
 PY
-# Bad specs.
-printf 'name: x\nconfigs: [trn1]\nworkloads: [{name: vector_add}]\ncolour: red\n' >"$TMP/bad1.yaml"
-"$sweep" "$TMP/bad1.yaml" --out "$TMP/o1" >"$TMP/log3" 2>&1; expect_status 2 $? "unknown key"
-expect_grep "colour" "$TMP/log3" "unknown key named"
-printf 'configs: [trn1\nworkloads: x\n' >"$TMP/bad2.yaml"
-"$sweep" "$TMP/bad2.yaml" --out "$TMP/o2" >"$TMP/log4" 2>&1; expect_status 2 $? "malformed YAML"
-expect_grep "bad2.yaml:[0-9]+: malformed YAML" "$TMP/log4" "YAML error names file and line"
-printf 'configs: [trn1]\nworkloads: [{name: vector_add}]\nzip: [{core.pe.rows: [1, 2], core.pe.cols: [1]}]\n' >"$TMP/bad3.yaml"
-"$sweep" "$TMP/bad3.yaml" --out "$TMP/o3" >"$TMP/log5" 2>&1; expect_status 2 $? "zip lengths"
-printf 'configs: [trn1]\nworkloads: [{trace: nowhere.trace}]\n' >"$TMP/bad4.yaml"
-"$sweep" "$TMP/bad4.yaml" --out "$TMP/o4" >"$TMP/log9" 2>&1; expect_status 2 $? "missing trace"
-expect_grep "trace file .*nowhere.trace not found" "$TMP/log9" "missing trace named"
-printf 'configs: [trn1]\nworkloads: [{name: vector_add, trace: x}]\n' >"$TMP/bad5.yaml"
-"$sweep" "$TMP/bad5.yaml" --out "$TMP/o5" >"$TMP/log10" 2>&1; expect_status 2 $? "two kinds"
-expect_grep "exactly one of name" "$TMP/log10" "two kinds named"
+# Bad specs: each exits 2 and its message matches.
+bad_spec() {  # bad_spec NAME SPEC_TEXT PATTERN
+    printf '%b' "$2" >"$TMP/$1.yaml"
+    "$sweep" "$TMP/$1.yaml" --out "$TMP/o-$1" >"$TMP/log-$1" 2>&1
+    expect_status 2 $? "bad spec $1"
+    expect_grep "$3" "$TMP/log-$1" "bad spec $1 says why"
+}
+bad_spec unknown-key 'name: x\nconfigs: [trn1]\nworkloads: [{name: vector_add}]\ncolour: red\n' \
+    "colour"
+bad_spec malformed 'configs: [trn1\nworkloads: x\n' "malformed.yaml:[0-9]+: malformed YAML"
+bad_spec zip-lengths 'configs: [trn1]\nworkloads: [{name: vector_add}]\nzip: [{core.pe.rows: [1, 2], core.pe.cols: [1]}]\n' \
+    "same length"
+bad_spec no-trace 'configs: [trn1]\nworkloads: [{trace: nowhere.trace}]\n' \
+    "trace file .*nowhere.trace not found"
+bad_spec two-kinds 'configs: [trn1]\nworkloads: [{name: vector_add, trace: x}]\n' \
+    "exactly one of name"
 finish
