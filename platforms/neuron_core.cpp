@@ -316,6 +316,30 @@ void neuron_core::report(stats_tree& s) const {
     s.add("hbm.page_misses", static_cast<double>(misses), "count",
           "accesses to a page not open in its bank");
     s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel");
+    // Each channel, DMA engine and queue: busy time, and what made it wait.
+    for (std::size_t i = 0; i < m_hbm.size(); ++i) {
+        const auto& c = *m_hbm[i];
+        const std::string k = "hbm.channels.c" + std::to_string(i);
+        s.add(k + ".busy_ns", in_ns(c.port().busy_total()), "ns", "time serving accesses");
+        s.add(k + ".queued_ns", in_ns(c.port().wait_total()), "ns",
+              "accesses' time waiting for the channel (summed over accesses)");
+        s.add(k + ".activation_bound_ns", c.activation_bound_ns(), "ns",
+              "service time set by page activations rather than bandwidth");
+    }
+    for (std::size_t i = 0; i < m_dma_engines.size(); ++i) {
+        const auto& e = *m_dma_engines[i];
+        const std::string k = "dma.engines.e" + std::to_string(i);
+        s.add(k + ".busy_ns", in_ns(e.port().busy_total()), "ns", "time moving rows");
+        s.add(k + ".queued_ns", in_ns(e.port().wait_total()), "ns",
+              "chunks' time waiting for the engine (summed over chunks)");
+    }
+    for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queues.size();
+         ++q) {
+        const std::string k = "dma.queues.q" + std::to_string(q);
+        s.add(k + ".transfers", static_cast<double>(m_dma_queues[q]->transfers()), "count",
+              "transfers run");
+        s.add(k + ".bytes", static_cast<double>(m_dma_queues[q]->bytes()), "B", "bytes moved");
+    }
     s.add("hbm.read_bytes", static_cast<double>(rd), "B", "bytes read from HBM");
     s.add("hbm.write_bytes", static_cast<double>(wr), "B", "bytes written to HBM");
     s.add("hbm.bandwidth_gbps", total > 0 ? (rd + wr) / total : 0, "GB/s",

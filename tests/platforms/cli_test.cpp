@@ -183,6 +183,12 @@ TEST_F(cli, stats_say_what_limits_the_kernel) {
         const double total = j["total_time_ns"].get<double>();
         EXPECT_NEAR(cp["total_ns"].get<double>(), total, total * 1e-9) << c.args;
         EXPECT_NEAR(sum_ns(cp, "total_ns"), total, total * 1e-6) << c.args;
+        // Per DMA engine, the busy times add up to the total; every HBM channel is listed.
+        double dma_busy = 0;
+        for (const auto& [k, v] : j["dma"]["engines"].items())
+            dma_busy += v["busy_ns"].get<double>();
+        EXPECT_NEAR(dma_busy, j["dma"]["engine_busy_ns"].get<double>(), 1e-6 * (1 + dma_busy));
+        EXPECT_EQ(j["hbm"]["channels"].size(), 8u);
         // Per opcode and per semaphore, an engine's busy and wait times add up.
         for (const char* e : {"pe", "dve", "act", "sp"}) {
             const auto& eng = j["engines"][e];
