@@ -172,7 +172,28 @@ def unary_reference(x):
             x / (1 + np.exp(-x)), 0.5 * x * (1 + erf(x / np.sqrt(2))), np.log(x), -x]
 
 
+@nki.jit
+def row_means(x):
+    """The mean of each row, whole and of its first 10 columns (a mask)."""
+    p, f = x.shape
+    outs = [nl.ndarray((p, 1), dtype=x.dtype, buffer=nl.shared_hbm) for _ in range(2)]
+    t = nl.load(x)
+    nl.store(outs[0], value=nl.mean(t, axis=1, keepdims=True))
+    i_f = nl.arange(f)[None, :]
+    nl.store(outs[1], value=nl.mean(t, axis=1, keepdims=True, mask=(i_f < 10)))
+    return outs
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_mean(self):
+        (x,) = s.random_inputs((128, 40))
+        whole, first10 = row_means(x)
+        np.testing.assert_allclose(whole[:, 0], x.mean(axis=1), rtol=1e-5)
+        np.testing.assert_allclose(first10[:, 0], x[:, :10].mean(axis=1), rtol=1e-5)
+        # each mean: a reduction and a multiply on the Vector engine
+        self.assertEqual(s.counts(s.frontend_stats(row_means, x)),
+                         {'sp': 1, 'act': 2, 'pe': 0, 'dve': 4, 'pool': 0, 'dma': 3})
 
     def test_unary_functions(self):
         (x,) = s.random_inputs((128, 32), lo=0.1, hi=3.0)
