@@ -63,6 +63,8 @@ const char* opcode_name(opcode o) {
             return "max8";
         case opcode::find_index8:
             return "find_index8";
+        case opcode::scalar_tensor_tensor:
+            return "scalar_tensor_tensor";
     }
     return "?";
 }
@@ -324,6 +326,7 @@ void validate_program(const program& p, const program_limits& lim) {
                                          ": the Tensor engine reads SBUF and writes PSUM");
                     break;
                 case opcode::tensor_tensor:
+                case opcode::scalar_tensor_tensor:
                     check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
                         throw user_error(where() + ": both inputs in PSUM is not supported");
@@ -331,7 +334,8 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::find_index8:
                 case opcode::tensor_scalar:
                 case opcode::activation:
-                    if (ins.op != opcode::tensor_tensor && ins.src1.valid())
+                    if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
+                        ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
@@ -371,7 +375,9 @@ void validate_program(const program& p, const program_limits& lim) {
                         default:
                             if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
                                 throw user_error(where() + ": src0 and dst shapes differ");
-                            if (ins.op == opcode::tensor_tensor && ins.src1.elems != ins.dst.elems)
+                            if ((ins.op == opcode::tensor_tensor ||
+                                 ins.op == opcode::scalar_tensor_tensor) &&
+                                ins.src1.elems != ins.dst.elems)
                                 throw user_error(where() + ": src1 and dst shapes differ");
                     }
                     break;

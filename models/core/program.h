@@ -68,8 +68,9 @@ enum class opcode : std::uint8_t {
     transpose,      // dst[f,p] = src0[p,f] through the Tensor engine
     max8,           // dst[p,0..7] = the 8 largest values of src0[p,:], largest first
     find_index8,    // dst[p,j] = first index i with src0[p,i] == src1[p,j] (int32)
+    scalar_tensor_tensor,  // dst = (src0 <alu> imm) <alu1> src1
 };
-constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::find_index8) + 1;
+constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::scalar_tensor_tensor) + 1;
 
 // Instruction flags.
 namespace flag {

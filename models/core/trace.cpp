@@ -225,18 +225,20 @@ class line_parser {
 };
 
 const std::map<std::string, opcode>& opcodes() {
-    static const std::map<std::string, opcode> m{{"tensor_tensor", opcode::tensor_tensor},
-                                                 {"tensor_scalar", opcode::tensor_scalar},
-                                                 {"tensor_copy", opcode::tensor_copy},
-                                                 {"memset", opcode::memset},
-                                                 {"activation", opcode::activation},
-                                                 {"tensor_reduce", opcode::tensor_reduce},
-                                                 {"iota", opcode::iota},
-                                                 {"dma_trigger", opcode::dma_trigger},
-                                                 {"matmul", opcode::matmul},
-                                                 {"transpose", opcode::transpose},
-                                                 {"max8", opcode::max8},
-                                                 {"find_index8", opcode::find_index8}};
+    static const std::map<std::string, opcode> m{
+        {"tensor_tensor", opcode::tensor_tensor},
+        {"tensor_scalar", opcode::tensor_scalar},
+        {"tensor_copy", opcode::tensor_copy},
+        {"memset", opcode::memset},
+        {"activation", opcode::activation},
+        {"tensor_reduce", opcode::tensor_reduce},
+        {"iota", opcode::iota},
+        {"dma_trigger", opcode::dma_trigger},
+        {"matmul", opcode::matmul},
+        {"transpose", opcode::transpose},
+        {"max8", opcode::max8},
+        {"find_index8", opcode::find_index8},
+        {"scalar_tensor_tensor", opcode::scalar_tensor_tensor}};
     return m;
 }
 
@@ -271,6 +273,9 @@ bool field_allowed(opcode op, const std::string& k, int version) {
             return k == "dst" || k == "src0" || k == "src1" || k == "flags";
         case opcode::find_index8:
             return k == "dst" || k == "src0" || k == "src1";
+        case opcode::scalar_tensor_tensor:
+            return version >= 2 && (k == "dst" || k == "src0" || k == "src1" || k == "alu" ||
+                                    k == "imm" || k == "alu1");
     }
     return false;
 }

@@ -53,6 +53,10 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, in0(i));
             break;
+        case opcode::scalar_tensor_tensor:
+            for (std::size_t i = 0; i < n; ++i)
+                out(i, apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), ins.imm), in1(i)));
+            break;
         case opcode::memset:
             for (std::size_t i = 0; i < n; ++i)
                 out(i, ins.imm);

@@ -30,6 +30,8 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::tensor_reduce, any, 0, 1, false, 0, isa_table},
         {dve, opcode::max8, any, 0, 1, false, 0, isa_table},
         {dve, opcode::find_index8, any, 0, 1, false, 0, isa_table},
+        {dve, opcode::scalar_tensor_tensor, operand_case::bf16_sub_mul, 0, 1, false, 0, isa_table},
+        {dve, opcode::scalar_tensor_tensor, any, 0, 2, false, 0, isa_table},
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
         {act, opcode::tensor_scalar, any, 0, 1, true, 0, isa_table},
@@ -73,6 +75,10 @@ bool matches(operand_case c, const instruction& ins) {
             return all([](const operand& o) { return o.space == mem_space::sbuf; });
         case operand_case::zero16:
             return ins.imm == 0 && is16(ins.dst.type);
+        case operand_case::bf16_sub_mul:
+            return ins.alu == alu_op::subtract && ins.alu1 == alu_op::multiply &&
+                   ins.dst.elems % 2 == 0 &&
+                   all([](const operand& o) { return o.type == dtype::bfloat16; });
         case operand_case::bf16_add_max:
             return (ins.alu == alu_op::add || ins.alu == alu_op::max) &&
                    all([](const operand& o) { return o.type == dtype::bfloat16; });

@@ -14,6 +14,7 @@ enum class operand_case : std::uint8_t {
     sbuf_only,        // every operand in SBUF
     zero16,           // memset of zero into a bf16/fp16 tile
     bf16_add_max,     // bf16 in and out, add or max reduction
+    bf16_sub_mul,     // bf16 operands, subtract then multiply, an even free size
 };
 
 // One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed, N the

@@ -102,6 +102,12 @@ program rich_program() {
     ts2.alu1 = alu_op::multiply;
     ts2.imm1 = -2.5f;
     pool.push_back(ts2);
+    instruction stt = make_instruction(opcode::scalar_tensor_tensor, alu_op::subtract,
+                                       op(sbuf, 0, 128, 4352, 16, dtype::float32),
+                                       op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                       op(sbuf, 0, 128, 2048, 16, dtype::float32), 0.25f);
+    stt.alu1 = alu_op::multiply;
+    dve.push_back(stt);
     act.push_back(make_instruction(opcode::activation, alu_op::bypass,
                                    op(sbuf, 0, 128, 4096, 16, dtype::float32),
                                    op(sbuf, 0, 128, 1024, 16, dtype::float32),

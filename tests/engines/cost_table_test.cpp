@@ -210,6 +210,27 @@ TEST(CostTable, DveMax8AndFindIndex8CostTheInputSize) {
     }
 }
 
+TEST(CostTable, DveScalarTensorTensorIsTwoNOrNForBf16SubtractMultiply) {
+    // hardware-facts 2: scalar_tensor_tensor costs N for bf16 subtract-then-multiply on an
+    // even free size, else 2N.
+    for (int isa : {2, 3}) {
+        const cost_table t(isa, min_ii);
+        auto stt = [&](dtype d, alu_op a0, alu_op a1, std::uint32_t n) {
+            instruction i = make_instruction(opcode::scalar_tensor_tensor, a0, op(S, d, n),
+                                             op(S, d, n), op(S, d, n), 0.5f);
+            i.alu1 = a1;
+            return t.cycles(engine_kind::dve, i);
+        };
+        for (std::uint32_t n : {64u, 128u, 512u}) {
+            EXPECT_DOUBLE_EQ(stt(bf16, alu_op::subtract, alu_op::multiply, n), n);
+            EXPECT_DOUBLE_EQ(stt(bf16, alu_op::add, alu_op::multiply, n), 2.0 * n);
+            EXPECT_DOUBLE_EQ(stt(f32, alu_op::subtract, alu_op::multiply, n), 2.0 * n);
+        }
+        EXPECT_DOUBLE_EQ(stt(bf16, alu_op::subtract, alu_op::multiply, 65), 130);  // odd N
+        EXPECT_FALSE(t.supports(engine_kind::act, opcode::scalar_tensor_tensor));
+    }
+}
+
 TEST(CostTable, ActActivationAndTensorScalarAreMaxMinIiN) {
     for (int isa : {2, 3}) {
         const cost_table t(isa, min_ii);

@@ -397,6 +397,13 @@ void kernel_builder::tensor_scalar_ap(const tile& dst, const tile& src, alu_op o
     engine_op(on, ins, {&src, &scalar}, dst);
 }
 
+void kernel_builder::scalar_tensor_tensor(const tile& dst, const tile& a, alu_op op0, float imm,
+                                          alu_op op1, const tile& b) {
+    instruction ins = make(opcode::scalar_tensor_tensor, op0, dst, &a, &b, imm);
+    ins.alu1 = op1;
+    engine_op(engine_kind::dve, ins, {&a, &b}, dst);
+}
+
 void kernel_builder::iota(const tile& dst, float offset, float partition_step) {
     instruction ins = make(opcode::iota, alu_op::bypass, dst, nullptr, nullptr, offset);
     ins.imm1 = partition_step;

@@ -149,6 +149,9 @@ class kernel_builder {
     void tensor_scalar_ap(const tile& dst, const tile& src, alu_op op, const tile& scalar,
                           engine_kind on = engine_kind::dve, alu_op op1 = alu_op::bypass,
                           float imm1 = 0);
+    // dst = (a <op0> imm) <op1> b, on the Vector engine.
+    void scalar_tensor_tensor(const tile& dst, const tile& a, alu_op op0, float imm, alu_op op1,
+                              const tile& b);
     // dst[p, i] = offset + partition_step * p + i, on the GpSimd engine.
     void iota(const tile& dst, float offset, float partition_step);
     // dst[p, 0..7]: the 8 largest of src[p, :]; indices: where those values first occur.

@@ -228,6 +228,7 @@ PYBIND11_MODULE(_trnsim, m) {
              py::arg("scale") = 1.0f, py::arg("on") = trn::engine_kind::act,
              py::arg("bias") = static_cast<const trn::tile*>(nullptr))
         .def("iota", &kb::iota)
+        .def("scalar_tensor_tensor", &kb::scalar_tensor_tensor)
         .def("tensor_reduce", &kb::tensor_reduce)
         .def("max8", &kb::max8)
         .def("find_index8", &kb::find_index8)

@@ -81,7 +81,7 @@ class FunctionalEquality(unittest.TestCase):
         np.testing.assert_array_equal(outs[0], rows * 16 + np.arange(16) + 3)
         np.testing.assert_array_equal(outs[1], (x - np.float32(0.5)) * np.float32(4))
         np.testing.assert_array_equal(outs[2], np.maximum(x * np.float32(-2) + rows, 0))
-        np.testing.assert_array_equal(outs[3], x * rows + np.float32(1))
+        np.testing.assert_array_equal(outs[3], (x - np.float32(0.25)) * (x * rows + np.float32(1)))
 
     def test_activation_functions_as_the_engines_compute(self):
         x, outs = model_run(nki_ops_test.unary_functions, (128, 32), len(nki_ops_test.UNARY))

@@ -89,8 +89,8 @@ def row_scale(x, scale):
 
 @nki.jit
 def index_values(x):
-    """nisa.iota in both spellings, a two-operation tensor_scalar and an activation with a
-    per-partition bias."""
+    """nisa.iota in both spellings, a two-operation tensor_scalar, a scalar_tensor_tensor and an
+    activation with a per-partition bias."""
     p, f = x.shape
     outs = [nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]
     i_p, i_f = nl.arange(p)[:, None], nl.arange(f)[None, :]
@@ -101,6 +101,8 @@ def index_values(x):
     affine = nisa.tensor_scalar(t, op0=np.subtract, operand0=0.5, op1=np.multiply, operand1=4.0)
     biased = nisa.activation(op=nl.relu, data=t, bias=rows, scale=-2.0)
     per_row = nisa.tensor_scalar(t, np.multiply, rows, op1=np.add, operand1=1.0)
+    per_row = nisa.scalar_tensor_tensor(data=t, op0=np.subtract, operand0=0.25,
+                                        op1=np.multiply, operand1=per_row)
     for out, v in zip(outs, (numbered, affine, biased, per_row)):
         nl.store(out, value=v)
     return outs
@@ -228,11 +230,11 @@ class EveryOperation(unittest.TestCase):
         np.testing.assert_array_equal(numbered, p * 16 + np.arange(16) + 3)
         np.testing.assert_allclose(affine, (x - 0.5) * 4, rtol=1e-6)
         np.testing.assert_allclose(biased, np.maximum(x * -2 + p, 0), rtol=1e-6)
-        np.testing.assert_allclose(per_row, x * p + 1, rtol=1e-6)
-        # pool: 2 iotas; dve: 2 tensor_scalars (each one instruction); act: the activation and
-        # 4 store triggers
+        np.testing.assert_allclose(per_row, (x - 0.25) * (x * p + 1), rtol=1e-6, atol=1e-6)
+        # pool: 2 iotas; dve: 2 tensor_scalars and a scalar_tensor_tensor (each one
+        # instruction); act: the activation and 4 store triggers
         self.assertEqual(s.counts(s.frontend_stats(index_values, x)),
-                         {'sp': 1, 'act': 5, 'pe': 0, 'dve': 2, 'pool': 2, 'dma': 5})
+                         {'sp': 1, 'act': 5, 'pe': 0, 'dve': 3, 'pool': 2, 'dma': 5})
 
     def test_iota_patterns_it_cannot_number_in_order_are_errors(self):
         @nki.jit

@@ -371,6 +371,29 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
                    full_shape=full)
 
 
+def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=None):
+    """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number."""
+    A, B = operand(a, api, site), operand(b, api, site)
+    if not isinstance(scalar, (int, float, np.number)):
+        raise _core.unsupported(api, 'a tile as operand0 (only a number)', site)
+    if A.partitions != B.partitions or A.elems != B.elems:
+        raise KernelError(api, f'shape mismatch: data of shape {A.shape} and operand1 of shape '
+                          f'{B.shape}', site)
+    full = A.shape
+    region = _core.mask_region(mask, full, api, site)
+    if region is not None:
+        A, B = _part(A, region, api, site), _part(B, region, api, site)
+    imm = float(scalar)
+    f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.scalar_tensor_tensor(dst, A.handle, ALU[alu0], imm,
+                                                                ALU[alu1], B.handle),
+                   _values(lambda: f1(f0(A.read(), np.float32(imm)),
+                                      B.read().reshape(A.shape))),
+                   region=region, full_shape=full)
+
+
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None):
     """func(a * scale + bias), bias a [P, 1] tile (one value per partition) or None."""
     A = operand(a, api, site)

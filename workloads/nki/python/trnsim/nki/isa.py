@@ -161,6 +161,22 @@ def iota(*args, **kwargs):
     return _ops.iota('nisa.iota', site, shape, e.const, pstep, dtype)
 
 
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
+                         dtype=None, mask=None, engine=None, dst=None, **kwargs):
+    """(data op0 operand0) op1 operand1, operand0 a number and operand1 a tile of data's
+    shape, in one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.scalar_tensor_tensor', site, None, engine, ('dve', None))
+    alu0 = _alu('nisa.scalar_tensor_tensor', op0, site)
+    alu1 = _alu('nisa.scalar_tensor_tensor', op1, site)
+    commutative = ('add', 'multiply', 'max', 'min')
+    if (reverse0 and alu0 not in commutative) or (reverse1 and alu1 not in commutative):
+        raise unsupported('nisa.scalar_tensor_tensor', 'a reversed non-commutative operation',
+                          site)
+    return _result(_ops.scalar_tensor_tensor('nisa.scalar_tensor_tensor', site, data, alu0,
+                                             operand0, alu1, operand1, dtype, mask), dst, site)
+
+
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
                   dst=None, **kwargs):
     site = user_site()
