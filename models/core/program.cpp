@@ -65,6 +65,8 @@ const char* opcode_name(opcode o) {
             return "find_index8";
         case opcode::scalar_tensor_tensor:
             return "scalar_tensor_tensor";
+        case opcode::tensor_tensor_scan:
+            return "tensor_tensor_scan";
     }
     return "?";
 }
@@ -327,6 +329,7 @@ void validate_program(const program& p, const program_limits& lim) {
                     break;
                 case opcode::tensor_tensor:
                 case opcode::scalar_tensor_tensor:
+                case opcode::tensor_tensor_scan:
                     check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
                         throw user_error(where() + ": both inputs in PSUM is not supported");
@@ -335,7 +338,7 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::tensor_scalar:
                 case opcode::activation:
                     if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
-                        ins.src1.valid())
+                        ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
@@ -376,7 +379,8 @@ void validate_program(const program& p, const program_limits& lim) {
                             if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
                                 throw user_error(where() + ": src0 and dst shapes differ");
                             if ((ins.op == opcode::tensor_tensor ||
-                                 ins.op == opcode::scalar_tensor_tensor) &&
+                                 ins.op == opcode::scalar_tensor_tensor ||
+                                 ins.op == opcode::tensor_tensor_scan) &&
                                 ins.src1.elems != ins.dst.elems)
                                 throw user_error(where() + ": src1 and dst shapes differ");
                     }

@@ -69,8 +69,9 @@ enum class opcode : std::uint8_t {
     max8,           // dst[p,0..7] = the 8 largest values of src0[p,:], largest first
     find_index8,    // dst[p,j] = first index i with src0[p,i] == src1[p,j] (int32)
     scalar_tensor_tensor,  // dst = (src0 <alu> imm) <alu1> src1
+    tensor_tensor_scan,    // dst[p,i] = (src0[p,i] <alu> dst[p,i-1]) <alu1> src1[p,i], from imm
 };
-constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::scalar_tensor_tensor) + 1;
+constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::tensor_tensor_scan) + 1;
 
 // Instruction flags.
 namespace flag {

@@ -238,7 +238,8 @@ const std::map<std::string, opcode>& opcodes() {
         {"transpose", opcode::transpose},
         {"max8", opcode::max8},
         {"find_index8", opcode::find_index8},
-        {"scalar_tensor_tensor", opcode::scalar_tensor_tensor}};
+        {"scalar_tensor_tensor", opcode::scalar_tensor_tensor},
+        {"tensor_tensor_scan", opcode::tensor_tensor_scan}};
     return m;
 }
 
@@ -274,6 +275,7 @@ bool field_allowed(opcode op, const std::string& k, int version) {
         case opcode::find_index8:
             return k == "dst" || k == "src0" || k == "src1";
         case opcode::scalar_tensor_tensor:
+        case opcode::tensor_tensor_scan:
             return version >= 2 && (k == "dst" || k == "src0" || k == "src1" || k == "alu" ||
                                     k == "imm" || k == "alu1");
     }

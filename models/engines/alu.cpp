@@ -57,6 +57,16 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), ins.imm), in1(i)));
             break;
+        case opcode::tensor_tensor_scan:
+            for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                float prev = ins.imm;
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    const std::size_t i = std::size_t{p} * d.elems + j;
+                    prev = apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), prev), in1(i));
+                    out(i, prev);
+                }
+            }
+            break;
         case opcode::memset:
             for (std::size_t i = 0; i < n; ++i)
                 out(i, ins.imm);

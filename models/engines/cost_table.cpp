@@ -32,6 +32,7 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::find_index8, any, 0, 1, false, 0, isa_table},
         {dve, opcode::scalar_tensor_tensor, operand_case::bf16_sub_mul, 0, 1, false, 0, isa_table},
         {dve, opcode::scalar_tensor_tensor, any, 0, 2, false, 0, isa_table},
+        {dve, opcode::tensor_tensor_scan, any, 0, 2, true, 0, isa_table},
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
         {act, opcode::tensor_scalar, any, 0, 1, true, 0, isa_table},

@@ -108,6 +108,10 @@ program rich_program() {
                                        op(sbuf, 0, 128, 2048, 16, dtype::float32), 0.25f);
     stt.alu1 = alu_op::multiply;
     dve.push_back(stt);
+    stt.op = opcode::tensor_tensor_scan;
+    stt.alu1 = alu_op::add;
+    stt.imm = -1.5f;
+    dve.push_back(stt);
     act.push_back(make_instruction(opcode::activation, alu_op::bypass,
                                    op(sbuf, 0, 128, 4096, 16, dtype::float32),
                                    op(sbuf, 0, 128, 1024, 16, dtype::float32),

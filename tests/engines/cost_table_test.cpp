@@ -210,7 +210,7 @@ TEST(CostTable, DveMax8AndFindIndex8CostTheInputSize) {
     }
 }
 
-TEST(CostTable, DveScalarTensorTensorIsTwoNOrNForBf16SubtractMultiply) {
+TEST(CostTable, DveScalarTensorTensorAndScan) {
     // hardware-facts 2: scalar_tensor_tensor costs N for bf16 subtract-then-multiply on an
     // even free size, else 2N.
     for (int isa : {2, 3}) {
@@ -228,6 +228,14 @@ TEST(CostTable, DveScalarTensorTensorIsTwoNOrNForBf16SubtractMultiply) {
         }
         EXPECT_DOUBLE_EQ(stt(bf16, alu_op::subtract, alu_op::multiply, 65), 130);  // odd N
         EXPECT_FALSE(t.supports(engine_kind::act, opcode::scalar_tensor_tensor));
+        // tensor_tensor_scan: max(MIN_II, 2N).
+        for (std::uint32_t n : sizes)
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve,
+                         make_instruction(opcode::tensor_tensor_scan, alu_op::add, op(S, f32, n),
+                                          op(S, f32, n), op(S, f32, n))),
+                std::max(min_ii, 2.0 * n))
+                << "N " << n;
     }
 }
 

@@ -404,6 +404,13 @@ void kernel_builder::scalar_tensor_tensor(const tile& dst, const tile& a, alu_op
     engine_op(engine_kind::dve, ins, {&a, &b}, dst);
 }
 
+void kernel_builder::tensor_tensor_scan(const tile& dst, const tile& a, const tile& b,
+                                        float initial, alu_op op0, alu_op op1) {
+    instruction ins = make(opcode::tensor_tensor_scan, op0, dst, &a, &b, initial);
+    ins.alu1 = op1;
+    engine_op(engine_kind::dve, ins, {&a, &b}, dst);
+}
+
 void kernel_builder::iota(const tile& dst, float offset, float partition_step) {
     instruction ins = make(opcode::iota, alu_op::bypass, dst, nullptr, nullptr, offset);
     ins.imm1 = partition_step;

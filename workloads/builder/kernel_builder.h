@@ -152,6 +152,10 @@ class kernel_builder {
     // dst = (a <op0> imm) <op1> b, on the Vector engine.
     void scalar_tensor_tensor(const tile& dst, const tile& a, alu_op op0, float imm, alu_op op1,
                               const tile& b);
+    // dst[p, i] = (a[p, i] <op0> dst[p, i-1]) <op1> b[p, i], from `initial`: a scan along the
+    // free axis on the Vector engine.
+    void tensor_tensor_scan(const tile& dst, const tile& a, const tile& b, float initial,
+                            alu_op op0, alu_op op1);
     // dst[p, i] = offset + partition_step * p + i, on the GpSimd engine.
     void iota(const tile& dst, float offset, float partition_step);
     // dst[p, 0..7]: the 8 largest of src[p, :]; indices: where those values first occur.

@@ -229,6 +229,7 @@ PYBIND11_MODULE(_trnsim, m) {
              py::arg("bias") = static_cast<const trn::tile*>(nullptr))
         .def("iota", &kb::iota)
         .def("scalar_tensor_tensor", &kb::scalar_tensor_tensor)
+        .def("tensor_tensor_scan", &kb::tensor_tensor_scan)
         .def("tensor_reduce", &kb::tensor_reduce)
         .def("max8", &kb::max8)
         .def("find_index8", &kb::find_index8)

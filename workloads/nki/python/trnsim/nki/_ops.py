@@ -394,6 +394,37 @@ def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=N
                    region=region, full_shape=full)
 
 
+def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None):
+    """out[:, i] = (a[:, i] <alu0> out[:, i-1]) <alu1> b[:, i], from `initial` (a number), in
+    one Vector-engine instruction."""
+    A, B = operand(a, api, site), operand(b, api, site)
+    if not isinstance(initial, (int, float, np.number)):
+        raise _core.unsupported(api, 'a tile as the initial value (only a number)', site)
+    if A.partitions != B.partitions or A.elems != B.elems:
+        raise KernelError(api, f'shape mismatch: data0 of shape {A.shape} and data1 of shape '
+                          f'{B.shape}', site)
+    if A.space == 'psum' and B.space == 'psum':
+        raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
+    init = float(initial)
+    f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
+
+    def values():
+        x = A.read().reshape(A.partitions, -1)
+        y = B.read().reshape(A.partitions, -1)
+        out = np.empty_like(x, dtype=np.float32)
+        prev = np.full(A.partitions, init, dtype=np.float32)
+        for i in range(x.shape[1]):
+            prev = f1(f0(x[:, i], prev), y[:, i]).astype(np.float32)
+            out[:, i] = prev
+        return out.reshape(A.shape)
+
+    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
+    return Pending(api, site, A.shape, dt, 'sbuf',
+                   lambda kb, dst, acc: kb.tensor_tensor_scan(dst, A.handle, B.handle, init,
+                                                              ALU[alu0], ALU[alu1]),
+                   _values(values))
+
+
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None):
     """func(a * scale + bias), bias a [P, 1] tile (one value per partition) or None."""
     A = operand(a, api, site)

@@ -177,6 +177,22 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
                                              operand0, alu1, operand1, dtype, mask), dst, site)
 
 
+def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
+                       dtype=None, mask=None, dst=None, **kwargs):
+    """A scan along the free axis: out[:, i] = op1(op0(data0[:, i], out[:, i-1]), data1[:, i]),
+    out[:, -1] = initial (a number); one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.tensor_tensor_scan', site, mask)
+    alu0 = _alu('nisa.tensor_tensor_scan', op0, site)
+    alu1 = _alu('nisa.tensor_tensor_scan', op1, site)
+    commutative = ('add', 'multiply', 'max', 'min')
+    if (reverse0 and alu0 not in commutative) or (reverse1 and alu1 not in commutative):
+        raise unsupported('nisa.tensor_tensor_scan', 'a reversed non-commutative operation',
+                          site)
+    return _result(_ops.tensor_tensor_scan('nisa.tensor_tensor_scan', site, data0, data1,
+                                           initial, alu0, alu1, dtype), dst, site)
+
+
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
                   dst=None, **kwargs):
     site = user_site()
