@@ -371,19 +371,25 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
                    full_shape=full)
 
 
+def _two_tiles_and_a_number(api, site, a, b, number, what):
+    """The operands of a two-tile instruction with a number: `a` and `b` of one shape, and
+    `number` (`what` names it) a number, not a tile."""
+    A, B = operand(a, api, site), operand(b, api, site)
+    if not isinstance(number, (int, float, np.number)):
+        raise _core.unsupported(api, f'a tile as {what} (only a number)', site)
+    if A.partitions != B.partitions or A.elems != B.elems:
+        raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
+                          site)
+    return A, B, float(number)
+
+
 def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=None):
     """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number."""
-    A, B = operand(a, api, site), operand(b, api, site)
-    if not isinstance(scalar, (int, float, np.number)):
-        raise _core.unsupported(api, 'a tile as operand0 (only a number)', site)
-    if A.partitions != B.partitions or A.elems != B.elems:
-        raise KernelError(api, f'shape mismatch: data of shape {A.shape} and operand1 of shape '
-                          f'{B.shape}', site)
+    A, B, imm = _two_tiles_and_a_number(api, site, a, b, scalar, 'operand0')
     full = A.shape
     region = _core.mask_region(mask, full, api, site)
     if region is not None:
         A, B = _part(A, region, api, site), _part(B, region, api, site)
-    imm = float(scalar)
     f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     return Pending(api, site, A.shape, dt, 'sbuf',
@@ -397,15 +403,9 @@ def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=N
 def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None):
     """out[:, i] = (a[:, i] <alu0> out[:, i-1]) <alu1> b[:, i], from `initial` (a number), in
     one Vector-engine instruction."""
-    A, B = operand(a, api, site), operand(b, api, site)
-    if not isinstance(initial, (int, float, np.number)):
-        raise _core.unsupported(api, 'a tile as the initial value (only a number)', site)
-    if A.partitions != B.partitions or A.elems != B.elems:
-        raise KernelError(api, f'shape mismatch: data0 of shape {A.shape} and data1 of shape '
-                          f'{B.shape}', site)
+    A, B, init = _two_tiles_and_a_number(api, site, a, b, initial, 'the initial value')
     if A.space == 'psum' and B.space == 'psum':
         raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
-    init = float(initial)
     f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
 
     def values():

@@ -42,6 +42,15 @@ def _alu(api, op, site):
     return _ALU[op]
 
 
+def _two_alus(api, op0, op1, reverse0, reverse1, site):
+    """The two operations of a two-operation instruction; a reversed one must commute."""
+    alu0, alu1 = _alu(api, op0, site), _alu(api, op1, site)
+    commutative = ('add', 'multiply', 'max', 'min')
+    if (reverse0 and alu0 not in commutative) or (reverse1 and alu1 not in commutative):
+        raise unsupported(api, 'a reversed non-commutative operation', site)
+    return alu0, alu1
+
+
 def _check(api, site, mask=None, engine_=None, allowed=('dve', 'act', 'pool', None)):
     if mask is not None:
         raise unsupported(api, 'mask=', site)
@@ -167,12 +176,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
     shape, in one Vector-engine instruction."""
     site = user_site()
     _check('nisa.scalar_tensor_tensor', site, None, engine, ('dve', None))
-    alu0 = _alu('nisa.scalar_tensor_tensor', op0, site)
-    alu1 = _alu('nisa.scalar_tensor_tensor', op1, site)
-    commutative = ('add', 'multiply', 'max', 'min')
-    if (reverse0 and alu0 not in commutative) or (reverse1 and alu1 not in commutative):
-        raise unsupported('nisa.scalar_tensor_tensor', 'a reversed non-commutative operation',
-                          site)
+    alu0, alu1 = _two_alus('nisa.scalar_tensor_tensor', op0, op1, reverse0, reverse1, site)
     return _result(_ops.scalar_tensor_tensor('nisa.scalar_tensor_tensor', site, data, alu0,
                                              operand0, alu1, operand1, dtype, mask), dst, site)
 
@@ -183,12 +187,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
     out[:, -1] = initial (a number); one Vector-engine instruction."""
     site = user_site()
     _check('nisa.tensor_tensor_scan', site, mask)
-    alu0 = _alu('nisa.tensor_tensor_scan', op0, site)
-    alu1 = _alu('nisa.tensor_tensor_scan', op1, site)
-    commutative = ('add', 'multiply', 'max', 'min')
-    if (reverse0 and alu0 not in commutative) or (reverse1 and alu1 not in commutative):
-        raise unsupported('nisa.tensor_tensor_scan', 'a reversed non-commutative operation',
-                          site)
+    alu0, alu1 = _two_alus('nisa.tensor_tensor_scan', op0, op1, reverse0, reverse1, site)
     return _result(_ops.tensor_tensor_scan('nisa.tensor_tensor_scan', site, data0, data1,
                                            initial, alu0, alu1, dtype), dst, site)
 
