@@ -1,5 +1,6 @@
 #include "platforms/neuron_core.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -89,6 +90,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
 }
 
 void neuron_core::set_timeline(timeline* t) {
+    m_timeline = t;
     for (auto& e : m_engines)
         e->set_timeline(t);
     for (auto& q : m_dma_queues)
@@ -217,6 +219,19 @@ void neuron_core::run() {
     }
     announce_main_stack();
     m_end = sc_core::sc_time_stamp();
+    if (m_program) {
+        std::vector<critical_segment> segments;
+        m_critical =
+            analyse_critical_path(*m_program, m_activity, m_timeline ? &segments : nullptr);
+        if (m_timeline) {  // the path as a track: what held the kernel, when
+            std::sort(segments.begin(), segments.end(),
+                      [](const auto& a, const auto& b) { return a.from_ns < b.from_ns; });
+            const std::size_t track = m_timeline->track("critical path");
+            for (const auto& seg : segments)
+                m_timeline->slice(track, seg.resource, seg.from_ns, seg.to_ns - seg.from_ns,
+                                  "{\"event\":\"" + seg.event + "\"}");
+        }
+    }
     std::vector<std::string> stuck = m_sems.blocked_waiters();
     bool unfinished = !stuck.empty();
     for (const auto& e : m_engines)
@@ -375,7 +390,7 @@ void neuron_core::report(stats_tree& s) const {
                       "data-path idle time waiting for that engine or DMA queue");
     }
     if (m_program) {
-        const critical_path cp = analyse_critical_path(*m_program, m_activity);
+        const critical_path& cp = m_critical;
         s.add("critical_path.total_ns", cp.total_ns, "ns",
               "length of the chain of waits that set the kernel time");
         for (const auto& [r, ns_on] : cp.ns_by_resource) {

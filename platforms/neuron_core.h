@@ -43,7 +43,8 @@ class neuron_core : public sc_core::sc_module {
     void report(stats_tree& stats) const;
     // Progress on stderr (instructions retired, simulated time, rate) for runs over 2 s.
     void set_progress(bool on) { m_progress = on; }
-    // Records every instruction, transfer and DMA chunk on `t` (call before run()).
+    // Records every instruction, transfer and DMA chunk on `t` (call before run()), and the
+    // critical path as a track of its own.
     void set_timeline(timeline* t);
     // From load() to the last completion of the last program run (includes the launch).
     double kernel_time_ns() const { return (m_end - m_begin).to_seconds() * 1e9; }
@@ -70,7 +71,9 @@ class neuron_core : public sc_core::sc_module {
     bool m_elaborated = false;  // the first run has started: sockets are bound
     bool m_progress = false;
     std::uint64_t m_sbuf_high_water = 0;
-    activity_log m_activity;  // for the critical path of the last program
+    activity_log m_activity;   // for the critical path of the last program
+    critical_path m_critical;  // that path, analysed when the program ends
+    timeline* m_timeline = nullptr;
 };
 
 }  // namespace trn

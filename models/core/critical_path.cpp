@@ -73,7 +73,8 @@ resource memory_resource(mem_space s) {
 
 }  // namespace
 
-critical_path analyse_critical_path(const program& p, const activity_log& log) {
+critical_path analyse_critical_path(const program& p, const activity_log& log,
+                                    std::vector<critical_segment>* segments) {
     critical_path cp;
     step cur;
     double end = log.launch_end;
@@ -92,8 +93,18 @@ critical_path analyse_critical_path(const program& p, const activity_log& log) {
             }
     cp.total_ns = end - log.launch_begin;
     double spent[resource_count] = {};
+    const step* now = &cur;  // the step whose time is being attributed
     auto add = [&](std::size_t r, double from, double to) {
-        if (to > from + eps) spent[r] += to - from;
+        if (to <= from + eps) return;
+        spent[r] += to - from;
+        if (!segments) return;
+        std::string event = "the kernel launch";
+        if (now->kind == step::instruction)
+            event = std::string(engine_name(static_cast<engine_kind>(now->stream))) +
+                    " instruction " + std::to_string(now->index);
+        else if (now->kind == step::transfer)
+            event = "q" + std::to_string(now->stream) + " transfer " + std::to_string(now->index);
+        segments->push_back({resource_name(r), std::move(event), from, to});
     };
     auto finish = [&] {
         for (std::size_t r = 0; r < resource_count; ++r)

@@ -95,6 +95,16 @@ struct critical_path {
     double bound_pct() const;
 };
 
-critical_path analyse_critical_path(const program& p, const activity_log& log);
+// One stretch of the critical path: [from_ns, to_ns) spent on `resource` by `event` ("pe
+// instruction 12", "q3 transfer 5").
+struct critical_segment {
+    std::string resource, event;
+    double from_ns, to_ns;
+};
+
+// The critical path of program `p` from its log; with `segments`, also each stretch of it,
+// latest first.
+critical_path analyse_critical_path(const program& p, const activity_log& log,
+                                    std::vector<critical_segment>* segments = nullptr);
 
 }  // namespace trn

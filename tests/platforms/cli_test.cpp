@@ -503,12 +503,18 @@ TEST_F(cli, timeline_has_a_track_per_engine_and_queue_without_overlaps) {
         }
     EXPECT_GT(counters, 0u);
     EXPECT_EQ(last, 0);
-    for (const char* t : {"dve", "act", "pool", "sp", "dma q0", "dma0"})
+    for (const char* t : {"dve", "act", "pool", "sp", "dma q0", "dma0", "critical path"})
         EXPECT_TRUE(have.count(t)) << t;
     for (auto& [tid, s] : slices) {
         std::sort(s.begin(), s.end());
         for (std::size_t i = 1; i < s.size(); ++i)
             EXPECT_LE(s[i - 1].first + s[i - 1].second, s[i].first + 1e-6) << names[tid];
+        // The critical path covers the kernel: launch to the last completion, without gaps.
+        if (names[tid] == "critical path") {
+            EXPECT_NEAR(s.front().first, 0, 1e-6);
+            for (std::size_t i = 1; i < s.size(); ++i)
+                EXPECT_NEAR(s[i - 1].first + s[i - 1].second, s[i].first, 1e-3);
+        }
     }
 }
 
