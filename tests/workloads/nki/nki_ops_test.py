@@ -212,7 +212,26 @@ def scans_reference(x):
     return sums, peaks
 
 
+@nki.jit
+def part_of_a_part(x):
+    """Rows 8..39 of batch 1 of x [B, R, F], through a view of the batch (X_b = x[1];
+    X_b[8:40, :]), indexed by a named nl.mgrid (.p, .x)."""
+    b, r, f = x.shape
+    out = nl.ndarray((32, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    x_b = x[1, :, :]
+    ix = nl.mgrid[0:32, 0:f]
+    t = nl.load(x_b[8:40, :])
+    nl.store(out[ix.p, ix.x], value=t)
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_part_of_a_part_and_named_grid(self):
+        (x,) = s.random_inputs((3, 48, 20))
+        np.testing.assert_array_equal(part_of_a_part(x), x[1, 8:40, :])
+        stats = s.frontend_stats(part_of_a_part, x)
+        self.assertEqual(s.stat(stats, 'dma.bytes'), 2 * 32 * 20 * 4)
 
     def test_tensor_tensor_scan(self):
         (x,) = s.random_inputs((128, 24), lo=-1.0)

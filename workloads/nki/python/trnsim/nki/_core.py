@@ -544,6 +544,21 @@ class HbmAccess:
     def dtype(self):
         return self.tensor.dtype
 
+    def __getitem__(self, idx):
+        """A part of this part (X_flat = X[b, :, :]; X_flat[k0:k1, r0:r1]), as one access of
+        the tensor: each index applies to this view's own dimensions in order."""
+        site = user_site()
+        ranges = [(d, c) for d, c in enumerate(self.comps) if isinstance(c, IndexRange)]
+        sub = _normalise(tuple(c.size for _, c in ranges), idx, 'tensor indexing', site, True)
+        comps = list(self.comps)
+        for (d, c), s in zip(ranges, sub):
+            if isinstance(s, int):
+                comps[d] = c.start + c.step * s
+            else:
+                comps[d] = IndexRange(c.start + c.step * s.start, s.size, c.step * s.step,
+                                      s.axis)
+        return HbmAccess(self.tensor, comps, site)
+
     def restrict(self, region):
         """The part of this access a mask region (an index over its tile axes) keeps."""
         comps, k = list(self.comps), 0

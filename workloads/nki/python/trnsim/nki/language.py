@@ -120,6 +120,19 @@ def arange(start, stop=None, step=1):
     return IndexRange(int(start), len(range(int(start), int(stop), int(step))), int(step))
 
 
+class _Grid(tuple):
+    """The indices of nl.mgrid: unpacked (i_p, i_f = nl.mgrid[...]) or named, `.p` for the
+    partition index and `.x` for the free one."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+
 class _MGrid:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
@@ -130,7 +143,7 @@ class _MGrid:
                 raise unsupported('nl.mgrid', 'nl.mgrid takes start:stop slices')
             start = k.start or 0
             out.append(IndexRange(start, k.stop - start, 1, axis))
-        return tuple(out) if len(out) > 1 else out[0]
+        return _Grid(out) if len(out) > 1 else out[0]
 
 
 mgrid = _MGrid()
