@@ -8,6 +8,7 @@
 #include <set>
 
 #include "core/expect_error.h"
+#include "core/race_check.h"
 
 namespace {
 
@@ -175,6 +176,31 @@ TEST(KernelBuilder, ReadAfterWriteWaitsForTheTransferCount) {
     for (const auto& trig : stream(p, engine_kind::sp))
         EXPECT_TRUE(trig.waits.empty());
     EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
+TEST(KernelBuilder, DisjointPartsOfATileAreNotOrdered) {
+    // Four loads fill the four quarters of one tile (as `strip[:, r*W:(r+1)*W] = nl.load(...)`
+    // does): none waits for another. A read of two quarters waits for those two loads only; a
+    // load over quarters 1 and 2 waits for their loads (WAW) and that reader (WAR).
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 128 * 64, dtype::float32, 0, 1, 1);  // queue 0
+    const std::size_t ts = kb.declare_tile("strip", mem_space::sbuf, 128, 64, dtype::float32);
+    const std::size_t tr = kb.declare_tile("r", mem_space::sbuf, 128, 32, dtype::float32);
+    const tile strip = kb.next(ts), r = kb.next(tr);
+    for (std::uint32_t q = 0; q < 4; ++q)
+        kb.load(kb.slice(strip, q * 16, 16), a, kb.view(a, q * 16, 128, 16, 64));
+    kb.tensor_copy(r, kb.slice(strip, 16, 32));                       // dve 1: quarters 1, 2
+    kb.load(kb.slice(strip, 24, 16), a, kb.view(a, 0, 128, 16, 64));  // q0 transfer 5
+    const program p = kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    ASSERT_EQ(sp.size(), 5u);
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_TRUE(sp[i].waits.empty()) << "load " << i;
+    EXPECT_EQ(stream(p, engine_kind::dve)[0].waits, (wait_list{{semaphore_of_queue(0), 3}}));
+    EXPECT_EQ(implied_wait(sp, 4, semaphore_of_queue(0)), 3u);
+    EXPECT_EQ(implied_wait(sp, 4, dve_sem), 1u);
+    EXPECT_TRUE(find_races(p).empty());
+    expect_no_redundant_waits(p);
 }
 
 TEST(KernelBuilder, ReadAfterWriteThroughHbm) {

@@ -227,26 +227,69 @@ void require(std::vector<sem_wait>& waits, const sem_wait& m) {
     waits.push_back(m);
 }
 
-void require(std::vector<sem_wait>& waits, const std::vector<sem_wait>& more) {
-    for (const auto& m : more)
-        require(waits, m);
-}
+// Bound on the accesses kept per buffer and kind before they merge (kept small: each
+// instruction scans the lists of what it touches).
+constexpr std::size_t max_accesses = 24;
 
 }  // namespace
 
+kernel_builder::region kernel_builder::region_of(const operand& op) {
+    region r;
+    r.p0 = op.partition;
+    r.p1 = std::uint32_t{op.partition} + op.partitions;
+    r.lo = op.offset;
+    r.hi = op.offset + (op.elems ? op.span_bytes() : 0);
+    return r;
+}
+
+void kernel_builder::note(std::vector<access_rec>& recs, const access_rec& a) {
+    for (auto& r : recs)
+        if (r.done.sem == a.done.sem && r.where.covers(a.where) && a.where.covers(r.where)) {
+            r.done.value = std::max(r.done.value, a.done.value);
+            return;
+        }
+    recs.push_back(a);
+    if (recs.size() <= max_accesses) return;
+    std::vector<access_rec> merged;
+    for (const auto& r : recs) {
+        auto m = std::find_if(merged.begin(), merged.end(),
+                              [&](const access_rec& x) { return x.done.sem == r.done.sem; });
+        if (m == merged.end()) {
+            merged.push_back(r);
+            continue;
+        }
+        m->done.value = std::max(m->done.value, r.done.value);
+        m->where.p0 = std::min(m->where.p0, r.where.p0);
+        m->where.p1 = std::max(m->where.p1, r.where.p1);
+        m->where.lo = std::min(m->where.lo, r.where.lo);
+        m->where.hi = std::max(m->where.hi, r.where.hi);
+    }
+    recs = std::move(merged);
+}
+
+void kernel_builder::absorb(std::vector<access_rec>& into, const std::vector<access_rec>& from) {
+    for (const auto& r : from)
+        note(into, {region{}, r.done});
+}
+
 void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
-                           std::uint32_t done_value, const std::size_t* reads,
-                           std::size_t read_count, std::size_t write, bool in_order_writes) {
-    const std::size_t* reads_end = reads + read_count;
+                           std::uint32_t done_value, const touch* reads, std::size_t read_count,
+                           const touch& write, bool in_order_writes) {
+    const touch* reads_end = reads + read_count;
     std::vector<sem_wait>& need = m_need;
     need.clear();
-    for (const std::size_t* r = reads; r != reads_end; ++r)
-        require(need, m_deps[*r].writers);
-    if (!m_dep_is_hbm[write]) {
-        for (const auto& wr : m_deps[write].writers)
-            if (!(in_order_writes && wr.sem == done)) require(need, wr);
+    for (const touch* r = reads; r != reads_end; ++r)
+        for (const auto& w : m_deps[r->dep].writers)
+            if (w.where.overlaps(r->where)) require(need, w.done);
+    dep_state& target = m_deps[write.dep];
+    const bool hbm = m_dep_is_hbm[write.dep];
+    if (!hbm) {
+        for (const auto& w : target.writers)
+            if (w.where.overlaps(write.where) && !(in_order_writes && w.done.sem == done))
+                require(need, w.done);
     }
-    require(need, m_deps[write].readers);
+    for (const auto& r : target.readers)
+        if (r.where.overlaps(write.where)) require(need, r.done);
     std::sort(need.begin(), need.end(),
               [](const sem_wait& a, const sem_wait& b) { return a.sem < b.sem; });
     auto& waited = m_waited[std::size_t(issuer)];
@@ -260,13 +303,19 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
     }
     ins.waits.assign(need.begin(), kept);
     const sem_wait me{done, done_value};
-    for (const std::size_t* r = reads; r != reads_end; ++r)
-        require(m_deps[*r].readers, me);
-    if (m_dep_is_hbm[write]) {
-        require(m_deps[write].writers, me);
+    for (const touch* r = reads; r != reads_end; ++r)
+        note(m_deps[r->dep].readers, {r->where, me});
+    if (hbm) {
+        note(target.writers, {region{}, me});
     } else {
-        m_deps[write].writers.assign(1, me);
-        m_deps[write].readers.clear();
+        // Accesses this write covers are implied by it: it waited for them (or, for in-order
+        // writes, follows them on its own semaphore).
+        const auto covered = [&](const access_rec& a) { return write.where.covers(a.where); };
+        target.writers.erase(std::remove_if(target.writers.begin(), target.writers.end(), covered),
+                             target.writers.end());
+        target.readers.erase(std::remove_if(target.readers.begin(), target.readers.end(), covered),
+                             target.readers.end());
+        note(target.writers, {write.where, me});
     }
     m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
     grew();
@@ -315,7 +364,8 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     instruction ins;
     ins.op = opcode::dma_trigger;
     ins.queue = static_cast<std::uint16_t>(q);
-    const std::size_t tensor = m_tensor_dep[t.id], buf = m_buffer_dep[chip.buffer];
+    const touch tensor{m_tensor_dep[t.id], region{}},
+        buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
     issue(trigger, std::move(ins), semaphore_of_queue(q),
           static_cast<std::uint32_t>(m_prog.queues[q].size()), is_load ? &tensor : &buf, 1,
           is_load ? buf : tensor);
@@ -347,14 +397,14 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
 void kernel_builder::engine_op(engine_kind on, instruction ins,
                                std::initializer_list<const tile*> reads, const tile& dst,
                                bool in_order_writes) {
-    std::size_t r[3] = {};
+    touch r[3] = {};
     if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;
     for (const tile* t : reads)
-        r[n++] = m_buffer_dep[t->buffer];
+        r[n++] = {m_buffer_dep[t->buffer], region_of(t->op)};
     const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
-    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, m_buffer_dep[dst.buffer],
-          in_order_writes);
+    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n,
+          {m_buffer_dep[dst.buffer], region_of(dst.op)}, in_order_writes);
 }
 
 void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
@@ -587,8 +637,8 @@ void kernel_builder::end_phase() {
     const phase ph = m_phases.back();
     m_phases.pop_back();
     for (std::size_t b = ph.first_buffer; b < m_buffer_dep.size(); ++b) {
-        require(m_freed.writers, m_deps[m_buffer_dep[b]].writers);
-        require(m_freed.readers, m_deps[m_buffer_dep[b]].readers);
+        absorb(m_freed.writers, m_deps[m_buffer_dep[b]].writers);
+        absorb(m_freed.readers, m_deps[m_buffer_dep[b]].readers);
     }
     m_decl_freed.resize(m_decls.size(), false);
     for (std::size_t d = ph.first_decl; d < m_decls.size(); ++d)

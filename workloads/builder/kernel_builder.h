@@ -56,8 +56,10 @@ struct tile {
 // instructions. It allocates physical buffers, derives every semaphore wait from the data
 // dependencies (read-after-write, write-after-read, write-after-write) and emits a program.
 // Contract: every error in a kernel's shapes or allocation throws user_error naming the tile
-// and the limit; HBM dependencies are tracked per tensor, and two stores to one tensor are taken
-// to write disjoint ranges (they go to the same queue, which keeps their order).
+// and the limit; on-chip dependencies are tracked per region of a buffer (partitions x the bytes
+// an operand spans), so accesses to disjoint parts of one tile are not ordered; HBM dependencies
+// are tracked per tensor, and two stores to one tensor are taken to write disjoint ranges (they
+// go to the same queue, which keeps their order).
 class kernel_builder {
   public:
     static void declare_params(param_registry& r);
@@ -190,21 +192,49 @@ class kernel_builder {
         std::vector<std::uint64_t> offsets;  // byte offset of each buffer in every partition
         std::size_t next = 0;
     };
-    // Dependency state of a buffer or HBM tensor: the latest completion each stream must reach.
-    struct dep_state {
-        std::vector<sem_wait> writers, readers;
+    // Part of a buffer: partitions [p0, p1) x bytes [lo, hi) of each (an HBM tensor: all of it).
+    struct region {
+        std::uint32_t p0 = 0, p1 = ~0u;
+        std::uint64_t lo = 0, hi = ~std::uint64_t{0};
+        bool overlaps(const region& o) const {
+            return p0 < o.p1 && o.p0 < p1 && lo < o.hi && o.lo < hi;
+        }
+        bool covers(const region& o) const {
+            return p0 <= o.p0 && o.p1 <= p1 && lo <= o.lo && o.hi <= hi;
+        }
     };
+    // An access still to be waited for: the completion `done` that releases `where`.
+    struct access_rec {
+        region where;
+        sem_wait done;
+    };
+    // Dependency state of a buffer or HBM tensor: its latest writes and reads by region, no
+    // older ones a newer write covers (that write waited for them, and semaphores only grow).
+    struct dep_state {
+        std::vector<access_rec> writers, readers;
+    };
+    // A buffer or HBM tensor (its entry in m_deps) and the region an instruction touches.
+    struct touch {
+        std::size_t dep;
+        region where;
+    };
+    static region region_of(const operand& op);
+    // Adds access `a` to `recs` (raising an entry of the same semaphore and region); past a
+    // bound, merges them into one entry per semaphore over their regions' hull (a superset).
+    static void note(std::vector<access_rec>& recs, const access_rec& a);
+    // Adds every access of `from` to `into` as an access of everything (freed memory).
+    static void absorb(std::vector<access_rec>& into, const std::vector<access_rec>& from);
     std::size_t new_buffer();
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,
                            std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
     void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
     // Emits `ins` on `issuer`'s stream with the waits its data dependencies need: it reads the
-    // `read_count` buffers or HBM tensors (dependency entries) at `reads` and writes `write`, and
-    // signals `done` reaching `done_value` when complete. `in_order_writes`: the issuer's own
-    // earlier writes to `write` are ordered by the hardware (PSUM accumulation), so no wait on its
-    // own semaphore is needed for them.
+    // `read_count` regions at `reads` and writes `write`, and signals `done` reaching
+    // `done_value` when complete; it waits only for accesses whose regions overlap its own.
+    // `in_order_writes`: the issuer's own earlier writes to `write` are ordered by the hardware
+    // (PSUM accumulation), so no wait on its own semaphore is needed for them.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
-               const std::size_t* reads, std::size_t read_count, std::size_t write,
+               const touch* reads, std::size_t read_count, const touch& write,
                bool in_order_writes = false);
     void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
                    const tile& dst, bool in_order_writes = false);
