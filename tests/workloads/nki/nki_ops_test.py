@@ -225,7 +225,25 @@ def part_of_a_part(x):
     return out
 
 
+@nki.jit
+def plain_matmul(x, y):
+    """x @ y with nl.matmul's default transpose_x=False (x: [M, K], y: [K, N])."""
+    out = nl.ndarray((x.shape[0], y.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros(out.shape, nl.float32, buffer=nl.psum)
+    acc += nl.matmul(nl.load(x), nl.load(y))
+    nl.store(out, value=nl.copy(acc))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_matmul_without_transpose_x(self):
+        x, y = s.random_inputs((64, 96), (96, 40))
+        np.testing.assert_allclose(plain_matmul(x, y), x @ y, rtol=1e-5)
+        # pe: the inserted transpose of x and the matmul; dve: x's copy back to SBUF and the
+        # eviction
+        self.assertEqual(s.counts(s.frontend_stats(plain_matmul, x, y)),
+                         {'sp': 2, 'act': 1, 'pe': 2, 'dve': 2, 'pool': 0, 'dma': 3})
 
     def test_part_of_a_part_and_named_grid(self):
         (x,) = s.random_inputs((3, 48, 20))

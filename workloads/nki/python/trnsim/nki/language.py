@@ -338,12 +338,15 @@ def transpose(x, dtype=None, mask=None, **kwargs):
 
 
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
-    """x.T @ y on the Tensor engine when transpose_x (x: [K, M], y: [K, N]) into PSUM."""
+    """x @ y into PSUM (x: [M, K], y: [K, N]), or x.T @ y when transpose_x (x: [K, M]). As
+    documented, matmul(x, y) lowers to nc_matmul(transpose(x), y): a Tensor-engine transpose
+    of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul."""
     site = user_site()
     _no_mask('nl.matmul', mask, site)
     if not transpose_x:
-        raise unsupported('nl.matmul', 'nl.matmul without transpose_x=True (the compiler '
-                          'would insert a transpose) is not supported yet', site)
+        x_dtype = _ops.operand(x, 'nl.matmul', site).dtype_name
+        flipped = _ops.transpose('nl.matmul', site, x)
+        x = _ops.copy('nl.matmul', site, flipped, dtype=x_dtype)
     return _ops.matmul('nl.matmul', site, x, y)
 
 
