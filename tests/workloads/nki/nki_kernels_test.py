@@ -184,5 +184,38 @@ class FrontendVersusDriver(unittest.TestCase):
             matmul.matmul_block_free_dimension(lhsT, rhs)
 
 
+def load_example(name):
+    """A module of workloads/nki/examples, imported by path."""
+    import importlib.util
+    path = os.path.join(os.environ['TRNSIM_SOURCE_DIR'], 'workloads', 'nki', 'examples',
+                        name + '.py')
+    spec = importlib.util.spec_from_file_location(name, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+class KnownStructureExample(unittest.TestCase):
+    """workloads/nki/examples/conv2d_shared_rows.py (the structure of a measured public kernel,
+    docs/results.md): its values, and where its transposes go."""
+
+    def test_values_and_transposes(self):
+        ex = load_example('conv2d_shared_rows')
+        x, wt, bias = s.random_inputs((1, 256, 8, 258), (256, 256, 3, 3), (256,))
+        ref = s.conv2d_reference(x, wt, bias, 1)
+        pe = {}
+        for pre in (False, True):
+            out = ex.conv2d_shared_rows(x, wt, bias, pretransposed=pre)
+            np.testing.assert_allclose(np.asarray(out, np.float64), ref, rtol=1e-4, atol=1e-5)
+            stats = s.frontend_stats(ex.conv2d_shared_rows, x, wt, bias, pretransposed=pre)
+            pe[pre] = s.stat(stats, 'engines.pe.opcodes.transpose.count')
+            # 6 output rows in 3 tiles of 2 (moving 2 x 256, the limit), 2 in-channel tiles, 9 taps,
+            # 2 out-channel tiles: one matmul each
+            self.assertEqual(s.stat(stats, 'engines.pe.opcodes.matmul.count'), 3 * 2 * 9 * 2)
+        # nl.matmul without transpose_x transposes its x at every call; hoisted, once per tap
+        self.assertEqual(pe[False], 3 * 2 * 9 * 2)
+        self.assertEqual(pe[True], 2 * 2 * 9)
+
+
 if __name__ == '__main__':
     unittest.main()
