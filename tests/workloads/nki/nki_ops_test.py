@@ -235,7 +235,35 @@ def plain_matmul(x, y):
     return out
 
 
+def repeated_matmuls(x, y, rewrite):
+    """Four x @ y (x: [M, K]) in an NKI loop: x is transposed once in an nl kernel, unless it
+    is rewritten in between (then again after each write); an isa kernel transposes at every
+    call."""
+    out = nl.ndarray((4, x.shape[0], y.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    xt, yt = nl.load(x), nl.load(y)
+    for i in nl.affine_range(4):
+        acc = nl.zeros((x.shape[0], y.shape[1]), nl.float32, buffer=nl.psum)
+        acc += nl.matmul(xt, yt)
+        if rewrite:
+            xt[...] = nl.multiply(xt, 1.0)
+        nl.store(out[i], value=nl.copy(acc))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_matmul_transposes_are_hoisted_in_nl_kernels(self):
+        x, y = s.random_inputs((64, 96), (96, 40))
+        want = np.broadcast_to(x @ y, (4, 64, 40))
+        for style, rewrite, transposes in (('nl', False, 1), ('nl', True, 4), ('isa', False, 4)):
+            kernel = nki.jit(repeated_matmuls)
+            if style == 'isa':
+                kernel = nki.compiler.skip_middle_end_transformations(kernel)
+            np.testing.assert_allclose(kernel(x, y, rewrite), want, rtol=1e-5)
+            stats = s.frontend_stats(kernel, x, y, rewrite)
+            self.assertEqual(s.stat(stats, 'engines.pe.opcodes.transpose.count'), transposes,
+                             (style, rewrite))
+            self.assertEqual(s.stat(stats, 'engines.pe.opcodes.matmul.count'), 4)
 
     def test_matmul_without_transpose_x(self):
         x, y = s.random_inputs((64, 96), (96, 40))

@@ -11,9 +11,10 @@ output rows and shares it between all out-channel tiles:
   by R copies of the strip's shifted rows, and one nl.matmul per out-channel tile (the weight tap
   as x, without transpose_x) accumulates into that tile's PSUM accumulator;
 - each accumulator is copied to SBUF, and each of its rows gets the bias and is stored.
-It is a compiler-scheduled (nl) kernel. With --pretransposed each tap is transposed once, after
-the weights are loaded, and the matmuls take transpose_x=True: the same kernel with the
-transposes that nl.matmul inserts at every call hoisted out of the loops (docs/results.md, "A kernel of known structure").
+It is a compiler-scheduled (nl) kernel, so the transposes nl.matmul inserts are done once per
+tap (docs/nki.md). With --pretransposed the kernel transposes each tap itself, after the
+weights are loaded, and the matmuls take transpose_x=True (docs/results.md, "A kernel of known
+structure").
 
 Run: scripts/nki --config trn1 workloads/nki/examples/conv2d_shared_rows.py [float16|float32]
      [--pretransposed]"""

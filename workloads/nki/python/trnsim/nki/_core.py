@@ -187,6 +187,10 @@ class Context:
         self.hbm_names = set()
         self.sbuf_mem = None
         self.ops = 0
+        # nl.matmul's transposes of its x, hoisted (language._transposed): x's declaration and
+        # view -> (x's root, its version, the transposed tile, its declaration's instance)
+        self.transposed = {}
+        self.hoisted_bytes = 0  # SBUF per partition their declarations take
 
     def hbm_name(self, wanted):
         name, n = wanted, 1
@@ -652,6 +656,7 @@ class Tile(_Typed):
         self._handle = None
         self.decl = decl
         self.born = ctx.open_loops if parent is None else None
+        self.version = 0  # writes to this root so far (nl.matmul's transposes of it stay valid)
         self.zero_pending = False  # nl.zeros in PSUM: the first matmul overwrites instead
         self.zero_site = None
         self.broadcast_from = None  # a [P, 1] tile this one repeats along the free axis
@@ -894,9 +899,11 @@ class Decl:
                                                   self.elems, dt, self.buffers))
 
 
-def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
+def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None, identity=None):
     """A tile (or a tensor of tiles) from an on-chip tensor declaration at `site`: the first
-    time a site runs it declares the tile to the builder, each run takes the next instance."""
+    time a site runs it declares the tile to the builder, each run takes the next instance.
+    `identity` names the declaration instead of the site and its occurrence; such a
+    declaration keeps one buffer (each instance replaces the previous one)."""
     blocks, p, free = _decl_shape(ctx, api, shape, site)
     tile_shape = (p,) + tuple(free)
     elems = math.prod(free) if free else 1
@@ -907,10 +914,13 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
         raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
                           f'{ctx.psum_bank} bytes of a PSUM bank', site)
     nblocks = math.prod(blocks) if blocks else 1
-    lid, nth = ctx.occurrence(site)
-    label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
-    key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
-           alloc.key() if alloc else None)
+    if identity is None:
+        lid, nth = ctx.occurrence(site)
+        label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
+        key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
+               alloc.key() if alloc else None)
+    else:
+        label, key = name, ('identity', identity, tile_shape, dtype, space)
     decl = ctx.decls.get(key)
     if decl is None:
         offsets, phys = None, None
@@ -924,6 +934,7 @@ def declare(ctx, api, site, shape, dtype, space, alloc=None, name=None):
                                       f'{elems * size} bytes per partition does not fit in the '
                                       f'{ctx.sbuf_bytes} bytes of an SBUF partition', site)
         decl = Decl(label, space, p, elems, dtype, nblocks, alloc, offsets, phys)
+        decl.carried = identity is not None
         decl.loops = list(ctx.loop_trips)
         ctx.decls[key] = decl
         ctx.decl_list.append(decl)

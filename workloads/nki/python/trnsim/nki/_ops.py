@@ -146,6 +146,7 @@ def emit_into(p, dst, accumulate, site):
     flush_zero(dst, site)
     ctx = dst.ctx
     ctx.note_use(dst)
+    dst.root.version += 1
     for d in p.uses:
         d.last_event = max(d.last_event, len(ctx.events))
     kb = ctx.kb

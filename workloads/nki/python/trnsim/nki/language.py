@@ -340,14 +340,46 @@ def transpose(x, dtype=None, mask=None, **kwargs):
 def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     """x @ y into PSUM (x: [M, K], y: [K, N]), or x.T @ y when transpose_x (x: [K, M]). As
     documented, matmul(x, y) lowers to nc_matmul(transpose(x), y): a Tensor-engine transpose
-    of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul."""
+    of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul. In an nl
+    kernel the compiler hoists that transpose: while x is unchanged, later calls reuse it."""
     site = user_site()
     _no_mask('nl.matmul', mask, site)
     if not transpose_x:
-        x_dtype = _ops.operand(x, 'nl.matmul', site).dtype_name
-        flipped = _ops.transpose('nl.matmul', site, x)
-        x = _ops.copy('nl.matmul', site, flipped, dtype=x_dtype)
+        x = _transposed('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
     return _ops.matmul('nl.matmul', site, x, y)
+
+
+# SBUF (per partition) the hoisted transposes of nl.matmul may take, as a share of a partition:
+# past it, x is transposed at every call (a model choice, so that no kernel runs out of SBUF
+# for tiles it did not declare).
+HOISTED_SHARE = 0.25
+
+
+def _transposed(api, site, x):
+    """x transposed into SBUF for a matmul's stationary operand. In an nl kernel each part of
+    a tile is transposed once while it is unchanged, into a tile of its own (the compiler
+    hoists loop-invariant work); an isa kernel transposes at every call, as written."""
+    ctx = _core.context(api)
+    root = x.root
+    if ctx.style != 'nl' or root.decl is None or root.decl.alloc is not None:
+        return _ops.copy(api, site, _ops.transpose(api, site, x), dtype=x.dtype_name)
+    key = (id(root.decl), x.pabs, x.fabs, x.fstep, x.shape)
+    hit = ctx.transposed.get(key)
+    if hit is not None:
+        held_root, version, tile, instance = hit
+        if held_root is root and version == root.version and tile.decl.instances == instance:
+            return tile
+    flipped = _ops.transpose(api, site, x)
+    row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
+    if hit is None:
+        if ctx.hoisted_bytes + row_bytes > HOISTED_SHARE * ctx.sbuf_bytes:
+            return _ops.copy(api, site, flipped, dtype=x.dtype_name)
+        ctx.hoisted_bytes += row_bytes
+    tile = _core.declare(ctx, api, site, flipped.shape, x.dtype_name, 'sbuf',
+                         name=f'{root.decl.label}.T', identity=key)
+    _ops.emit_into(_ops.copy(api, site, flipped, dtype=x.dtype_name), tile, False, site)
+    ctx.transposed[key] = (root, root.version, tile, tile.decl.instances)
+    return tile
 
 
 def shared_constant(constant, dtype=None, **kwargs):
