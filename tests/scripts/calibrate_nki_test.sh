@@ -24,4 +24,23 @@ echo 'X1,trn2,conv2d,variant=optimized batch=1 in=128 out=128 filter=3 h=16 w=16
 expect_status 1 $? "--nki with a point it cannot run exits 1"
 expect_grep "^X1 .*not run: calibration_point: the project NKI conv2d is the row kernel" \
     "$TMP/nki2" "a conv2d variant without an NKI kernel is not run"
+# A point may be an NKI script (nki:SCRIPT, params its arguments): run through scripts/nki, the
+# same with --nki; a missing script is bad input naming the line.
+"$ROOT/scripts/nki" --config trn2 --stats-out "$TMP/beta2.json" \
+    "$ROOT/workloads/nki/examples/beta2_kernel.py" >/dev/null 2>&1 || fail "beta2 example"
+us="$(python3 -c "import json,sys; print(json.load(open(sys.argv[1]))['total_time_ns'] / 1e3)" \
+    "$TMP/beta2.json")"
+head -1 "$ROOT/calibration/hardware-points.csv" >"$TMP/s.csv"
+echo "S1,trn2,nki:workloads/nki/examples/beta2_kernel.py,,latency_us,$us,the model's own value," \
+    >>"$TMP/s.csv"
+for mode in "" --nki; do
+    "$cal" $mode --points "$TMP/s.csv" >"$TMP/script" 2>&1
+    expect_status 0 $? "an nki: point $mode"
+    expect_grep "^S1 +trn2 +nki:workloads/nki/examples/beta2_kernel.py .* (exact|[+-]0\.0%)$" \
+        "$TMP/script" "the script's latency $mode"
+done
+sed -i 's/beta2_kernel.py/no_such_kernel.py/' "$TMP/s.csv"
+"$cal" --points "$TMP/s.csv" >"$TMP/script" 2>&1
+expect_status 2 $? "a missing NKI script"
+expect_grep "s\.csv:2: no NKI script .*no_such_kernel\.py" "$TMP/script" "names file and line"
 finish
