@@ -203,6 +203,9 @@ class KnownStructureExample(unittest.TestCase):
         ex = load_example('conv2d_shared_rows')
         x, wt, bias = s.random_inputs((1, 256, 8, 258), (256, 256, 3, 3), (256,))
         ref = s.conv2d_reference(x, wt, bias, 1)
+        pooled = ex.conv2d_shared_rows(x, wt, bias, pool_size=2)
+        np.testing.assert_allclose(np.asarray(pooled, np.float64),
+                                   s.conv2d_reference(x, wt, bias, 2), rtol=1e-4, atol=1e-5)
         pe = {}
         for pre in (False, True):
             out = ex.conv2d_shared_rows(x, wt, bias, pretransposed=pre)
