@@ -250,7 +250,41 @@ def repeated_matmuls(x, y, rewrite):
     return out
 
 
+@nki.jit
+def interleaved_blocks(w):
+    """w [P, C, T] loaded twice into t [P, C, 2, T] as t[:, :, k, :] (each part C runs of T
+    elements) and stored back from those parts."""
+    p, c, t = w.shape
+    out = nl.ndarray((p, 2, c, t), dtype=w.dtype, buffer=nl.shared_hbm)
+    both = nl.ndarray((p, c, 2, t), dtype=w.dtype, buffer=nl.sbuf)
+    for k in nl.affine_range(2):
+        both[:, :, k, :] = nl.load(w)
+    for k in nl.affine_range(2):
+        nl.store(out[:, k, :, :], value=both[:, :, k, :])
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_dma_of_a_tile_part_in_several_runs(self):
+        (w,) = s.random_inputs((128, 6, 9))
+        out = interleaved_blocks(w)
+        np.testing.assert_array_equal(out[:, 0], w)
+        np.testing.assert_array_equal(out[:, 1], w)
+        stats = s.frontend_stats(interleaved_blocks, w)
+        # one transfer per run: 2 loads and 2 stores of 6 runs each, the bytes unchanged
+        self.assertEqual(s.stat(stats, 'dma.transfers'), 4 * 6)
+        self.assertEqual(s.stat(stats, 'dma.bytes'), 4 * w.nbytes)
+
+        @nki.jit
+        def engine_on_runs(w):
+            t = nl.ndarray((128, 6, 2, 9), dtype=w.dtype, buffer=nl.sbuf)
+            t[:, :, 0, :] = nl.load(w)
+            return nl.exp(t[:, :, 0, :])
+
+        with self.assertRaisesRegex(Exception, 'nl.exp: .*one run of evenly spaced elements.*'
+                                    'except as the SBUF side of a DMA'):
+            engine_on_runs(w)
 
     def test_matmul_transposes_are_hoisted_in_nl_kernels(self):
         x, y = s.random_inputs((64, 96), (96, 40))

@@ -7,6 +7,7 @@ returns they are replayed into the builder, which alone decides buffer counts, a
 rotates buffers and derives the semaphores.
 """
 
+import itertools
 import math
 import os
 import sys
@@ -717,17 +718,18 @@ class Tile(_Typed):
         # The free part must be one arithmetic progression of elements: its ranges, innermost
         # first, each continuing the one inside it (contiguous, or every step-th element).
         step, count = 1, 1
-        for c, s in reversed(list(zip(free, strides))):
+        for d in reversed(range(len(free))):
+            c, s = free[d], strides[d]
             if not isinstance(c, IndexRange) or c.size == 1:
                 continue
             if count == 1:
                 step, count = s * c.step, c.size
             elif s * c.step == step * count:
                 count *= c.size
+            elif self.space == 'sbuf':
+                return TileRuns(self, [pc] + list(free), d + 1, site)
             else:
-                raise unsupported(api, 'access pattern not supported yet (a tile part must be '
-                                  'one run of evenly spaced elements in the free dimensions)',
-                                  site)
+                raise unsupported(api, RUNS_ONLY, site)
         if count == 1:
             step = 1
         whole_f = not free or (first == 0 and step == 1 and count == self.elems)
@@ -805,6 +807,39 @@ class Tile(_Typed):
 
     def __repr__(self):
         return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'
+
+
+RUNS_ONLY = ('access pattern not supported yet (a tile part must be one run of evenly spaced '
+             'elements in the free dimensions, except as the SBUF side of a DMA)')
+
+
+class TileRuns:
+    """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
+    [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
+    per run (the same bytes and descriptors; dma_transfers counts each)."""
+
+    def __init__(self, tile, comps, split, site):
+        self.tile, self.site = tile, site
+        self.shape = (comps[0].size,) + tuple(c.size for c in comps[1:]
+                                             if isinstance(c, IndexRange))
+        self.dtype_name, self.space = tile.dtype_name, tile.space
+        # Dimensions up to `split` (of comps) are walked, the rest is one run per walk.
+        walked = [d for d in range(1, split + 1) if isinstance(comps[d], IndexRange)]
+        positions = {d: i + 1 for i, d in enumerate(
+            [d for d in range(1, len(comps)) if isinstance(comps[d], IndexRange)])}
+        self.parts = []  # (index into self.shape, with None where kept whole; the tile run)
+        for combo in itertools.product(*(range(comps[d].size) for d in walked)):
+            sub = [c if isinstance(c, int) else slice(c.start, c.start + c.size * c.step, c.step)
+                   for c in comps]
+            index = [None] * len(self.shape)
+            for d, i in zip(walked, combo):
+                sub[d] = comps[d].start + comps[d].step * i
+                index[positions[d]] = i
+            self.parts.append((tuple(index), tile.view(tuple(sub), site)))
+
+    @property
+    def dtype(self):
+        return dtype_object(self.dtype_name)
 
 
 class TileBlocks(_Typed):

@@ -6,7 +6,8 @@ import math
 import numpy as np
 
 from . import _core
-from ._core import KernelError, Tile, TileBlocks, HbmAccess, HbmTensor, context, dispatch
+from ._core import (KernelError, Tile, TileBlocks, TileRuns, HbmAccess, HbmTensor, context,
+                    dispatch)
 
 ALU = {'add': _core.native.alu_op.add, 'subtract': _core.native.alu_op.subtract,
        'multiply': _core.native.alu_op.multiply, 'max': _core.native.alu_op.max,
@@ -122,6 +123,8 @@ def operand(x, api, site, allow_broadcast=False):
     if isinstance(x, TileBlocks):
         raise KernelError(api, f'a tensor of {x.block_shape} tiles is not one tile: index its '
                           'block dimensions', site)
+    if isinstance(x, TileRuns):
+        raise _core.unsupported(api, _core.RUNS_ONLY, site)
     if isinstance(x, (HbmAccess, HbmTensor)):
         raise KernelError(api, 'operand is in HBM: load it into SBUF first (nl.load or '
                           'nisa.dma_copy)', site)
@@ -162,6 +165,12 @@ def emit_into(p, dst, accumulate, site):
 
 def assign(dst, value, site):
     """tile[...] = value."""
+    if isinstance(dst, TileRuns):
+        if not (isinstance(value, Pending) and value.kind == 'load' and value.result is None):
+            raise _core.unsupported('tile assignment', _core.RUNS_ONLY, site)
+        for tile, access in _runs_of(dst, value.hbm, value.api, site):
+            emit_into(load(value.api, site, access), tile, False, site)
+        return
     if isinstance(value, Pending):
         if value.kind == 'load' and isinstance(dst, Tile):
             _require_sbuf(value.api, site, dst)
@@ -235,8 +244,20 @@ def load(api, site, src, dtype=None, mask=None):
                               f'into a tile of {dst.op.partitions} x {dst.op.elems}', site)
         kb.load(dst, src.tensor.handle, src.operand(kb))
 
-    return Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load',
-                   region, full)
+    p = Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load', region,
+                full)
+    p.hbm = src if region is None else None  # what a load into several runs splits
+    return p
+
+
+def _runs_of(runs, access, api, site):
+    """(SBUF run, the HBM access it pairs with) for a DMA between a multi-run tile part and an
+    HBM access of the same shape."""
+    if access is None or tuple(access.shape) != runs.shape:
+        raise _core.unsupported(api, _core.RUNS_ONLY + f' of the same shape as its HBM side '
+                                f'(tile part {runs.shape})', site)
+    return [(tile, access[tuple(slice(None) if i is None else i for i in index)])
+            for index, tile in runs.parts]
 
 
 def _check_dma_dtype(api, site, tile, tensor):
@@ -264,6 +285,10 @@ def store(api, site, dst, value, mask=None):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
+    if isinstance(value, TileRuns) and mask is None:
+        for tile, access in _runs_of(value, dst, api, site):
+            store(api, site, access, tile)
+        return
     src = operand(value, api, site)
     region = _core.mask_region(mask, src.shape, api, site)
     if region is not None:
