@@ -50,10 +50,17 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.pe_cols = static_cast<std::uint32_t>(cfg.integer("core.pe.cols"));
     o.moving_max = static_cast<std::uint32_t>(cfg.integer("core.pe.moving_max"));
     o.psum_bank_bytes = cfg.size("core.psum.bank_size");
+    o.isa_version = static_cast<int>(cfg.integer("core.isa_version"));
+    o.min_ii = cfg.real("core.min_ii");
+    o.dve_clock_ghz = cfg.frequency_ghz("core.dve.clock");
+    o.act_clock_ghz = cfg.frequency_ghz("core.act.clock");
+    o.pool_clock_ghz = cfg.frequency_ghz("core.pool.clock");
+    o.trigger_ns = cfg.time_ns("core.dma.trigger_time");
     return o;
 }
 
-kernel_builder::kernel_builder(const builder_options& opt) : m_opt(opt) {
+kernel_builder::kernel_builder(const builder_options& opt)
+    : m_opt(opt), m_costs(opt.isa_version, opt.min_ii) {
     m_waited.assign(engine_count,
                     std::vector<std::uint32_t>(engine_count + opt.limits.dma_queues, 0));
 }
@@ -302,6 +309,7 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         *kept++ = w;
     }
     ins.waits.assign(need.begin(), kept);
+    estimate(issuer, ins);
     const sem_wait me{done, done_value};
     for (const touch* r = reads; r != reads_end; ++r)
         note(m_deps[r->dep].readers, {r->where, me});
@@ -422,6 +430,39 @@ void kernel_builder::tensor_scalar(const tile& dst, const tile& a, alu_op op, fl
 
 void kernel_builder::tensor_copy(const tile& dst, const tile& a, engine_kind on) {
     engine_op(on, make(opcode::tensor_copy, alu_op::bypass, dst, &a, nullptr, 0), {&a}, dst);
+}
+
+void kernel_builder::copy(const tile& dst, const tile& src) {
+    // The Scalar engine copies through fp32: int32 data stays on the Vector engine.
+    const bool ints = dst.op.type == dtype::int32 || src.op.type == dtype::int32;
+    if (m_opt.style == kernel_style::nl && !ints) {
+        instruction on_act = make(opcode::activation, alu_op::bypass, dst, &src, nullptr, 0);
+        on_act.func = act_func::identity;
+        const instruction on_dve = make(opcode::tensor_copy, alu_op::bypass, dst, &src, nullptr, 0);
+        const double act =
+            m_estimated_ns[std::size_t(engine_kind::act)] + cost_ns(engine_kind::act, on_act);
+        const double dve =
+            m_estimated_ns[std::size_t(engine_kind::dve)] + cost_ns(engine_kind::dve, on_dve);
+        if (act < dve) {
+            engine_op(engine_kind::act, on_act, {&src}, dst);
+            return;
+        }
+    }
+    tensor_copy(dst, src, engine_kind::dve);
+}
+
+double kernel_builder::cost_ns(engine_kind e, const instruction& ins) const {
+    if (ins.op == opcode::dma_trigger) return m_opt.trigger_ns;
+    const double ghz = e == engine_kind::dve   ? m_opt.dve_clock_ghz
+                       : e == engine_kind::act ? m_opt.act_clock_ghz
+                                               : m_opt.pool_clock_ghz;
+    return m_costs.cycles(e, ins) / ghz;
+}
+
+void kernel_builder::estimate(engine_kind e, const instruction& ins) {
+    if (e == engine_kind::dve || e == engine_kind::act || e == engine_kind::pool ||
+        (e == engine_kind::sp && ins.op == opcode::dma_trigger))
+        m_estimated_ns[std::size_t(e)] += cost_ns(e, ins);
 }
 
 void kernel_builder::memset(const tile& dst, float value, engine_kind on) {

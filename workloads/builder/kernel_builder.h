@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <functional>
 #include <initializer_list>
 #include <string>
@@ -6,6 +7,7 @@
 
 #include "core/params.h"
 #include "core/program.h"
+#include "engines/cost_table.h"
 
 namespace trn {
 
@@ -26,6 +28,12 @@ struct builder_options {
     std::uint32_t pe_cols = 128;           // TILE_M: stationary free size
     std::uint32_t moving_max = 512;        // TILE_N: moving free size
     std::uint64_t psum_bank_bytes = 2048;
+    // The compiler's estimate of each engine's work (cost table of hardware-facts 2): what
+    // copy() balances.
+    int isa_version = 2;
+    double min_ii = 64;
+    double dve_clock_ghz = 1.12, act_clock_ghz = 1.4, pool_clock_ghz = 1.4;
+    double trigger_ns = 9;  // a DMA trigger's engine time
 };
 
 struct hbm_tensor {
@@ -143,6 +151,14 @@ class kernel_builder {
                        engine_kind on = engine_kind::dve, alu_op op1 = alu_op::bypass,
                        float imm1 = 0);
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
+    // dst = src on the engine the compiler picks (a copy whose engine the kernel leaves open,
+    // nki.isa engine=unknown): in an nl kernel, the Vector or the Scalar engine (an identity
+    // activation), whichever has less estimated work so far; in an isa kernel, the Vector
+    // engine. GpSimd is not a candidate: its copy cost is a guess, and on NC-v2 it shares the
+    // Vector engine's SBUF port.
+    void copy(const tile& dst, const tile& src);
+    // The estimated engine time of the instructions placed on `e` so far, in ns.
+    double estimated_ns(engine_kind e) const { return m_estimated_ns[std::size_t(e)]; }
     void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);
     // dst = func(src * scale + bias[p, 0]) on the Scalar engine (bias: a [P, 1] tile, or none).
     void activation(const tile& dst, const tile& src, act_func func, float scale = 1.0f,
@@ -239,9 +255,15 @@ class kernel_builder {
     void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
                    const tile& dst, bool in_order_writes = false);
     std::size_t queue_for(const hbm_tensor& t);
+    // The estimated engine time of `ins` on `e` (cost table at the engine's clock), and its
+    // addition to e's total.
+    double cost_ns(engine_kind e, const instruction& ins) const;
+    void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
 
     builder_options m_opt;
+    cost_table m_costs;
+    std::array<double, engine_count> m_estimated_ns{};
     program m_prog;
     std::uint64_t m_grown = 0;  // instructions and transfers issued
     void grew();

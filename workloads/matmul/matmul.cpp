@@ -100,7 +100,7 @@ void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tenso
                     kb.matmul(ps, l, r, k > 0, double_row);
                 }
                 const tile sb = kb.next(st);
-                kb.tensor_copy(sb, ps);
+                kb.copy(sb, ps);
                 kb.store(result, result_view(m * TM, n * TN, TN), sb);
             }
         return;
@@ -139,7 +139,7 @@ void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tenso
                         for (std::uint64_t k = 0; k < KT; ++k)
                             kb.matmul(ps, l[bm][k], r[bn][k], k > 0, double_row);
                         const tile sb = kb.next(st);
-                        kb.tensor_copy(sb, ps);
+                        kb.copy(sb, ps);
                         kb.store(result,
                                  result_view((m2 * b.m + bm) * TM, (n2 * b.n + bn) * TN, TN), sb);
                     }

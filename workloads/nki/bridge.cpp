@@ -223,6 +223,7 @@ PYBIND11_MODULE(_trnsim, m) {
              py::arg("op"), py::arg("scalar"), py::arg("on") = trn::engine_kind::dve,
              py::arg("op1") = trn::alu_op::bypass, py::arg("imm1") = 0.0f)
         .def("tensor_copy", &kb::tensor_copy)
+        .def("copy", &kb::copy)
         .def("memset", &kb::memset)
         .def("activation", &kb::activation, py::arg("dst"), py::arg("src"), py::arg("func"),
              py::arg("scale") = 1.0f, py::arg("on") = trn::engine_kind::act,

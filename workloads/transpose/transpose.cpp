@@ -36,7 +36,7 @@ void emit_transpose(kernel_builder& kb, const hbm_tensor& in, const hbm_tensor& 
             const tile a = kb.next(tin), t = kb.next(tps), b = kb.next(tout);
             kb.load(a, in, kb.view(in, i * P * cols + j * F, P, F, cols));
             kb.transpose(t, a);
-            kb.tensor_copy(b, t);
+            kb.copy(b, t);
             kb.store(out, kb.view(out, j * F * rows + i * P, F, P, rows), b);
         }
 }

@@ -302,10 +302,12 @@ class EveryOperation(unittest.TestCase):
     def test_matmul_without_transpose_x(self):
         x, y = s.random_inputs((64, 96), (96, 40))
         np.testing.assert_allclose(plain_matmul(x, y), x @ y, rtol=1e-5)
-        # pe: the inserted transpose of x and the matmul; dve: x's copy back to SBUF and the
-        # eviction
+        # pe: the inserted transpose of x and the matmul; x's copy back to SBUF and the
+        # eviction are copies the compiler places: the first on the idle Scalar engine (faster
+        # than the Vector engine on trn1, 1.4 against 1.12 GHz), the second on the Vector
+        # engine; act: also the store's trigger
         self.assertEqual(s.counts(s.frontend_stats(plain_matmul, x, y)),
-                         {'sp': 2, 'act': 1, 'pe': 2, 'dve': 2, 'pool': 0, 'dma': 3})
+                         {'sp': 2, 'act': 2, 'pe': 2, 'dve': 1, 'pool': 0, 'dma': 3})
 
     def test_part_of_a_part_and_named_grid(self):
         (x,) = s.random_inputs((3, 48, 20))
@@ -345,8 +347,9 @@ class EveryOperation(unittest.TestCase):
         (x,) = s.random_inputs((128, 64))
         np.testing.assert_array_equal(transpose_by_identity(x), x.T)
         stats = s.frontend_stats(transpose_by_identity, x)
+        # the copy out of PSUM is left to the compiler: the idle Scalar engine takes it
         self.assertEqual(s.counts(stats),
-                         {'sp': 2, 'act': 1, 'pe': 1, 'dve': 1, 'pool': 0, 'dma': 3})
+                         {'sp': 2, 'act': 2, 'pe': 1, 'dve': 0, 'pool': 0, 'dma': 3})
 
     def test_masked_reduction_and_transpose(self):
         (a,) = s.random_inputs((100, 40), lo=-1.0)
@@ -354,8 +357,9 @@ class EveryOperation(unittest.TestCase):
         np.testing.assert_array_equal(maxima[:, 0], a.max(axis=1))
         np.testing.assert_array_equal(flipped, a.T)
         stats = s.frontend_stats(masked_reduce_and_transpose, a)
+        # the transpose's copy out of PSUM goes to the Scalar engine (the compiler's choice)
         self.assertEqual(s.counts(stats),
-                         {'sp': 1, 'act': 2, 'pe': 1, 'dve': 2, 'pool': 0, 'dma': 3})
+                         {'sp': 1, 'act': 3, 'pe': 1, 'dve': 1, 'pool': 0, 'dma': 3})
         self.assertEqual(s.stat(stats, 'dma.bytes'), 2 * a.nbytes + 100 * 4)
 
     def test_iota_tensor_scalar_two_ops_activation_bias(self):
@@ -431,8 +435,9 @@ class EveryOperation(unittest.TestCase):
         c = s.counts(s.frontend_stats(every_op, x, w))
         # sp: 2 loads; act: 2 activations + 7 store triggers; pe: transpose + 2 matmuls (the
         # zeros folded into the first); dve: 2 max/sum reductions, tensor_reduce, 2 scalar ops,
-        # memset, tensor_copy, tensor_tensor, add, 2 copies out of PSUM
-        self.assertEqual(c, {'sp': 2, 'act': 9, 'pe': 3, 'dve': 11, 'pool': 0, 'dma': 9})
+        # memset, tensor_tensor, add; the 3 copies (tensor_copy and 2 out of PSUM) are left
+        # to the compiler, which puts them on the less loaded Scalar engine
+        self.assertEqual(c, {'sp': 2, 'act': 12, 'pe': 3, 'dve': 8, 'pool': 0, 'dma': 9})
 
 
 if __name__ == '__main__':

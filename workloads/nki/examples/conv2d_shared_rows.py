@@ -5,7 +5,8 @@ CS149 2024 trn1 kernel whose latency its author measured on hardware: robertpare
 (part2/conv2d.py, solution.md: 224x224, 256 -> 256 channels, 3x3: 1060 us in fp16 and 3681 us
 in fp32; with 2x2 max pooling 1275 and 3741 us). Unlike workloads.md's `row` variant it loads
 each input row once per tile of output rows and shares it between all out-channel tiles:
-- the weights are loaded once, as [co, ci tile, ci, K*K] per out-channel tile;
+- the weights are loaded once, as [co, ci, ci tile, K*K] per out-channel tile (each load fills
+  one ci tile: 128 runs of K*K elements per partition);
 - per tile of R output rows (R = the moving limit // out_w, 2 for 222) and in-channel tile, the
   R+K-1 input rows are loaded into one strip; per tap, the moving operand [ci, R*out_w] is built
   by R copies of the strip's shifted rows, and one nl.matmul per out-channel tile (the weight tap
@@ -49,17 +50,17 @@ def conv2d_shared_rows(X, W, bias, pool_size=1, pretransposed=False):
     x_flat = X.reshape((batch, cin, height * width))
     w_flat = W.reshape((cout, cin, taps))
 
-    # weights[co] holds [co, ci tile, ci, tap]; with pretransposed, [ci, ci tile, tap, co]
+    # weights[co] holds [co, ci, ci tile, tap]; with pretransposed, [ci, ci tile, tap, co]
     weights, biases = [], []
     for co in nl.static_range(n_co):
-        w = nl.ndarray((p, n_ci, p, taps), dtype=W.dtype, buffer=nl.sbuf)
+        w = nl.ndarray((p, p, n_ci, taps), dtype=W.dtype, buffer=nl.sbuf)
         for ci in nl.affine_range(n_ci):
-            w[:, ci, :, :] = nl.load(w_flat[co * p:(co + 1) * p, ci * p:(ci + 1) * p, :])
+            w[:, :, ci, :] = nl.load(w_flat[co * p:(co + 1) * p, ci * p:(ci + 1) * p, :])
         if pretransposed:
             wt = nl.ndarray((p, n_ci, taps, p), dtype=W.dtype, buffer=nl.sbuf)
             for ci in nl.affine_range(n_ci):
                 for t in nl.affine_range(taps):
-                    wt[:, ci, t, :] = nl.copy(nl.transpose(w[:, ci, :, t]), dtype=W.dtype)
+                    wt[:, ci, t, :] = nl.copy(nl.transpose(w[:, :, ci, t]), dtype=W.dtype)
             w = wt
         weights.append(w)
         biases.append(nl.load(bias.reshape((cout, 1))[co * p:(co + 1) * p, :]))
@@ -87,7 +88,7 @@ def conv2d_shared_rows(X, W, bias, pool_size=1, pretransposed=False):
                                 accs[co] += nl.matmul(weights[co][:, ci, i * k + j, :], moving,
                                                       transpose_x=True)
                             else:
-                                accs[co] += nl.matmul(weights[co][:, ci, :, i * k + j], moving)
+                                accs[co] += nl.matmul(weights[co][:, :, ci, i * k + j], moving)
             for co in nl.static_range(n_co):
                 result = nl.copy(accs[co], dtype=X.dtype)
                 if pool_size == 1:

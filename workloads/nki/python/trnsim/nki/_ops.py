@@ -182,7 +182,7 @@ def assign(dst, value, site):
     if isinstance(value, Tile):
         if dst.same_region(value):
             return
-        emit_into(copy('tile assignment', site, value, dst.dtype_name, 'dve'), dst, False, site)
+        emit_into(copy('tile assignment', site, value, dst.dtype_name), dst, False, site)
         return
     if isinstance(value, (int, float, np.number)):
         emit_into(memset('tile assignment', site, dst.shape, float(value), dst.dtype_name,
@@ -500,7 +500,8 @@ def copy(api, site, a, dtype=None, engine=None, mask=None):
     A = _part(A, region, api, site)
     dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
     return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.tensor_copy(dst, A.handle, _engine(engine, 'dve')),
+                   lambda kb, dst, acc: (kb.copy(dst, A.handle) if engine is None else
+                                         kb.tensor_copy(dst, A.handle, _engine(engine, 'dve'))),
                    _values(A.read), region=region, full_shape=full)
 
 
