@@ -43,4 +43,11 @@ sed -i 's/beta2_kernel.py/no_such_kernel.py/' "$TMP/s.csv"
 "$cal" --points "$TMP/s.csv" >"$TMP/script" 2>&1
 expect_status 2 $? "a missing NKI script"
 expect_grep "s\.csv:2: no NKI script .*no_such_kernel\.py" "$TMP/script" "names file and line"
+# A script that runs but benchmarks nothing: the point is not run, with the reason.
+printf 'print("no benchmark")\n' >"$TMP/nobench.py"
+printf 'id,platform,workload,params,metric,value\nN1,trn1,nki:%s,,latency_us,10\n' \
+    "$TMP/nobench.py" >"$TMP/n.csv"
+"$cal" --points "$TMP/n.csv" >"$TMP/nobench" 2>&1
+expect_status 1 $? "a script without nki.benchmark"
+expect_grep "^N1 .*not run: the script wrote no statistics" "$TMP/nobench" "says why"
 finish

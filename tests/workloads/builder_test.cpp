@@ -238,6 +238,29 @@ TEST(KernelBuilder, CompilerChosenCopiesGoToTheLessLoadedEngine) {
     }
 }
 
+TEST(KernelBuilder, ATriggerWaitsForTheOtherEnginesTransferBeforeItOnItsQueue) {
+    // Tensors 0 and 16 share DMA queue 0: the store of tensor 16 (triggered from the Scalar
+    // engine once its data is ready) comes first in the queue, so the load of tensor 0, which
+    // needs nothing, must still let it start first: its Sync-engine trigger waits for it.
+    kernel_builder kb(options(kernel_style::nl));
+    std::vector<hbm_tensor> t;
+    for (int i = 0; i < 16; ++i)
+        t.push_back(kb.input("x" + std::to_string(i), 128 * 4, dtype::float32, 0, 1, 1));
+    const hbm_tensor out = kb.output("y", 128 * 4, dtype::float32);  // id 16: queue 0
+    const tile a = kb.next(kb.declare_tile("a", mem_space::sbuf, 128, 4, dtype::float32));
+    const tile b = kb.next(kb.declare_tile("b", mem_space::sbuf, 128, 4, dtype::float32));
+    const tile c = kb.next(kb.declare_tile("c", mem_space::sbuf, 128, 4, dtype::float32));
+    kb.load(a, t[1], kb.view(t[1], 0, 128, 4, 4));
+    kb.activation(b, a, act_func::exp);
+    kb.store(out, kb.view(out, 0, 128, 4, 4), b);   // q0 transfer 1, from the Scalar engine
+    kb.load(c, t[0], kb.view(t[0], 0, 128, 4, 4));  // q0 transfer 2, from the Sync engine
+    const program p = kb.finish();
+    const auto& sp = stream(p, engine_kind::sp);
+    ASSERT_EQ(sp.size(), 2u);
+    EXPECT_EQ(sp[1].waits, (wait_list{{semaphore_of_queue(0), 1}}));
+    EXPECT_TRUE(find_races(p).empty());
+}
+
 TEST(KernelBuilder, ReadAfterWriteThroughHbm) {
     kernel_builder kb(options(kernel_style::isa));
     const hbm_tensor o = kb.output("o", 128 * 4, dtype::float32);  // queue 0

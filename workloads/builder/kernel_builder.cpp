@@ -281,10 +281,11 @@ void kernel_builder::absorb(std::vector<access_rec>& into, const std::vector<acc
 
 void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
-                           const touch& write, bool in_order_writes) {
+                           const touch& write, bool in_order_writes, const sem_wait* also) {
     const touch* reads_end = reads + read_count;
     std::vector<sem_wait>& need = m_need;
     need.clear();
+    if (also) require(need, *also);
     for (const touch* r = reads; r != reads_end; ++r)
         for (const auto& w : m_deps[r->dep].writers)
             if (w.where.overlaps(r->where)) require(need, w.done);
@@ -374,9 +375,15 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     ins.queue = static_cast<std::uint16_t>(q);
     const touch tensor{m_tensor_dep[t.id], region{}},
         buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
-    issue(trigger, std::move(ins), semaphore_of_queue(q),
-          static_cast<std::uint32_t>(m_prog.queues[q].size()), is_load ? &tensor : &buf, 1,
-          is_load ? buf : tensor);
+    const auto n = static_cast<std::uint32_t>(m_prog.queues[q].size());
+    // A doorbell starts the queue's next transfer, whoever rings it: when the previous transfer
+    // is the other engine's, this trigger first waits for it to complete (so it has started).
+    if (m_queue_trigger.size() <= q) m_queue_trigger.resize(q + 1, engine_kind::sp);
+    const bool other = n > 1 && m_queue_trigger[q] != trigger;
+    m_queue_trigger[q] = trigger;
+    const sem_wait previous{semaphore_of_queue(q), n - 1};
+    issue(trigger, std::move(ins), semaphore_of_queue(q), n, is_load ? &tensor : &buf, 1,
+          is_load ? buf : tensor, false, other ? &previous : nullptr);
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {

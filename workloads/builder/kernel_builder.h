@@ -248,10 +248,11 @@ class kernel_builder {
     // `read_count` regions at `reads` and writes `write`, and signals `done` reaching
     // `done_value` when complete; it waits only for accesses whose regions overlap its own.
     // `in_order_writes`: the issuer's own earlier writes to `write` are ordered by the hardware
-    // (PSUM accumulation), so no wait on its own semaphore is needed for them.
+    // (PSUM accumulation), so no wait on its own semaphore is needed for them. `also`: one more
+    // wait the instruction needs.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
                const touch* reads, std::size_t read_count, const touch& write,
-               bool in_order_writes = false);
+               bool in_order_writes = false, const sem_wait* also = nullptr);
     void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
                    const tile& dst, bool in_order_writes = false);
     std::size_t queue_for(const hbm_tensor& t);
@@ -264,6 +265,7 @@ class kernel_builder {
     builder_options m_opt;
     cost_table m_costs;
     std::array<double, engine_count> m_estimated_ns{};
+    std::vector<engine_kind> m_queue_trigger;  // per DMA queue: who rang for its last transfer
     program m_prog;
     std::uint64_t m_grown = 0;  // instructions and transfers issued
     void grew();

@@ -88,6 +88,10 @@ class FunctionalEquality(unittest.TestCase):
         ok = x > 1e-3  # the model's inputs are uniform in [0, 1): log and rsqrt away from 0
         for name, got, want in zip(nki_ops_test.UNARY, outs, nki_ops_test.unary_reference(x)):
             np.testing.assert_allclose(got[ok], want[ok], rtol=2e-6, atol=1e-7, err_msg=name)
+    def test_a_hoisted_transpose_survives_until_its_matmul_is_emitted(self):
+        x, outs = model_run(nki_ops_test.matmuls_kept_for_later, (128, 128), 1)
+        np.testing.assert_allclose(outs[0], 4 * x @ x, rtol=1e-5)
+
     def test_scans_as_the_engines_compute(self):
         x, outs = model_run(nki_ops_test.scans, (128, 24), 2)
         want = nki_ops_test.scans_reference(x)

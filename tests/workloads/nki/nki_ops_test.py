@@ -264,7 +264,52 @@ def interleaved_blocks(w):
     return out
 
 
+@nki.jit
+def matmuls_kept_for_later(x):
+    """x @ x.T... rather: p1 = t0 @ x and p2 = t1 @ x with t1 = 3 t0, both matmuls kept
+    unemitted while the second transposes (the hoisted transpose of t0 must survive); out =
+    p1 + p2 = 4 t0 @ x. x: [128, 128]."""
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.sbuf)
+    t[0] = nl.load(x)
+    t[1] = nl.multiply(t[0], 3.0)
+    y = nl.load(x)
+    p1 = nl.matmul(t[0], y)
+    p2 = nl.matmul(t[1], y)
+    nl.store(out, value=nl.add(nl.copy(p1), nl.copy(p2)))
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_multi_run_parts_only_as_dma_sides(self):
+        (w,) = s.random_inputs((128, 4, 8))
+
+        @nki.jit
+        def masked_copy(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            i_p, i_a, i_c = nl.mgrid[0:128, 0:4, 0:8]
+            nl.store(out, value=nl.copy(nl.load(a), mask=(i_a < 2) & (i_c < 4)))
+            return out
+
+        @nki.jit
+        def add_into_runs(a):
+            t = nl.ndarray((128, 4, 2, 8), dtype=a.dtype, buffer=nl.sbuf)
+            t[:, :, 0, :] = nl.load(a)
+            t[:, :, 0, :] += 1.0
+            return a
+
+        @nki.jit
+        def broadcast_into_runs(a):
+            t = nl.ndarray((128, 4, 2, 8), dtype=a.dtype, buffer=nl.sbuf)
+            t[:, :, 0, :] = nl.broadcast_to(a[0:1, :, :], (128, 4, 8))
+            return a
+
+        for kernel in (masked_copy, add_into_runs):
+            with self.assertRaisesRegex(Exception, 'one run of evenly spaced elements'):
+                kernel(w)
+        with self.assertRaisesRegex(Exception, 'a broadcast load into a tile part of several'):
+            broadcast_into_runs(w)
 
     def test_dma_of_a_tile_part_in_several_runs(self):
         (w,) = s.random_inputs((128, 6, 9))

@@ -698,7 +698,10 @@ class Tile(_Typed):
             v = v.reshape(self.arr.shape)
         write_values(self.arr, self.dtype_name, v)
 
-    def view(self, idx, site, api='tile indexing'):
+    def view(self, idx, site, api='tile indexing', runs=False):
+        """The part of this tile `idx` selects. `runs`: a part of several runs may be returned
+        (a TileRuns, for the SBUF side of a DMA; the kernel's own indexing), else it is an
+        error."""
         if idx is Ellipsis:
             return self
         comps = _normalise(self.shape, idx, api, site)
@@ -726,7 +729,7 @@ class Tile(_Typed):
                 step, count = s * c.step, c.size
             elif s * c.step == step * count:
                 count *= c.size
-            elif self.space == 'sbuf':
+            elif runs and self.space == 'sbuf':
                 return TileRuns(self, [pc] + list(free), d + 1, site)
             else:
                 raise unsupported(api, RUNS_ONLY, site)
@@ -748,12 +751,12 @@ class Tile(_Typed):
                 other.shape == self.shape)
 
     def __getitem__(self, idx):
-        return self.view(idx, user_site())
+        return self.view(idx, user_site(), runs=True)
 
     def __setitem__(self, idx, value):
         from . import _ops
         site = user_site()
-        dst = self.view(idx, site)
+        dst = self.view(idx, site, runs=True)
         _ops.assign(dst, value, site)
 
     def __iadd__(self, value):
@@ -840,6 +843,12 @@ class TileRuns:
     @property
     def dtype(self):
         return dtype_object(self.dtype_name)
+
+    def _unsupported(self, *args, **kwargs):
+        raise unsupported('tile indexing', RUNS_ONLY, self.site)
+
+    __getitem__ = __setitem__ = __iadd__ = __add__ = __radd__ = __sub__ = __rsub__ = \
+        __mul__ = __rmul__ = __truediv__ = reshape = broadcast_to = _unsupported
 
 
 class TileBlocks(_Typed):

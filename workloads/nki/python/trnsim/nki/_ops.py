@@ -69,12 +69,12 @@ class Pending:
         return self.result
 
     def __getitem__(self, idx):
-        return self.materialize().view(idx, _core.user_site())
+        return self.materialize().view(idx, _core.user_site(), runs=True)
 
     def __setitem__(self, idx, value):
         t = self.materialize()
         site = _core.user_site()
-        assign(t.view(idx, site), value, site)
+        assign(t.view(idx, site, runs=True), value, site)
 
     def reshape(self, *shape):
         return self.materialize().reshape(*shape)
@@ -253,6 +253,8 @@ def load(api, site, src, dtype=None, mask=None):
 def _runs_of(runs, access, api, site):
     """(SBUF run, the HBM access it pairs with) for a DMA between a multi-run tile part and an
     HBM access of the same shape."""
+    if isinstance(access, _core._BroadcastAccess):
+        raise _core.unsupported(api, 'a broadcast load into a tile part of several runs', site)
     if access is None or tuple(access.shape) != runs.shape:
         raise _core.unsupported(api, _core.RUNS_ONLY + f' of the same shape as its HBM side '
                                 f'(tile part {runs.shape})', site)

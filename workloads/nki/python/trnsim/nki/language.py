@@ -345,7 +345,11 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     site = user_site()
     _no_mask('nl.matmul', mask, site)
     if not transpose_x:
-        x = _transposed('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
+        x, entry = _transposed('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
+        product = _ops.matmul('nl.matmul', site, x, y)
+        if entry is not None:  # the hoisted tile must hold x.T until this matmul is emitted
+            entry['readers'] = [r for r in entry['readers'] if r.result is None] + [product]
+        return product
     return _ops.matmul('nl.matmul', site, x, y)
 
 
@@ -356,30 +360,37 @@ HOISTED_SHARE = 0.25
 
 
 def _transposed(api, site, x):
-    """x transposed into SBUF for a matmul's stationary operand. In an nl kernel each part of
-    a tile is transposed once while it is unchanged, into a tile of its own (the compiler
-    hoists loop-invariant work); an isa kernel transposes at every call, as written."""
+    """(x transposed into SBUF for a matmul's stationary operand, its hoisting entry or None).
+    In an nl kernel each part of a tile is transposed once while it is unchanged, into a tile
+    of its own (the compiler hoists loop-invariant work); an isa kernel transposes at every
+    call, as written. A changed x is transposed again into the same tile, or into another one
+    while a matmul of the old transpose is not emitted yet (p = nl.matmul(...) kept for
+    later)."""
     ctx = _core.context(api)
     root = x.root
     if ctx.style != 'nl' or root.decl is None or root.decl.alloc is not None:
-        return _ops.copy(api, site, _ops.transpose(api, site, x), dtype=x.dtype_name)
+        return _ops.copy(api, site, _ops.transpose(api, site, x), dtype=x.dtype_name), None
     key = (id(root.decl), x.pabs, x.fabs, x.fstep, x.shape)
-    hit = ctx.transposed.get(key)
-    if hit is not None:
-        held_root, version, tile, instance = hit
-        if held_root is root and version == root.version and tile.decl.instances == instance:
-            return tile
+    entry = ctx.transposed.get(key)
+    if entry is not None and entry['root'] is root and entry['version'] == root.version and \
+            entry['tile'].decl.instances == entry['instance']:
+        return entry['tile'], entry
     flipped = _ops.transpose(api, site, x)
     row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
-    if hit is None:
+    slot = 0 if entry is None else entry['slot']
+    if entry is not None and any(r.result is None for r in entry['readers']):
+        slot += 1  # the current tile is still to be read: a tile of its own
+    if entry is None or slot != entry['slot']:
         if ctx.hoisted_bytes + row_bytes > HOISTED_SHARE * ctx.sbuf_bytes:
-            return _ops.copy(api, site, flipped, dtype=x.dtype_name)
+            return _ops.copy(api, site, flipped, dtype=x.dtype_name), None
         ctx.hoisted_bytes += row_bytes
     tile = _core.declare(ctx, api, site, flipped.shape, x.dtype_name, 'sbuf',
-                         name=f'{root.decl.label}.T', identity=key)
+                         name=f'{root.decl.label}.T', identity=(key, slot))
     _ops.emit_into(_ops.copy(api, site, flipped, dtype=x.dtype_name), tile, False, site)
-    ctx.transposed[key] = (root, root.version, tile, tile.decl.instances)
-    return tile
+    entry = {'root': root, 'version': root.version, 'tile': tile,
+             'instance': tile.decl.instances, 'slot': slot, 'readers': []}
+    ctx.transposed[key] = entry
+    return tile, entry
 
 
 def shared_constant(constant, dtype=None, **kwargs):
