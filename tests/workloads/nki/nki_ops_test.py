@@ -266,9 +266,9 @@ def interleaved_blocks(w):
 
 @nki.jit
 def matmuls_kept_for_later(x):
-    """x @ x.T... rather: p1 = t0 @ x and p2 = t1 @ x with t1 = 3 t0, both matmuls kept
-    unemitted while the second transposes (the hoisted transpose of t0 must survive); out =
-    p1 + p2 = 4 t0 @ x. x: [128, 128]."""
+    """p1 = t0 @ x and p2 = t1 @ x with t0 = x and t1 = 3 t0 (blocks of one declaration), both
+    matmuls kept unemitted while the second transposes its x: the hoisted transpose of t0 must
+    survive. out = p1 + p2 = 4 x @ x; x: [128, 128]."""
     out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
     t = nl.ndarray((2, nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.sbuf)
     t[0] = nl.load(x)
