@@ -823,8 +823,8 @@ class TileRuns:
 
     def __init__(self, tile, comps, split, site):
         self.tile, self.site = tile, site
-        self.shape = (comps[0].size,) + tuple(c.size for c in comps[1:]
-                                             if isinstance(c, IndexRange))
+        self.shape = (comps[0].size,) + tuple(
+            c.size for c in comps[1:] if isinstance(c, IndexRange))
         self.dtype_name, self.space = tile.dtype_name, tile.space
         # Dimensions up to `split` (of comps) are walked, the rest is one run per walk.
         walked = [d for d in range(1, split + 1) if isinstance(comps[d], IndexRange)]
