@@ -36,6 +36,13 @@ void kernel_builder::declare_params(param_registry& r) {
            "calibrated: bracketed by W7 (8x8 nest of 128x128 transposes, overlapped on "
            "hardware) and W3 (100 iterations, serial): any value in [8, 99] fits them",
            1, 1e9});
+    r.add({"compiler.hoist_sbuf_share", param_kind::real, "0.25",
+           "share of an SBUF partition the compiler may give the transposes it hoists out of "
+           "loops (nl.matmul without transpose_x, style=nl); past it, x is transposed at every "
+           "call",
+           "model choice: a bound, so that no kernel runs out of SBUF for tiles it did not "
+           "declare (the public conv2d of docs/results.md needs 0.05 in fp16, 0.09 in fp32)",
+           0, 1});
 }
 
 builder_options kernel_builder::options(const config& cfg, const program_limits& limits,
@@ -56,6 +63,7 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.act_clock_ghz = cfg.frequency_ghz("core.act.clock");
     o.pool_clock_ghz = cfg.frequency_ghz("core.pool.clock");
     o.trigger_ns = cfg.time_ns("core.dma.trigger_time");
+    o.hoist_sbuf_share = cfg.real("compiler.hoist_sbuf_share");
     return o;
 }
 

@@ -34,6 +34,8 @@ struct builder_options {
     double min_ii = 64;
     double dve_clock_ghz = 1.12, act_clock_ghz = 1.4, pool_clock_ghz = 1.4;
     double trigger_ns = 9;  // a DMA trigger's engine time
+    // SBUF share for the transposes the compiler hoists (the NKI frontend's nl.matmul).
+    double hoist_sbuf_share = 0.25;
 };
 
 struct hbm_tensor {

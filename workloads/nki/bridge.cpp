@@ -48,6 +48,7 @@ class platform {
     trn::program_limits limits() const { return m_core->limits(); }
     std::int64_t integer(const std::string& key) const { return m_cfg.integer(key); }
     std::uint64_t size(const std::string& key) const { return m_cfg.size(key); }
+    double real(const std::string& key) const { return m_cfg.real(key); }
 
     trn::kernel_builder builder(trn::kernel_style style) const {
         return trn::kernel_builder(trn::kernel_builder::options(m_cfg, m_core->limits(), style));
@@ -254,6 +255,7 @@ PYBIND11_MODULE(_trnsim, m) {
              [](const platform& p) { return p.limits().psum_partition_bytes; })
         .def("integer", &platform::integer)
         .def("size", &platform::size)
+        .def("real", &platform::real)
         .def("builder", &platform::builder)
         .def("build_workload", &platform::build_workload)
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",

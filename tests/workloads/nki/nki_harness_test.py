@@ -81,6 +81,38 @@ class Harness(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("config 'no_such_config' not found", r.stderr)
 
+    def test_hoisting_has_a_configured_sbuf_share(self):
+        script = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def four_matmuls(x, y):
+    out = nl.ndarray((4, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    xt, yt = nl.load(x), nl.load(y)
+    for i in nl.affine_range(4):
+        acc = nl.zeros((128, 128), nl.float32, buffer=nl.psum)
+        acc += nl.matmul(xt, yt)
+        nl.store(out[i], value=nl.copy(acc))
+    return out
+
+x = np.ones((128, 128), np.float32)
+nki.benchmark(warmup=1, iters=1)(four_matmuls)(x, x)
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'four.py')
+            with open(path, 'w') as f:
+                f.write(script)
+            counts = []
+            for share in ('0.25', '0'):
+                stats = os.path.join(tmp, f'{share}.json')
+                run('--config', 'trn1', '--set', f'compiler.hoist_sbuf_share={share}',
+                    '--stats-out', stats, path)
+                with open(stats) as f:
+                    counts.append(json.load(f)['engines']['pe']['opcodes']['transpose']['count'])
+        self.assertEqual(counts, [1, 4])  # hoisted once; with no SBUF for it, at every call
+
 
 if __name__ == '__main__':
     unittest.main()

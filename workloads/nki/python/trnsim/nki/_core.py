@@ -192,6 +192,7 @@ class Context:
         # view -> (x's root, its version, the transposed tile, its declaration's instance)
         self.transposed = {}
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
+        self.hoist_share = platform.real('compiler.hoist_sbuf_share')  # ... at most this share
 
     def hbm_name(self, wanted):
         name, n = wanted, 1

@@ -353,12 +353,6 @@ def matmul(x, y, transpose_x=False, mask=None, **kwargs):
     return _ops.matmul('nl.matmul', site, x, y)
 
 
-# SBUF (per partition) the hoisted transposes of nl.matmul may take, as a share of a partition:
-# past it, x is transposed at every call (a model choice, so that no kernel runs out of SBUF
-# for tiles it did not declare).
-HOISTED_SHARE = 0.25
-
-
 def _transposed(api, site, x):
     """(x transposed into SBUF for a matmul's stationary operand, its hoisting entry or None).
     In an nl kernel each part of a tile is transposed once while it is unchanged, into a tile
@@ -381,7 +375,7 @@ def _transposed(api, site, x):
     if entry is not None and any(r.result is None for r in entry['readers']):
         slot += 1  # the current tile is still to be read: a tile of its own
     if entry is None or slot != entry['slot']:
-        if ctx.hoisted_bytes + row_bytes > HOISTED_SHARE * ctx.sbuf_bytes:
+        if ctx.hoisted_bytes + row_bytes > ctx.hoist_share * ctx.sbuf_bytes:
             return _ops.copy(api, site, flipped, dtype=x.dtype_name), None
         ctx.hoisted_bytes += row_bytes
     tile = _core.declare(ctx, api, site, flipped.shape, x.dtype_name, 'sbuf',
