@@ -81,6 +81,33 @@ class Harness(unittest.TestCase):
         self.assertNotEqual(r.returncode, 0)
         self.assertIn("config 'no_such_config' not found", r.stderr)
 
+    def test_a_bad_kernel_is_one_line_naming_its_line_and_status_2(self):
+        script = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def too_tall(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a)
+    nl.store(out, value=t)
+    return out
+
+nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'tall.py')
+            with open(path, 'w') as f:
+                f.write(script)
+            r = run('--config', 'trn1', path, check=False)
+            self.assertEqual(r.returncode, 2)
+            self.assertEqual(r.stderr.strip(), f'scripts/nki: error: {path}:9: nl.load: number of '
+                             'partitions 256 exceeds the architecture limit of 128')
+            r = run('--config', 'trn1', os.path.join(tmp, 'missing.py'), check=False)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn('no such script', r.stderr)
+
     def test_hoisting_has_a_configured_sbuf_share(self):
         script = """
 import numpy as np

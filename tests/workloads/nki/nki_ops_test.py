@@ -282,6 +282,16 @@ def matmuls_kept_for_later(x):
 
 class EveryOperation(unittest.TestCase):
 
+    def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
+        @nki.jit
+        def scalar_copy(a):
+            return nisa.tensor_copy(nl.load(a), engine=nisa.scalar_engine)
+
+        # this test runs on trn1 (NeuronCore-v2); nisa.activation(op=nl.copy) is the way there
+        with self.assertRaisesRegex(Exception, r'nki_ops_test.py:\d+: nisa.tensor_copy: '
+                                    'tensor_copy does not run on the Scalar engine'):
+            scalar_copy(np.zeros((128, 4), np.float32))
+
     def test_multi_run_parts_only_as_dma_sides(self):
         (w,) = s.random_inputs((128, 4, 8))
 

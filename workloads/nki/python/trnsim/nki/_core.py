@@ -193,6 +193,7 @@ class Context:
         self.transposed = {}
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.hoist_share = platform.real('compiler.hoist_sbuf_share')  # ... at most this share
+        self.isa_version = platform.integer('core.isa_version')
 
     def hbm_name(self, wanted):
         name, n = wanted, 1

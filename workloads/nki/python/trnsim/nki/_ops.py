@@ -496,6 +496,10 @@ def iota(api, site, shape, offset, partition_step, dtype):
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
+    ctx = context(api)
+    if engine == 'act' and ctx.isa_version < 3:
+        raise KernelError(api, 'tensor_copy does not run on the Scalar engine of NeuronCore-v2: '
+                          'use nisa.activation with op=nl.copy', site)
     A = operand(a, api, site)
     full = A.shape
     region = _core.mask_region(mask, full, api, site)

@@ -1,0 +1,32 @@
+"""Runs an NKI script as `python3 SCRIPT [ARGS...]` would (scripts/nki): an error in a kernel or
+in the configuration ends the run with one line naming the kernel's file:line (or the config
+key) and exit status 2, not a traceback. Other exceptions are the script's own and print as
+usual."""
+
+import os
+import runpy
+import sys
+
+
+def main():
+    if len(sys.argv) < 2:
+        print('usage: python3 -m trnsim.nki.run SCRIPT.py [ARGS...]', file=sys.stderr)
+        return 2
+    script = sys.argv[1]
+    if not os.path.isfile(script):
+        print(f'scripts/nki: error: no such script: {script}', file=sys.stderr)
+        return 2
+    sys.argv = sys.argv[1:]
+    sys.path[0] = os.path.dirname(os.path.abspath(script))
+    from trnsim.nki import _core
+    try:
+        runpy.run_path(script, run_name='__main__')
+    except (_core.KernelError, _core.native.UserError) as e:
+        sys.stdout.flush()
+        print(f'scripts/nki: error: {e}', file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
