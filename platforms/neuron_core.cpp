@@ -332,22 +332,22 @@ void neuron_core::report(stats_tree& s) const {
           "accesses to a page not open in its bank");
     s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel");
     // Each channel, DMA engine and queue: busy time, and what made it wait.
+    const auto port_stats = [&](const std::string& k, const busy_port& port, const char* busy,
+                                const char* queued) {
+        s.add(k + ".busy_ns", in_ns(port.busy_total()), "ns", busy);
+        s.add(k + ".queued_ns", in_ns(port.wait_total()), "ns", queued);
+    };
     for (std::size_t i = 0; i < m_hbm.size(); ++i) {
         const auto& c = *m_hbm[i];
         const std::string k = "hbm.channels.c" + std::to_string(i);
-        s.add(k + ".busy_ns", in_ns(c.port().busy_total()), "ns", "time serving accesses");
-        s.add(k + ".queued_ns", in_ns(c.port().wait_total()), "ns",
-              "accesses' time waiting for the channel (summed over accesses)");
+        port_stats(k, c.port(), "time serving accesses",
+                   "accesses' time waiting for the channel (summed over accesses)");
         s.add(k + ".activation_bound_ns", c.activation_bound_ns(), "ns",
               "service time set by page activations rather than bandwidth");
     }
-    for (std::size_t i = 0; i < m_dma_engines.size(); ++i) {
-        const auto& e = *m_dma_engines[i];
-        const std::string k = "dma.engines.e" + std::to_string(i);
-        s.add(k + ".busy_ns", in_ns(e.port().busy_total()), "ns", "time moving rows");
-        s.add(k + ".queued_ns", in_ns(e.port().wait_total()), "ns",
-              "chunks' time waiting for the engine (summed over chunks)");
-    }
+    for (std::size_t i = 0; i < m_dma_engines.size(); ++i)
+        port_stats("dma.engines.e" + std::to_string(i), m_dma_engines[i]->port(),
+                   "time moving rows", "chunks' time waiting for the engine (summed over chunks)");
     for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queues.size();
          ++q) {
         const std::string k = "dma.queues.q" + std::to_string(q);

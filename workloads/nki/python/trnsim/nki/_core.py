@@ -189,7 +189,7 @@ class Context:
         self.sbuf_mem = None
         self.ops = 0
         # nl.matmul's transposes of its x, hoisted (language._transposed): x's declaration and
-        # view -> (x's root, its version, the transposed tile, its declaration's instance)
+        # view -> x's root and version, the transposed tile, its slot and pending readers
         self.transposed = {}
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.hoist_share = platform.real('compiler.hoist_sbuf_share')  # ... at most this share

@@ -366,8 +366,7 @@ def _transposed(api, site, x):
         return _ops.copy(api, site, _ops.transpose(api, site, x), dtype=x.dtype_name), None
     key = (id(root.decl), x.pabs, x.fabs, x.fstep, x.shape)
     entry = ctx.transposed.get(key)
-    if entry is not None and entry['root'] is root and entry['version'] == root.version and \
-            entry['tile'].decl.instances == entry['instance']:
+    if entry is not None and entry['root'] is root and entry['version'] == root.version:
         return entry['tile'], entry
     flipped = _ops.transpose(api, site, x)
     row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
@@ -381,8 +380,7 @@ def _transposed(api, site, x):
     tile = _core.declare(ctx, api, site, flipped.shape, x.dtype_name, 'sbuf',
                          name=f'{root.decl.label}.T', identity=(key, slot))
     _ops.emit_into(_ops.copy(api, site, flipped, dtype=x.dtype_name), tile, False, site)
-    entry = {'root': root, 'version': root.version, 'tile': tile,
-             'instance': tile.decl.instances, 'slot': slot, 'readers': []}
+    entry = {'root': root, 'version': root.version, 'tile': tile, 'slot': slot, 'readers': []}
     ctx.transposed[key] = entry
     return tile, entry
 
