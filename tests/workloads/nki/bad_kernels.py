@@ -81,6 +81,12 @@ def unknown_api(a):
 
 
 @nki.jit
+def unknown_attribute(a):
+    t = nl.load(a[0:a.strides[0]])  # ERROR: attribute
+    return a
+
+
+@nki.jit
 def store_from_psum(a):
     out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
     nl.store(out, value=nl.transpose(nl.load(a)))  # ERROR: psum_dma

@@ -79,8 +79,14 @@ class DocumentedErrors(unittest.TestCase):
                     bad.takes_bytes, np.zeros((128, 4), np.uint8))
 
     def test_unsupported_api(self):
-        self.expect('unknown', 'nki.language.softmax is not supported', bad.unknown_api,
+        self.expect('unknown', 'nki.language.softmax: not supported', bad.unknown_api,
                     np.zeros((128, 4), np.float32), error=AttributeError)
+
+    def test_unknown_attribute_of_a_tensor(self):
+        # a kernel error at the kernel's line, and still an AttributeError for hasattr()
+        self.expect('attribute', '.strides: an HBM tensor has no such attribute',
+                    bad.unknown_attribute, np.zeros((128, 4), np.float32), error=AttributeError)
+        self.expect('attribute', '.strides', bad.unknown_attribute, np.zeros((128, 4), np.float32))
 
 
 if __name__ == '__main__':

@@ -282,6 +282,19 @@ def matmuls_kept_for_later(x):
 
 class EveryOperation(unittest.TestCase):
 
+    def test_tensor_attributes(self):
+        # the documented nki.tensor attributes: dtype, shape, ndim and itemsize (bytes)
+        @nki.jit
+        def sized(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            assert (a.ndim, a.itemsize, t.ndim, t.itemsize) == (2, 2, 2, 2)
+            nl.store(out, value=nl.multiply(t, float(a.itemsize * a.ndim)))
+            return out
+
+        a = np.ones((128, 4), np.float16)
+        np.testing.assert_array_equal(sized(a), 4 * a)
+
     def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
         @nki.jit
         def scalar_copy(a):

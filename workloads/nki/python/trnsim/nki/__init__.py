@@ -45,3 +45,8 @@ def benchmark(kernel=None, **options):
     if kernel is None:
         return lambda k: BenchmarkKernel(k, **options)
     return BenchmarkKernel(kernel, **options)
+
+
+def __getattr__(name):
+    from . import _core
+    _core.missing('', name)

@@ -63,14 +63,37 @@ def unsupported(api, what=None, site=None):
     return KernelError(api, what + ' (docs/nki.md lists what is supported)', site)
 
 
+class UnsupportedAttribute(KernelError, AttributeError):
+    """An attribute the frontend does not have: a kernel error (scripts/nki reports it in one
+    line), and an AttributeError, so that hasattr() and getattr(x, name, default) still work."""
+
+
 def missing(module, name):
     """The module __getattr__ of nki.language, nki.isa and nki.compiler: an API the frontend
     does not have, named with the kernel's file:line."""
     if name.startswith('__'):
         raise AttributeError(name)
-    site = user_site()
-    raise AttributeError(f'{site[0]}:{site[1]}: nki.{module}.{name} is not supported by trnsim '
-                         'yet (docs/nki.md lists what is supported)')
+    api = f'nki.{module}.{name}' if module else f'nki.{name}'
+    raise UnsupportedAttribute(api, 'not supported by trnsim yet '
+                               '(docs/nki.md lists what is supported)')
+
+
+_KIND_NAMES = {'HbmTensor': 'an HBM tensor', 'HbmAccess': 'a part of an HBM tensor',
+               '_BroadcastAccess': 'a broadcast HBM operand', 'Tile': 'a tile',
+               'TileBlocks': 'a tile', 'Pending': 'a tile', 'TileRuns': 'a tile part',
+               'IndexRange': 'an index', 'IndexExpr': 'an index expression'}
+
+
+class _UserFacing:
+    """A frontend object a kernel holds: an attribute it lacks is a kernel error at the kernel's
+    line rather than a traceback from inside the frontend (private names stay plain misses)."""
+
+    def __getattr__(self, name):
+        if name.startswith('_'):
+            raise AttributeError(name)
+        kind = _KIND_NAMES.get(type(self).__name__, 'this object')
+        raise UnsupportedAttribute(f'.{name}', f'{kind} has no such attribute in trnsim '
+                                   '(docs/nki.md lists what is supported)')
 
 
 class _State:
@@ -256,7 +279,7 @@ def dtype_object(name):
 # ---------------------------------------------------------------------------------------------
 # Index patterns
 
-class IndexRange:
+class IndexRange(_UserFacing):
     """An affine index start + step * i, i < size, on tile axis `axis` (None: in order)."""
 
     __slots__ = ('start', 'size', 'step', 'axis')
@@ -319,7 +342,7 @@ class IndexRange:
         return self._with(axis=axes[0])
 
 
-class IndexExpr:
+class IndexExpr(_UserFacing):
     """An affine expression of indices on several tile axes, const + sum of coef * k_axis with
     k_axis < size: what nisa.iota takes (`i_p * 512 + i_f`). Not an index of a tensor."""
 
@@ -463,8 +486,9 @@ class DynSlice:
 # ---------------------------------------------------------------------------------------------
 # HBM tensors
 
-class _Typed:
-    """What tensors and tiles answer alike: .dtype (as kernels compare it) and .ndim."""
+class _Typed(_UserFacing):
+    """What tensors and tiles answer alike: .dtype (as kernels compare it), .ndim and .itemsize
+    (bytes per element), as the documented nki.tensor attributes."""
 
     @property
     def dtype(self):
@@ -473,6 +497,10 @@ class _Typed:
     @property
     def ndim(self):
         return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return _dtypes.SIZES[self.dtype_name]
 
 
 class HbmTensor(_Typed):
@@ -509,7 +537,7 @@ class HbmTensor(_Typed):
                           'nisa.dma_copy')
 
 
-class HbmAccess:
+class HbmAccess(_UserFacing):
     """Part of an HBM tensor as one DMA operand: rows (the partition dimension, any row stride)
     of contiguous elements."""
 
@@ -818,7 +846,7 @@ RUNS_ONLY = ('access pattern not supported yet (a tile part must be one run of e
              'elements in the free dimensions, except as the SBUF side of a DMA)')
 
 
-class TileRuns:
+class TileRuns(_UserFacing):
     """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
     [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
     per run (the same bytes and descriptors; dma_transfers counts each)."""

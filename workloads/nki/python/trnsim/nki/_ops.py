@@ -39,7 +39,7 @@ ACT = {'identity': (_F.identity, lambda x: x),
        'log': (_F.log, np.log)}
 
 
-class Pending:
+class Pending(_core._Typed):
     """An operation's result not yet placed: emitted into the tile it is assigned to, or into a
     tile of its own (declared at the operation's line) when it is used as an operand."""
 
@@ -54,10 +54,6 @@ class Pending:
         # The declarations of the operands: used when the result is emitted, which may be later.
         ctx = _core._State.current
         self.uses, ctx.operands = ctx.operands, []
-
-    @property
-    def dtype(self):
-        return _core.dtype_object(self.dtype_name)
 
     def materialize(self):
         if self.result is None:
