@@ -111,6 +111,14 @@ nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
             self.assertEqual(r.returncode, 2)
             self.assertEqual(r.stderr.strip(), f'scripts/nki: error: {path}:8: nki.hbm_buffer: '
                              'not supported by trnsim yet (docs/nki.md lists what is supported)')
+            # a keyword the API does not take is not ignored: the same one line
+            with open(path, 'w') as f:
+                f.write(script.replace('nl.load(a)', 'nl.load(a, mask_=None)'))
+            r = run('--config', 'trn1', path, check=False)
+            self.assertEqual(r.returncode, 2)
+            self.assertEqual(r.stderr.strip(), f"scripts/nki: error: {path}:9: nl.load: got an "
+                             "unexpected keyword argument 'mask_' (docs/nki.md lists what is "
+                             "supported)")
             r = run('--config', 'trn1', os.path.join(tmp, 'missing.py'), check=False)
             self.assertEqual(r.returncode, 2)
             self.assertIn('no such script', r.stderr)

@@ -16,12 +16,12 @@ def skip_middle_end_transformations(kernel):
     return kernel
 
 
-def enable_stack_allocator(kernel=None, **kwargs):
+def enable_stack_allocator(kernel=None):
     """Accepted and ignored: trnsim's builder allocates the same way either way."""
     return kernel if kernel is not None else (lambda k: k)
 
 
-def force_auto_alloc(kernel=None, **kwargs):
+def force_auto_alloc(kernel=None):
     """Accepted and ignored (tiles without direct allocation are allocated by the builder)."""
     return kernel if kernel is not None else (lambda k: k)
 

@@ -99,17 +99,17 @@ class _Loop:
                 ctx.levels.pop()
 
 
-def affine_range(*args, **kwargs):
+def affine_range(*args):
     """Iterations without loop-carried dependencies (the builder may overlap them)."""
     return _Loop('affine', args)
 
 
-def sequential_range(*args, **kwargs):
+def sequential_range(*args):
     """Iterations with a loop-carried dependency, in order."""
     return _Loop('sequential', args)
 
 
-def static_range(*args, **kwargs):
+def static_range(*args):
     """A loop unrolled when the kernel is traced."""
     return _Loop('static', args)
 
@@ -196,17 +196,17 @@ def _tensor(api, shape, dtype, buffer, name, zero):
     return t
 
 
-def ndarray(shape, dtype, buffer=None, name='', **kwargs):
+def ndarray(shape, dtype, buffer=None, name=''):
     """An uninitialised tensor: a tile (or tiles) in SBUF/PSUM, or a tensor in HBM."""
     return _tensor('nl.ndarray', shape, dtype, buffer, name, False)
 
 
-def zeros(shape, dtype, buffer=None, name='', **kwargs):
+def zeros(shape, dtype, buffer=None, name=''):
     """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it."""
     return _tensor('nl.zeros', shape, dtype, buffer, name, True)
 
 
-def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
+def full(shape, fill_value, dtype, buffer=None, name=''):
     """A tensor filled with one value (a memset)."""
     site = user_site()
     t = _tensor('nl.full', shape, dtype, buffer, name, False)
@@ -217,7 +217,7 @@ def full(shape, fill_value, dtype, buffer=None, name='', **kwargs):
     return t
 
 
-def ones(shape, dtype, buffer=None, name='', **kwargs):
+def ones(shape, dtype, buffer=None, name=''):
     return full(shape, 1.0, dtype, buffer, name)
 
 
@@ -226,11 +226,11 @@ def _no_mask(api, mask, site):
         raise unsupported(api, 'mask=', site)
 
 
-def load(src, mask=None, dtype=None, **kwargs):
+def load(src, mask=None, dtype=None):
     return _ops.load('nl.load', user_site(), src, dtype, mask)
 
 
-def store(dst, value, mask=None, **kwargs):
+def store(dst, value, mask=None):
     _ops.store('nl.store', user_site(), dst, value, mask)
 
 
@@ -238,23 +238,23 @@ def _binary(api, alu, x, y, dtype, mask):
     return _ops.tensor_tensor(api, user_site(), x, y, alu, None, dtype, mask)
 
 
-def add(x, y, dtype=None, mask=None, **kwargs):
+def add(x, y, dtype=None, mask=None):
     return _binary('nl.add', 'add', x, y, dtype, mask)
 
 
-def subtract(x, y, dtype=None, mask=None, **kwargs):
+def subtract(x, y, dtype=None, mask=None):
     return _binary('nl.subtract', 'subtract', x, y, dtype, mask)
 
 
-def multiply(x, y, dtype=None, mask=None, **kwargs):
+def multiply(x, y, dtype=None, mask=None):
     return _binary('nl.multiply', 'multiply', x, y, dtype, mask)
 
 
-def maximum(x, y, dtype=None, mask=None, **kwargs):
+def maximum(x, y, dtype=None, mask=None):
     return _binary('nl.maximum', 'max', x, y, dtype, mask)
 
 
-def minimum(x, y, dtype=None, mask=None, **kwargs):
+def minimum(x, y, dtype=None, mask=None):
     return _binary('nl.minimum', 'min', x, y, dtype, mask)
 
 
@@ -262,20 +262,20 @@ def _activation(api, func, x, dtype, mask):
     return _ops.activation(api, user_site(), func, x, 1.0, None, dtype, mask)
 
 
-def exp(x, dtype=None, mask=None, **kwargs):
+def exp(x, dtype=None, mask=None):
     return _activation('nl.exp', 'exp', x, dtype, mask)
 
 
-def relu(x, dtype=None, mask=None, **kwargs):
+def relu(x, dtype=None, mask=None):
     return _activation('nl.relu', 'relu', x, dtype, mask)
 
 
-def reciprocal(x, dtype=None, mask=None, **kwargs):
+def reciprocal(x, dtype=None, mask=None):
     return _activation('nl.reciprocal', 'reciprocal', x, dtype, mask)
 
 
 def _unary(func):
-    def op(x, dtype=None, mask=None, **kwargs):
+    def op(x, dtype=None, mask=None):
         return _activation(f'nl.{func}', func, x, dtype, mask)
     op.__name__ = func
     op.__doc__ = f'{func}(x) on the Scalar engine (an activation).'
@@ -292,12 +292,12 @@ gelu = _unary('gelu')
 log = _unary('log')
 
 
-def negative(x, dtype=None, mask=None, **kwargs):
+def negative(x, dtype=None, mask=None):
     """-x: an identity activation scaled by -1."""
     return _ops.activation('nl.negative', user_site(), 'identity', x, -1.0, None, dtype, mask)
 
 
-def copy(x, dtype=None, mask=None, **kwargs):
+def copy(x, dtype=None, mask=None):
     return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
 
 
@@ -305,19 +305,19 @@ def _reduce(api, alu, x, axis, dtype, keepdims, mask):
     return _ops.reduce(api, user_site(), x, alu, axis, keepdims, dtype, None, mask)
 
 
-def max(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001 (NKI's name)
+def max(x, axis, dtype=None, mask=None, keepdims=False):  # noqa: A001 (NKI's name)
     return _reduce('nl.max', 'max', x, axis, dtype, keepdims, mask)
 
 
-def min(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+def min(x, axis, dtype=None, mask=None, keepdims=False):  # noqa: A001
     return _reduce('nl.min', 'min', x, axis, dtype, keepdims, mask)
 
 
-def sum(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):  # noqa: A001
+def sum(x, axis, dtype=None, mask=None, keepdims=False):  # noqa: A001
     return _reduce('nl.sum', 'add', x, axis, dtype, keepdims, mask)
 
 
-def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
+def mean(x, axis, dtype=None, mask=None, keepdims=False):
     """The mean over the free axes: a sum (Vector engine) then a multiply by 1/N, two
     instructions, as the compiler lowers it."""
     site = user_site()
@@ -333,11 +333,11 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False, **kwargs):
     return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
 
 
-def transpose(x, dtype=None, mask=None, **kwargs):
+def transpose(x, dtype=None, mask=None):
     return _ops.transpose('nl.transpose', user_site(), x, mask)
 
 
-def matmul(x, y, transpose_x=False, mask=None, **kwargs):
+def matmul(x, y, transpose_x=False, mask=None):
     """x @ y into PSUM (x: [M, K], y: [K, N]), or x.T @ y when transpose_x (x: [K, M]). As
     documented, matmul(x, y) lowers to nc_matmul(transpose(x), y): a Tensor-engine transpose
     of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul. In an nl
@@ -385,7 +385,7 @@ def _transposed(api, site, x):
     return tile, entry
 
 
-def shared_constant(constant, dtype=None, **kwargs):
+def shared_constant(constant, dtype=None):
     """A tensor in HBM holding constant data (a numpy array, or a .npy file's path), as the
     compiler embeds it in the kernel: an input region of the program, its values the
     constant's (rounded to dtype)."""
@@ -410,7 +410,7 @@ def shared_constant(constant, dtype=None, **kwargs):
     return _core.new_hbm(ctx, ctx.hbm_name('constant'), arr.shape, dt, vals, True)
 
 
-def broadcast_to(src, shape, **kwargs):
+def broadcast_to(src, shape):
     """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every
     partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
     per-partition operand of an elementwise operation)."""
@@ -428,7 +428,7 @@ def broadcast_to(src, shape, **kwargs):
     raise KernelError('nl.broadcast_to', f'cannot broadcast {type(src).__name__}', site)
 
 
-def device_print(prefix, x, **kwargs):
+def device_print(prefix, x):
     """Prints a tile's values (when values are computed); records no instruction."""
     site = user_site()
     ctx = _core.context('nl.device_print')
