@@ -16,6 +16,10 @@ expect_grep "^a1 +trn1 vector_add +trn1 +latency_us" "$TMP/out" "group of a1"
 expect_grep "^t2 +transpose +trn2 " "$TMP/out" "group of t2"
 expect_grep "cv \[transpose\] trn1: fitting core.launch_overhead to 2 time points" "$TMP/err" \
     "trn1 fitted without the transpose group"
+# each fold starts from the middle of the range [1 us, 30 us], not from the config
+expect_grep "cv \[transpose\] trn1: evaluation 1/15: .*core.launch_overhead=5.47723us" \
+    "$TMP/err" "neutral start"
+expect_grep "from the middle of each range \(--cv-start neutral\)" "$TMP/out" "start named"
 python3 - "$TMP/out" <<'PY' || fail "CV errors"
 import re, sys
 text = open(sys.argv[1]).read()
@@ -35,6 +39,12 @@ expect_status 0 $? "--cv, one group per platform"
 expect_grep "cv \[trn2 vector_add\] trn2: no time points outside the group: config values" \
     "$TMP/err" "config values kept"
 expect_grep "^b1 .* ([-+][0-9.]+%) +[0-9.]+ +\1" "$TMP/out" "b1 CV error is the config error"
+
+"$cal" --cv --cv-start config --points "$TMP/p.csv" --params core.launch_overhead --max-evals 4 \
+    a1 t1 >"$TMP/out" 2>"$TMP/err"
+expect_status 0 $? "--cv --cv-start config"
+expect_grep "cv \[transpose\] trn1: evaluation 1/4: .*core.launch_overhead=15.21us" "$TMP/err" \
+    "config start"
 
 "$cal" --cv --points "$TMP/p.csv" --params core.launch_overhead --max-evals 4 --markdown a1 t1 >"$TMP/out" 2>/dev/null
 expect_status 0 $? "--cv --markdown"

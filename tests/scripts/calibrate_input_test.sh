@@ -68,7 +68,9 @@ g1,trn1,vector_add,,latency_us"
 expect_grep "nope\.csv" "$TMP/out" "missing file named"
 printf '%s\n' "$good" >"$TMP/good.csv"
 for args in "--fit --params core.dma.engines" "--fit --params no.such.key" "--write" \
-    "--max-evals 3" "--cv --max-evals 0" "--set nokey" "--fit --groups-by platform" "x9"; do
+    "--max-evals 3" "--cv --max-evals 0" "--set nokey" "--fit --groups-by platform" "x9" \
+    "--cv-start config" "--cv --cv-start middle" "--prior-weight 1" "--fit --prior-weight -1" \
+    "--fit --prior-weight nan"; do
     # shellcheck disable=SC2086
     "$cal" --points "$TMP/good.csv" $args >"$TMP/out" 2>&1
     expect_status 2 $? "bad option: $args"

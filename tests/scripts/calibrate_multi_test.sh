@@ -67,7 +67,8 @@ with open(sys.argv[1], "w") as f:
     f.write("n0,toy,toy,x=7,dma_transfers,7\n")
 PY
 run() { "$cal" --sim "$TMP/sim" --config-dir "$TMP/configs" --points "$TMP/p.csv" "$@"; }
-run --fit >"$TMP/out" 2>"$TMP/err"
+# Without the prior (--prior-weight 0) the fit recovers the truth exactly.
+run --fit --prior-weight 0 >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "fit of three parameters"
 expect_grep "^Fit toy: 5 time points \(p0, p1, p2, p3, p4\)" "$TMP/out" "time points only"
 expect_grep "^  core\.a: 20ns -> 70ns  \(range \[1ns, 1us\]: test range\)$" "$TMP/out" "a recovered"
@@ -76,13 +77,39 @@ expect_grep "^  core\.c: 0 -> 0\.2  \(range \[-0\.5, 0\.5\]" "$TMP/out" "c recov
 expect_grep "^MAPE toy: 0\.0% over 5 time points" "$TMP/out" "proposed values match"
 grep -q "core\.d" "$TMP/out" && fail "core.d is not declared fitted and must not be fitted"
 
+# With the default prior, values the points determine move by well under 1%.
+run --fit >"$TMP/out" 2>"$TMP/err"
+expect_status 0 $? "fit with the prior"
+python3 - "$TMP/out" <<'PY2' || fail "the prior moved determined values"
+import re, sys
+text = open(sys.argv[1]).read()
+# within 1% (a and b, fitted in log space) or 1% of its range (c, linear)
+for key, truth, tol in (("a", 70, 0.7), ("b", 3, 0.03), ("c", 0.2, 0.01)):
+    v = float(re.search(rf"^  core\.{key}: \S+ -> ([-0-9.e]+)", text, re.M).group(1))
+    assert abs(v - truth) <= tol, f"core.{key}: {v}, truth {truth}"
+PY2
+
+# A parameter no point depends on (b, with every y = 0) stays at the middle of its range (2),
+# not at its start (1.5).
+python3 - "$TMP/p0.csv" <<'PY2'
+import sys
+with open(sys.argv[1], "w") as f:
+    f.write("id,platform,workload,params,metric,value\n")
+    for i, x in enumerate([1, 100, 30]):
+        f.write(f"q{i},toy,toy,x={x} y=0,latency_us,{(70 * x + 600) / 1e3!r}\n")
+PY2
+"$cal" --sim "$TMP/sim" --config-dir "$TMP/configs" --points "$TMP/p0.csv" --fit \
+    >"$TMP/out" 2>"$TMP/err"
+expect_status 0 $? "fit with an undetermined parameter"
+expect_grep "^  core\.b: 1\.5 -> 2  \(range" "$TMP/out" "undetermined b at the middle of [0.5, 8]"
+
 run --fit --params core.b --max-evals 10 >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--params core.b"
 expect_grep "^  core\.b: 1\.5 -> " "$TMP/out" "b fitted alone"
 grep -qE "^  core\.(a|c):" "$TMP/out" && fail "--params core.b fitted others"
 [ "$(grep -c 'evaluation [0-9]*/10:' "$TMP/err")" -le 10 ] || fail "--max-evals 10 exceeded"
 
-run --fit --write >"$TMP/out" 2>"$TMP/err"
+run --fit --write --prior-weight 0 >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--write"
 expect_grep "^  a: 70ns          # calibrated: p0, p1, p2, p3, p4 \(per-x cost\)$" \
     "$TMP/configs/toy.yaml" "a written, comment kept after the ids"
