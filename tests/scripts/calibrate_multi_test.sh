@@ -102,6 +102,17 @@ PY2
     >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "fit with an undetermined parameter"
 expect_grep "^  core\.b: 1\.5 -> 2  \(range" "$TMP/out" "undetermined b at the middle of [0.5, 8]"
+expect_grep "^    not determined by these points .*: the prior set it$" "$TMP/out" "b said undetermined"
+[ "$(grep -c 'not determined' "$TMP/out")" -eq 1 ] || fail "only b is undetermined"
+# --write leaves it out: b keeps its value, a is written.
+cp -r "$TMP/configs" "$TMP/configs0"
+"$cal" --sim "$TMP/sim" --config-dir "$TMP/configs0" --points "$TMP/p0.csv" --fit --write \
+    >"$TMP/out" 2>"$TMP/err"
+expect_status 0 $? "--write with an undetermined parameter"
+expect_grep "^  b: 1\.5 " "$TMP/configs0/toy.yaml" "undetermined b not written"
+expect_grep "^  a: 70(\.0[0-9])?ns +# calibrated: q0, q1, q2 " "$TMP/configs0/toy.yaml" \
+    "determined a written"
+expect_grep "the prior set it; not written$" "$TMP/out" "said not written"
 
 run --fit --params core.b --max-evals 10 >"$TMP/out" 2>"$TMP/err"
 expect_status 0 $? "--params core.b"

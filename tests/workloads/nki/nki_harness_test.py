@@ -119,6 +119,24 @@ nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
             self.assertEqual(r.stderr.strip(), f"scripts/nki: error: {path}:9: nl.load: got an "
                              "unexpected keyword argument 'mask_' (docs/nki.md lists what is "
                              "supported)")
+            # so is a call of a generated API (nl.sqrt) with a keyword it does not take
+            fits = script.replace('np.ones((256, 4)', 'np.ones((128, 4)')
+            with open(path, 'w') as f:
+                f.write(fits.replace('nl.load(a)', 'nl.sqrt(nl.load(a), foo=1)'))
+            r = run('--config', 'trn1', path, check=False)
+            self.assertEqual(r.returncode, 2)
+            self.assertIn(f"{path}:9: nl.sqrt: got an unexpected keyword argument 'foo'",
+                          r.stderr)
+            # but a TypeError of the script's own functions (even one named like an API) or of
+            # numpy stays the script's: a traceback, exit status 1
+            for call in ('load()', 'np.exp()'):
+                with open(path, 'w') as f:
+                    f.write('def load(path):\n    return path\n' +
+                            fits.replace('t = nl.load(a)', f'{call}\n    t = nl.load(a)'))
+                r = run('--config', 'trn1', path, check=False)
+                self.assertEqual(r.returncode, 1, call)
+                self.assertIn('Traceback', r.stderr, call)
+                self.assertNotIn('scripts/nki: error', r.stderr, call)
             r = run('--config', 'trn1', os.path.join(tmp, 'missing.py'), check=False)
             self.assertEqual(r.returncode, 2)
             self.assertIn('no such script', r.stderr)

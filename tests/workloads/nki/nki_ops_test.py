@@ -6,6 +6,7 @@ import unittest
 import numpy as np
 
 import neuronxcc.nki as nki
+import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import nki_support as s
@@ -294,6 +295,40 @@ class EveryOperation(unittest.TestCase):
 
         a = np.ones((128, 4), np.float16)
         np.testing.assert_array_equal(sized(a), 4 * a)
+
+        @nki.jit
+        def parts(a):
+            # parts of tensors and tiles answer them too
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            assert (a[0:64, :].ndim, a[0:64, :].itemsize, t[0:64, 0:2].ndim) == (2, 4, 2)
+            nl.store(out, value=t)
+            return out
+
+        a = np.ones((128, 4), np.float32)
+        np.testing.assert_array_equal(parts(a), a)
+
+    def test_documented_keywords_that_change_nothing_are_accepted(self):
+        @ncc.enable_stack_allocator(log_level=20)
+        @nki.jit
+        def named(a):
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            nl.store(out, value=nisa.tensor_copy(t, name='copy0'))
+            return out
+
+        a = np.ones((128, 4), np.float32)
+        np.testing.assert_array_equal(named(a), a)
+
+    def test_wrong_operand_types_are_kernel_errors(self):
+        @nki.jit
+        def into_index(a):
+            nisa.dma_copy(dst=nl.arange(4)[None, :], src=a)
+            return a
+
+        with self.assertRaisesRegex(nki.KernelError, r'nisa.dma_copy: loads into a tile, got '
+                                    'IndexRange'):
+            into_index(np.ones((128, 4), np.float32))
 
     def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
         @nki.jit

@@ -7,9 +7,12 @@ returns they are replayed into the builder, which alone decides buffer counts, a
 rotates buffers and derives the semaphores.
 """
 
+import functools
+import inspect
 import itertools
 import math
 import os
+import re
 import sys
 
 import numpy as np
@@ -84,12 +87,46 @@ _KIND_NAMES = {'HbmTensor': 'an HBM tensor', 'HbmAccess': 'a part of an HBM tens
                'IndexRange': 'an index', 'IndexExpr': 'an index expression'}
 
 
+_CALL_PREFIX = re.compile(r'^[\w.<>]+\(\) ')
+
+
+def checked_api(api, fn):
+    """fn as the NKI API `api`: a call with arguments its signature does not take (a keyword it
+    does not know, a missing argument) is a KernelError at the kernel's line, not a TypeError
+    from inside the frontend. A TypeError raised inside fn is left alone."""
+
+    @functools.wraps(fn)
+    def api_call(*args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except TypeError as e:
+            if e.__traceback__.tb_next is not None:  # raised inside fn, not by the call
+                raise
+            raise KernelError(api, _CALL_PREFIX.sub('', str(e)) + ' (docs/nki.md lists what '
+                              'is supported)') from None
+    api_call.__name__ = api_call.__qualname__ = api.rsplit('.', 1)[-1]
+    return api_call
+
+
+def check_module_apis(namespace, prefix):
+    """Replaces each public function defined in a module (its globals, `namespace`) by its
+    checked_api form, named `prefix.name`."""
+    module = namespace['__name__']
+    for name, obj in list(namespace.items()):
+        if (not name.startswith('_') and inspect.isfunction(obj) and
+                obj.__module__ == module):
+            namespace[name] = checked_api(f'{prefix}.{name}', obj)
+
+
 class _UserFacing:
-    """A frontend object a kernel holds: an attribute it lacks is a kernel error at the kernel's
-    line rather than a traceback from inside the frontend (private names stay plain misses)."""
+    """A frontend object a kernel holds: an attribute it lacks, asked for by the kernel, is a
+    kernel error at the kernel's line rather than a traceback from inside the frontend (private
+    names, and lookups by the frontend itself, stay plain misses)."""
+
+    __slots__ = ()
 
     def __getattr__(self, name):
-        if name.startswith('_'):
+        if name.startswith('_') or sys._getframe(1).f_code.co_filename.startswith(_SHIM_DIRS):
             raise AttributeError(name)
         kind = _KIND_NAMES.get(type(self).__name__, 'this object')
         raise UnsupportedAttribute(f'.{name}', f'{kind} has no such attribute in trnsim '
@@ -490,6 +527,8 @@ class _Typed(_UserFacing):
     """What tensors and tiles answer alike: .dtype (as kernels compare it), .ndim and .itemsize
     (bytes per element), as the documented nki.tensor attributes."""
 
+    __slots__ = ()
+
     @property
     def dtype(self):
         return dtype_object(self.dtype_name)
@@ -537,7 +576,7 @@ class HbmTensor(_Typed):
                           'nisa.dma_copy')
 
 
-class HbmAccess(_UserFacing):
+class HbmAccess(_Typed):
     """Part of an HBM tensor as one DMA operand: rows (the partition dimension, any row stride)
     of contiguous elements."""
 
@@ -578,6 +617,10 @@ class HbmAccess(_UserFacing):
     @property
     def dtype(self):
         return self.tensor.dtype
+
+    @property
+    def dtype_name(self):
+        return self.tensor.dtype_name
 
     def __getitem__(self, idx):
         """A part of this part (X_flat = X[b, :, :]; X_flat[k0:k1, r0:r1]), as one access of
@@ -846,7 +889,7 @@ RUNS_ONLY = ('access pattern not supported yet (a tile part must be one run of e
              'elements in the free dimensions, except as the SBUF side of a DMA)')
 
 
-class TileRuns(_UserFacing):
+class TileRuns(_Typed):
     """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
     [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
     per run (the same bytes and descriptors; dma_transfers counts each)."""

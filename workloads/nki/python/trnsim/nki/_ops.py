@@ -271,6 +271,8 @@ def _require_sbuf(api, site, tile):
 
 
 def load_into(api, site, dst, src, mask=None):
+    if not isinstance(dst, (Tile, TileRuns, Pending)):
+        raise KernelError(api, f'loads into a tile, got {type(dst).__name__}', site)
     if isinstance(dst, Tile):
         _require_sbuf(api, site, dst)
     p = load(api, site, src, None, mask)

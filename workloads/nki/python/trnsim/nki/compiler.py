@@ -16,7 +16,7 @@ def skip_middle_end_transformations(kernel):
     return kernel
 
 
-def enable_stack_allocator(kernel=None):
+def enable_stack_allocator(kernel=None, log_level=None):
     """Accepted and ignored: trnsim's builder allocates the same way either way."""
     return kernel if kernel is not None else (lambda k: k)
 
@@ -99,3 +99,6 @@ class psum:
 
 def __getattr__(name):
     _core.missing('compiler', name)
+
+
+_core.check_module_apis(globals(), 'nki.compiler')

@@ -428,9 +428,10 @@ def broadcast_to(src, shape):
     raise KernelError('nl.broadcast_to', f'cannot broadcast {type(src).__name__}', site)
 
 
-def device_print(prefix, x):
+def device_print(prefix, x, mask=None):
     """Prints a tile's values (when values are computed); records no instruction."""
     site = user_site()
+    _no_mask('nl.device_print', mask, site)
     ctx = _core.context('nl.device_print')
     if not ctx.values:
         return
@@ -440,3 +441,6 @@ def device_print(prefix, x):
 
 def __getattr__(name):
     _core.missing('language', name)
+
+
+_core.check_module_apis(globals(), 'nl')
