@@ -314,7 +314,8 @@ class EveryOperation(unittest.TestCase):
         def named(a):
             out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
             t = nl.load(a)
-            nl.store(out, value=nisa.tensor_copy(t, name='copy0'))
+            u = nl.add(t, 0.0, name='u')
+            nl.store(out, value=nisa.tensor_copy(u, name='copy0'), name='store0')
             return out
 
         a = np.ones((128, 4), np.float32)

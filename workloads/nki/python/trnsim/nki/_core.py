@@ -93,10 +93,14 @@ _CALL_PREFIX = re.compile(r'^[\w.<>]+\(\) ')
 def checked_api(api, fn):
     """fn as the NKI API `api`: a call with arguments its signature does not take (a keyword it
     does not know, a missing argument) is a KernelError at the kernel's line, not a TypeError
-    from inside the frontend. A TypeError raised inside fn is left alone."""
+    from inside the frontend. A TypeError raised inside fn is left alone. `name=` (the name
+    NKI gives a tile or an instruction, which changes no timing) is accepted by every API."""
+    takes_name = 'name' in inspect.signature(fn).parameters
 
     @functools.wraps(fn)
     def api_call(*args, **kwargs):
+        if not takes_name and 'name' in kwargs:
+            del kwargs['name']
         try:
             return fn(*args, **kwargs)
         except TypeError as e:
