@@ -98,45 +98,39 @@ nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
 """
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, 'tall.py')
-            with open(path, 'w') as f:
-                f.write(script)
-            r = run('--config', 'trn1', path, check=False)
-            self.assertEqual(r.returncode, 2)
-            self.assertEqual(r.stderr.strip(), f'scripts/nki: error: {path}:9: nl.load: number of '
-                             'partitions 256 exceeds the architecture limit of 128')
+
+            def error_of(text):
+                """(exit status, stderr) of scripts/nki on the script `text`."""
+                with open(path, 'w') as f:
+                    f.write(text)
+                r = run('--config', 'trn1', path, check=False)
+                return r.returncode, r.stderr.strip()
+
+            self.assertEqual(error_of(script), (2, f'scripts/nki: error: {path}:9: nl.load: '
+                             'number of partitions 256 exceeds the architecture limit of 128'))
             # an API the frontend lacks, at module level of nki, is the same one line
-            with open(path, 'w') as f:
-                f.write(script.replace('buffer=nl.shared_hbm', 'buffer=nki.hbm_buffer'))
-            r = run('--config', 'trn1', path, check=False)
-            self.assertEqual(r.returncode, 2)
-            self.assertEqual(r.stderr.strip(), f'scripts/nki: error: {path}:8: nki.hbm_buffer: '
-                             'not supported by trnsim yet (docs/nki.md lists what is supported)')
+            self.assertEqual(
+                error_of(script.replace('buffer=nl.shared_hbm', 'buffer=nki.hbm_buffer')),
+                (2, f'scripts/nki: error: {path}:8: nki.hbm_buffer: not supported by trnsim yet '
+                 '(docs/nki.md lists what is supported)'))
             # a keyword the API does not take is not ignored: the same one line
-            with open(path, 'w') as f:
-                f.write(script.replace('nl.load(a)', 'nl.load(a, mask_=None)'))
-            r = run('--config', 'trn1', path, check=False)
-            self.assertEqual(r.returncode, 2)
-            self.assertEqual(r.stderr.strip(), f"scripts/nki: error: {path}:9: nl.load: got an "
-                             "unexpected keyword argument 'mask_' (docs/nki.md lists what is "
-                             "supported)")
+            self.assertEqual(
+                error_of(script.replace('nl.load(a)', 'nl.load(a, mask_=None)')),
+                (2, f"scripts/nki: error: {path}:9: nl.load: got an unexpected keyword argument "
+                 "'mask_' (docs/nki.md lists what is supported)"))
             # so is a call of a generated API (nl.sqrt) with a keyword it does not take
             fits = script.replace('np.ones((256, 4)', 'np.ones((128, 4)')
-            with open(path, 'w') as f:
-                f.write(fits.replace('nl.load(a)', 'nl.sqrt(nl.load(a), foo=1)'))
-            r = run('--config', 'trn1', path, check=False)
-            self.assertEqual(r.returncode, 2)
-            self.assertIn(f"{path}:9: nl.sqrt: got an unexpected keyword argument 'foo'",
-                          r.stderr)
+            status, err = error_of(fits.replace('nl.load(a)', 'nl.sqrt(nl.load(a), foo=1)'))
+            self.assertEqual(status, 2)
+            self.assertIn(f"{path}:9: nl.sqrt: got an unexpected keyword argument 'foo'", err)
             # but a TypeError of the script's own functions (even one named like an API) or of
             # numpy stays the script's: a traceback, exit status 1
             for call in ('load()', 'np.exp()'):
-                with open(path, 'w') as f:
-                    f.write('def load(path):\n    return path\n' +
-                            fits.replace('t = nl.load(a)', f'{call}\n    t = nl.load(a)'))
-                r = run('--config', 'trn1', path, check=False)
-                self.assertEqual(r.returncode, 1, call)
-                self.assertIn('Traceback', r.stderr, call)
-                self.assertNotIn('scripts/nki: error', r.stderr, call)
+                status, err = error_of('def load(path):\n    return path\n' + fits.replace(
+                    't = nl.load(a)', f'{call}\n    t = nl.load(a)'))
+                self.assertEqual(status, 1, call)
+                self.assertIn('Traceback', err, call)
+                self.assertNotIn('scripts/nki: error', err, call)
             r = run('--config', 'trn1', os.path.join(tmp, 'missing.py'), check=False)
             self.assertEqual(r.returncode, 2)
             self.assertIn('no such script', r.stderr)
