@@ -81,12 +81,6 @@ def missing(module, name):
                                '(docs/nki.md lists what is supported)')
 
 
-_KIND_NAMES = {'HbmTensor': 'an HBM tensor', 'HbmAccess': 'a part of an HBM tensor',
-               '_BroadcastAccess': 'a broadcast HBM operand', 'Tile': 'a tile',
-               'TileBlocks': 'a tile', 'Pending': 'a tile', 'TileRuns': 'a tile part',
-               'IndexRange': 'an index', 'IndexExpr': 'an index expression'}
-
-
 _CALL_PREFIX = re.compile(r'^[\w.<>]+\(\) ')
 
 
@@ -128,12 +122,12 @@ class _UserFacing:
     names, and lookups by the frontend itself, stay plain misses)."""
 
     __slots__ = ()
+    _kind = 'this object'  # what the error calls it
 
     def __getattr__(self, name):
         if name.startswith('_') or sys._getframe(1).f_code.co_filename.startswith(_SHIM_DIRS):
             raise AttributeError(name)
-        kind = _KIND_NAMES.get(type(self).__name__, 'this object')
-        raise UnsupportedAttribute(f'.{name}', f'{kind} has no such attribute in trnsim '
+        raise UnsupportedAttribute(f'.{name}', f'{self._kind} has no such attribute in trnsim '
                                    '(docs/nki.md lists what is supported)')
 
 
@@ -322,6 +316,7 @@ def dtype_object(name):
 
 class IndexRange(_UserFacing):
     """An affine index start + step * i, i < size, on tile axis `axis` (None: in order)."""
+    _kind = 'an index'
 
     __slots__ = ('start', 'size', 'step', 'axis')
 
@@ -386,6 +381,7 @@ class IndexRange(_UserFacing):
 class IndexExpr(_UserFacing):
     """An affine expression of indices on several tile axes, const + sum of coef * k_axis with
     k_axis < size: what nisa.iota takes (`i_p * 512 + i_f`). Not an index of a tensor."""
+    _kind = 'an index expression'
 
     def __init__(self, const, terms):
         self.const = const
@@ -548,6 +544,7 @@ class _Typed(_UserFacing):
 
 class HbmTensor(_Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray)."""
+    _kind = 'an HBM tensor'
 
     def __init__(self, ctx, name, shape, dtype, values, handle):
         self.ctx = ctx
@@ -583,6 +580,7 @@ class HbmTensor(_Typed):
 class HbmAccess(_Typed):
     """Part of an HBM tensor as one DMA operand: rows (the partition dimension, any row stride)
     of contiguous elements."""
+    _kind = 'a part of an HBM tensor'
 
     def __init__(self, tensor, comps, site):
         self.tensor = tensor
@@ -617,10 +615,6 @@ class HbmAccess(_Typed):
         if self.row_stride < 0:
             raise unsupported('HBM access', 'access pattern not supported yet (negative '
                               'partition stride)', site)
-
-    @property
-    def dtype(self):
-        return self.tensor.dtype
 
     @property
     def dtype_name(self):
@@ -678,6 +672,7 @@ class HbmAccess(_Typed):
 
 class _BroadcastAccess(HbmAccess):
     """One partition of an HBM tensor read into every partition of a tile."""
+    _kind = 'a broadcast HBM operand'
 
     def __init__(self, one, shape):  # pylint: disable=super-init-not-called
         self.__dict__.update(one.__dict__)
@@ -716,6 +711,7 @@ class Tile(_Typed):
     """A logical tile in SBUF or PSUM (or part of one): its values, and the builder's tile,
     known once the recording is replayed (a root gets it from the builder's next(), a part
     from its parent)."""
+    _kind = 'a tile'
 
     def __init__(self, ctx, name, shape, dtype, space, arr, parent=None, sel=None, decl=None):
         self.ctx = ctx
@@ -897,6 +893,7 @@ class TileRuns(_Typed):
     """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
     [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
     per run (the same bytes and descriptors; dma_transfers counts each)."""
+    _kind = 'a tile part'
 
     def __init__(self, tile, comps, split, site):
         self.tile, self.site = tile, site
@@ -930,6 +927,7 @@ class TileRuns(_Typed):
 
 class TileBlocks(_Typed):
     """A tensor of several logical tiles: leading block dimensions before the partition one."""
+    _kind = 'a tile'
 
     def __init__(self, block_shape, make_tile, tile_shape, dtype, space):
         self.block_shape = block_shape

@@ -42,6 +42,7 @@ ACT = {'identity': (_F.identity, lambda x: x),
 class Pending(_core._Typed):
     """An operation's result not yet placed: emitted into the tile it is assigned to, or into a
     tile of its own (declared at the operation's line) when it is used as an operand."""
+    _kind = 'a tile'
 
     def __init__(self, api, site, shape, dtype, space, emit, values, kind='op', region=None,
                  full_shape=None):

@@ -66,7 +66,7 @@ def _result(p, dst, site):
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, mask=None, dst=None, name=None):
+              is_transpose=False, mask=None, dst=None):
     site = user_site()
     _check('nisa.nc_matmul', site, mask)
     if is_transpose:
@@ -74,7 +74,7 @@ def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero
     return _result(_ops.matmul('nisa.nc_matmul', site, stationary, moving), dst, site)
 
 
-def nc_transpose(data, engine=None, mask=None, dst=None, dtype=None, name=None):
+def nc_transpose(data, engine=None, mask=None, dst=None, dtype=None):
     site = user_site()
     _check('nisa.nc_transpose', site, None, engine, ('pe', None))
     p = _ops.transpose('nisa.nc_transpose', site, data, mask)
@@ -84,7 +84,7 @@ def nc_transpose(data, engine=None, mask=None, dst=None, dtype=None, name=None):
     return _result(p, dst, site)
 
 
-def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, name=None):
+def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None):
     """op(data * scale + bias), bias a [P, 1] tile (Scalar engine)."""
     site = user_site()
     _check('nisa.activation', site)
@@ -94,7 +94,7 @@ def activation(op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None, 
                                    mask, bias), dst, site)
 
 
-def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None, name=None):
+def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None):
     site = user_site()
     _check('nisa.tensor_tensor', site, None, engine)
     return _result(_ops.tensor_tensor('nisa.tensor_tensor', site, data1, data2,
@@ -103,7 +103,7 @@ def tensor_tensor(data1, data2, op, dtype=None, mask=None, engine=None, dst=None
 
 
 def tensor_scalar(data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False,
-                  dtype=None, mask=None, engine=None, dst=None, name=None):
+                  dtype=None, mask=None, engine=None, dst=None):
     site = user_site()
     _check('nisa.tensor_scalar', site, None, engine)
     alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site)
@@ -129,7 +129,6 @@ def iota(*args, **kwargs):
             raise KernelError('nisa.iota', f'{k} given twice', site)
         given[k] = v
     _check('nisa.iota', site, given.pop('mask', None))
-    given.pop('name', None)
     unknown = set(given) - set(names)
     if unknown:
         raise KernelError('nisa.iota', f'unexpected argument(s) {sorted(unknown)}', site)
@@ -175,7 +174,7 @@ def iota(*args, **kwargs):
 
 
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, reverse1=False,
-                         dtype=None, mask=None, engine=None, dst=None, name=None):
+                         dtype=None, mask=None, engine=None, dst=None):
     """(data op0 operand0) op1 operand1, operand0 a number and operand1 a tile of data's
     shape, in one Vector-engine instruction."""
     site = user_site()
@@ -186,7 +185,7 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, reverse0=False, rev
 
 
 def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1=False,
-                       dtype=None, mask=None, dst=None, name=None):
+                       dtype=None, mask=None, dst=None):
     """A scan along the free axis: out[:, i] = op1(op0(data0[:, i], out[:, i-1]), data1[:, i]),
     out[:, -1] = initial (a number); one Vector-engine instruction."""
     site = user_site()
@@ -197,7 +196,7 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, reverse0=False, reverse1
 
 
 def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=False,
-                  dst=None, name=None):
+                  dst=None):
     site = user_site()
     _check('nisa.tensor_reduce', site)
     if negate:
@@ -210,13 +209,13 @@ def tensor_reduce(op, data, axis, mask=None, dtype=None, negate=False, keepdims=
                                None, mask), dst, site)
 
 
-def tensor_copy(src, mask=None, dtype=None, engine=None, dst=None, name=None):
+def tensor_copy(src, mask=None, dtype=None, engine=None, dst=None):
     site = user_site()
     _check('nisa.tensor_copy', site, None, engine)
     return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine, mask), dst, site)
 
 
-def memset(shape, value, dtype=None, mask=None, engine=None, name=None):
+def memset(shape, value, dtype=None, mask=None, engine=None):
     """nisa.memset(shape, value, dtype) returns a tile; nisa.memset(dst, value) (beta 2)
     writes into dst."""
     site = user_site()
@@ -231,21 +230,21 @@ def memset(shape, value, dtype=None, mask=None, engine=None, name=None):
     return _ops.memset('nisa.memset', site, tuple(shape), value, dtype, engine)
 
 
-def max8(src, mask=None, dtype=None, dst=None, name=None):
+def max8(src, mask=None, dtype=None, dst=None):
     """The 8 largest values of each partition, largest first (Vector engine)."""
     site = user_site()
     _check('nisa.max8', site, mask)
     return _result(_ops.max8('nisa.max8', site, src), dst, site)
 
 
-def nc_find_index8(data, vals, mask=None, dtype=None, dst=None, name=None):
+def nc_find_index8(data, vals, mask=None, dtype=None, dst=None):
     """Where each of 8 values per partition first occurs in data (int32 indices)."""
     site = user_site()
     _check('nisa.nc_find_index8', site, mask)
     return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
 
 
-def dma_copy(dst, src, mask=None, dge_mode=None, name=None):
+def dma_copy(dst, src, mask=None, dge_mode=None):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
     hbm = (_core.HbmAccess, _core.HbmTensor)
