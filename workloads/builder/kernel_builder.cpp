@@ -415,6 +415,13 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
     return ins;
 }
 
+// tensor_scalar's optional second operation (op1 with immediate imm1; bypass: none).
+instruction second_op(instruction ins, alu_op op1, float imm1) {
+    ins.alu1 = op1;
+    ins.imm1 = op1 == alu_op::bypass ? 0.0f : imm1;
+    return ins;
+}
+
 }  // namespace
 
 void kernel_builder::engine_op(engine_kind on, instruction ins,
@@ -437,10 +444,8 @@ void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b
 
 void kernel_builder::tensor_scalar(const tile& dst, const tile& a, alu_op op, float imm,
                                    engine_kind on, alu_op op1, float imm1) {
-    instruction ins = make(opcode::tensor_scalar, op, dst, &a, nullptr, imm);
-    ins.alu1 = op1;
-    ins.imm1 = op1 == alu_op::bypass ? 0.0f : imm1;
-    engine_op(on, ins, {&a}, dst);
+    engine_op(on, second_op(make(opcode::tensor_scalar, op, dst, &a, nullptr, imm), op1, imm1),
+              {&a}, dst);
 }
 
 void kernel_builder::tensor_copy(const tile& dst, const tile& a, engine_kind on) {
@@ -497,10 +502,8 @@ void kernel_builder::activation(const tile& dst, const tile& src, act_func func,
 
 void kernel_builder::tensor_scalar_ap(const tile& dst, const tile& src, alu_op op,
                                       const tile& scalar, engine_kind on, alu_op op1, float imm1) {
-    instruction ins = make(opcode::tensor_scalar, op, dst, &src, &scalar, 0);
-    ins.alu1 = op1;
-    ins.imm1 = op1 == alu_op::bypass ? 0.0f : imm1;
-    engine_op(on, ins, {&src, &scalar}, dst);
+    engine_op(on, second_op(make(opcode::tensor_scalar, op, dst, &src, &scalar, 0), op1, imm1),
+              {&src, &scalar}, dst);
 }
 
 void kernel_builder::scalar_tensor_tensor(const tile& dst, const tile& a, alu_op op0, float imm,
