@@ -103,7 +103,7 @@ program_limits neuron_core::limits() const {
     return m_limits;
 }
 
-void neuron_core::load(const program& p) {
+void neuron_core::check(const program& p) const {
     validate_program(p, m_limits);
     for (const auto& e : m_engines) {
         const auto& stream = p.engines[std::size_t(e->engine_type())];
@@ -115,6 +115,10 @@ void neuron_core::load(const program& p) {
                                  "): " + why);
         }
     }
+}
+
+void neuron_core::load(const program& p) {
+    check(p);
     m_program = &p;
     m_begin = sc_core::sc_time_stamp();
     m_sbuf_high_water = 0;

@@ -34,6 +34,9 @@ class neuron_core : public sc_core::sc_module {
     neuron_core& operator=(const neuron_core&) = delete;
 
     program_limits limits() const;
+    // Throws user_error naming the stream and instruction when `p` does not fit this core's
+    // limits or an engine cannot execute one of its instructions (what load() checks first).
+    void check(const program& p) const;
     void load(const program& p);
     void run();
     // Reads HBM bytes (functional mode), without timing; only once elaboration has ended.

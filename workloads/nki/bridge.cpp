@@ -62,6 +62,9 @@ class platform {
             .prog;
     }
 
+    // What run() checks before it simulates (the limits, what each engine can execute).
+    void check(const trn::program& p) const { m_core->check(p); }
+
     // Runs `p` to completion; returns the stats tree as JSON text. Optional timeline and trace.
     std::string run(const trn::program& p, const std::string& description,
                     const std::string& timeline_path, const std::string& trace_path) {
@@ -260,6 +263,7 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("build_workload", &platform::build_workload)
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",
              py::arg("timeline") = "", py::arg("trace") = "")
+        .def("check", &platform::check)
         .def("print_summary", &platform::print_summary)
         .def("read_region", &platform::read_region);
 

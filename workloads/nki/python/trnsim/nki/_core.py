@@ -733,6 +733,7 @@ class Tile(_Typed):
         self.version = 0  # writes to this root so far (nl.matmul's transposes of it stay valid)
         self.zero_pending = False  # nl.zeros in PSUM: the first matmul overwrites instead
         self.zero_site = None
+        self.psum_written = None  # a PSUM root's written elements (_ops._written)
         self.broadcast_from = None  # a [P, 1] tile this one repeats along the free axis
 
     @property

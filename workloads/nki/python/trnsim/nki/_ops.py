@@ -102,8 +102,37 @@ def flush_zero(tile, site):
         return
     root.zero_pending = False
     ctx = root.ctx
+    _mark_written(root)
     dispatch('nl.zeros', root.zero_site,
              lambda: ctx.kb.memset(root.handle, 0.0, _core.ENGINES['dve']))
+
+
+def _written(t):
+    """Which elements of PSUM tile part `t` were written since its tile was declared (a boolean
+    [partitions, elements] array, a view of the root's record)."""
+    root = t.root
+    if root.psum_written is None:
+        root.psum_written = np.zeros((root.partitions, root.elems), dtype=bool)
+    last = t.fabs + t.fstep * (t.elems - 1) + 1
+    return root.psum_written[t.pabs:t.pabs + t.partitions, t.fabs:last:t.fstep]
+
+
+def _mark_written(t):
+    if t.space == 'psum':
+        _written(t)[...] = True
+
+
+def _auto_accumulate(p, dst, site):
+    """nisa.nc_matmul's accumulate=None: the first write to a PSUM location overwrites it, later
+    ones add to it (SDK 2.30-2.33 API reference). A destination partly written before is
+    neither: an error rather than a guess."""
+    seen = _written(dst)
+    if seen.all():
+        return True
+    if not seen.any():
+        return False
+    raise _core.unsupported(p.api, 'accumulate=None into a PSUM tile part of which was written '
+                            'before and part not (pass accumulate=True or False)', site)
 
 
 def operand(x, api, site, allow_broadcast=False):
@@ -129,7 +158,9 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 def emit_into(p, dst, accumulate, site):
-    """Records `p` with `dst` as its destination and stores its values there."""
+    """Records `p` with `dst` as its destination and stores its values there. `accumulate`:
+    True adds the result to dst (a matmul into PSUM), False overwrites, 'auto' decides as
+    nisa.nc_matmul's accumulate=None does."""
     if not isinstance(dst, Tile):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and dst.shape != p.shape:
@@ -142,8 +173,12 @@ def emit_into(p, dst, accumulate, site):
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
         if dst.root.zero_pending and dst.root is dst:
             dst.root.zero_pending = False
+            _mark_written(dst)
             accumulate = False
     flush_zero(dst, site)
+    if accumulate == 'auto':
+        accumulate = _auto_accumulate(p, dst, site)
+    _mark_written(dst)
     ctx = dst.ctx
     ctx.note_use(dst)
     dst.root.version += 1
@@ -563,6 +598,10 @@ def matmul(api, site, stationary, moving):
     if M.elems > ctx.moving_max:
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
                           f'{ctx.moving_max}', site)
+    if S.dtype_name != M.dtype_name:
+        raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
+                          'operands have different dtypes: the Tensor engine multiplies '
+                          'operands of one dtype (cast one with nl.copy(..., dtype=))', site)
     k = S.partitions
     return Pending(api, site, (S.elems, M.elems), 'float32', 'psum',
                    lambda kb, dst, acc: kb.matmul(dst, S.handle, M.handle, acc, False),

@@ -134,6 +134,8 @@ def trace_kernel(kernel, args, kwargs, values):
         ret = fn(*wargs, **wkwargs)
         try:
             program = _core.build(ctx)
+            # What nki.benchmark checks before it simulates, checked in every call.
+            ctx.platform.check(program)
         except (_core.native.UserError, RuntimeError) as e:
             raise _core.KernelError('kernel end', str(e), where)
         # Tiles the kernel placed itself may share bytes with no order between their

@@ -66,12 +66,24 @@ def _result(p, dst, site):
 
 
 def nc_matmul(stationary, moving, is_stationary_onezero=False, is_moving_onezero=False,
-              is_transpose=False, mask=None, dst=None):
+              is_transpose=False, mask=None, dst=None, accumulate=None):
+    """stationary.T @ moving into PSUM. Into dst (beta 2): accumulate=True adds to dst, False
+    overwrites it, None (the default) overwrites the locations no write reached since dst was
+    declared and adds to the others."""
     site = user_site()
     _check('nisa.nc_matmul', site, mask)
     if is_transpose:
         raise unsupported('nisa.nc_matmul', 'is_transpose=True', site)
-    return _result(_ops.matmul('nisa.nc_matmul', site, stationary, moving), dst, site)
+    p = _ops.matmul('nisa.nc_matmul', site, stationary, moving)
+    if dst is None:
+        if accumulate is not None:
+            raise KernelError('nisa.nc_matmul', 'accumulate= needs dst=', site)
+        return p
+    if isinstance(dst, _ops.Pending):
+        dst = dst.materialize()
+    _ops.emit_into(p, dst, 'auto' if accumulate is None else bool(accumulate), site)
+    p.result = dst
+    return dst
 
 
 def nc_transpose(data, engine=None, mask=None, dst=None, dtype=None):
