@@ -23,7 +23,7 @@ try:
     import _trnsim as native
 except ImportError as _e:  # pragma: no cover - explained to the user
     raise ImportError(
-        'trnsim.nki needs the _trnsim module built by CMake (build/workloads/nki); run the '
+        'trnsim.nki needs the _trnsim module built by CMake (build/python); run the '
         'kernel through scripts/nki, or put that folder on PYTHONPATH') from _e
 
 _SHIM_DIRS = (os.path.dirname(os.path.abspath(__file__)) + os.sep,
