@@ -1,12 +1,13 @@
-// The in-process bridge of the NKI frontend (Python module `_trnsim`): the kernel builder the
-// C++ drivers use, and the platform that runs what it builds. Python records a kernel's tile
-// operations through these calls; buffers, rotation and semaphores are decided here, in C++.
+// The in-process bridge of the NKI frontend (Python module `_trnsim`): the platform, which builds
+// a kernel's recording into a program with the kernel builder the C++ drivers use (buffers,
+// rotation and semaphores are decided there, in C++) and runs it.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -16,6 +17,7 @@
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
 #include "workloads/builder/kernel_builder.h"
+#include "workloads/nki/recording.h"
 #include "workloads/registry.h"
 
 namespace py = pybind11;
@@ -50,8 +52,14 @@ class platform {
     std::uint64_t size(const std::string& key) const { return m_cfg.size(key); }
     double real(const std::string& key) const { return m_cfg.real(key); }
 
-    trn::kernel_builder builder(trn::kernel_style style) const {
-        return trn::kernel_builder(trn::kernel_builder::options(m_cfg, m_core->limits(), style));
+    // A kernel's recording (its text form, workloads/nki/recording.h) built into a program:
+    // (program, the races of tiles the kernel placed itself, matmul flops).
+    py::tuple build_recording(const std::string& text) const {
+        std::istringstream in(text);
+        const trn::nki_recording r = trn::parse_recording(in);
+        trn::kernel_builder kb(trn::kernel_builder::options(m_cfg, m_core->limits(), r.style));
+        trn::program p = trn::expand_recording(r, kb);
+        return py::make_tuple(std::move(p), kb.races(), kb.matmul_flops());
     }
 
     // A C++ driver's program, for comparisons with the frontend.
@@ -125,125 +133,29 @@ class platform {
     trn::stats_tree m_last_stats;
 };
 
-std::size_t engine_instructions(const trn::program& p, trn::engine_kind e) {
-    return p.engines[std::size_t(e)].size();
-}
-
 }  // namespace
 
 PYBIND11_MODULE(_trnsim, m) {
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
-    m.doc() = "trnsim's kernel builder and platform, for the NKI frontend";
+    m.doc() = "trnsim's platform and kernel builder, for the NKI frontend";
     py::register_exception<trn::user_error>(m, "UserError", PyExc_ValueError);
-
-    py::enum_<trn::mem_space>(m, "mem_space")
-        .value("hbm", trn::mem_space::hbm)
-        .value("sbuf", trn::mem_space::sbuf)
-        .value("psum", trn::mem_space::psum);
-    py::enum_<trn::dtype>(m, "dtype")
-        .value("float32", trn::dtype::float32)
-        .value("bfloat16", trn::dtype::bfloat16)
-        .value("float16", trn::dtype::float16)
-        .value("fp8_e4m3", trn::dtype::fp8_e4m3)
-        .value("int32", trn::dtype::int32);
-    py::enum_<trn::alu_op>(m, "alu_op")
-        .value("bypass", trn::alu_op::bypass)
-        .value("add", trn::alu_op::add)
-        .value("subtract", trn::alu_op::subtract)
-        .value("multiply", trn::alu_op::multiply)
-        .value("max", trn::alu_op::max)
-        .value("min", trn::alu_op::min);
-    {
-        py::enum_<trn::act_func> funcs(m, "act_func");
-        for (const auto f : trn::all_act_funcs)
-            funcs.value(trn::act_func_name(f), f);
-    }
-    py::enum_<trn::engine_kind>(m, "engine")
-        .value("pe", trn::engine_kind::pe)
-        .value("dve", trn::engine_kind::dve)
-        .value("act", trn::engine_kind::act)
-        .value("pool", trn::engine_kind::pool)
-        .value("sp", trn::engine_kind::sp);
-    py::enum_<trn::kernel_style>(m, "style")
-        .value("nl", trn::kernel_style::nl)
-        .value("isa", trn::kernel_style::isa);
-
-    py::class_<trn::hbm_tensor>(m, "HbmTensor")
-        .def_readonly("name", &trn::hbm_tensor::name)
-        .def_readonly("elems", &trn::hbm_tensor::elems)
-        .def_readonly("offset", &trn::hbm_tensor::offset);
-    py::class_<trn::operand>(m, "Operand")
-        .def_readonly("offset", &trn::operand::offset)
-        .def_readonly("row_stride", &trn::operand::row_stride)
-        .def_readonly("partitions", &trn::operand::partitions)
-        .def_readonly("elems", &trn::operand::elems)
-        .def_readonly("partition", &trn::operand::partition);
-    py::class_<trn::tile>(m, "Tile")
-        .def_readonly("buffer", &trn::tile::buffer)
-        .def_readonly("op", &trn::tile::op);
+    // An error of one operation of a recording: args (its index, the message).
+    static py::exception<trn::nki_op_error> recording_error(m, "RecordingError", PyExc_ValueError);
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const trn::nki_op_error& e) {
+            const py::tuple args = py::make_tuple(e.op(), e.what());
+            PyErr_SetObject(recording_error.ptr(), args.ptr());
+        }
+    });
 
     py::class_<trn::program>(m, "Program")
         .def("instruction_count", &trn::program::instruction_count)
         .def("transfer_count", &trn::program::transfer_count)
-        .def("engine_instructions", &engine_instructions)
         .def("write_trace", [](const trn::program& p, const std::string& path) {
             trn::write_trace_file(path, p);
         });
-
-    py::class_<trn::tile_request>(m, "TileRequest")
-        .def(py::init([](trn::mem_space space, std::uint64_t bytes, std::size_t count, bool single,
-                         std::vector<std::uint64_t> loops) {
-            return trn::tile_request{space, bytes, count, single, std::move(loops)};
-        }));
-
-    using kb = trn::kernel_builder;
-    py::class_<kb>(m, "KernelBuilder")
-        .def("partitions", &kb::partitions)
-        .def("input", &kb::input)
-        .def("output", &kb::output)
-        .def("view", &kb::view)
-        .def("declare_tile", &kb::declare_tile, py::arg("name"), py::arg("space"),
-             py::arg("partitions"), py::arg("elems"), py::arg("type"), py::arg("buffers") = 0,
-             py::arg("loop_trips") = 0)
-        .def("declare_tile_at", &kb::declare_tile_at)
-        .def("declare_tile_array", &kb::declare_tile_array, py::arg("name"), py::arg("count"),
-             py::arg("space"), py::arg("partitions"), py::arg("elems"), py::arg("type"),
-             py::arg("buffers") = 0, py::arg("loop_trips") = 0)
-        .def("buffers_that_fit", &kb::buffers_that_fit, py::arg("bytes"), py::arg("loop_trips") = 0)
-        .def("races", &kb::races)
-        .def("sbuf_free", &kb::sbuf_free)
-        .def("plan_buffers", &kb::plan_buffers)
-        .def("next", &kb::next)
-        .def_static("slice", &kb::slice)
-        .def_static("strided", &kb::strided)
-        .def_static("partitions_of", &kb::partitions_of)
-        .def("load", &kb::load)
-        .def("store", &kb::store)
-        .def("tensor_tensor", &kb::tensor_tensor)
-        .def("tensor_scalar", &kb::tensor_scalar, py::arg("dst"), py::arg("a"), py::arg("op"),
-             py::arg("imm"), py::arg("on") = trn::engine_kind::dve,
-             py::arg("op1") = trn::alu_op::bypass, py::arg("imm1") = 0.0f)
-        .def("tensor_scalar_ap", &kb::tensor_scalar_ap, py::arg("dst"), py::arg("src"),
-             py::arg("op"), py::arg("scalar"), py::arg("on") = trn::engine_kind::dve,
-             py::arg("op1") = trn::alu_op::bypass, py::arg("imm1") = 0.0f)
-        .def("tensor_copy", &kb::tensor_copy)
-        .def("copy", &kb::copy)
-        .def("memset", &kb::memset)
-        .def("activation", &kb::activation, py::arg("dst"), py::arg("src"), py::arg("func"),
-             py::arg("scale") = 1.0f, py::arg("on") = trn::engine_kind::act,
-             py::arg("bias") = static_cast<const trn::tile*>(nullptr))
-        .def("iota", &kb::iota)
-        .def("scalar_tensor_tensor", &kb::scalar_tensor_tensor)
-        .def("tensor_tensor_scan", &kb::tensor_tensor_scan)
-        .def("tensor_reduce", &kb::tensor_reduce)
-        .def("max8", &kb::max8)
-        .def("find_index8", &kb::find_index8)
-        .def("matmul", &kb::matmul)
-        .def("transpose", &kb::transpose)
-        .def("begin_phase", &kb::begin_phase)
-        .def("end_phase", &kb::end_phase)
-        .def("matmul_flops", &kb::matmul_flops)
-        .def("finish", &kb::finish);
 
     py::class_<platform>(m, "Platform")
         .def(py::init<const std::string&, const std::vector<std::string>&, bool>(),
@@ -259,7 +171,7 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("integer", &platform::integer)
         .def("size", &platform::size)
         .def("real", &platform::real)
-        .def("builder", &platform::builder)
+        .def("build_recording", &platform::build_recording)
         .def("build_workload", &platform::build_workload)
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",
              py::arg("timeline") = "", py::arg("trace") = "")

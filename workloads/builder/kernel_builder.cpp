@@ -582,6 +582,22 @@ tile kernel_builder::partitions_of(const tile& t, std::uint32_t first, std::uint
     return s;
 }
 
+tile kernel_builder::part(const tile& t, std::uint32_t p0, std::uint32_t pc, std::uint32_t f0,
+                          std::uint32_t fc, std::uint32_t elem_stride) {
+    if (pc == 0 || pc > t.op.partitions || p0 > t.op.partitions - pc)
+        throw std::logic_error("partition slice out of range");
+    const std::uint32_t step = fc > 1 ? elem_stride : 1;
+    if (fc == 0 || step == 0 || f0 >= t.op.elems || (fc - 1) > (t.op.elems - 1 - f0) / step)
+        throw std::logic_error("tile slice out of range");
+    tile s = t;
+    s.op.partition = static_cast<std::uint16_t>(s.op.partition + p0);
+    s.op.partitions = pc;
+    s.op.offset += std::uint64_t{f0} * t.op.elem_stride * dtype_size(t.op.type);
+    s.op.elems = fc;
+    s.op.elem_stride = elem_stride;
+    return s;
+}
+
 std::uint32_t kernel_builder::policy_buffers(std::uint64_t loop_trips) const {
     const bool nl = m_opt.style == kernel_style::nl;
     if (loop_trips == 0) return nl ? m_opt.nl_buffers : 1;

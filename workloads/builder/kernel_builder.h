@@ -143,6 +143,10 @@ class kernel_builder {
     static tile strided(const tile& t, std::uint32_t first, std::uint32_t count,
                         std::uint32_t step);
     static tile partitions_of(const tile& t, std::uint32_t first, std::uint32_t count);
+    // Part of a whole tile `t` (as next() returns it): partitions [p0, p0 + pc), elements f0,
+    // f0 + elem_stride, ... (fc of them), with `elem_stride` the operand's element stride.
+    static tile part(const tile& t, std::uint32_t p0, std::uint32_t pc, std::uint32_t f0,
+                     std::uint32_t fc, std::uint32_t elem_stride);
 
     void load(const tile& dst, const hbm_tensor& t, const operand& src);
     void store(const hbm_tensor& t, const operand& dst, const tile& src);

@@ -7,7 +7,7 @@ import unittest
 import numpy as np
 
 import trnsim.nki as nki
-from trnsim.nki import _core, _runner
+from trnsim.nki import _runner
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
 import nki_ops_test
@@ -28,7 +28,7 @@ def driver(workload, params, inputs, output, dtype='float32'):
     p = _runner.platform()
     prog = p.build_workload(workload, {k: str(v) for k, v in params.items()})
     p.run(prog, workload)
-    ins = [as_float(_core.native.region_initial_bytes(prog, r), dtype) for r in inputs]
+    ins = [as_float(_runner.native.region_initial_bytes(prog, r), dtype) for r in inputs]
     return ins, as_float(p.read_region(prog, output), dtype)
 
 
@@ -38,7 +38,7 @@ def model_run(kernel, shape, outputs):
     traced = nki.trace_kernel(kernel, (nt.tensor[list(shape), nl.float32],), {}, False)
     p = _runner.platform()
     p.run(traced.program, kernel.__name__ if hasattr(kernel, '__name__') else 'kernel')
-    x = as_float(_core.native.region_initial_bytes(traced.program, 'x'), 'float32')
+    x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'), 'float32')
     names = ['hbm'] + [f'hbm_{i}' for i in range(2, outputs + 1)]
     return x.reshape(shape), [as_float(p.read_region(traced.program, n), 'float32').reshape(shape)
                               for n in names]

@@ -10,6 +10,7 @@ import neuronxcc.nki.compiler as ncc
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import nki_support as s
+from trnsim.nki import KernelError
 
 
 @nki.jit
@@ -90,14 +91,14 @@ def row_scale(x, scale):
 
 @nki.jit
 def index_values(x):
-    """nisa.iota in both spellings, a two-operation tensor_scalar, a scalar_tensor_tensor and an
-    activation with a per-partition bias."""
+    """nisa.iota (the beta 1 spelling: an expression of indices; nki_editions_test has NKI
+    0.x's), a two-operation tensor_scalar, a scalar_tensor_tensor and an activation with a
+    per-partition bias."""
     p, f = x.shape
     outs = [nl.ndarray((p, f), dtype=nl.float32, buffer=nl.shared_hbm) for _ in range(4)]
     i_p, i_f = nl.arange(p)[:, None], nl.arange(f)[None, :]
     numbered = nisa.iota(i_p * f + i_f + 3, dtype=nl.float32)
-    rows = nl.ndarray((p, 1), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.iota(rows, [[1, 1]], 0, channel_multiplier=1)
+    rows = nisa.iota(nl.arange(p)[:, None], dtype=nl.float32)
     t = nl.load(x)
     affine = nisa.tensor_scalar(t, op0=np.subtract, operand0=0.5, op1=np.multiply, operand1=4.0)
     biased = nisa.activation(op=nl.relu, data=t, bias=rows, scale=-2.0)
@@ -327,7 +328,7 @@ class EveryOperation(unittest.TestCase):
             nisa.dma_copy(dst=nl.arange(4)[None, :], src=a)
             return a
 
-        with self.assertRaisesRegex(nki.KernelError, r'nisa.dma_copy: loads into a tile, got '
+        with self.assertRaisesRegex(KernelError, r'nisa.dma_copy: loads into a tile, got '
                                     'IndexRange'):
             into_index(np.ones((128, 4), np.float32))
 

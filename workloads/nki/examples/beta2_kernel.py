@@ -19,7 +19,7 @@ def scale_rows(x):
         tile = nl.ndarray((p, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
         nisa.dma_copy(tile, x[i * p:(i + 1) * p, :])
         twice = nl.ndarray((p, x.shape[1]), dtype=x.dtype, buffer=nl.sbuf)
-        nisa.tensor_scalar(tile, op0=nl.multiply, operand0=2.0, dst=twice)
+        nisa.tensor_scalar(dst=twice, data=tile, op0=nl.multiply, operand0=2.0)
         nisa.dma_copy(out[i * p:(i + 1) * p, :], twice)
     return out
 

@@ -1,9 +1,12 @@
-"""nki (NKI beta 2 spelling) -> trnsim.nki (only under scripts/nki)."""
+"""nki (NKI 0.x, beta 2 onwards) -> trnsim.nki's edition of that version (only under
+scripts/nki): TRNSIM_NKI_VERSION, 0.2 to 0.7, default 0.7."""
 
-import sys
+import os
 
-import trnsim.nki as _nki
+from trnsim.nki import _namespaces, _registry
 
-for _name in ('language', 'isa', 'compiler', 'typing'):
-    sys.modules[f'{__name__}.{_name}'] = getattr(_nki, _name)
-sys.modules[__name__] = _nki
+_version = os.environ.get('TRNSIM_NKI_VERSION', '') or _registry.LATEST
+if _version not in _registry.NKI0:
+    raise ImportError(f'TRNSIM_NKI_VERSION={_version}: not an NKI 0.x version (one of '
+                      f'{", ".join(_registry.NKI0)})')
+_namespaces.install(__name__, _version)

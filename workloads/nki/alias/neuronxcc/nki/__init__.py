@@ -1,9 +1,5 @@
-"""neuronxcc.nki -> trnsim.nki (only under scripts/nki)."""
+"""neuronxcc.nki -> trnsim.nki's beta 1 edition (only under scripts/nki)."""
 
-import sys
+from trnsim.nki import _namespaces
 
-import trnsim.nki as _nki
-
-for _name in ('language', 'isa', 'compiler', 'typing'):
-    sys.modules[f'{__name__}.{_name}'] = getattr(_nki, _name)
-sys.modules[__name__] = _nki
+_namespaces.install(__name__, 'beta1')

@@ -1,52 +1,27 @@
-"""trnsim.nki: NKI kernels on trnsim's NeuronCore model.
+"""trnsim.nki: NKI kernels on trnsim's NeuronCore model (docs/nki.md).
 
-`import trnsim.nki as nki` (or, under scripts/nki, `import neuronxcc.nki as nki` and `import nki`)
-gives nki.jit, nki.baremetal and nki.simulate_kernel (the kernel's output values, computed with
-numpy) and nki.benchmark (the model's latency), with nki.language, nki.isa, nki.compiler and
-nki.typing. See docs/nki.md.
+`import trnsim.nki as nki` gives the beta 1 edition's namespaces (nki.jit, nki.baremetal,
+nki.simulate_kernel, nki.benchmark, nki.language, nki.isa, nki.compiler, nki.typing) and the
+runner's own calls (configure, trace_kernel, as_bfloat16, KernelError). Under scripts/nki,
+`import neuronxcc.nki` is the beta 1 edition and `import nki` NKI 0.x (0.7, or the version in
+TRNSIM_NKI_VERSION).
 """
 
-from . import compiler, isa, language, typing
-from ._core import KernelError
+import sys as _sys
+
 from ._dtypes import as_bfloat16
-from ._runner import BenchmarkKernel, JitKernel, configure, trace_kernel
+from ._errors import KernelError
+from . import _namespaces
+from ._runner import BenchmarkKernel, JitKernel, configure, platform, trace_kernel
 
-__all__ = ['BenchmarkKernel', 'JitKernel', 'KernelError', 'as_bfloat16', 'baremetal',
-           'benchmark', 'compiler', 'configure', 'isa', 'jit', 'language', 'simulate_kernel',
-           'trace', 'trace_kernel', 'typing']
+_top, _subs = _namespaces.namespaces('beta1')
+language, isa, compiler, typing = (_subs[n] for n in ('language', 'isa', 'compiler', 'typing'))
+for _name, _module in _subs.items():
+    _sys.modules.setdefault(f'{__name__}.{_name}', _module)
 
-
-def jit(func=None, mode=None, **options):
-    """@nki.jit: the kernel, called on numpy arrays, returns its outputs."""
-    if func is None:
-        return lambda f: JitKernel(f, **options)
-    return JitKernel(func, **options)
-
-
-trace = jit
-
-
-def baremetal(kernel=None, **options):
-    """nki.baremetal(kernel)(*arrays): the kernel's outputs (outputs passed as arguments are
-    written in place)."""
-    if kernel is None:
-        return lambda k: JitKernel(getattr(k, 'func', k), **options)
-    return JitKernel(getattr(kernel, 'func', kernel), **options)
-
-
-def simulate_kernel(kernel, *args, **kwargs):
-    """The kernel's output values for numpy inputs."""
-    return trace_kernel(kernel, args, kwargs, True).outputs
-
-
-def benchmark(kernel=None, **options):
-    """nki.benchmark(kernel, ...), @nki.benchmark(...) or nki.benchmark(...)(kernel): calling
-    the result runs the model; its benchmark_result.nc_latency answers latency percentiles."""
-    if kernel is None:
-        return lambda k: BenchmarkKernel(k, **options)
-    return BenchmarkKernel(kernel, **options)
+__all__ = ['BenchmarkKernel', 'JitKernel', 'KernelError', 'as_bfloat16', 'compiler',
+           'configure', 'isa', 'language', 'platform', 'trace_kernel', 'typing']
 
 
 def __getattr__(name):
-    from . import _core
-    _core.missing('', name)
+    return getattr(_top, name)

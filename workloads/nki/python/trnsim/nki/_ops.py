@@ -1,76 +1,48 @@
-"""Tile operations: each builds a Pending result whose values are computed at once and whose
-instruction is recorded (through _core.dispatch) when it is placed in a tile."""
+"""Tile operations: the shape and dtype rules shared by the APIs, and their lowering to the
+primitives of _prims. An operation's result is a Pending until it is placed: recorded
+(Trace.emit) into the tile it is assigned to, or into a tile of its own (declared at the
+operation's line) when it is used as an operand."""
 
-import math
+from . import _dtypes
+from ._errors import KernelError, unsupported, user_site
+from ._index import Affine, NeedsUnroll, mask_region, same
+from ._tensors import (OPERATORS, RUNS_ONLY, BroadcastAccess, HbmAccess, HbmTensor, Tile,
+                       TileBlocks, TileRuns, Typed)
+from ._trace import current
 
-import numpy as np
-
-from . import _core
-from ._core import (KernelError, Tile, TileBlocks, TileRuns, HbmAccess, HbmTensor, context,
-                    dispatch)
-
-ALU = {'add': _core.native.alu_op.add, 'subtract': _core.native.alu_op.subtract,
-       'multiply': _core.native.alu_op.multiply, 'max': _core.native.alu_op.max,
-       'min': _core.native.alu_op.min}
-NUMPY_ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply,
-             'max': np.maximum, 'min': np.minimum}
+COMMUTATIVE = ('add', 'multiply', 'max', 'min')
 
 
-def _erf(x):
-    try:
-        from scipy.special import erf  # python3-scipy
-    except ImportError:
-        erf = np.vectorize(math.erf, otypes=[np.float64])
-    return erf(x)
-
-
-_F = _core.native.act_func
-ACT = {'identity': (_F.identity, lambda x: x),
-       'relu': (_F.relu, lambda x: np.maximum(x, 0)),
-       'exp': (_F.exp, np.exp),
-       'reciprocal': (_F.reciprocal, lambda x: 1.0 / x),
-       'rsqrt': (_F.rsqrt, lambda x: 1.0 / np.sqrt(x)),
-       'sqrt': (_F.sqrt, np.sqrt),
-       'square': (_F.square, lambda x: x * x),
-       'sigmoid': (_F.sigmoid, lambda x: 1.0 / (1.0 + np.exp(-x))),
-       'tanh': (_F.tanh, np.tanh),
-       'silu': (_F.silu, lambda x: x / (1.0 + np.exp(-x))),
-       'gelu': (_F.gelu, lambda x: 0.5 * x * (1.0 + _erf(x * np.float32(0.70710678)))),
-       'log': (_F.log, np.log)}
-
-
-class Pending(_core._Typed):
-    """An operation's result not yet placed: emitted into the tile it is assigned to, or into a
-    tile of its own (declared at the operation's line) when it is used as an operand."""
+class Pending(Typed):
+    """An operation's result not yet placed: primitive `prim` with operands `args` (those after
+    its destination), emitted into the tile it is assigned to, or into a tile of its own
+    (declared at the operation's line) when it is used as an operand."""
     _kind = 'a tile'
 
-    def __init__(self, api, site, shape, dtype, space, emit, values, kind='op', region=None,
+    def __init__(self, api, site, shape, dtype, space, prim, args, kind='op', region=None,
                  full_shape=None):
         self.api, self.site = api, site
         self.shape, self.dtype_name, self.space = tuple(shape), dtype, space
-        self.emit, self.values, self.kind = emit, values, kind
+        self.prim, self.args, self.kind = prim, tuple(args), kind
         self.region = region  # a mask's part of the destination (None: all of it)
         self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
         self.result = None
-        # The declarations of the operands: used when the result is emitted, which may be later.
-        ctx = _core._State.current
-        self.uses, ctx.operands = ctx.operands, []
+        self.hbm = None  # a load: the HBM access (what a load into several runs splits)
 
     def materialize(self):
         if self.result is None:
-            ctx = context(self.api)
-            t = _core.declare(ctx, self.api, self.site, self.full_shape, self.dtype_name,
-                              self.space)
+            trace = current(self.api)
+            t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name, self.space)
             emit_into(self, t, False, self.site)
             self.result = t
         return self.result
 
     def __getitem__(self, idx):
-        return self.materialize().view(idx, _core.user_site(), runs=True)
+        return self.materialize().view(idx, user_site(), runs=True)
 
     def __setitem__(self, idx, value):
         t = self.materialize()
-        site = _core.user_site()
+        site = user_site()
         assign(t.view(idx, site, runs=True), value, site)
 
     def reshape(self, *shape):
@@ -80,59 +52,113 @@ class Pending(_core._Typed):
         return self.materialize().broadcast_to(shape)
 
     def __add__(self, other):
-        from . import language
-        return language.add(self, other)
+        return OPERATORS['add'](self, other)
 
     def __mul__(self, other):
-        from . import language
-        return language.multiply(self, other)
+        return OPERATORS['multiply'](self, other)
+
+    def __sub__(self, other):
+        return OPERATORS['subtract'](self, other)
 
     __radd__ = __add__
     __rmul__ = __mul__
 
 
 def _elems(shape):
-    return math.prod(shape[1:]) if len(shape) > 1 else 1
+    n = 1
+    for s in shape[1:]:
+        n *= s
+    return n
+
+
+def _name(dtype, default):
+    return _dtypes.dtype_name(dtype) if dtype is not None else default
+
+
+# Record-time state of PSUM tiles: their pending zeroing (nl.zeros) and the parts written.
+
+def _zero_pending(root, trace):
+    return root.zero_site is not None and not any(trace.visible(c) for c in root.zero_done)
+
+
+def _part(t):
+    return (t.pabs, t.partitions, t.fabs, t.elems, t.fstep)
+
+
+def _note_write(t, trace):
+    if t.space == 'psum':
+        t.root.writes.append((_part(t), trace.chain()))
 
 
 def flush_zero(tile, site):
-    """A PSUM tile from nl.zeros that is used before a matmul overwrote it: zero it now."""
+    """A PSUM tile from nl.zeros used before a matmul overwrote it: zero it now (in the first
+    iteration of the loops opened since it was declared)."""
     root = tile.root
-    if not root.zero_pending:
+    trace = current('nl.zeros')
+    if not _zero_pending(root, trace):
         return
-    root.zero_pending = False
-    ctx = root.ctx
-    _mark_written(root)
-    dispatch('nl.zeros', root.zero_site,
-             lambda: ctx.kb.memset(root.handle, 0.0, _core.ENGINES['dve']))
+    root.zero_done.append(trace.chain())
+    root.writes.append((_part(root), trace.chain()))
+    trace.emit('memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'),
+               trace.opened_since(root.chain))
 
 
-def _written(t):
-    """Which elements of PSUM tile part `t` were written since its tile was declared (a boolean
-    [partitions, elements] array, a view of the root's record)."""
-    root = t.root
-    if root.psum_written is None:
-        root.psum_written = np.zeros((root.partitions, root.elems), dtype=bool)
-    last = t.fabs + t.fstep * (t.elems - 1) + 1
-    return root.psum_written[t.pabs:t.pabs + t.partitions, t.fabs:last:t.fstep]
+def _coverage(dst, parts):
+    """How much of dst the parts (partitions, elements of the root) cover: 'all', 'none' or
+    'partial'. Parts that depend on loop indices must be dst's own part exactly."""
+    mine = _part(dst)
+    if any(isinstance(x, Affine) for part in parts + [mine] for x in part):
+        if any(all(same(a, b) for a, b in zip(part, mine)) for part in parts):
+            return 'all'
+        loops = [loop for part in parts + [mine] for x in part if isinstance(x, Affine)
+                 for loop in x.loops()]
+        raise NeedsUnroll(loops)
+    import numpy as np
+    root = dst.root
+    seen = np.zeros((root.partitions, root.elems), dtype=bool)
+    for p0, pc, f0, fc, fs in parts:
+        seen[p0:p0 + pc, f0:f0 + fs * (fc - 1) + 1:fs] = True
+    mine_seen = seen[mine[0]:mine[0] + mine[1], mine[2]:mine[2] + mine[4] * (mine[3] - 1) + 1:
+                     mine[4]]
+    if mine_seen.all():
+        return 'all'
+    return 'partial' if mine_seen.any() else 'none'
 
 
-def _mark_written(t):
-    if t.space == 'psum':
-        _written(t)[...] = True
+def _after_first(root, dst, trace):
+    """The loops whose later iterations find dst written by this same operation's earlier
+    runs: those opened since its tile was declared (dst must not move with them)."""
+    fresh = trace.opened_since(root.chain)
+    moving = [loop for x in _part(dst) if isinstance(x, Affine) for loop in x.loops()
+              if any(loop is f for f in fresh)]
+    if moving:
+        raise NeedsUnroll(moving)
+    return fresh if fresh else False
 
 
-def _auto_accumulate(p, dst, site):
+def _auto_accumulate(p, dst, site, trace):
     """nisa.nc_matmul's accumulate=None: the first write to a PSUM location overwrites it, later
     ones add to it (SDK 2.30-2.33 API reference). A destination partly written before is
     neither: an error rather than a guess."""
-    seen = _written(dst)
-    if seen.all():
+    root = dst.root
+    parts = [part for part, chain in root.writes if trace.visible(chain)]
+    cover = _coverage(dst, parts) if parts else 'none'
+    if cover == 'all':
         return True
-    if not seen.any():
-        return False
-    raise _core.unsupported(p.api, 'accumulate=None into a PSUM tile part of which was written '
-                            'before and part not (pass accumulate=True or False)', site)
+    if cover == 'partial':
+        raise unsupported(p.api, 'accumulate=None into a PSUM tile part of which was written '
+                          'before and part not (pass accumulate=True or False)', site)
+    return _after_first(root, dst, trace)
+
+
+def note_use(tile, trace):
+    """A tile used inside a sequential loop it was declared outside of carries state across
+    that loop's iterations (an accumulator): the builder keeps it in one buffer."""
+    root = tile.root
+    for kind, lid in trace.loops:
+        if kind == 'sequential' and lid not in root.born:
+            root.decl.carried = True
+            return
 
 
 def operand(x, api, site, allow_broadcast=False):
@@ -141,16 +167,16 @@ def operand(x, api, site, allow_broadcast=False):
         x = x.materialize()
     if isinstance(x, Tile):
         if x.broadcast_from is not None and not allow_broadcast:
-            raise _core.unsupported(api, 'a broadcast tile here (it works as the per-partition '
-                                    'operand of an elementwise operation)', site)
+            raise unsupported(api, 'a broadcast tile here (it works as the per-partition '
+                              'operand of an elementwise operation)', site)
         flush_zero(x, site)
-        x.ctx.note_use(x)
+        note_use(x, current(api))
         return x
     if isinstance(x, TileBlocks):
         raise KernelError(api, f'a tensor of {x.block_shape} tiles is not one tile: index its '
                           'block dimensions', site)
     if isinstance(x, TileRuns):
-        raise _core.unsupported(api, _core.RUNS_ONLY, site)
+        raise unsupported(api, RUNS_ONLY, site)
     if isinstance(x, (HbmAccess, HbmTensor)):
         raise KernelError(api, 'operand is in HBM: load it into SBUF first (nl.load or '
                           'nisa.dma_copy)', site)
@@ -158,9 +184,9 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 def emit_into(p, dst, accumulate, site):
-    """Records `p` with `dst` as its destination and stores its values there. `accumulate`:
-    True adds the result to dst (a matmul into PSUM), False overwrites, 'auto' decides as
-    nisa.nc_matmul's accumulate=None does."""
+    """Records `p` with `dst` as its destination. `accumulate`: True adds the result to dst (a
+    matmul into PSUM), False overwrites, 'auto' decides as nisa.nc_matmul's accumulate=None
+    does."""
     if not isinstance(dst, Tile):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and dst.shape != p.shape:
@@ -168,38 +194,34 @@ def emit_into(p, dst, accumulate, site):
     if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
                           f'tile of shape {dst.shape}', site)
+    trace = current(p.api)
+    root = dst.root
+    args = p.args
     if p.kind == 'matmul':
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
-        if dst.root.zero_pending and dst.root is dst:
-            dst.root.zero_pending = False
-            _mark_written(dst)
-            accumulate = False
-    flush_zero(dst, site)
-    if accumulate == 'auto':
-        accumulate = _auto_accumulate(p, dst, site)
-    _mark_written(dst)
-    ctx = dst.ctx
-    ctx.note_use(dst)
-    dst.root.version += 1
-    for d in p.uses:
-        d.last_event = max(d.last_event, len(ctx.events))
-    kb = ctx.kb
-
-    def compute():
-        v = p.values
-        if accumulate:
-            v = dst.read() + np.asarray(v).reshape(dst.shape)
-        dst.write(v)
-
-    dispatch(p.api, p.site, lambda: p.emit(kb, dst.handle, accumulate), compute)
+        if root is dst and _zero_pending(root, trace):
+            # the zeroing folds into the first matmul, which overwrites
+            root.zero_done.append(trace.chain())
+            accumulate = _after_first(root, dst, trace) if accumulate else False
+        flush_zero(dst, site)
+        if accumulate == 'auto':
+            accumulate = _auto_accumulate(p, dst, site, trace)
+        args = args + (accumulate,)
+    else:
+        flush_zero(dst, site)
+    _note_write(dst, trace)
+    note_use(dst, trace)
+    root.version += 1
+    root.last_write = trace.chain()
+    trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
 def assign(dst, value, site):
     """tile[...] = value."""
     if isinstance(dst, TileRuns):
         if not (isinstance(value, Pending) and value.kind == 'load' and value.result is None):
-            raise _core.unsupported('tile assignment', _core.RUNS_ONLY, site)
+            raise unsupported('tile assignment', RUNS_ONLY, site)
         for tile, access in _runs_of(dst, value.hbm, value.api, site):
             emit_into(load(value.api, site, access), tile, False, site)
         return
@@ -216,7 +238,7 @@ def assign(dst, value, site):
             return
         emit_into(copy('tile assignment', site, value, dst.dtype_name), dst, False, site)
         return
-    if isinstance(value, (int, float, np.number)):
+    if isinstance(value, (int, float)) or type(value).__module__ == 'numpy':
         emit_into(memset('tile assignment', site, dst.shape, float(value), dst.dtype_name,
                          'dve'), dst, False, site)
         return
@@ -237,16 +259,11 @@ def accumulate(dst, value, site):
               site)
 
 
-def _values(fn):
-    ctx = _core._State.current
-    return fn() if ctx is not None and ctx.values else None
-
-
 def _engine(engine, default):
-    return _core.ENGINES[engine or default]
+    return engine or default
 
 
-def _part(t, region, api, site):
+def _view(t, region, api, site):
     return t if region is None else t.view(region, site, api)
 
 
@@ -256,48 +273,40 @@ def load(api, site, src, dtype=None, mask=None):
             src = src[...]
         else:
             raise KernelError(api, f'loads from an HBM tensor, got {type(src).__name__}', site)
-    ctx = context(api)
-    if src.rows > ctx.partitions:
+    trace = current(api)
+    if src.rows > trace.limits['partitions']:
         raise KernelError(api, f'number of partitions {src.rows} exceeds the architecture '
-                          f'limit of {ctx.partitions}', site)
+                          f'limit of {trace.limits["partitions"]}', site)
     name = src.tensor.dtype_name
-    if dtype is not None and _core._dtypes.dtype_name(dtype) != name:
-        raise _core.unsupported(api, 'a dtype cast in a DMA is not supported yet', site)
+    if dtype is not None and _dtypes.dtype_name(dtype) != name:
+        raise unsupported(api, 'a dtype cast in a DMA is not supported yet', site)
     full = src.shape
-    region = _core.mask_region(mask, full, api, site)
+    region = mask_region(mask, full, api, site)
     if region is not None:
         src = src.restrict(region)
     if src.oob:
         raise KernelError(api, src.oob, site)
-
-    def emit(kb, dst, accumulate):
-        if dst.op.partitions != src.rows or dst.op.elems != src.elems:
-            raise KernelError(api, f'shape mismatch: {src.rows} x {src.elems} elements loaded '
-                              f'into a tile of {dst.op.partitions} x {dst.op.elems}', site)
-        kb.load(dst, src.tensor.handle, src.operand(kb))
-
-    p = Pending(api, site, src.shape, name, 'sbuf', emit, _values(src.read), 'load', region,
-                full)
-    p.hbm = src if region is None else None  # what a load into several runs splits
+    p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
+    p.hbm = src if region is None else None
     return p
 
 
 def _runs_of(runs, access, api, site):
     """(SBUF run, the HBM access it pairs with) for a DMA between a multi-run tile part and an
     HBM access of the same shape."""
-    if isinstance(access, _core._BroadcastAccess):
-        raise _core.unsupported(api, 'a broadcast load into a tile part of several runs', site)
+    if isinstance(access, BroadcastAccess):
+        raise unsupported(api, 'a broadcast load into a tile part of several runs', site)
     if access is None or tuple(access.shape) != runs.shape:
-        raise _core.unsupported(api, _core.RUNS_ONLY + f' of the same shape as its HBM side '
-                                f'(tile part {runs.shape})', site)
+        raise unsupported(api, RUNS_ONLY + f' of the same shape as its HBM side '
+                          f'(tile part {runs.shape})', site)
     return [(tile, access[tuple(slice(None) if i is None else i for i in index)])
             for index, tile in runs.parts]
 
 
 def _check_dma_dtype(api, site, tile, tensor):
-    if _core._dtypes.SIZES[tile.dtype_name] != _core._dtypes.SIZES[tensor.dtype_name]:
-        raise _core.unsupported(api, f'a DMA between {tile.dtype_name} and '
-                                f'{tensor.dtype_name} (a cast) is not supported yet', site)
+    if _dtypes.SIZES[tile.dtype_name] != _dtypes.SIZES[tensor.dtype_name]:
+        raise unsupported(api, f'a DMA between {tile.dtype_name} and {tensor.dtype_name} (a '
+                          'cast) is not supported yet', site)
 
 
 def _require_sbuf(api, site, tile):
@@ -326,9 +335,11 @@ def store(api, site, dst, value, mask=None):
             store(api, site, access, tile)
         return
     src = operand(value, api, site)
-    region = _core.mask_region(mask, src.shape, api, site)
+    region = mask_region(mask, src.shape, api, site)
     if region is not None:
         src, dst = src.view(region, site, api), dst.restrict(region)
+    if isinstance(dst, BroadcastAccess):
+        raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
     if dst.oob:
         raise KernelError(api, dst.oob, site)
     _require_sbuf(api, site, src)
@@ -336,48 +347,43 @@ def store(api, site, dst, value, mask=None):
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
-    ctx = context(api)
-    kb = ctx.kb
-    dispatch(api, site, lambda: kb.store(dst.tensor.handle, dst.operand(kb), src.handle),
-             lambda: dst.write(src.read()))
-    ctx.operands.clear()  # the store's operand is used by the store, now
+    current(api).emit('store', api, site, (dst, src))
+
+
+def _number(x):
+    return isinstance(x, (int, float)) or type(x).__module__ == 'numpy'
 
 
 def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
-    if not isinstance(b, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
+    tiles = (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)
+    if not isinstance(b, tiles):
         return tensor_scalar(api, site, a, alu, b, engine, dtype, mask=mask)
-    if not isinstance(a, (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)):
-        if alu in ('add', 'multiply', 'max', 'min'):
+    if not isinstance(a, tiles):
+        if alu in COMMUTATIVE:
             return tensor_scalar(api, site, b, alu, a, engine, dtype, mask=mask)
-        raise _core.unsupported(api, 'a scalar first operand', site)
+        raise unsupported(api, 'a scalar first operand', site)
     A, B = operand(a, api, site, True), operand(b, api, site, True)
     if B.broadcast_from is not None:  # a per-partition scalar: tensor_scalar's tile operand
         return tensor_scalar(api, site, A, alu, B.broadcast_from, engine, dtype, mask=mask)
-    if A.broadcast_from is not None and alu in ('add', 'multiply', 'max', 'min'):
+    if A.broadcast_from is not None and alu in COMMUTATIVE:
         return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
     if A.broadcast_from is not None or B.broadcast_from is not None:
-        raise _core.unsupported(api, 'a broadcast first operand', site)
+        raise unsupported(api, 'a broadcast first operand', site)
     # numpy broadcasting of a [P, 1] operand along the free axis: a per-partition scalar.
     if B.partitions == A.partitions and B.elems == 1 and A.elems > 1:
         return tensor_scalar(api, site, A, alu, B, engine, dtype, mask=mask)
-    if (A.partitions == B.partitions and A.elems == 1 and B.elems > 1 and
-            alu in ('add', 'multiply', 'max', 'min')):
+    if A.partitions == B.partitions and A.elems == 1 and B.elems > 1 and alu in COMMUTATIVE:
         return tensor_scalar(api, site, B, alu, A, engine, dtype, mask=mask)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)
     full = A.shape
-    region = _core.mask_region(mask, full, api, site)
+    region = mask_region(mask, full, api, site)
     if region is not None:
-        A, B = _part(A, region, api, site), _part(B, region, api, site)
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else (
-        A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
-    f = NUMPY_ALU[alu]
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.tensor_tensor(dst, A.handle, B.handle, ALU[alu],
-                                                         _engine(engine, 'dve')),
-                   _values(lambda: f(A.read(), B.read().reshape(A.shape))), region=region,
-                   full_shape=full)
+        A, B = _view(A, region, api, site), _view(B, region, api, site)
+    dt = _name(dtype, A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
+    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_tensor',
+                   (A, B, alu, _engine(engine, 'dve')), region=region, full_shape=full)
 
 
 def _per_partition(x, A, full, region, what, api, site):
@@ -397,39 +403,27 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
     """(a <alu> scalar) and, with alu1, then <alu1> scalar1 (a number) in the same instruction."""
     A = operand(a, api, site)
     full = A.shape
-    region = _core.mask_region(mask, full, api, site)
-    A = _part(A, region, api, site)
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    f = NUMPY_ALU[alu]
-    if reverse and alu not in ('add', 'multiply', 'max', 'min'):
-        raise _core.unsupported(api, f'a reversed {alu}', site)
-    op1, imm1 = _core.native.alu_op.bypass, 0.0
-    f1 = lambda v: v  # noqa: E731
+    region = mask_region(mask, full, api, site)
+    A = _view(A, region, api, site)
+    dt = _name(dtype, A.dtype_name)
+    if reverse and alu not in COMMUTATIVE:
+        raise unsupported(api, f'a reversed {alu}', site)
+    op1, imm1 = 'bypass', 0.0
     if alu1 is not None:
-        if reverse1 and alu1 not in ('add', 'multiply', 'max', 'min'):
-            raise _core.unsupported(api, f'a reversed {alu1}', site)
-        if not isinstance(scalar1, (int, float, np.number)):
-            raise _core.unsupported(api, 'a tile as the second operand (operand1=)', site)
-        op1, imm1, g = ALU[alu1], float(scalar1), NUMPY_ALU[alu1]
-        f1 = lambda v: g(v, np.float32(imm1))  # noqa: E731
+        if reverse1 and alu1 not in COMMUTATIVE:
+            raise unsupported(api, f'a reversed {alu1}', site)
+        if not _number(scalar1):
+            raise unsupported(api, 'a tile as the second operand (operand1=)', site)
+        op1, imm1 = alu1, float(scalar1)
     if isinstance(scalar, (Tile, Pending)):
         S = _per_partition(scalar, A, full, region, 'a per-partition scalar', api, site)
-        return Pending(api, site, A.shape, dt, 'sbuf',
-                       lambda kb, dst, acc: kb.tensor_scalar_ap(dst, A.handle, ALU[alu],
-                                                                S.handle,
-                                                                _engine(engine, 'dve'), op1,
-                                                                imm1),
-                       _values(lambda: f1(f(A.read().reshape(A.partitions, -1),
-                                            S.read().reshape(A.partitions, 1))).reshape(
-                                                A.shape)),
-                       region=region, full_shape=full)
-    if not isinstance(scalar, (int, float, np.number)):
+        return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar_ap',
+                       (A, alu, S, _engine(engine, 'dve'), op1, imm1), region=region,
+                       full_shape=full)
+    if not _number(scalar):
         raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
-    imm = float(scalar)
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.tensor_scalar(dst, A.handle, ALU[alu], imm,
-                                                         _engine(engine, 'dve'), op1, imm1),
-                   _values(lambda: f1(f(A.read(), np.float32(imm)))), region=region,
+    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar',
+                   (A, alu, float(scalar), _engine(engine, 'dve'), op1, imm1), region=region,
                    full_shape=full)
 
 
@@ -437,8 +431,8 @@ def _two_tiles_and_a_number(api, site, a, b, number, what):
     """The operands of a two-tile instruction with a number: `a` and `b` of one shape, and
     `number` (`what` names it) a number, not a tile."""
     A, B = operand(a, api, site), operand(b, api, site)
-    if not isinstance(number, (int, float, np.number)):
-        raise _core.unsupported(api, f'a tile as {what} (only a number)', site)
+    if not _number(number):
+        raise unsupported(api, f'a tile as {what} (only a number)', site)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)
@@ -449,17 +443,11 @@ def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=N
     """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number."""
     A, B, imm = _two_tiles_and_a_number(api, site, a, b, scalar, 'operand0')
     full = A.shape
-    region = _core.mask_region(mask, full, api, site)
+    region = mask_region(mask, full, api, site)
     if region is not None:
-        A, B = _part(A, region, api, site), _part(B, region, api, site)
-    f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.scalar_tensor_tensor(dst, A.handle, ALU[alu0], imm,
-                                                                ALU[alu1], B.handle),
-                   _values(lambda: f1(f0(A.read(), np.float32(imm)),
-                                      B.read().reshape(A.shape))),
-                   region=region, full_shape=full)
+        A, B = _view(A, region, api, site), _view(B, region, api, site)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'scalar_tensor_tensor',
+                   (A, alu0, imm, alu1, B), region=region, full_shape=full)
 
 
 def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None):
@@ -468,88 +456,52 @@ def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None):
     A, B, init = _two_tiles_and_a_number(api, site, a, b, initial, 'the initial value')
     if A.space == 'psum' and B.space == 'psum':
         raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
-    f0, f1 = NUMPY_ALU[alu0], NUMPY_ALU[alu1]
-
-    def values():
-        x = A.read().reshape(A.partitions, -1)
-        y = B.read().reshape(A.partitions, -1)
-        out = np.empty_like(x, dtype=np.float32)
-        prev = np.full(A.partitions, init, dtype=np.float32)
-        for i in range(x.shape[1]):
-            prev = f1(f0(x[:, i], prev), y[:, i]).astype(np.float32)
-            out[:, i] = prev
-        return out.reshape(A.shape)
-
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.tensor_tensor_scan(dst, A.handle, B.handle, init,
-                                                              ALU[alu0], ALU[alu1]),
-                   _values(values))
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'tensor_tensor_scan',
+                   (A, B, init, alu0, alu1))
 
 
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None):
     """func(a * scale + bias), bias a [P, 1] tile (one value per partition) or None."""
     A = operand(a, api, site)
     full = A.shape
-    region = _core.mask_region(mask, full, api, site)
-    A = _part(A, region, api, site)
-    if not isinstance(scale, (int, float, np.number)):
-        raise _core.unsupported(api, 'a tile as the activation scale', site)
+    region = mask_region(mask, full, api, site)
+    A = _view(A, region, api, site)
+    if not _number(scale):
+        raise unsupported(api, 'a tile as the activation scale', site)
     B = None if bias is None else _per_partition(bias, A, full, region, 'the bias', api, site)
-    code, f = ACT[func]
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    s = float(scale)
-
-    def values():
-        x = A.read().reshape(A.partitions, -1) * np.float32(s)
-        if B is not None:
-            x = x + B.read().reshape(A.partitions, 1)
-        return f(x).astype(np.float32).reshape(A.shape)
-
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.activation(dst, A.handle, code, s,
-                                                      _engine(engine, 'act'),
-                                                      None if B is None else B.handle),
-                   _values(values), region=region, full_shape=full)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'activation',
+                   (A, func, float(scale), _engine(engine, 'act'), B), region=region,
+                   full_shape=full)
 
 
 def iota(api, site, shape, offset, partition_step, dtype):
     """A tile of `shape` with value offset + partition_step * p + i at partition p, free
     element i (GpSimd engine)."""
     shape = tuple(int(x) for x in shape)
-    p, n = shape[0], _elems(shape)
-
-    def values():
-        v = (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
-             np.arange(n, dtype=np.float64)[None, :])
-        return v.reshape(shape)
-
-    return Pending(api, site, shape, _core._dtypes.dtype_name(dtype), 'sbuf',
-                   lambda kb, dst, acc: kb.iota(dst, float(offset), float(partition_step)),
-                   _values(values))
+    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'iota',
+                   (float(offset), float(partition_step)))
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
-    ctx = context(api)
-    if engine == 'act' and ctx.isa_version < 3:
+    trace = current(api)
+    if engine == 'act' and trace.limits['isa_version'] < 3:
         raise KernelError(api, 'tensor_copy does not run on the Scalar engine of NeuronCore-v2: '
                           'use nisa.activation with op=nl.copy', site)
     A = operand(a, api, site)
     full = A.shape
-    region = _core.mask_region(mask, full, api, site)
-    A = _part(A, region, api, site)
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    return Pending(api, site, A.shape, dt, 'sbuf',
-                   lambda kb, dst, acc: (kb.copy(dst, A.handle) if engine is None else
-                                         kb.tensor_copy(dst, A.handle, _engine(engine, 'dve'))),
-                   _values(A.read), region=region, full_shape=full)
+    region = mask_region(mask, full, api, site)
+    A = _view(A, region, api, site)
+    dt = _name(dtype, A.dtype_name)
+    if engine is None:
+        return Pending(api, site, A.shape, dt, 'sbuf', 'copy', (A,), region=region,
+                       full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_copy', (A, engine), region=region,
+                   full_shape=full)
 
 
 def memset(api, site, shape, value, dtype, engine=None):
-    v = float(value)
-    return Pending(api, site, shape, _core._dtypes.dtype_name(dtype), 'sbuf',
-                   lambda kb, dst, acc: kb.memset(dst, v, _engine(engine, 'dve')),
-                   _values(lambda: np.full(tuple(int(s) for s in shape), v, dtype=np.float32)))
+    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'memset',
+                   (float(value), _engine(engine, 'dve')))
 
 
 def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mask=None):
@@ -558,78 +510,70 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mas
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     free = tuple(range(1, len(A.shape)))
     if not axes or 0 in axes or any(x not in free for x in axes) or len(A.shape) < 2:
-        raise _core.unsupported(api, f'a reduction over axis {axis} (only the free axes of a '
-                                'tile reduce, into one value per partition)', site)
+        raise unsupported(api, f'a reduction over axis {axis} (only the free axes of a tile '
+                          'reduce, into one value per partition)', site)
     if set(axes) != set(free):
-        raise _core.unsupported(api, 'a reduction over some of the free axes', site)
+        raise unsupported(api, 'a reduction over some of the free axes', site)
     full = (A.partitions, 1) if keepdims else (A.partitions,)
-    region = _core.mask_region(mask, A.shape, api, site)
+    region = mask_region(mask, A.shape, api, site)
     out_region = None
     if region is not None:
-        A = _part(A, region, api, site)
+        A = _view(A, region, api, site)
         out_region = (region[0], slice(None)) if keepdims else (region[0],)
     shape = (A.partitions, 1) if keepdims else (A.partitions,)
-    dt = _core._dtypes.dtype_name(dtype) if dtype is not None else A.dtype_name
-    f = {'add': np.sum, 'max': np.max, 'min': np.min}.get(alu)
-    if f is None:
-        raise _core.unsupported(api, f'a {alu} reduction', site)
-    return Pending(api, site, shape, dt, 'sbuf',
-                   lambda kb, dst, acc: kb.tensor_reduce(dst, A.handle, ALU[alu],
-                                                         _engine(engine, 'dve')),
-                   _values(lambda: f(A.read().reshape(A.partitions, -1), axis=1).reshape(shape)),
-                   region=out_region, full_shape=full)
+    if alu not in ('add', 'max', 'min'):
+        raise unsupported(api, f'a {alu} reduction', site)
+    return Pending(api, site, shape, _name(dtype, A.dtype_name), 'sbuf', 'tensor_reduce',
+                   (A, alu, _engine(engine, 'dve')), region=out_region, full_shape=full)
 
 
 def matmul(api, site, stationary, moving):
-    ctx = context(api)
+    trace = current(api)
     S, M = operand(stationary, api, site), operand(moving, api, site)
     for t, what in ((S, 'stationary'), (M, 'moving')):
         if t.space != 'sbuf':
             raise KernelError(api, f'the {what} operand must be in SBUF', site)
+    lim = trace.limits
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)
-    if S.partitions > ctx.pe_rows:
-        raise KernelError(api, f'contraction size {S.partitions} exceeds the {ctx.pe_rows} '
+    if S.partitions > lim['pe_rows']:
+        raise KernelError(api, f'contraction size {S.partitions} exceeds the {lim["pe_rows"]} '
                           'rows of the Tensor engine', site)
-    if S.elems > ctx.pe_cols:
+    if S.elems > lim['pe_cols']:
         raise KernelError(api, f'stationary free size {S.elems} exceeds the limit of '
-                          f'{ctx.pe_cols}', site)
-    if M.elems > ctx.moving_max:
+                          f'{lim["pe_cols"]}', site)
+    if M.elems > lim['moving_max']:
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
-                          f'{ctx.moving_max}', site)
+                          f'{lim["moving_max"]}', site)
     if S.dtype_name != M.dtype_name:
         raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
                           'operands have different dtypes: the Tensor engine multiplies '
                           'operands of one dtype (cast one with nl.copy(..., dtype=))', site)
-    k = S.partitions
-    return Pending(api, site, (S.elems, M.elems), 'float32', 'psum',
-                   lambda kb, dst, acc: kb.matmul(dst, S.handle, M.handle, acc, False),
-                   _values(lambda: S.read().reshape(k, -1).T @ M.read().reshape(k, -1)),
-                   'matmul')
+    return Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
 
 
 def transpose(api, site, a, mask=None):
     """a's [P, F] (or the part a mask keeps) as [F, P] in PSUM, through the Tensor engine."""
-    ctx = context(api)
+    trace = current(api)
     A = operand(a, api, site)
     full, out_region = (A.elems, A.partitions), None
-    region = _core.mask_region(mask, A.shape, api, site)
+    region = mask_region(mask, A.shape, api, site)
     if region is not None:
         if len(A.shape) != 2:
-            raise _core.unsupported(api, 'a mask on a transpose of a tile with several free '
-                                    'dimensions', site)
-        A = _part(A, region, api, site)
+            raise unsupported(api, 'a mask on a transpose of a tile with several free '
+                              'dimensions', site)
+        A = _view(A, region, api, site)
         out_region = (region[1], region[0])
     if A.space != 'sbuf':
         raise KernelError(api, 'the operand of a Tensor-engine transpose must be in SBUF', site)
-    if A.elems > min(ctx.pe_cols, ctx.partitions) or A.partitions > ctx.pe_rows:
-        raise KernelError(api, f'a Tensor-engine transpose takes at most {ctx.pe_rows} x '
-                          f'{min(ctx.pe_cols, ctx.partitions)}, got {A.shape}', site)
-    return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum',
-                   lambda kb, dst, acc: kb.transpose(dst, A.handle),
-                   _values(lambda: A.read().reshape(A.partitions, -1).T), region=out_region,
-                   full_shape=full)
+    lim = trace.limits
+    side = min(lim['pe_cols'], lim['partitions'])
+    if A.elems > side or A.partitions > lim['pe_rows']:
+        raise KernelError(api, f'a Tensor-engine transpose takes at most {lim["pe_rows"]} x '
+                          f'{side}, got {A.shape}', site)
+    return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum', 'transpose', (A,),
+                   region=out_region, full_shape=full)
 
 
 def max8(api, site, a):
@@ -637,13 +581,7 @@ def max8(api, site, a):
     if A.elems < 8:
         raise KernelError(api, f'max8 needs at least 8 elements per partition, got {A.shape}',
                           site)
-
-    def values():
-        v = A.read().reshape(A.partitions, -1)
-        return -np.sort(-v, axis=1)[:, :8]
-
-    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf',
-                   lambda kb, dst, acc: kb.max8(dst, A.handle), _values(values))
+    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf', 'max8', (A,))
 
 
 def find_index8(api, site, data, vals):
@@ -651,13 +589,45 @@ def find_index8(api, site, data, vals):
     if V.partitions != D.partitions or V.elems != 8:
         raise KernelError(api, f'shape mismatch: the values must be of shape '
                           f'({D.partitions}, 8), got {V.shape}', site)
+    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf', 'find_index8', (D, V))
 
-    def values():
-        d = D.read().reshape(D.partitions, -1)
-        v = V.read().reshape(D.partitions, 8)
-        hit = d[:, :, None] == v[:, None, :]
-        return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
 
-    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf',
-                   lambda kb, dst, acc: kb.find_index8(dst, D.handle, V.handle),
-                   _values(values))
+def hoisted_transpose(api, site, x):
+    """(x transposed into SBUF for a matmul's stationary operand, its hoisting entry or None),
+    as nl.matmul without transpose_x lowers it. In an nl kernel each part of a tile is
+    transposed once while it is unchanged, into a tile of its own (the compiler hoists
+    loop-invariant work): inside loops opened since x was last written, only in their first
+    iteration; an isa kernel transposes at every call, as written. A changed x is transposed
+    again into the same tile, or into another one while a matmul of the old transpose is not
+    emitted yet (p = nl.matmul(...) kept for later)."""
+    trace = current(api)
+    root = x.root
+    if trace.style != 'nl' or root.decl is None or root.decl.alloc is not None:
+        return copy(api, site, transpose(api, site, x), dtype=x.dtype_name), None
+    key = (root.decl.id, root.block, x.pabs, x.fabs, x.fstep, x.shape)  # a loop index: unroll
+    entry = trace.transposed.get(key)
+    if (entry is not None and entry['root'] is root and entry['version'] == root.version and
+            trace.visible(entry['chain'])):
+        return entry['tile'], entry
+    flipped = transpose(api, site, x)
+    row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
+    slot = 0 if entry is None else entry['slot']
+    if entry is not None and any(r.result is None for r in entry['readers']):
+        slot += 1  # the current tile is still to be read: a tile of its own
+    if entry is None or slot != entry['slot']:
+        if trace.hoisted_bytes + row_bytes > trace.limits['hoist_share'] * \
+                trace.limits['sbuf_bytes']:
+            return copy(api, site, flipped, dtype=x.dtype_name), None
+        trace.hoisted_bytes += row_bytes
+    # inside the loops opened since x was last written, only in their first iteration
+    with trace.first_only(trace.opened_since(root.last_write)):
+        tile = trace.declare(api, site, flipped.shape, x.dtype_name, 'sbuf',
+                             name=f'{root.decl.label}.T', identity=(key, slot))
+        emit_into(copy(api, site, flipped, dtype=x.dtype_name), tile, False, site)
+    entry = {'root': root, 'version': root.version, 'tile': tile, 'slot': slot, 'readers': [],
+             'chain': trace.chain()}
+    trace.transposed[key] = entry
+    return tile, entry
+
+
+OPERATORS.update(assign=assign, accumulate=accumulate)

@@ -1,5 +1,7 @@
-"""Running kernels: the platform of this process, nki.jit / baremetal / simulate_kernel (values)
-and nki.benchmark (the model's latency)."""
+"""Running kernels: the platform of this process, tracing a kernel into its recording, the
+builder (C++) expanding it into a program, the interpreter computing its values; and the
+harness APIs: nki.jit / baremetal / simulate_kernel / simulate (values) and nki.benchmark (the
+model's latency)."""
 
 import gc
 import inspect
@@ -10,8 +12,20 @@ import time
 
 import numpy as np
 
-from . import _core, _dtypes
-from .typing import Placeholder
+from . import _dtypes, _trace
+from ._api_typing import Placeholder
+from ._errors import KernelError, unsupported
+from ._index import NeedsUnroll
+from ._interpret import Interpreter
+from ._registry import api
+from ._tensors import HbmTensor, Tile, TileBlocks
+
+try:
+    import _trnsim as native
+except ImportError as _e:  # pragma: no cover - explained to the user
+    raise ImportError(
+        'trnsim.nki needs the _trnsim module built by CMake (build/python); run the kernel '
+        'through scripts/nki, or put that folder on PYTHONPATH') from _e
 
 # Set by scripts/nki through the environment, or by configure().
 _settings = {
@@ -19,24 +33,27 @@ _settings = {
     'sets': [s for s in os.environ.get('TRNSIM_NKI_SETS', '').split('\n') if s],
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
+    'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
     'functional': False,
 }
 _platform = None
+_limits = None
 _benchmarks = 0
 
 
 def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
-              functional=None):
+              functional=None, recording_out=None):
     """Chooses the platform (a config name or file, KEY=VALUE overrides; functional: its
     memories hold values, for comparisons with the C++ drivers' functional runs) before the
-    first kernel runs, and where nki.benchmark writes its stats and timeline."""
+    first kernel runs, and where nki.benchmark writes its stats, timeline and recording."""
     if _platform is not None and (config is not None or sets is not None or
                                   functional is not None):
         raise RuntimeError('trnsim.nki.configure: the platform is already built (SystemC '
                            'elaborates once per process); configure before the first kernel')
     for k, v in (('config', config), ('sets', sets), ('stats_out', stats_out),
-                 ('timeline', timeline), ('quiet', quiet), ('functional', functional)):
+                 ('timeline', timeline), ('quiet', quiet), ('functional', functional),
+                 ('recording_out', recording_out)):
         if v is not None:
             _settings[k] = list(v) if k == 'sets' else v
 
@@ -44,9 +61,27 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
 def platform():
     global _platform
     if _platform is None:
-        _platform = _core.native.Platform(_settings['config'], _settings['sets'],
-                                          _settings['functional'])
+        _platform = native.Platform(_settings['config'], _settings['sets'],
+                                    _settings['functional'])
     return _platform
+
+
+def limits():
+    """The platform's limits the frontend checks kernels against."""
+    global _limits
+    if _limits is None:
+        p = platform()
+        _limits = {'partitions': p.partitions(), 'pe_rows': p.integer('core.pe.rows'),
+                   'pe_cols': p.integer('core.pe.cols'),
+                   'moving_max': p.integer('core.pe.moving_max'),
+                   'psum_bank': p.size('core.psum.bank_size'),
+                   'sbuf_bytes': p.sbuf_partition_bytes(),
+                   'isa_version': p.integer('core.isa_version'),
+                   'hoist_share': p.real('compiler.hoist_sbuf_share')}
+    return _limits
+
+
+_trace.limits_of = limits
 
 
 def _is_isa(kernel):
@@ -73,101 +108,148 @@ def def_site(fn):
     return (code.co_filename, code.co_firstlineno)
 
 
-class Trace:
-    """A traced kernel: its outputs and its program."""
+class Traced:
+    """A traced kernel: its recording, program and outputs."""
 
-    def __init__(self, outputs, program, description, ops, flops):
-        self.outputs, self.program, self.description = outputs, program, description
-        self.ops, self.flops = ops, flops
+    def __init__(self, trace, program, outputs, description, flops, seconds):
+        self.trace, self.program, self.outputs = trace, program, outputs
+        self.description, self.flops, self.seconds = description, flops, seconds
+
+    @property
+    def ops(self):
+        return len(self.trace.ops)
 
 
-def trace_kernel(kernel, args, kwargs, values):
-    """Runs `kernel` on numpy arrays, recording its program; values computed when asked."""
-    fn = _function(kernel)
-    style = 'isa' if _is_isa(kernel) else 'nl'
-    if _core._State.current is not None:
-        raise _core.KernelError('nki kernel', 'kernels calling kernels are not supported yet')
-    ctx = _core.Context(platform(), style, values)
+def _record(fn, style, args, kwargs, values, where):
+    """The kernel's trace, traced again with the loops it needs unrolled until none is left."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
-    where = def_site(fn)
-    _core._State.current = ctx
-    # A traced kernel holds every tile and recorded call until the end: the cyclic collector's
-    # passes over them would cost more than the tracing (quadratic in the kernel's length).
-    gc_was_enabled = gc.isenabled()
-    gc.disable()
-    try:
+    unrolled = set()
+    while True:
+        trace = _trace.Trace(limits(), style, values, frozenset(unrolled))
         bound = []
 
         def wrap(value, name):
             if isinstance(value, Placeholder):
                 dt = _dtypes.dtype_name(value.dtype)
-                return _core.new_hbm(ctx, ctx.hbm_name(name), value.shape, dt, None, True), None
+                return trace.new_hbm(name, value.shape, dt, None, True)
             if isinstance(value, np.ndarray) or type(value).__module__.startswith('numpy'):
                 arr = np.asarray(value)
                 dt = _dtypes.array_dtype_name(value)
-                if dt not in _core._DT:
-                    raise _core.unsupported(f'kernel argument {name}',
-                                            f'dtype {dt} is not supported yet', where)
+                if dt not in _dtypes.SIZES:
+                    raise unsupported(f'kernel argument {name}', f'dtype {dt} is not supported '
+                                      'yet', where)
                 vals = None
                 if values:
                     vals = _dtypes.round_to(np.array(arr, dtype=np.int32 if dt == 'int32'
                                                      else np.float32), dt)
-                t = _core.new_hbm(ctx, ctx.hbm_name(name), arr.shape, dt, vals, True)
-                return t, value
-            return value, None
+                t = trace.new_hbm(name, arr.shape, dt, vals, True)
+                bound.append((t, value))
+                return t
+            return value
 
-        wargs = []
-        for i, a in enumerate(args):
-            t, orig = wrap(a, names[i] if i < len(names) else f'arg{i}')
-            wargs.append(t)
-            if orig is not None:
-                bound.append((t, orig))
-        wkwargs = {}
-        for k, a in kwargs.items():
-            t, orig = wrap(a, k)
-            wkwargs[k] = t
-            if orig is not None:
-                bound.append((t, orig))
-        ret = fn(*wargs, **wkwargs)
+        _trace.Trace.current = trace
         try:
-            program = _core.build(ctx)
-            # What nki.benchmark checks before it simulates, checked in every call.
-            ctx.platform.check(program)
-        except (_core.native.UserError, RuntimeError) as e:
-            raise _core.KernelError('kernel end', str(e), where)
-        # Tiles the kernel placed itself may share bytes with no order between their
-        # accesses (core/race_check): said, as sim says it of the drivers.
-        if not _settings['quiet']:
-            for race in ctx.kb.races():
-                print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
+            wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
+                     for i, a in enumerate(args)]
+            wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
+            ret = fn(*wargs, **wkwargs)
+            if trace.poisoned is not None:
+                raise NeedsUnroll((trace.poisoned,))
+        except NeedsUnroll as e:
+            new = {loop.identity for loop in e.loops} - unrolled
+            if not new:
+                raise RuntimeError('trnsim.nki: a loop asked to be unrolled twice') from None
+            unrolled |= new
+            continue
+        finally:
+            _trace.Trace.current = None
+        return trace, ret, bound
+
+
+def trace_kernel(kernel, args, kwargs, values):
+    """Runs `kernel` on numpy arrays (or placeholders): its recording, its program, and, when
+    `values`, its outputs."""
+    fn = _function(kernel)
+    style = 'isa' if _is_isa(kernel) else 'nl'
+    if _trace.Trace.current is not None:
+        raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
+    where = def_site(fn)
+    t0 = time.perf_counter()
+    # A trace holds every tile and operation until the end: the cyclic collector's passes over
+    # them would cost more than the tracing.
+    gc_was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        trace, ret, bound = _record(fn, style, args, kwargs, values, where)
     finally:
-        _core._State.current = None
         if gc_was_enabled:
             gc.enable()
+    t1 = time.perf_counter()
+    text = trace.text()
+    if _settings['recording_out']:
+        with open(_settings['recording_out'], 'w') as f:
+            f.write(text)
+    p = platform()
+    try:
+        program, races, flops = p.build_recording(text)
+    except native.RecordingError as e:
+        index, message = e.args
+        op = trace.ops[index] if 0 <= index < len(trace.ops) else None
+        if op is None or op.site is None:
+            raise KernelError('kernel end', message, where) from None
+        raise KernelError(op.api, message, op.site) from None
+    except (native.UserError, RuntimeError, ValueError) as e:
+        raise KernelError('kernel end', str(e), where) from None
+    try:
+        p.check(program)  # what nki.benchmark checks before it simulates, in every call
+    except (native.UserError, RuntimeError) as e:
+        raise KernelError('kernel end', str(e), where) from None
+    # Tiles the kernel placed itself may share bytes with no order between their accesses
+    # (core/race_check): said, as sim says it of the drivers.
+    if not _settings['quiet']:
+        for race in races:
+            print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
+    t2 = time.perf_counter()
+    outputs = None
+    if values:
+        run = Interpreter(trace).run()
 
-    def out(r):
-        if isinstance(r, _core.HbmTensor):
-            return _dtypes.to_user(r.values, r.dtype_name) if values else None
-        if isinstance(r, (tuple, list)):
-            return type(r)(out(x) for x in r)
-        if r is None:
-            return None
-        what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
-                if isinstance(r, (_core.Tile, _core.TileBlocks)) or hasattr(r, 'materialize')
-                else type(r).__name__)
-        raise _core.KernelError('kernel return', f'a kernel returns HBM tensors, not {what}',
-                                where)
+        def out(r):
+            if isinstance(r, HbmTensor):
+                return _dtypes.to_user(run.output(r), r.dtype_name)
+            if isinstance(r, (tuple, list)):
+                return type(r)(out(x) for x in r)
+            if r is None:
+                return None
+            what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
+                    if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
+                    else type(r).__name__)
+            raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}',
+                              where)
 
-    outputs = out(ret)
-    if values:  # outputs passed as arguments (2024 kernels) are written in place
+        outputs = out(ret)
+        # outputs passed as arguments (2024 kernels) are written in place
         for t, orig in bound:
-            if t.written and isinstance(orig, np.ndarray) and orig.flags.writeable:
-                orig[...] = _dtypes.to_user(t.values, t.dtype_name).reshape(orig.shape)
-    desc = f'nki {fn.__name__} ({style})'
-    return Trace(outputs, program, desc, ctx.ops, ctx.kb.matmul_flops())
+            if run.written[t.id] and isinstance(orig, np.ndarray) and orig.flags.writeable:
+                orig[...] = _dtypes.to_user(run.output(t), t.dtype_name).reshape(orig.shape)
+    else:
+        _check_return(ret, where)
+    desc = f'nki {getattr(fn, "__name__", "kernel")} ({style})'
+    return Traced(trace, program, outputs, desc, flops, (t1 - t0, t2 - t1))
+
+
+def _check_return(r, where):
+    if isinstance(r, (tuple, list)):
+        for x in r:
+            _check_return(x, where)
+    elif r is not None and not isinstance(r, HbmTensor):
+        what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
+                if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
+                else type(r).__name__)
+        raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
 
 
 class JitKernel:
@@ -183,8 +265,8 @@ class JitKernel:
         return trace_kernel(self, args, kwargs, True).outputs
 
     def __getitem__(self, grid):
-        raise _core.unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
-                                def_site(self.func))
+        raise unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
+                          def_site(self.func))
 
 
 class Latency:
@@ -216,7 +298,6 @@ def _stat(stats, path, default=0.0):
 
 
 def _placeholder(template):
-    global _benchmarks
     if not template:
         return ''
     return template.replace('{n}', str(_benchmarks))
@@ -241,7 +322,6 @@ class BenchmarkKernel:
 
     def __call__(self, *args, **kwargs):
         global _benchmarks
-        t0 = time.perf_counter()
         tr = trace_kernel(self.kernel, args, kwargs, False)
         t1 = time.perf_counter()
         _benchmarks += 1
@@ -249,8 +329,8 @@ class BenchmarkKernel:
         timeline = _placeholder(_settings['timeline'])
         try:
             text = platform().run(tr.program, tr.description, timeline, '')
-        except _core.native.UserError as e:
-            raise _core.KernelError('nki.benchmark', str(e), def_site(self.func)) from None
+        except native.UserError as e:
+            raise KernelError('nki.benchmark', str(e), def_site(self.func)) from None
         t2 = time.perf_counter()
         self.stats = json.loads(text)
         if stats_out:
@@ -258,7 +338,8 @@ class BenchmarkKernel:
                 f.write(text + '\n')
         us = _stat(self.stats, 'total_time_ns') / 1e3
         self.benchmark_result = BenchmarkResult(us, self.stats)
-        self.record_seconds, self.simulate_seconds = t1 - t0, t2 - t1
+        self.record_seconds, self.build_seconds = tr.seconds
+        self.simulate_seconds = t2 - t1
         if not _settings['quiet']:
             self._print(us, tr)
         return None
@@ -271,6 +352,56 @@ class BenchmarkKernel:
         print('latency (us) ' + ' '.join(f'{c:>10}' for c in cols))
         print(' ' * 13 + ' '.join(f'{us:10.2f}' for _ in cols))
         p.print_summary(tr.description)
-        print(f'(recorded {tr.ops} operations in {self.record_seconds:.2f} s, simulated in '
-              f'{self.simulate_seconds:.2f} s)')
+        print(f'(recorded {tr.ops} operations standing for {tr.trace.executed} in '
+              f'{self.record_seconds:.2f} s, built the program in {self.build_seconds:.2f} s, '
+              f'simulated in {self.simulate_seconds:.2f} s)')
         sys.stdout.flush()
+
+
+# The harness APIs (the top level of nki).
+
+@api('.jit', beta1='func=None, mode=None, **options', v0='fn=None, mode=None, **options')
+def jit(func=None, mode=None, fn=None, **options):
+    """@nki.jit: the kernel, called on numpy arrays, returns its outputs."""
+    func = func if func is not None else fn
+    if func is None:
+        return lambda f: JitKernel(f, **options)
+    return JitKernel(func, **options)
+
+
+api('.trace', 'beta1', signature='func=None, mode=None, **options')(jit)
+
+
+def _values_kernel(kernel, options):
+    return JitKernel(getattr(kernel, 'func', kernel), **options)
+
+
+@api('.baremetal', 'beta1', signature='kernel=None, **options')
+def baremetal(kernel=None, **options):
+    """nki.baremetal(kernel)(*arrays): the kernel's outputs (outputs passed as arguments are
+    written in place)."""
+    if kernel is None:
+        return lambda k: _values_kernel(k, options)
+    return _values_kernel(kernel, options)
+
+
+@api('.simulate', '0.3+', signature='kernel, **options')
+def simulate(kernel, **options):
+    """nki.simulate(kernel)(*arrays) (NKI 0.3 on): the kernel's outputs."""
+    return _values_kernel(kernel, options)
+
+
+@api('.simulate_kernel', 'beta1', signature='kernel, *args, **kwargs')
+def simulate_kernel(kernel, *args, **kwargs):
+    """The kernel's output values for numpy inputs."""
+    return trace_kernel(kernel, args, kwargs, True).outputs
+
+
+@api('.benchmark', signature='kernel=None, **options')
+def benchmark(kernel=None, **options):
+    """nki.benchmark(kernel, ...), @nki.benchmark(...) or nki.benchmark(...)(kernel): calling
+    the result runs the model; its benchmark_result.nc_latency answers latency percentiles. NKI
+    0.x has no nki.benchmark; trnsim keeps it there for the model's latency."""
+    if kernel is None:
+        return lambda k: BenchmarkKernel(k, **options)
+    return BenchmarkKernel(kernel, **options)

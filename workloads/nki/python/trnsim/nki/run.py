@@ -19,10 +19,10 @@ def main():
         return 2
     sys.argv = sys.argv[1:]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
-    from trnsim.nki import _core
+    from trnsim.nki import _errors, _runner
     try:
         runpy.run_path(script, run_name='__main__')
-    except (_core.KernelError, _core.native.UserError) as e:
+    except (_errors.KernelError, _runner.native.UserError) as e:
         sys.stdout.flush()
         print(f'scripts/nki: error: {e}', file=sys.stderr)
         return 2

@@ -1,12 +1,13 @@
-"""nki.compiler for trnsim: kernel decorators and direct allocation."""
+"""nki.compiler: kernel decorators and direct allocation, each declared once."""
 
 import itertools
 import math
 
-from . import _core
-from ._core import unsupported
+from ._errors import unsupported
+from ._registry import api, value
 
 
+@api('compiler.skip_middle_end_transformations', signature='kernel')
 def skip_middle_end_transformations(kernel):
     """Marks an ISA-style kernel: program order, one buffer per declared tile."""
     target = getattr(kernel, 'func', kernel)
@@ -16,11 +17,13 @@ def skip_middle_end_transformations(kernel):
     return kernel
 
 
+@api('compiler.enable_stack_allocator', signature='kernel=None, log_level=None')
 def enable_stack_allocator(kernel=None, log_level=None):
     """Accepted and ignored: trnsim's builder allocates the same way either way."""
     return kernel if kernel is not None else (lambda k: k)
 
 
+@api('compiler.force_auto_alloc', signature='kernel=None')
 def force_auto_alloc(kernel=None):
     """Accepted and ignored (tiles without direct allocation are allocated by the builder)."""
     return kernel if kernel is not None else (lambda k: k)
@@ -36,14 +39,14 @@ class DirectAlloc:
     def key(self):
         return self._key
 
-    def layout(self, blocks, partitions, tile_bytes, api, site):
+    def layout(self, blocks, partitions, tile_bytes, api_name, site):
         """(distinct byte offsets, block index -> position in them)."""
         offsets, where = [], {}
         for b in itertools.product(*(range(n) for n in blocks)):
             got = self.func(b, partitions, tile_bytes)
             part, addr = got if isinstance(got, tuple) else (0, got)
             if part != 0:
-                raise unsupported(api, 'a direct allocation at a partition offset', site)
+                raise unsupported(api_name, 'a direct allocation at a partition offset', site)
             if addr not in offsets:
                 offsets.append(addr)
             where[b] = offsets.index(addr)
@@ -58,15 +61,14 @@ def _modulo(base, shape, scale):
     return func
 
 
-class sbuf:
+class Sbuf:
     """nki.compiler.sbuf: direct allocation in SBUF."""
 
     @staticmethod
     def mod_alloc(*, base_addr, base_partition=0, num_par_tiles=(), num_free_tiles=()):
         """Logical tile idx at base_addr + (idx mod num_free_tiles, linearised) x tile bytes."""
         if base_partition != 0 or num_par_tiles:
-            raise unsupported('nki.compiler.sbuf.mod_alloc',
-                              'base_partition / num_par_tiles')
+            raise unsupported('nki.compiler.sbuf.mod_alloc', 'base_partition / num_par_tiles')
 
         def func(idx, pdim_size, fdim_size):
             return (0, _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
@@ -81,7 +83,7 @@ class sbuf:
         return None
 
 
-class psum:
+class Psum:
     """nki.compiler.psum: direct allocation in PSUM (not supported yet)."""
 
     @staticmethod
@@ -97,8 +99,5 @@ class psum:
         return None
 
 
-def __getattr__(name):
-    _core.missing('compiler', name)
-
-
-_core.check_module_apis(globals(), 'nki.compiler')
+value('compiler.sbuf', Sbuf)
+value('compiler.psum', Psum)

@@ -1,6 +1,7 @@
-"""nki.typing for trnsim: tensor placeholders for nki.benchmark (nt.tensor[[shape], dtype])."""
+"""nki.typing: tensor placeholders for nki.benchmark (nt.tensor[[shape], dtype])."""
 
 from . import _dtypes
+from ._registry import value
 
 
 class Placeholder:
@@ -14,9 +15,12 @@ class Placeholder:
         return f'tensor[{list(self.shape)}, {_dtypes.dtype_name(self.dtype)}]'
 
 
-class tensor:
+class Tensor:
     """nt.tensor[[shape], dtype]."""
 
     def __class_getitem__(cls, key):
         shape, dtype = key
         return Placeholder(shape if isinstance(shape, (list, tuple)) else (shape,), dtype)
+
+
+value('typing.tensor', Tensor, 'beta1 0.3+')

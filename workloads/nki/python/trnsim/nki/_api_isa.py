@@ -1,0 +1,340 @@
+"""nki.isa (nisa): each instruction API declared once, with its signature in each edition. In
+beta 1 (SDK 2.2x) an instruction returns its result (and takes an optional dst=); from NKI 0.2
+it writes its first argument, dst."""
+
+import numpy as np
+
+from . import _ops, _tensors
+from ._errors import KernelError, unsupported, user_site
+from ._dtypes import dtype_name
+from ._index import IndexExpr, IndexRange, concrete
+from ._registry import api, value
+
+
+class Engine:
+    """Engine selectors of NKI 0.x (nisa.engine.vector, ...)."""
+
+    vector = 'dve'
+    scalar = 'act'
+    gpsimd = 'pool'
+    tensor = 'pe'
+    unknown = None
+
+
+value('isa.engine', Engine)
+value('isa.vector_engine', 'dve')
+value('isa.scalar_engine', 'act')
+value('isa.gpsimd_engine', 'pool')
+value('isa.tensor_engine', 'pe')
+value('isa.unknown_engine', None)
+
+# Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
+# numpy functions (op0=np.multiply).
+_ALU = {'language.add': 'add', 'language.subtract': 'subtract', 'language.multiply': 'multiply',
+        'language.maximum': 'max', 'language.minimum': 'min', 'language.max': 'max',
+        'language.min': 'min'}
+_NUMPY_ALU = {np.add: 'add', np.subtract: 'subtract', np.multiply: 'multiply', np.maximum: 'max',
+              np.minimum: 'min'}
+_REDUCE = {'language.add': 'add', 'language.sum': 'add', 'language.max': 'max',
+           'language.maximum': 'max', 'language.min': 'min', 'language.minimum': 'min'}
+_ACT = {f'language.{f}': f for f in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square',
+                                      'sigmoid', 'tanh', 'silu', 'gelu', 'log')}
+_ACT['language.copy'] = 'identity'
+_NUMPY_ACT = {np.exp: 'exp', np.sqrt: 'sqrt', np.square: 'square', np.tanh: 'tanh',
+              np.log: 'log'}
+COMMUTATIVE = _ops.COMMUTATIVE
+
+
+def _named(table, numpy_table, api_name, op, site, what='op'):
+    name = table.get(getattr(op, '_nki_api', None))
+    if name is None and numpy_table is not None:
+        try:
+            name = numpy_table.get(op)
+        except TypeError:  # unhashable
+            name = None
+    if name is None:
+        raise unsupported(api_name, f'{what}={getattr(op, "__name__", op)}', site)
+    return name
+
+
+def _alu(api_name, op, site, what='op'):
+    return _named(_ALU, _NUMPY_ALU, api_name, op, site, what)
+
+
+def _two_alus(api_name, op0, op1, reverse0, reverse1, site):
+    """The two operations of a two-operation instruction; a reversed one must commute."""
+    alu0, alu1 = _alu(api_name, op0, site, 'op0'), _alu(api_name, op1, site, 'op1')
+    if (reverse0 and alu0 not in COMMUTATIVE) or (reverse1 and alu1 not in COMMUTATIVE):
+        raise unsupported(api_name, 'a reversed non-commutative operation', site)
+    return alu0, alu1
+
+
+def _check(api_name, site, mask=None, engine=None, allowed=('dve', 'act', 'pool', None)):
+    if mask is not None:
+        raise unsupported(api_name, 'mask=', site)
+    if engine not in allowed:
+        raise unsupported(api_name, f'engine={engine}', site)
+
+
+def _result(p, dst, site):
+    """The instruction's result: returned (beta 1), or written into dst."""
+    if dst is None:
+        return p
+    _ops.assign(dst, p, site)
+    return dst
+
+
+@api('isa.nc_matmul',
+     beta1='stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, '
+           'is_transpose=False, tile_position=(), tile_size=(), mask=None, dst=None, '
+           'accumulate=None',
+     v0_2='dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, '
+          'is_transpose=False, tile_position=(), tile_size=(), perf_mode=None',
+     v0_3_plus='dst, stationary, moving, is_stationary_onezero=False, '
+               'is_moving_onezero=False, is_transpose=False, accumulate=None, tile_position=(), '
+               'tile_size=(), perf_mode=None')
+def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
+              is_moving_onezero=False, is_transpose=False, accumulate=None, tile_position=(),
+              tile_size=(), perf_mode=None, mask=None):
+    """stationary.T @ moving into PSUM (Tensor engine). Into dst: accumulate=True adds to dst,
+    False overwrites it, None (the default, NKI 0.2's behaviour too) overwrites the locations no
+    write reached since dst was declared and adds to the others (SDK 2.30-2.33 API reference).
+    is_*_onezero are hints that change nothing in the model."""
+    site = user_site()
+    _check('nisa.nc_matmul', site, mask)
+    if is_transpose:
+        raise unsupported('nisa.nc_matmul', 'is_transpose=True', site)
+    if tile_position or tile_size:
+        raise unsupported('nisa.nc_matmul', 'tile_position= / tile_size= (Tensor-engine '
+                          'tiling)', site)
+    if perf_mode is not None:
+        raise unsupported('nisa.nc_matmul', f'perf_mode={perf_mode}', site)
+    p = _ops.matmul('nisa.nc_matmul', site, stationary, moving)
+    if dst is None:
+        if accumulate is not None:
+            raise KernelError('nisa.nc_matmul', 'accumulate= needs dst=', site)
+        return p
+    if isinstance(dst, _ops.Pending):
+        dst = dst.materialize()
+    _ops.emit_into(p, dst, 'auto' if accumulate is None else bool(accumulate), site)
+    p.result = dst
+    return dst
+
+
+@api('isa.nc_transpose', beta1='data, engine=None, mask=None, dst=None, dtype=None',
+     v0='dst, data, engine=None')
+def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
+    """data [P, F] as [F, P] in PSUM through the Tensor engine."""
+    site = user_site()
+    _check('nisa.nc_transpose', site, None, engine, ('pe', None))
+    p = _ops.transpose('nisa.nc_transpose', site, data, mask)
+    if dtype is not None and dtype_name(dtype) != p.dtype_name:
+        raise unsupported('nisa.nc_transpose', f'dtype={dtype_name(dtype)} (the transpose '
+                          f'gives {p.dtype_name})', site)
+    return _result(p, dst, site)
+
+
+@api('isa.activation', beta1='op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None',
+     v0_2_to_0_6='dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, '
+                 'reduce_cmd=None',
+     v0_7='dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, '
+          'reduce_cmd=None, engine=None')
+def activation(op, data, dst=None, bias=None, scale=1.0, mask=None, dtype=None, reduce_op=None,
+               reduce_res=None, reduce_cmd=None, engine=None):
+    """op(data * scale + bias), bias a [P, 1] tile (Scalar engine)."""
+    site = user_site()
+    _check('nisa.activation', site, None, engine, ('act', None))
+    if reduce_op is not None or reduce_res is not None:
+        raise unsupported('nisa.activation', 'reduce_op= / reduce_res= (the reduction in the '
+                          'same instruction)', site)
+    func = _named(_ACT, _NUMPY_ACT, 'nisa.activation', op, site)
+    return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype, mask,
+                                   bias), dst, site)
+
+
+@api('isa.tensor_tensor', beta1='data1, data2, op, dtype=None, mask=None, engine=None, dst=None',
+     v0='dst, data1, data2, op, engine=None')
+def tensor_tensor(data1, data2, op, dst=None, dtype=None, mask=None, engine=None):
+    """data1 <op> data2 elementwise (Vector engine, or GpSimd)."""
+    site = user_site()
+    _check('nisa.tensor_tensor', site, None, engine)
+    return _result(_ops.tensor_tensor('nisa.tensor_tensor', site, data1, data2,
+                                      _alu('nisa.tensor_tensor', op, site), engine, dtype, mask),
+                   dst, site)
+
+
+@api('isa.tensor_scalar',
+     beta1='data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, '
+           'dtype=None, mask=None, engine=None, dst=None',
+     v0='dst, data, op0, operand0, reverse0=False, op1=None, operand1=None, reverse1=False, '
+        'engine=None')
+def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, operand1=None,
+                  reverse1=False, dtype=None, mask=None, engine=None):
+    """(data <op0> operand0) <op1> operand1: operand0 a number or a [P, 1] tile, operand1 a
+    number, one instruction."""
+    site = user_site()
+    _check('nisa.tensor_scalar', site, None, engine)
+    alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site, 'op1')
+    return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
+                                      _alu('nisa.tensor_scalar', op0, site, 'op0'), operand0,
+                                      engine, dtype, reverse0, mask, alu1, operand1, reverse1),
+                   dst, site)
+
+
+@api('isa.iota', beta1='expr, dtype, mask=None', v0_2='dst, pattern, offset, channel_multiplier=0',
+     v0_3_plus='dst, pattern, offset=0, channel_multiplier=0')
+def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
+         channel_multiplier=0):
+    """Index values on the GpSimd engine: value = offset + partition step * p + i. Beta 1:
+    `nisa.iota(expr, dtype)` with an affine expression of nl.arange indices, returned; NKI 0.x:
+    `nisa.iota(dst, pattern, offset, channel_multiplier=0)` into dst. Both must number the free
+    elements in order."""
+    site = user_site()
+    _check('nisa.iota', site, mask)
+    if dst is not None:
+        if not isinstance(dst, _tensors.Tile):
+            raise KernelError('nisa.iota', f'dst must be a tile, got {type(dst).__name__}', site)
+        steps = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
+        expected = 1
+        for st, n in reversed(steps):
+            if st != expected:
+                raise unsupported('nisa.iota', f'the pattern {pattern} (only patterns that '
+                                  'number the free elements in order, step 1 innermost)', site)
+            expected *= n
+        if expected != dst.elems:
+            raise KernelError('nisa.iota', f'the pattern {pattern} gives {expected} values per '
+                              f'partition; dst has {dst.elems}', site)
+        _ops.assign(dst, _ops.iota('nisa.iota', site, dst.shape, offset, channel_multiplier,
+                                   dst.dtype_name), site)
+        return dst
+    if isinstance(expr, (int, float)) or not isinstance(expr, (IndexRange, IndexExpr)):
+        raise KernelError('nisa.iota', 'expr must be an affine expression of nl.arange indices',
+                          site)
+    e = IndexExpr.of(expr)
+    parts, pstep = e.terms.get(0, (1, 0))
+    free = sorted(a for a in e.terms if a != 0)
+    shape = (parts,) + tuple(e.terms[a][0] for a in free) if free else (parts, 1)
+    expected = 1
+    for a in reversed(free):
+        size, coef = e.terms[a]
+        if size > 1 and coef != expected:
+            raise unsupported('nisa.iota', 'an expression that does not number the free '
+                              'elements in order (coefficient 1 on the innermost free index, '
+                              'its size on the next)', site)
+        expected *= size
+    return _ops.iota('nisa.iota', site, shape, concrete(e.const), pstep, dtype)
+
+
+@api('isa.scalar_tensor_tensor',
+     beta1='data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, dtype=None, '
+           'mask=None, engine=None, dst=None',
+     v0='dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, engine=None')
+def scalar_tensor_tensor(data, op0, operand0, op1, operand1, dst=None, reverse0=False,
+                         reverse1=False, dtype=None, mask=None, engine=None):
+    """(data op0 operand0) op1 operand1, operand0 a number and operand1 a tile of data's
+    shape, in one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.scalar_tensor_tensor', site, None, engine, ('dve', None))
+    alu0, alu1 = _two_alus('nisa.scalar_tensor_tensor', op0, op1, reverse0, reverse1, site)
+    return _result(_ops.scalar_tensor_tensor('nisa.scalar_tensor_tensor', site, data, alu0,
+                                             operand0, alu1, operand1, dtype, mask), dst, site)
+
+
+@api('isa.tensor_tensor_scan',
+     beta1='data0, data1, initial, op0, op1, reverse0=False, reverse1=False, dtype=None, '
+           'mask=None, dst=None',
+     v0='dst, data0, data1, initial, op0, op1, reverse0=False, reverse1=False')
+def tensor_tensor_scan(data0, data1, initial, op0, op1, dst=None, reverse0=False,
+                       reverse1=False, dtype=None, mask=None):
+    """A scan along the free axis: out[:, i] = op1(op0(data0[:, i], out[:, i-1]), data1[:, i]),
+    out[:, -1] = initial (a number); one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.tensor_tensor_scan', site, mask)
+    alu0, alu1 = _two_alus('nisa.tensor_tensor_scan', op0, op1, reverse0, reverse1, site)
+    return _result(_ops.tensor_tensor_scan('nisa.tensor_tensor_scan', site, data0, data1,
+                                           initial, alu0, alu1, dtype), dst, site)
+
+
+@api('isa.tensor_reduce',
+     beta1='op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, dst=None',
+     v0='dst, op, data, axis, negate=False, keepdims=False')
+def tensor_reduce(op, data, axis, dst=None, mask=None, dtype=None, negate=False, keepdims=False):
+    """The reduction of data over its free axes, one value per partition (Vector engine)."""
+    site = user_site()
+    _check('nisa.tensor_reduce', site)
+    if negate:
+        raise unsupported('nisa.tensor_reduce', 'negate=True', site)
+    alu = _named(_REDUCE, None, 'nisa.tensor_reduce', op, site)
+    return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype,
+                               None, mask), dst, site)
+
+
+@api('isa.tensor_copy', beta1='src, mask=None, dtype=None, engine=None, dst=None',
+     v0='dst, src, engine=None')
+def tensor_copy(src, dst=None, mask=None, dtype=None, engine=None):
+    """src copied (and cast to dst's dtype), on the given engine or the one the compiler
+    picks."""
+    site = user_site()
+    _check('nisa.tensor_copy', site, None, engine)
+    return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine, mask), dst, site)
+
+
+@api('isa.memset', beta1='shape, value, dtype=None, mask=None, engine=None',
+     v0='dst, value, engine=None')
+def memset(value, shape=None, dtype=None, mask=None, engine=None, dst=None):
+    """A tile of `shape` filled with value (beta 1, returned), or dst filled (NKI 0.x)."""
+    site = user_site()
+    _check('nisa.memset', site, mask, engine)
+    if dst is not None:
+        if not isinstance(dst, (_tensors.Tile, _tensors.TileRuns)):
+            raise KernelError('nisa.memset', f'dst must be a tile, got {type(dst).__name__}',
+                              site)
+        _ops.assign(dst, _ops.memset('nisa.memset', site, dst.shape, value, dst.dtype_name,
+                                     engine), site)
+        return dst
+    if dtype is None:
+        raise KernelError('nisa.memset', 'dtype= is required with a shape', site)
+    return _ops.memset('nisa.memset', site, tuple(shape), value, dtype, engine)
+
+
+@api('isa.max8', beta1='src, mask=None, dtype=None, dst=None', v0='dst, src')
+def max8(src, dst=None, mask=None, dtype=None):
+    """The 8 largest values of each partition, largest first (Vector engine)."""
+    site = user_site()
+    _check('nisa.max8', site, mask)
+    return _result(_ops.max8('nisa.max8', site, src), dst, site)
+
+
+@api('isa.nc_find_index8', beta1='data, vals, mask=None, dtype=None, dst=None',
+     v0='dst, data, vals')
+def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
+    """Where each of 8 values per partition first occurs in data (int32 indices)."""
+    site = user_site()
+    _check('nisa.nc_find_index8', site, mask)
+    return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
+
+
+@api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
+     v0_2='dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, unique_indices=True',
+     v0_3_plus='dst, src, oob_mode=None, dge_mode=None, engine=None')
+def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
+             unique_indices=True, engine=None):
+    """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
+    site = user_site()
+    if dst_rmw_op is not None:
+        raise unsupported('nisa.dma_copy', 'dst_rmw_op= (a DMA that adds into dst)', site)
+    if oob_mode is not None:
+        raise unsupported('nisa.dma_copy', f'oob_mode={oob_mode}', site)
+    hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
+    if isinstance(src, hbm) and isinstance(dst, hbm):
+        raise unsupported('nisa.dma_copy', 'a copy from HBM to HBM', site)
+    if isinstance(src, hbm):
+        if isinstance(dst, _tensors.TileBlocks):
+            raise KernelError('nisa.dma_copy', 'index the block dimensions of dst', site)
+        _ops.load_into('nisa.dma_copy', site, dst, src, mask)
+        return None
+    if isinstance(dst, hbm):
+        _ops.store('nisa.dma_copy', site, dst, src, mask)
+        return None
+    raise unsupported('nisa.dma_copy', 'a copy between two on-chip tiles', site)
+

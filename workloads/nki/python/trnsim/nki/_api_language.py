@@ -1,0 +1,381 @@
+"""nki.language (nl): each API declared once, with its editions (_registry)."""
+
+import itertools
+
+import numpy as np
+
+from . import _dtypes, _ops, _trace
+from ._errors import KernelError, unsupported, user_site
+from ._index import DynSlice, IndexRange
+from ._registry import api, value
+from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
+
+for _name in ('float32', 'float16', 'bfloat16', 'int32'):
+    value(f'language.{_name}', getattr(_dtypes, _name))
+
+
+class Buffer:
+    """A memory a tensor lives in (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'nl.{self.name}'
+
+
+for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm'):
+    value(f'language.{_name}', Buffer(_name))
+
+
+class TileSize:
+    """nl.tile_size: the hardware tile limits, from the platform config."""
+
+    @property
+    def pmax(self):
+        return _trace.limits()['partitions']
+
+    @property
+    def psum_fmax(self):
+        return _trace.limits()['psum_bank'] // 4
+
+    @property
+    def gemm_stationary_fmax(self):
+        return _trace.limits()['pe_cols']
+
+    @property
+    def gemm_moving_fmax(self):
+        return _trace.limits()['moving_max']
+
+
+value('language.tile_size', TileSize())
+
+
+@api('language.par_dim', 'beta1', note='block dimensions were removed in NKI 0.2')
+def par_dim(n):
+    """Marks the partition dimension of an on-chip tensor's shape."""
+    return ParDim(int(n))
+
+
+class _Loop:
+    """A loop of the kernel: iterates like range(); recorded once with a symbolic index unless
+    the kernel needs it unrolled (docs/nki.md, "Loops")."""
+
+    def __init__(self, kind, args):
+        self.kind = kind
+        self.args = args
+
+    def __len__(self):
+        return len(range(*self.args))
+
+    def __iter__(self):
+        trace = _trace.Trace.current
+        if trace is None:
+            return iter(range(*self.args))
+        return trace.iterate(self.kind, self.args)
+
+
+@api('language.affine_range', signature='*args')
+def affine_range(*args):
+    """Iterations without loop-carried dependencies (the builder may overlap them). From NKI
+    0.7 a plain range, which the model records the same way."""
+    return _Loop('affine', args)
+
+
+@api('language.sequential_range', signature='*args')
+def sequential_range(*args):
+    """Iterations with a loop-carried dependency, in order."""
+    return _Loop('sequential', args)
+
+
+@api('language.static_range', signature='*args')
+def static_range(*args):
+    """A loop unrolled when the kernel is traced."""
+    return _Loop('static', args)
+
+
+@api('language.arange', 'beta1', note='removed in NKI 0.2: index with slices')
+def arange(start, stop=None, step=1):
+    if stop is None:
+        start, stop = 0, start
+    return IndexRange(int(start), len(range(int(start), int(stop), int(step))), int(step))
+
+
+class _Grid(tuple):
+    """The indices of nl.mgrid: unpacked (i_p, i_f = nl.mgrid[...]) or named, `.p` for the
+    partition index and `.x` for the free one."""
+
+    @property
+    def p(self):
+        return self[0]
+
+    @property
+    def x(self):
+        return self[1]
+
+
+class MGrid:
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        out = []
+        for axis, k in enumerate(key):
+            if not isinstance(k, slice) or k.step not in (None, 1):
+                raise unsupported('nl.mgrid', 'nl.mgrid takes start:stop slices')
+            start = k.start or 0
+            out.append(IndexRange(start, k.stop - start, 1, axis))
+        return _Grid(out) if len(out) > 1 else out[0]
+
+
+value('language.mgrid', MGrid(), 'beta1', note='removed in NKI 0.2: index with slices')
+
+
+@api('language.ds')
+def ds(start, size):
+    """`size` elements from `start`."""
+    return DynSlice(start, size)
+
+
+def _space(buffer, api_name, site):
+    if buffer is None:
+        return 'sbuf'
+    from ._api_compiler import DirectAlloc
+    if isinstance(buffer, DirectAlloc):
+        return buffer
+    if isinstance(buffer, Buffer):
+        return 'hbm' if buffer.name.endswith('hbm') else buffer.name
+    raise unsupported(api_name, f'buffer={buffer!r}', site)
+
+
+def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
+    site = user_site()
+    trace = _trace.current(api_name)
+    if address is not None:
+        raise unsupported(api_name, 'address= (a tile placed by the kernel)', site)
+    shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
+    dt = _dtypes.dtype_name(dtype)
+    space = _space(buffer, api_name, site)
+    if space == 'hbm':
+        if any(isinstance(s, ParDim) for s in shape):
+            raise KernelError(api_name, 'nl.par_dim in an HBM tensor shape', site)
+        return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt)
+    alloc = None
+    if not isinstance(space, str):
+        alloc, space = space, 'sbuf'
+    t = trace.declare(api_name, site, shape, dt, space, alloc, name or None)
+    if zero:
+        tiles = [t] if isinstance(t, Tile) else [
+            t.block(b, api_name, site)[0]
+            for b in itertools.product(*(range(n) for n in t.block_shape))]
+        for tile in tiles:
+            if space == 'psum':
+                tile.zero_site = site  # folded into the first matmul that overwrites it
+            else:
+                _ops.assign(tile, _ops.memset(api_name, site, tile.shape, 0.0, dt, 'dve'), site)
+    return t
+
+
+@api('language.ndarray', beta1="shape, dtype, buffer=None, name=''",
+     v0="shape, dtype, buffer=None, name='', address=None")
+def ndarray(shape, dtype, buffer=None, name='', address=None):
+    """An uninitialised tensor: a tile (or tiles) in SBUF/PSUM, or a tensor in HBM."""
+    return _tensor('nl.ndarray', shape, dtype, buffer, name, False, address)
+
+
+@api('language.zeros', beta1="shape, dtype, buffer=None, name=''",
+     v0="shape, dtype, buffer=None, name='', address=None")
+def zeros(shape, dtype, buffer=None, name='', address=None):
+    """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it."""
+    return _tensor('nl.zeros', shape, dtype, buffer, name, True, address)
+
+
+@api('language.full', signature="shape, fill_value, dtype, buffer=None, name=''")
+def full(shape, fill_value, dtype, buffer=None, name=''):
+    """A tensor filled with one value (a memset)."""
+    site = user_site()
+    t = _tensor('nl.full', shape, dtype, buffer, name, False)
+    if not isinstance(t, Tile):
+        raise unsupported('nl.full', 'nl.full outside SBUF or with block dimensions', site)
+    _ops.assign(t, _ops.memset('nl.full', site, t.shape, fill_value, t.dtype_name, 'dve'), site)
+    return t
+
+
+@api('language.ones', 'beta1', signature="shape, dtype, buffer=None, name=''")
+def ones(shape, dtype, buffer=None, name=''):
+    return full(shape, 1.0, dtype, buffer, name)
+
+
+def _no_mask(api_name, mask, site):
+    if mask is not None:
+        raise unsupported(api_name, 'mask=', site)
+
+
+@api('language.load', 'beta1 0.3+', beta1='src, mask=None, dtype=None', v0_3_plus='src, dtype=None',
+     note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
+def load(src, mask=None, dtype=None):
+    """An HBM tensor (or part) into a new SBUF tile, by DMA."""
+    return _ops.load('nl.load', user_site(), src, dtype, mask)
+
+
+@api('language.store', 'beta1 0.3+', beta1='dst, value, mask=None', v0_3_plus='dst, value',
+     note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
+def store(dst, value, mask=None):
+    """A tile into an HBM tensor (or part), by DMA."""
+    _ops.store('nl.store', user_site(), dst, value, mask)
+
+
+def _binary(qualname, alu):
+    @api(qualname, 'beta1 0.3+', beta1='x, y, dtype=None, mask=None', v0_3_plus='x, y, dtype=None')
+    def op(x, y, dtype=None, mask=None):
+        return _ops.tensor_tensor(f'nl.{op.__name__}', user_site(), x, y, alu, None, dtype, mask)
+    op.__name__ = qualname.rpartition('.')[2]
+    op.__doc__ = f'x {alu} y elementwise (Vector engine); y a tile, a [P, 1] tile or a number.'
+    return op
+
+
+for _name, _alu in (('add', 'add'), ('subtract', 'subtract'), ('multiply', 'multiply'),
+                    ('maximum', 'max'), ('minimum', 'min')):
+    _binary(f'language.{_name}', _alu)
+
+
+def _unary(func, scale=1.0, name=None):
+    name = name or func
+
+    @api(f'language.{name}', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
+         v0_3_plus='x, dtype=None')
+    def op(x, dtype=None, mask=None):
+        return _ops.activation(f'nl.{name}', user_site(), func, x, scale, None, dtype, mask)
+    op.__name__ = name
+    op.__doc__ = f'{name}(x): one Scalar-engine activation ({func}, scale {scale}).'
+    return op
+
+
+for _name in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu',
+              'gelu', 'log'):
+    _unary(_name)
+_unary('identity', -1.0, 'negative')
+
+
+@api('language.copy', 'beta1 0.3+', beta1='x, dtype=None, mask=None', v0_3_plus='x, dtype=None')
+def copy(x, dtype=None, mask=None):
+    """x into a new tile (in dtype), on the engine the compiler picks."""
+    return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
+
+
+def _reduction(qualname, alu):
+    @api(qualname, 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None, keepdims=False',
+         v0_3_plus='x, axis, dtype=None, keepdims=False')
+    def op(x, axis, dtype=None, mask=None, keepdims=False):
+        return _ops.reduce(f'nl.{op.__name__}', user_site(), x, alu, axis, keepdims, dtype,
+                           None, mask)
+    op.__name__ = qualname.rpartition('.')[2]
+    op.__doc__ = f'The {alu} over the free axes of x, one value per partition (Vector engine).'
+    return op
+
+
+_reduction('language.max', 'max')
+_reduction('language.min', 'min')
+_reduction('language.sum', 'add')
+
+
+@api('language.mean', 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None, keepdims=False',
+     v0_3_plus='x, axis, dtype=None, keepdims=False')
+def mean(x, axis, dtype=None, mask=None, keepdims=False):
+    """The mean over the free axes: a sum (Vector engine) then a multiply by 1/N, two
+    instructions, as the compiler lowers it."""
+    site = user_site()
+    t = x.materialize() if isinstance(x, _ops.Pending) else x
+    if not isinstance(t, Tile):
+        raise KernelError('nl.mean', f'expected a tile, got {type(x).__name__}', site)
+    from ._index import mask_region
+    region = mask_region(mask, t.shape, 'nl.mean', site)
+    shape = t.shape if region is None else t.view(region, site, 'nl.mean').shape
+    n = 1
+    for d in shape[1:]:
+        n *= d
+    total = _ops.reduce('nl.mean', site, t, 'add', axis, keepdims, dtype, None, mask)
+    return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
+
+
+@api('language.transpose', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
+     v0_3_plus='x, dtype=None')
+def transpose(x, dtype=None, mask=None):
+    """x [P, F] as [F, P] in PSUM, through the Tensor engine."""
+    return _ops.transpose('nl.transpose', user_site(), x, mask)
+
+
+@api('language.matmul', 'beta1 0.3+', beta1='x, y, transpose_x=False, mask=None',
+     v0_3_plus='x, y, transpose_x=False')
+def matmul(x, y, transpose_x=False, mask=None):
+    """x @ y into PSUM (x: [M, K], y: [K, N]), or x.T @ y when transpose_x (x: [K, M]). As
+    documented, matmul(x, y) lowers to nc_matmul(transpose(x), y): a Tensor-engine transpose
+    of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul. In an nl
+    kernel the compiler hoists that transpose: while x is unchanged, later calls reuse it."""
+    site = user_site()
+    _no_mask('nl.matmul', mask, site)
+    if not transpose_x:
+        x, entry = _ops.hoisted_transpose('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
+        product = _ops.matmul('nl.matmul', site, x, y)
+        if entry is not None:  # the hoisted tile must hold x.T until this matmul is emitted
+            entry['readers'] = [r for r in entry['readers'] if r.result is None] + [product]
+        return product
+    return _ops.matmul('nl.matmul', site, x, y)
+
+
+@api('language.shared_constant', 'beta1 0.2+', signature='constant, dtype=None')
+def shared_constant(constant, dtype=None):
+    """A tensor in HBM holding constant data (a numpy array, or a .npy file's path), as the
+    compiler embeds it in the kernel: an input region of the program, its values the
+    constant's (rounded to dtype)."""
+    site = user_site()
+    trace = _trace.current('nl.shared_constant')
+    if isinstance(constant, str):
+        try:
+            constant = np.load(constant)
+        except (OSError, ValueError) as e:
+            raise KernelError('nl.shared_constant', f'cannot read {constant}: {e}', site) \
+                from None
+    arr = np.asarray(constant)
+    if arr.ndim == 0 or arr.size == 0:
+        raise KernelError('nl.shared_constant', f'a constant of shape {arr.shape}', site)
+    dt = _dtypes.dtype_name(dtype) if dtype is not None else _dtypes.array_dtype_name(arr)
+    if dt not in _dtypes.SIZES:
+        raise unsupported('nl.shared_constant', f'dtype {dt} is not supported yet', site)
+    vals = _dtypes.round_to(arr.astype(np.int32 if dt == 'int32' else np.float32), dt)
+    return trace.new_hbm('constant', arr.shape, dt, vals, True)
+
+
+@api('language.broadcast_to', 'beta1', signature='src, shape')
+def broadcast_to(src, shape):
+    """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every
+    partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
+    per-partition operand of an elementwise operation)."""
+    site = user_site()
+    if isinstance(src, HbmTensor):
+        src = src[...]
+    if isinstance(src, HbmAccess):
+        return _ops.load('nl.broadcast_to', site, src.broadcast(shape, 'nl.broadcast_to', site))
+    if isinstance(src, _ops.Pending):
+        src = src.materialize()
+    if isinstance(src, Tile):
+        if tuple(src.shape) == tuple(shape):
+            return src
+        return src.broadcast_to(shape)
+    raise KernelError('nl.broadcast_to', f'cannot broadcast {type(src).__name__}', site)
+
+
+@api('language.device_print', beta1='prefix, x, mask=None', v0='prefix, x')
+def device_print(prefix, x, mask=None):
+    """Prints a tile's values when a run computes them (nki.jit, baremetal, simulate); records
+    no instruction."""
+    site = user_site()
+    _no_mask('nl.device_print', mask, site)
+    trace = _trace.current('nl.device_print')
+    t = _ops.operand(x, 'nl.device_print', site)
+    trace.emit('print', 'nl.device_print', site, (t, prefix, t.shape))
+
+
+# The tile operators t + u, t * u, t - u, as nl.add, nl.multiply, nl.subtract.
+for _name, _alu in (('add', 'add'), ('multiply', 'multiply'), ('subtract', 'subtract')):
+    _ops.OPERATORS[_name] = (lambda api_name, alu: lambda a, b: _ops.tensor_tensor(
+        api_name, user_site(), a, b, alu, None))(f'nl.{_name}', _alu)

@@ -1,0 +1,378 @@
+"""Index expressions: loop indices of loops recorded once (symbolic, affine), nl.arange ranges,
+masks, and the normalisation of a subscript into one component per dimension."""
+
+import numpy as np
+
+from ._errors import KernelError, UserFacing, unsupported
+
+INTEGER = (int, np.integer)
+
+
+class NeedsUnroll(BaseException):
+    """The kernel's Python asked for the value of a loop index recorded symbolically (an `if` on
+    it, a plain range or a list indexed by it, a non-affine expression): the trace starts again
+    with those loops unrolled. A BaseException, so that a kernel's `except Exception` does not
+    swallow it."""
+
+    def __init__(self, loops):
+        super().__init__('a loop index was needed as a number')
+        self.loops = tuple(loops)
+
+
+class LoopIndex:
+    """The index of a loop recorded once, 0 .. trips - 1 (the kernel sees start + step * it)."""
+
+    __slots__ = ('id', 'trips', 'frame', 'identity')
+
+    def __init__(self, loop_id, trips, frame, identity=None):
+        self.id, self.trips, self.frame = loop_id, trips, frame
+        self.identity = identity  # which loop of the kernel, across traces of it
+
+
+class Affine(UserFacing):
+    """c + sum of coef * index over loop indices: a loop variable or an expression of loop
+    variables. Adding, subtracting and multiplying by integers stays affine; anything that
+    needs the value (comparisons, bool, int, hashing, printing, //, %) raises NeedsUnroll."""
+
+    __slots__ = ('c', 'terms')
+    _kind = 'a loop index'
+    __array_ufunc__ = None  # numpy scalars defer to the reflected operators below
+
+    def __init__(self, c, terms):
+        self.c = c
+        self.terms = terms  # tuple of (LoopIndex, coef), coef != 0, ordered by loop id
+
+    @staticmethod
+    def index(loop, start=0, step=1):
+        return Affine(int(start), ((loop, int(step)),)) if step else int(start)
+
+    def loops(self):
+        return tuple(loop for loop, _ in self.terms)
+
+    def _needs(self, *args):
+        raise NeedsUnroll(self.loops())
+
+    __bool__ = __index__ = __int__ = __float__ = __hash__ = __str__ = __format__ = _needs
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _needs
+    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _needs
+    __pow__ = __abs__ = __iter__ = __len__ = _needs
+
+    def __repr__(self):
+        return f'<loop index {text(self)}>'
+
+    def __add__(self, other):
+        if isinstance(other, INTEGER):
+            return Affine(self.c + int(other), self.terms)
+        if isinstance(other, Affine):
+            coefs = dict((loop.id, [loop, coef]) for loop, coef in self.terms)
+            for loop, coef in other.terms:
+                if loop.id in coefs:
+                    coefs[loop.id][1] += coef
+                else:
+                    coefs[loop.id] = [loop, coef]
+            terms = tuple((lp, c) for _, (lp, c) in sorted(coefs.items()) if c)
+            return Affine(self.c + other.c, terms) if terms else self.c + other.c
+        return NotImplemented
+
+    __radd__ = __add__
+
+    def __neg__(self):
+        return self * -1
+
+    def __pos__(self):
+        return self
+
+    def __sub__(self, other):
+        if isinstance(other, (INTEGER, Affine)):
+            return self + (-other)
+        return NotImplemented
+
+    def __rsub__(self, other):
+        if isinstance(other, INTEGER):
+            return (-self) + int(other)
+        return NotImplemented
+
+    def __mul__(self, other):
+        if isinstance(other, INTEGER):
+            k = int(other)
+            if k == 0:
+                return 0
+            return Affine(self.c * k, tuple((loop, coef * k) for loop, coef in self.terms))
+        if isinstance(other, Affine):
+            raise NeedsUnroll(self.loops() + other.loops())
+        return NotImplemented
+
+    __rmul__ = __mul__
+
+
+def is_symbolic(x):
+    return isinstance(x, Affine)
+
+
+def concrete(x):
+    """x as an int: a symbolic index restarts the trace with its loops unrolled."""
+    if isinstance(x, Affine):
+        raise NeedsUnroll(x.loops())
+    return int(x)
+
+
+def low(x):
+    """The smallest value x takes over its loops' indices."""
+    if not isinstance(x, Affine):
+        return int(x)
+    return x.c + sum(min(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
+
+
+def high(x):
+    """The largest value x takes over its loops' indices."""
+    if not isinstance(x, Affine):
+        return int(x)
+    return x.c + sum(max(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
+
+
+def text(x):
+    """x in the recording's text form: 3, 512*L2+3, -1*L0+7."""
+    if not isinstance(x, Affine):
+        return str(int(x))
+    parts = [f'{coef}*L{loop.id}' for loop, coef in x.terms]
+    if x.c or not parts:
+        parts.append(str(x.c))
+    return '+'.join(parts)
+
+
+def same(a, b):
+    """a and b are the same value for every loop index (ints or affine expressions)."""
+    if isinstance(a, Affine) or isinstance(b, Affine):
+        d = a - b
+        return not isinstance(d, Affine) and d == 0
+    return int(a) == int(b)
+
+
+class IndexRange(UserFacing):
+    """An affine index start + step * i, i < size, on tile axis `axis` (None: in order); start
+    may depend on loop indices."""
+    _kind = 'an index'
+
+    __slots__ = ('start', 'size', 'step', 'axis')
+
+    def __init__(self, start, size, step=1, axis=None):
+        self.start, self.size, self.step, self.axis = start, size, step, axis
+
+    def _with(self, start=None, step=None, axis=None):
+        return IndexRange(self.start if start is None else start, self.size,
+                          self.step if step is None else step,
+                          self.axis if axis is None else axis)
+
+    def __add__(self, other):
+        if isinstance(other, (INTEGER, Affine)):
+            return self._with(start=self.start + other)
+        if isinstance(other, (IndexRange, IndexExpr)):
+            return IndexExpr.of(self) + other
+        raise unsupported('index expression', 'only index + integer is supported in an index')
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        if isinstance(other, (INTEGER, Affine)):
+            return self.__add__(-other)
+        raise unsupported('index expression', 'only index - integer is supported in an index')
+
+    def __mul__(self, other):
+        if isinstance(other, INTEGER):
+            return IndexRange(self.start * int(other), self.size, self.step * int(other),
+                              self.axis)
+        raise unsupported('index expression', 'only index * integer is supported in an index')
+
+    __rmul__ = __mul__
+
+    def _bound(self, lo=None, hi=None):
+        """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)."""
+        if self.axis is None:
+            raise unsupported('mask', 'a mask on an index without a tile axis (use '
+                              'nl.arange(n)[:, None], [None, :] or nl.mgrid)')
+        start = concrete(self.start)
+        i_lo = 0 if lo is None else max(0, -(-(lo - start) // self.step))
+        i_hi = self.size if hi is None else min(self.size, -(-(hi - start) // self.step))
+        return Mask({self.axis: (i_lo, i_hi)})
+
+    def __lt__(self, n):
+        return self._bound(hi=concrete(n))
+
+    def __le__(self, n):
+        return self._bound(hi=concrete(n) + 1)
+
+    def __ge__(self, n):
+        return self._bound(lo=concrete(n))
+
+    def __gt__(self, n):
+        return self._bound(lo=concrete(n) + 1)
+
+    def __getitem__(self, key):
+        if not isinstance(key, tuple):
+            key = (key,)
+        axes = [i for i, k in enumerate(key) if isinstance(k, slice)]
+        if len(axes) != 1 or any(k is not None for k in key if not isinstance(k, slice)):
+            raise unsupported('nl.arange indexing', 'use nl.arange(n)[:, None] or [None, :]')
+        return self._with(axis=axes[0])
+
+
+class IndexExpr(UserFacing):
+    """An affine expression of indices on several tile axes, const + sum of coef * k_axis with
+    k_axis < size: what nisa.iota takes (`i_p * 512 + i_f`). Not an index of a tensor."""
+    _kind = 'an index expression'
+
+    def __init__(self, const, terms):
+        self.const = const
+        self.terms = terms  # axis -> (size, coef)
+
+    @staticmethod
+    def of(x):
+        if isinstance(x, IndexExpr):
+            return x
+        if x.axis is None:
+            raise unsupported('index expression', 'an index without a tile axis (use '
+                              'nl.arange(n)[:, None] or [None, :])')
+        return IndexExpr(x.start, {x.axis: (x.size, x.step)})
+
+    def __add__(self, other):
+        if isinstance(other, (INTEGER, Affine)):
+            return IndexExpr(self.const + other, dict(self.terms))
+        other = IndexExpr.of(other)
+        if set(self.terms) & set(other.terms):
+            raise unsupported('index expression', 'two terms on the same tile axis')
+        return IndexExpr(self.const + other.const, {**self.terms, **other.terms})
+
+    __radd__ = __add__
+
+    def __sub__(self, other):
+        return self.__add__(-other)
+
+    def __mul__(self, other):
+        if not isinstance(other, INTEGER):
+            raise unsupported('index expression', 'only expression * integer')
+        k = int(other)
+        return IndexExpr(self.const * k, {a: (n, c * k) for a, (n, c) in self.terms.items()})
+
+    __rmul__ = __mul__
+
+
+class Mask:
+    """A rectangular mask (comparisons of tile indices, combined with &): on each tile axis,
+    the indices [lo, hi) an operation keeps."""
+
+    def __init__(self, bounds):
+        self.bounds = dict(bounds)
+
+    def __and__(self, other):
+        if not isinstance(other, Mask):
+            raise unsupported('mask', 'only comparisons of indices combined with & are '
+                              'supported in a mask')
+        out = dict(self.bounds)
+        for axis, (lo, hi) in other.bounds.items():
+            a, b = out.get(axis, (lo, hi))
+            out[axis] = (max(a, lo), min(b, hi))
+        return Mask(out)
+
+    __rand__ = __and__
+
+
+def mask_region(mask, shape, api, site):
+    """The part of a tile of `shape` a mask keeps, as an index (None: all of it)."""
+    if mask is None or mask is True:
+        return None
+    if not isinstance(mask, Mask):
+        raise unsupported(api, f'a mask of type {type(mask).__name__}', site)
+    idx = [slice(None)] * len(shape)
+    for axis, (lo, hi) in mask.bounds.items():
+        if axis >= len(shape):
+            raise unsupported(api, f'a mask on axis {axis} of a tile of shape {shape}', site)
+        lo, hi = max(0, lo), min(shape[axis], hi)
+        if hi <= lo:
+            raise unsupported(api, 'a mask that keeps nothing', site)
+        idx[axis] = slice(lo, hi)
+    return tuple(idx)
+
+
+class DynSlice:
+    """nl.ds(start, size): `size` elements from `start` (which may be a loop index)."""
+
+    def __init__(self, start, size):
+        self.start = start if isinstance(start, Affine) else int(start)
+        self.size = concrete(size)
+
+
+def _slice(c, n, d, api, site):
+    """A slice of a dimension of size n as an IndexRange."""
+    step = 1 if c.step is None else concrete(c.step)
+    if not isinstance(c.start, Affine) and not isinstance(c.stop, Affine):
+        start, stop, step = c.indices(n)
+        if step < 1:
+            raise unsupported(api, f'access pattern not supported yet (slice step {step})',
+                              site)
+        if c.start is not None and c.start > n or c.stop is not None and c.stop > n:
+            raise KernelError(api, f'slice {c.start}:{c.stop} is out of bounds for '
+                              f'dimension {d} of size {n}', site)
+        size = len(range(start, stop, step))
+    else:
+        if step < 1:
+            raise unsupported(api, f'access pattern not supported yet (slice step {step})',
+                              site)
+        start = 0 if c.start is None else c.start
+        stop = n if c.stop is None else c.stop
+        span = stop - start
+        if isinstance(span, Affine):  # a size that changes with the loop indices
+            raise NeedsUnroll(span.loops())
+        if low(start) < 0 or low(stop) < 0:  # Python's negative indices
+            raise NeedsUnroll(start.loops() if isinstance(start, Affine) else stop.loops())
+        if high(start) > n or high(stop) > n:
+            raise KernelError(api, f'slice {high(start)}:{high(stop)} (at the last iteration) '
+                              f'is out of bounds for dimension {d} of size {n}', site)
+        size = max(0, -(-span // step))
+    if size == 0:
+        raise KernelError(api, f'empty slice on dimension {d}', site)
+    return IndexRange(start, size, step)
+
+
+def normalise(shape, idx, api, site, lenient=False):
+    """Index components, one per dimension: an integer (or loop index) or an IndexRange.
+    `lenient`: an index range may run out of bounds (an HBM access a mask will keep in bounds;
+    the access checks it)."""
+    if not isinstance(idx, tuple):
+        idx = (idx,)
+    if any(i is Ellipsis for i in idx):
+        k = idx.index(Ellipsis)
+        fill = len(shape) - (len(idx) - 1)
+        idx = idx[:k] + (slice(None),) * fill + idx[k + 1:]
+    if len(idx) > len(shape):
+        raise KernelError(api, f'{len(idx)} indices for a tensor of shape {tuple(shape)}', site)
+    idx = idx + (slice(None),) * (len(shape) - len(idx))
+    out = []
+    for d, (c, n) in enumerate(zip(idx, shape)):
+        if isinstance(c, DynSlice):
+            c = slice(c.start, c.start + c.size)
+        if isinstance(c, (INTEGER, Affine)):
+            if not isinstance(c, Affine):
+                c = int(c)
+            if low(c) < 0 or high(c) >= n:
+                raise KernelError(api, f'index {high(c) if high(c) >= n else low(c)} is out of '
+                                  f'bounds for dimension {d} of size {n}', site)
+            out.append(c)
+        elif isinstance(c, slice):
+            out.append(_slice(c, n, d, api, site))
+        elif isinstance(c, IndexRange):
+            if c.step < 1:
+                raise unsupported(api, 'access pattern not supported yet (index step '
+                                  f'{c.step})', site)
+            first, last = low(c.start), high(c.start) + c.step * (c.size - 1)
+            if not lenient and (first < 0 or last >= n):
+                raise KernelError(api, f'index range {first}..{last} is out of bounds for '
+                                  f'dimension {d} of size {n}', site)
+            out.append(c)
+        else:
+            raise unsupported(api, f'index of type {type(c).__name__}', site)
+    ranges = [c for c in out if isinstance(c, IndexRange)]
+    tagged = [c.axis for c in ranges if c.axis is not None]
+    if tagged and (len(tagged) != len(ranges) or tagged != sorted(tagged)):
+        raise unsupported(api, 'access pattern not supported yet (index axes out of the '
+                          "tensor's dimension order)", site)
+    return out

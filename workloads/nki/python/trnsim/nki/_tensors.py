@@ -1,0 +1,425 @@
+"""What a kernel holds: HBM tensors and their parts (DMA operands), tiles in SBUF and PSUM and
+their parts. Pure data: recording is the layers above (the operators a kernel applies to tiles
+reach them through OPERATORS)."""
+
+import itertools
+import math
+
+from . import _dtypes
+from ._errors import KernelError, UserFacing, unsupported, user_site
+from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, concrete, high, low, normalise, same
+
+# The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
+OPERATORS = {}
+
+
+def dtype_object(name):
+    return {'float32': _dtypes.float32, 'float16': _dtypes.float16, 'int32': _dtypes.int32,
+            'bfloat16': _dtypes.bfloat16}.get(name, name)
+
+
+class Typed(UserFacing):
+    """What tensors and tiles answer alike: .dtype (as kernels compare it), .ndim and .itemsize
+    (bytes per element), as the documented nki.tensor attributes."""
+
+    __slots__ = ()
+
+    @property
+    def dtype(self):
+        return dtype_object(self.dtype_name)
+
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def itemsize(self):
+        return _dtypes.SIZES[self.dtype_name]
+
+
+class HbmTensor(Typed):
+    """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray); `id` is
+    its place in the recording."""
+    _kind = 'an HBM tensor'
+
+    def __init__(self, tensor_id, name, shape, dtype):
+        self.id = tensor_id
+        self.name = name
+        self.shape = tuple(int(s) for s in shape)
+        self.dtype_name = dtype
+
+    def reshape(self, shape):
+        shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
+        if math.prod(shape) != math.prod(self.shape):
+            raise KernelError('reshape', f'cannot reshape {self.shape} to {shape}')
+        return HbmTensor(self.id, self.name, shape, self.dtype_name)
+
+    def __getitem__(self, idx):
+        site = user_site()
+        return HbmAccess(self, normalise(self.shape, idx, 'tensor indexing', site, True), site)
+
+    def __setitem__(self, idx, value):
+        raise unsupported('HBM tensor assignment', 'write HBM tensors with nl.store or '
+                          'nisa.dma_copy')
+
+
+class HbmAccess(Typed):
+    """Part of an HBM tensor as one DMA operand: rows (the partition dimension, any row stride)
+    of contiguous elements; its first element may depend on loop indices."""
+    _kind = 'a part of an HBM tensor'
+
+    def __init__(self, tensor, comps, site):
+        self.tensor = tensor
+        self.site = site
+        self.comps = comps
+        self.oob = None  # why the access runs out of the tensor, if it does
+        for d, c in enumerate(comps):
+            if isinstance(c, IndexRange):
+                first, last = low(c.start), high(c.start) + c.step * (c.size - 1)
+                if first < 0 or last >= tensor.shape[d]:
+                    self.oob = (f'index range {first if first < 0 else low(c.start)}..'
+                                f'{last} is out of bounds for dimension {d} of size '
+                                f'{tensor.shape[d]}')
+        strides = [math.prod(tensor.shape[d + 1:]) for d in range(len(tensor.shape))]
+        ranges = [(d, c) for d, c in enumerate(comps) if isinstance(c, IndexRange)]
+        self.shape = tuple(c.size for _, c in ranges) or (1,)
+        self.first = 0
+        for d, c in enumerate(comps):
+            self.first = self.first + (c.start if isinstance(c, IndexRange) else c) * strides[d]
+        if not ranges:
+            self.rows, self.elems, self.row_stride = 1, 1, 1
+            return
+        pd, pc = ranges[0]
+        self.rows = pc.size
+        self.row_stride = strides[pd] * pc.step
+        expected = 1
+        for d, c in reversed(ranges[1:]):
+            if strides[d] * c.step != expected:
+                raise unsupported('HBM access', 'access pattern not supported yet (the free '
+                                  'dimensions of a DMA must be contiguous in memory)', site)
+            expected *= c.size
+        self.elems = expected
+        if self.row_stride < 0:
+            raise unsupported('HBM access', 'access pattern not supported yet (negative '
+                              'partition stride)', site)
+
+    @property
+    def dtype_name(self):
+        return self.tensor.dtype_name
+
+    def __getitem__(self, idx):
+        """A part of this part (X_flat = X[b, :, :]; X_flat[k0:k1, r0:r1]), as one access of
+        the tensor: each index applies to this view's own dimensions in order."""
+        site = user_site()
+        ranges = [(d, c) for d, c in enumerate(self.comps) if isinstance(c, IndexRange)]
+        sub = normalise(tuple(c.size for _, c in ranges), idx, 'tensor indexing', site, True)
+        comps = list(self.comps)
+        for (d, c), s in zip(ranges, sub):
+            if isinstance(s, IndexRange):
+                comps[d] = IndexRange(c.start + c.step * s.start, s.size, c.step * s.step,
+                                      s.axis)
+            else:
+                comps[d] = c.start + c.step * s
+        return HbmAccess(self.tensor, comps, site)
+
+    def restrict(self, region):
+        """The part of this access a mask region (an index over its tile axes) keeps."""
+        comps, k = list(self.comps), 0
+        for d, c in enumerate(comps):
+            if isinstance(c, IndexRange):
+                r = region[k] if k < len(region) else slice(None)
+                lo, hi, _ = r.indices(c.size)
+                comps[d] = IndexRange(c.start + c.step * lo, hi - lo, c.step, c.axis)
+                k += 1
+        return HbmAccess(self.tensor, comps, self.site)
+
+    def ref(self):
+        """The recording's operand: (tensor, first element, rows, elements, row stride)."""
+        return HbmRef(self.tensor.id, self.first, self.rows, self.elems, self.row_stride)
+
+    def broadcast(self, shape, api, site):
+        """This access, of one partition, repeated over shape[0] partitions: a DMA whose
+        partition stride is 0 (nl.broadcast_to of a tensor in HBM)."""
+        shape = tuple(int(x) for x in shape)
+        if self.rows != 1 or len(shape) < 2 or math.prod(shape[1:]) != self.elems:
+            raise KernelError(api, f'cannot broadcast an HBM access of shape {self.shape} to '
+                              f'{shape}: it must have one partition and the same free size',
+                              site)
+        return BroadcastAccess(self, shape)
+
+
+class BroadcastAccess(HbmAccess):
+    """One partition of an HBM tensor read into every partition of a tile."""
+    _kind = 'a broadcast HBM operand'
+
+    def __init__(self, one, shape):  # pylint: disable=super-init-not-called
+        self.__dict__.update(one.__dict__)
+        self.one = one
+        self.shape = shape
+        self.rows, self.row_stride = shape[0], 0
+
+    def restrict(self, region):
+        raise unsupported('nl.broadcast_to', 'a mask on a broadcast load', self.site)
+
+
+class HbmRef(tuple):
+    """An HBM operand of the recording: (tensor, first, rows, elems, row_stride)."""
+    __slots__ = ()
+
+    def __new__(cls, tensor, first, rows, elems, row_stride):
+        return tuple.__new__(cls, (tensor, first, rows, elems, row_stride))
+
+
+class TileRef(tuple):
+    """A tile operand of the recording: (declaration, instances back, logical tile, first
+    partition, partitions, first element, elements, element stride)."""
+    __slots__ = ()
+
+    def __new__(cls, decl, back, block, p0, pc, f0, fc, es):
+        return tuple.__new__(cls, (decl, back, block, p0, pc, f0, fc, es))
+
+
+class Tile(Typed):
+    """A logical tile in SBUF or PSUM, or a part of one. A whole tile (a root) is one instance
+    of a declaration; its record-time state (writes, pending zeroing, the chain of loop passes
+    it was made in) lives on the root. A part is partitions [pabs, pabs + shape[0]) and the
+    elements fabs, fabs + fstep, ... of the root (its operand's element stride `estride`, as
+    the builder's chain of slices would give it)."""
+    _kind = 'a tile'
+
+    def __init__(self, name, shape, dtype, space, root=None, pabs=0, fabs=0, fstep=1,
+                 estride=1):
+        self.name = name
+        self.shape = tuple(shape)
+        self.dtype_name = dtype
+        self.space = space
+        self._root = root  # None: this is the root
+        self.pabs, self.fabs, self.fstep, self.estride = pabs, fabs, fstep, estride
+        self.broadcast_from = None  # a [P, 1] tile this one repeats along the free axis
+        if root is None:
+            self.decl = None
+            self.serial = 0  # which instance of its declaration
+            self.block = 0   # which logical tile of it (an int or a loop index expression)
+            self.chain = ()  # the loop passes it was made in (_trace.Trace.chain)
+            self.born = ()   # the NKI loops open when it was made
+            self.version = 0  # writes so far (nl.matmul's hoisted transposes of it)
+            self.last_write = ()  # the chain of its last write
+            self.writes = []  # PSUM: (part, chain) of each write since it was made
+            self.zero_site = None  # nl.zeros in PSUM: where; the zeroing waits for a matmul
+            self.zero_done = []  # the chains where that zeroing was folded or emitted
+
+    @property
+    def root(self):
+        return self._root if self._root is not None else self
+
+    @property
+    def partitions(self):
+        return self.shape[0]
+
+    @property
+    def elems(self):
+        return math.prod(self.shape[1:]) if len(self.shape) > 1 else 1
+
+    def _part(self, shape, pabs, fabs, fstep, estride):
+        return Tile(self.name, shape, self.dtype_name, self.space, self.root, pabs, fabs, fstep,
+                    estride)
+
+    def view(self, idx, site, api='tile indexing', runs=False):
+        """The part of this tile `idx` selects. `runs`: a part of several runs may be returned
+        (a TileRuns, for the SBUF side of a DMA; the kernel's own indexing), else it is an
+        error."""
+        if idx is Ellipsis:
+            return self
+        comps = normalise(self.shape, idx, api, site)
+        if all(isinstance(c, IndexRange) and not isinstance(c.start, Affine) and c.start == 0
+               and c.step == 1 and c.size == n for c, n in zip(comps, self.shape)):
+            return self
+        pc = comps[0]
+        if not isinstance(pc, IndexRange):
+            pc = IndexRange(pc, 1)
+        if pc.step != 1:
+            raise unsupported(api, 'access pattern not supported yet (strided partitions of a '
+                              'tile)', site)
+        free = comps[1:]
+        strides = [math.prod(self.shape[1 + d + 1:]) for d in range(len(free))]
+        first = 0
+        for c, s in zip(free, strides):
+            first = first + (c.start if isinstance(c, IndexRange) else c) * s
+        # The free part must be one arithmetic progression of elements: its ranges, innermost
+        # first, each continuing the one inside it (contiguous, or every step-th element).
+        step, count = 1, 1
+        for d in reversed(range(len(free))):
+            c, s = free[d], strides[d]
+            if not isinstance(c, IndexRange) or c.size == 1:
+                continue
+            if count == 1:
+                step, count = s * c.step, c.size
+            elif s * c.step == step * count:
+                count *= c.size
+            elif runs and self.space == 'sbuf':
+                return TileRuns(self, [pc] + list(free), d + 1, site)
+            else:
+                raise unsupported(api, RUNS_ONLY, site)
+        if count == 1:
+            step = 1
+        shape = (pc.size,) + tuple(c.size for c in free if isinstance(c, IndexRange))
+        whole_f = not free or (not isinstance(first, Affine) and first == 0 and step == 1 and
+                               count == self.elems)
+        if whole_f:
+            return self._part(shape, self.pabs + pc.start, self.fabs, self.fstep, self.estride)
+        estride = self.estride * step if count > 1 else self.estride
+        return self._part(shape, self.pabs + pc.start, self.fabs + first * self.fstep,
+                          self.fstep * step, estride)
+
+    def ref(self, back):
+        """The recording's operand for this part of instance `back` instances ago."""
+        root = self.root
+        return TileRef(root.decl.id, back, root.block, self.pabs, self.partitions, self.fabs,
+                       self.elems, self.estride)
+
+    def same_region(self, other):
+        return (isinstance(other, Tile) and other.root is self.root and
+                same(other.pabs, self.pabs) and same(other.fabs, self.fabs) and
+                other.fstep == self.fstep and other.shape == self.shape)
+
+    def __getitem__(self, idx):
+        return self.view(idx, user_site(), runs=True)
+
+    def __setitem__(self, idx, value):
+        site = user_site()
+        OPERATORS['assign'](self.view(idx, site, runs=True), value, site)
+
+    def __iadd__(self, value):
+        OPERATORS['accumulate'](self, value, user_site())
+        return self
+
+    def __add__(self, other):
+        return OPERATORS['add'](self, other)
+
+    def __mul__(self, other):
+        return OPERATORS['multiply'](self, other)
+
+    def __sub__(self, other):
+        return OPERATORS['subtract'](self, other)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
+
+    def reshape(self, *shape):
+        """The same tile seen with other free dimensions (no instruction); the partition
+        dimension stays."""
+        site = user_site()
+        shape = tuple(int(x) for x in (shape[0] if len(shape) == 1 and
+                                       isinstance(shape[0], (tuple, list)) else shape))
+        if not shape or shape[0] != self.shape[0] or math.prod(shape[1:]) != self.elems:
+            raise unsupported('tile.reshape', f'a reshape of {self.shape} to {shape} (only the '
+                              'free dimensions of a tile can be reshaped)', site)
+        t = self._part(shape, self.pabs, self.fabs, self.fstep, self.estride)
+        t.broadcast_from = self.broadcast_from
+        return t
+
+    def broadcast_to(self, shape):
+        """A [P, 1] tile seen as [P, F] (each partition's value repeated along the free axis):
+        a per-partition scalar operand. Broadcasting across partitions is not supported."""
+        site = user_site()
+        shape = tuple(int(x) for x in shape)
+        if len(shape) < 2 or shape[0] != self.shape[0] or self.elems != 1:
+            raise unsupported('tile.broadcast_to', f'a broadcast of {self.shape} to {shape} (only '
+                              'a [P, 1] tile broadcast along the free axis)', site)
+        t = self._part(shape, self.pabs, self.fabs, self.fstep, self.estride)
+        t.broadcast_from = self
+        return t
+
+    def __repr__(self):
+        return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'
+
+
+RUNS_ONLY = ('access pattern not supported yet (a tile part must be one run of evenly spaced '
+             'elements in the free dimensions, except as the SBUF side of a DMA)')
+
+
+class TileRuns(Typed):
+    """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
+    [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
+    per run (the same bytes and descriptors; dma_transfers counts each)."""
+    _kind = 'a tile part'
+
+    def __init__(self, tile, comps, split, site):
+        self.tile, self.site = tile, site
+        self.shape = (comps[0].size,) + tuple(
+            c.size for c in comps[1:] if isinstance(c, IndexRange))
+        self.dtype_name, self.space = tile.dtype_name, tile.space
+        # Dimensions up to `split` (of comps) are walked, the rest is one run per walk.
+        walked = [d for d in range(1, split + 1) if isinstance(comps[d], IndexRange)]
+        positions = {d: i + 1 for i, d in enumerate(
+            [d for d in range(1, len(comps)) if isinstance(comps[d], IndexRange)])}
+        self.parts = []  # (index into self.shape, with None where kept whole; the tile run)
+        for combo in itertools.product(*(range(comps[d].size) for d in walked)):
+            sub = [c if not isinstance(c, IndexRange) else
+                   slice(c.start, c.start + c.size * c.step, c.step) for c in comps]
+            index = [None] * len(self.shape)
+            for d, i in zip(walked, combo):
+                sub[d] = comps[d].start + comps[d].step * i
+                index[positions[d]] = i
+            self.parts.append((tuple(index), tile.view(tuple(sub), site)))
+
+    def _unsupported(self, *args, **kwargs):
+        raise unsupported('tile indexing', RUNS_ONLY, self.site)
+
+    __getitem__ = __setitem__ = __iadd__ = __add__ = __radd__ = __sub__ = __rsub__ = \
+        __mul__ = __rmul__ = __truediv__ = reshape = broadcast_to = _unsupported
+
+
+class TileBlocks(Typed):
+    """An instance of a declaration with block dimensions (before the partition one): each block
+    index is a logical tile, made the first time the instance uses it (make_tile)."""
+    _kind = 'a tile'
+
+    def __init__(self, block_shape, make_tile, tile_shape, dtype, space):
+        self.block_shape = tuple(block_shape)
+        self.make_tile = make_tile
+        self.tiles = {}
+        self.tile_shape = tile_shape
+        self.shape = self.block_shape + tuple(tile_shape)
+        self.dtype_name = dtype
+        self.space = space
+
+    def block(self, idx, api, site):
+        """(the logical tile of the block indices leading idx, the rest of idx)."""
+        if not isinstance(idx, tuple):
+            idx = (idx,)
+        nb = len(self.block_shape)
+        if len(idx) < nb or not all(isinstance(i, (INTEGER, Affine)) for i in idx[:nb]):
+            raise unsupported(api, 'index every block dimension of a tile tensor with an '
+                              'integer', site)
+        linear = 0
+        for d, (i, n) in enumerate(zip(idx[:nb], self.block_shape)):
+            if low(i) < 0 or high(i) >= n:
+                raise KernelError(api, f'block index {tuple(high(x) for x in idx[:nb])} is out '
+                                  f'of bounds for blocks {self.block_shape}', site)
+            linear = linear + i * math.prod(self.block_shape[d + 1:])
+        if isinstance(linear, Affine):
+            if self.space == 'psum':  # its pending zeroing and writes are a block's own
+                raise NeedsUnroll(linear.loops())
+            return self.make_tile(linear), idx[nb:]
+        if linear not in self.tiles:
+            self.tiles[linear] = self.make_tile(linear)
+        return self.tiles[linear], idx[nb:]
+
+    def __getitem__(self, idx):
+        site = user_site()
+        t, rest = self.block(idx, 'tile indexing', site)
+        return t.view(rest, site) if rest else t
+
+    def __setitem__(self, idx, value):
+        site = user_site()
+        t, rest = self.block(idx, 'tile assignment', site)
+        OPERATORS['assign'](t.view(rest, site) if rest else t, value, site)
+
+
+class ParDim(int):
+    """nl.par_dim(n): marks the partition dimension of an on-chip tensor shape."""
+
+
+def concrete_shape(shape):
+    return tuple(concrete(s) for s in shape)

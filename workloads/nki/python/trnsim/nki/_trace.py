@@ -1,0 +1,429 @@
+"""The recording of a kernel: its HBM tensors, tile declarations and instructions (the
+primitives of _prims), in program order, each with the kernel's file:line.
+
+An NKI loop (affine_range, sequential_range) is recorded once, with its index symbolic: the
+body runs twice (two passes) with the same symbolic index, and the two recordings must be the
+same text; the builder (C++) then expands the iterations. Whatever makes a body depend on
+Python state or on the index's value (an `if` on it, a list indexed by it, a tile carried from
+one iteration to the next by a Python variable, a `break`) raises NeedsUnroll, and the kernel is
+traced again with that loop unrolled, as eager Python would run it. State the frontend keeps
+between operations (PSUM locations written, a zeroing not emitted yet, hoisted transposes) is
+tagged with the chain of loop passes it was made in: a body's decisions see what happened in
+the current iteration and before its loops began, and say what changes after the first
+iteration as a condition on the loop indices (`when`, a matmul's `fresh` loops)."""
+
+import contextlib
+import itertools
+import os
+
+from . import _dtypes
+from ._errors import KernelError, unsupported, user_site
+from ._index import Affine, LoopIndex, NeedsUnroll, concrete, text
+from ._prims import PRIMS
+from ._tensors import HbmRef, HbmTensor, ParDim, Tile, TileBlocks, TileRef
+
+LAST_PASS = 1  # a loop recorded once runs its body in passes 0 and 1
+
+# The platform's limits (partitions, pe_rows, pe_cols, moving_max, psum_bank, sbuf_bytes,
+# isa_version, hoist_share), from the runner: limits_of() gives them as a dict.
+limits_of = None
+
+
+def limits():
+    if limits_of is None:
+        raise RuntimeError('trnsim.nki: no platform (the runner sets one up)')
+    return limits_of()
+
+
+class Frame:
+    """One loop being recorded once: its index, the pass running, whether it is still open."""
+
+    __slots__ = ('loop', 'pass_no', 'open')
+
+    def __init__(self, loop):
+        self.loop, self.pass_no, self.open = loop, 0, True
+
+
+class Decl:
+    """A tile declaration (one line of the kernel, in one occurrence): `count` logical tiles
+    of partitions x elems; `serial` counts its instances recorded so far."""
+
+    def __init__(self, decl_id, label, space, partitions, elems, dtype, count, blocked, alloc,
+                 offsets, phys):
+        self.id, self.label, self.space = decl_id, label, space
+        self.partitions, self.elems, self.dtype = partitions, elems, dtype
+        self.count, self.blocked, self.alloc = count, blocked, alloc
+        self.offsets, self.phys = offsets, phys  # direct allocation
+        self.bytes = elems * _dtypes.SIZES[dtype]
+        self.carried = False
+        self.instances = 0  # how many times it runs, over every iteration
+        self.loops = []  # trip counts of the NKI loops around it, outermost first
+        self.serial = 0
+
+    def line(self):
+        lst = lambda xs: ','.join(str(x) for x in xs) if xs else '-'  # noqa: E731
+        single = int(self.carried or self.instances == 1)
+        return (f'decl {self.space} {self.partitions} {self.elems} {self.dtype} {self.count} '
+                f'{int(self.blocked)} {single} {lst(self.loops)} {lst(self.offsets or [])} '
+                f'{lst(self.phys or [])} {self.label}')
+
+
+class Op:
+    """One line of the recording: a primitive (or a loop, its end, a declaration) with its
+    operands, the API and kernel line it comes from, and its text."""
+
+    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line')
+
+    def __init__(self, kind, api, site, args, when, line):
+        self.kind, self.api, self.site, self.args, self.when = kind, api, site, args, when
+        self.line = line
+
+
+def _number(x):
+    return repr(float(x))
+
+
+class Trace:
+    """One kernel being recorded (one at a time: Trace.current)."""
+
+    current = None
+
+    def __init__(self, limits, style, values, unrolled):
+        self.limits = limits
+        self.style = style
+        self.values = values  # the caller wants the kernel's values
+        self.unrolled = unrolled  # identities of the loops to unroll
+        self.ops = []
+        self.decls = {}  # declaration key -> Decl
+        self.decl_list = []
+        self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
+        self.hbm_names = set()
+        self.frames = []  # the loops recorded once that are open, outermost first
+        self.loops = []  # every open NKI loop: (kind, id)
+        self.open_loops = ()
+        self.loop_trips = []
+        self.loop_count = 0
+        self.next_loop = 0  # the recording's loop ids
+        # Per open NKI loop (the kernel's top level first): its identity and how many times
+        # each declaration or loop site ran in its current iteration. A site that runs again
+        # within one iteration (a Python loop, nl.static_range, a helper called twice)
+        # declares another tile or loop, as the NKI tracer would; the next iteration takes the
+        # next instance of the same ones.
+        self.levels = [[(), {}]]
+        self.executed = 0  # operations over every iteration
+        self.poisoned = None  # a loop recorded once was left by `break` or `return`
+        # nl.matmul's transposes of its x, hoisted (_api_language): key -> entry
+        self.transposed = {}
+        self.hoisted_bytes = 0  # SBUF per partition their declarations take
+        self.first = ()  # loop indices: what is recorded now runs in their first iteration only
+
+    # Loop passes
+
+    def chain(self):
+        """Where the recording is: the passes of the open loops recorded once."""
+        return tuple((f, f.pass_no) for f in self.frames)
+
+    @staticmethod
+    def visible(chain):
+        """Whether something made at `chain` happened in the current iteration of every loop
+        open now (or before they began): not in an earlier pass of an open loop."""
+        return all(not f.open or f.pass_no == p for f, p in chain)
+
+    def opened_since(self, chain):
+        """The indices of the loops recorded once opened after `chain`."""
+        made = {id(f) for f, _ in chain}
+        return tuple(f.loop for f in self.frames if id(f) not in made)
+
+    def multiplicity(self):
+        """How many times what is recorded now runs (0 in a repeated pass)."""
+        n = 1
+        for f in self.frames:
+            if f.pass_no:
+                return 0
+            if not any(f.loop is loop for loop in self.first):
+                n *= f.loop.trips
+        return n
+
+    @contextlib.contextmanager
+    def first_only(self, loops):
+        """What is recorded inside runs only in the first iteration of `loops` (each op gets
+        them as its `when`)."""
+        before = self.first
+        self.first = before + tuple(x for x in loops if not any(x is y for y in before))
+        try:
+            yield
+        finally:
+            self.first = before
+
+    def occurrence(self, site):
+        lid, hits = self.levels[-1]
+        nth = hits.get(site, 0)
+        hits[site] = nth + 1
+        return lid, nth
+
+    def iterate(self, kind, args):
+        """The iterations of an NKI loop: unrolled (concrete indices) for nl.static_range, a
+        loop of one trip or a loop the kernel needs unrolled, else recorded once."""
+        r = range(*(concrete(a) for a in args))
+        site = ('loop',) + tuple(user_site())
+        self.loop_count += 1
+        entry = (kind, self.loop_count)
+        self.loops.append(entry)
+        self.open_loops += (self.loop_count,)
+        self.loop_trips.append(len(r))
+        level = None
+        if kind != 'static':  # nl.static_range is unrolled by the tracer: no level of its own
+            lid, nth = self.occurrence(site)
+            level = [lid + ((site, nth),), {}]
+            self.levels.append(level)
+        try:
+            if level is None or len(r) <= 1 or level[0] in self.unrolled:
+                for i in r:
+                    if level is not None:
+                        level[1] = {}
+                    yield i
+            else:
+                yield from self._once(r, level)
+        finally:
+            _remove(self.loops, entry)
+            self.open_loops = tuple(x for x in self.open_loops if x != entry[1])
+            self.loop_trips.pop()
+            if level is not None:
+                _remove(self.levels, level)
+
+    def _once(self, r, level):
+        loop = LoopIndex(self.next_loop, len(r), None, level[0])
+        self.next_loop += 1
+        frame = Frame(loop)
+        loop.frame = frame
+        self._raw('loop', f'loop L{loop.id} {len(r)}', (loop,))
+        self.frames.append(frame)
+        start = len(self.ops)
+        ids = self.next_loop
+        done = False
+        try:
+            for pass_no in (0, LAST_PASS):
+                frame.pass_no = pass_no
+                self.next_loop = ids  # the inner loops get the same ids in both passes
+                level[1] = {}
+                yield Affine.index(loop, r.start, r.step)
+                if pass_no == 0:
+                    middle = len(self.ops)
+            first = [op.line for op in self.ops[start:middle]]
+            second = [op.line for op in self.ops[middle:]]
+            if first != second:
+                raise NeedsUnroll((loop,))
+            del self.ops[middle:]
+            done = True
+        finally:
+            frame.open = False
+            _remove(self.frames, frame)
+            if done:
+                self._raw('end', f'end L{loop.id}', (loop,))
+            elif self.poisoned is None:
+                self.poisoned = loop  # left early: by `break` or `return`, or an error
+
+    # HBM tensors and declarations
+
+    def hbm_name(self, wanted):
+        name, n = wanted, 1
+        while name in self.hbm_names:
+            n += 1
+            name = f'{wanted}_{n}'
+        self.hbm_names.add(name)
+        return name
+
+    def new_hbm(self, name, shape, dtype, values=None, is_input=False):
+        """An HBM tensor: a kernel argument or constant (input) or one the kernel allocates."""
+        if dtype not in _dtypes.SIZES:
+            raise unsupported('HBM tensor', f'dtype {dtype} is not supported yet')
+        if self.frames:  # one per iteration, not one per pass
+            raise NeedsUnroll((self.frames[-1].loop,))
+        t = HbmTensor(len(self.tensors), self.hbm_name(name), shape, dtype)
+        self.tensors.append((t, 'input' if is_input else 'output', values))
+        return t
+
+    def declare(self, api, site, shape, dtype, space, alloc=None, name=None, identity=None):
+        """A tile (or a tensor of tiles) from an on-chip tensor declaration at `site`: the first
+        time a site runs it declares the tile, each run is another instance. `identity` names
+        the declaration instead of the site and its occurrence; such a declaration keeps one
+        buffer (each instance replaces the previous one)."""
+        blocks, p, free = _decl_shape(self, api, shape, site)
+        tile_shape = (p,) + tuple(free)
+        elems = 1
+        for f in free:
+            elems *= f
+        if dtype not in _dtypes.SIZES:
+            raise unsupported(api, f'dtype {dtype} is not supported yet', site)
+        size = _dtypes.SIZES[dtype]
+        psum_bank = self.limits['psum_bank']
+        if space == 'psum' and elems * size > psum_bank:
+            raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
+                              f'{psum_bank} bytes of a PSUM bank', site)
+        nblocks = 1
+        for b in blocks:
+            nblocks *= b
+        if identity is None:
+            lid, nth = self.occurrence(site)
+            label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
+            key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
+                   alloc.key() if alloc else None)
+        else:
+            label, key = name, ('identity', identity, tile_shape, dtype, space)
+        decl = self.decls.get(key)
+        if decl is None:
+            offsets, phys = None, None
+            if alloc is not None:
+                if space != 'sbuf':
+                    raise unsupported(api, 'direct allocation in PSUM is not supported yet', site)
+                offsets, where = alloc.layout(blocks, p, elems * size, api, site)
+                sbuf = self.limits['sbuf_bytes']
+                for off in offsets:
+                    if off < 0 or off + elems * size > sbuf:
+                        raise KernelError(api, f'direct allocation at byte {off} of a tile of '
+                                          f'{elems * size} bytes per partition does not fit in '
+                                          f'the {sbuf} bytes of an SBUF partition', site)
+                phys = [where(b) for b in _block_indices(blocks)]
+            decl = Decl(len(self.decl_list), label, space, p, elems, dtype, nblocks,
+                        bool(blocks), alloc, offsets, phys)
+            decl.carried = identity is not None
+            decl.loops = list(self.loop_trips)
+            self.decls[key] = decl
+            self.decl_list.append(decl)
+        decl.instances += self.multiplicity()
+        decl.serial += 1
+        serial = decl.serial
+        self.emit('declare', api, site, (decl,))
+        chain, born = self.chain(), self.open_loops
+
+        def make(block):
+            t = Tile(label + (f'[{text(block)}]' if blocks else ''), tile_shape, dtype, space)
+            t.decl, t.serial, t.block, t.chain, t.born = decl, serial, block, chain, born
+            return t
+
+        if not blocks:
+            return make(0)
+        return TileBlocks(blocks, make, tile_shape, dtype, space)
+
+    # Recording
+
+    def _raw(self, kind, line, args):
+        self.ops.append(Op(kind, None, None, args, (), line))
+
+    def tile_ref(self, t, api, site):
+        """The operand for tile part t: its instance counted back from the latest, after
+        checking that the recording can say which instance it is."""
+        root = t.root
+        for f, p in root.chain:
+            if (p != f.pass_no) if f.open else (p != LAST_PASS):
+                # an instance of another iteration (a tile carried by a Python variable)
+                raise NeedsUnroll((f.loop,))
+        if root.decl is None:
+            raise KernelError(api, f'tile {t.name} has no declaration', site)
+        ref = t.ref(root.decl.serial - root.serial)
+        for x in (ref[2], ref[3], ref[5]):
+            self._check_open(x)
+        return ref
+
+    def _check_open(self, x):
+        if isinstance(x, Affine):
+            for loop, _ in x.terms:
+                if not loop.frame.open:  # an index of a loop that has ended
+                    raise NeedsUnroll((loop,))
+
+    def emit(self, kind, api, site, args, when=()):
+        """The one place an instruction (or a declaration) is recorded. `args`: the operands in
+        the primitive's order, tiles as Tile parts, HBM operands as HbmAccess or HbmRef, a
+        declaration as its Decl; `when`: loop indices, all 0 in the iterations it runs in."""
+        if self.poisoned is not None:
+            raise NeedsUnroll((self.poisoned,))
+        layout = ('decl',) if kind == 'declare' else PRIMS[kind].layout
+        when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
+        words = [kind]
+        if when:
+            words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
+        out = []
+        for what, a in zip(layout, args):
+            if what in ('T', 'T?'):
+                if a is None:
+                    words.append('-')
+                else:
+                    a = self.tile_ref(a, api, site) if isinstance(a, Tile) else a
+                    words.append('T{}.{}.{}:{}:{}:{}:{}:{}'.format(a[0], a[1], text(a[2]),
+                                                                 text(a[3]), a[4], text(a[5]),
+                                                                 a[6], a[7]))
+            elif what == 'H':
+                if not isinstance(a, HbmRef):
+                    a = a.ref()
+                self._check_open(a[1])
+                words.append(f'H{a[0]}:{text(a[1])}:{a[2]}:{a[3]}:{a[4]}')
+            elif what == 'decl':
+                words.append(str(a.id))
+            elif what == 'f':
+                words.append(_number(a))
+            elif what == 'acc':
+                if isinstance(a, tuple):
+                    words.append('!' + ','.join(f'L{loop.id}' for loop in a))
+                else:
+                    words.append('1' if a else '0')
+            elif what == 'str':
+                words.append(str(a))
+            else:
+                words.append(str(a))
+            out.append(a)
+        out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
+        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words)))
+        if kind != 'declare':
+            self.executed += self.multiplicity()
+
+    def text(self):
+        """The recording's text form (recording.h, docs/nki.md)."""
+        lines = ['trnsim-nki-recording 1', f'style {self.style}']
+        for t, kind, _ in self.tensors:
+            elems = 1
+            for s in t.shape:
+                elems *= s
+            lines.append(f'tensor {kind} {t.dtype_name} {elems} {t.name}')
+        lines.extend(d.line() for d in self.decl_list)
+        lines.extend(op.line for op in self.ops)
+        return '\n'.join(lines) + '\n'
+
+
+def _remove(items, item):
+    for i in range(len(items) - 1, -1, -1):
+        if items[i] is item:
+            del items[i]
+            return
+
+
+def _block_indices(blocks):
+    return list(itertools.product(*(range(n) for n in blocks)))
+
+
+def _decl_shape(trace, api, shape, site):
+    """(block dims, partitions, free dims) of an on-chip tensor shape."""
+    shape = [concrete(s) if not isinstance(s, ParDim) else s for s in shape]
+    pos = [i for i, s in enumerate(shape) if isinstance(s, ParDim)]
+    if len(pos) > 1:
+        raise KernelError(api, 'more than one nl.par_dim in a shape', site)
+    k = pos[0] if pos else 0
+    blocks = [int(s) for s in shape[:k]]
+    p = int(shape[k])
+    free = [int(s) for s in shape[k + 1:]]
+    partitions = trace.limits['partitions']
+    if p > partitions:
+        raise KernelError(api, f'number of partitions {p} exceeds the architecture limit of '
+                          f'{partitions}', site)
+    if p < 1 or any(s < 1 for s in blocks + free):
+        raise KernelError(api, f'shape {tuple(int(s) for s in shape)} has an empty dimension',
+                          site)
+    return blocks, p, free
+
+
+def current(api):
+    """The trace being recorded; an API called outside a kernel is an error."""
+    t = Trace.current
+    if t is None:
+        raise KernelError(api, 'called outside a kernel: call the kernel through nki.jit, '
+                          'nki.baremetal, nki.simulate_kernel or nki.benchmark')
+    return t

@@ -1,0 +1,757 @@
+#include "workloads/nki/recording.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <deque>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace trn {
+
+namespace {
+
+// Reading the text form. Every mistake is the frontend's (it writes the text), so it throws
+// std::invalid_argument naming the line.
+class reader {
+  public:
+    explicit reader(std::size_t line) : m_line(line) {}
+
+    [[noreturn]] void fail(const std::string& why) const {
+        throw std::invalid_argument("recording line " + std::to_string(m_line) + ": " + why);
+    }
+
+    std::int64_t integer(const std::string& s) const {
+        if (s.empty()) fail("empty number");
+        errno = 0;
+        char* end = nullptr;
+        const long long v = std::strtoll(s.c_str(), &end, 10);
+        if (errno || *end) fail("bad integer '" + s + "'");
+        return v;
+    }
+
+    std::uint64_t count(const std::string& s) const {
+        const std::int64_t v = integer(s);
+        if (v < 0) fail("negative count '" + s + "'");
+        return static_cast<std::uint64_t>(v);
+    }
+
+    float real(const std::string& s) const {
+        errno = 0;
+        char* end = nullptr;
+        const double v = std::strtod(s.c_str(), &end);
+        if (s.empty() || *end) fail("bad number '" + s + "'");
+        return static_cast<float>(v);
+    }
+
+    std::vector<std::string> split(const std::string& s, char sep) const {
+        std::vector<std::string> out;
+        std::string part;
+        std::istringstream in(s);
+        while (std::getline(in, part, sep))
+            out.push_back(part);
+        if (!s.empty() && s.back() == sep) out.emplace_back();
+        return out;
+    }
+
+    // "-" or a comma-separated list of counts.
+    std::vector<std::uint64_t> counts(const std::string& s) const {
+        std::vector<std::uint64_t> out;
+        if (s == "-") return out;
+        for (const auto& part : split(s, ','))
+            out.push_back(count(part));
+        return out;
+    }
+
+    std::uint32_t loop_id(const std::string& s) const {
+        if (s.size() < 2 || s[0] != 'L') fail("bad loop '" + s + "'");
+        return static_cast<std::uint32_t>(count(s.substr(1)));
+    }
+
+    std::vector<std::uint32_t> loop_ids(const std::string& s) const {
+        std::vector<std::uint32_t> out;
+        for (const auto& part : split(s, ','))
+            out.push_back(loop_id(part));
+        return out;
+    }
+
+    // "c", "coef*Lid" and sums of them with '+': 3, 512*L2+3, -1*L0+7.
+    nki_affine affine(const std::string& s) const {
+        nki_affine a;
+        for (const auto& term : split(s, '+')) {
+            const auto star = term.find('*');
+            if (star == std::string::npos) {
+                a.c += integer(term);
+            } else {
+                a.terms.emplace_back(loop_id(term.substr(star + 1)), integer(term.substr(0, star)));
+            }
+        }
+        return a;
+    }
+
+    // T<decl>.<back>.<block>:<p0>:<pc>:<f0>:<fc>:<es>
+    nki_tile_ref tile(const std::string& s) const {
+        const auto f = split(s, ':');
+        if (f.size() != 6 || f[0].empty() || f[0][0] != 'T') fail("bad tile '" + s + "'");
+        const auto head = split(f[0].substr(1), '.');
+        if (head.size() != 3) fail("bad tile '" + s + "'");
+        nki_tile_ref t;
+        t.decl = static_cast<std::uint32_t>(count(head[0]));
+        t.back = static_cast<std::uint32_t>(count(head[1]));
+        t.block = affine(head[2]);
+        t.p0 = affine(f[1]);
+        t.pc = static_cast<std::uint32_t>(count(f[2]));
+        t.f0 = affine(f[3]);
+        t.fc = static_cast<std::uint32_t>(count(f[4]));
+        t.es = static_cast<std::uint32_t>(count(f[5]));
+        return t;
+    }
+
+    // H<tensor>:<first>:<rows>:<elems>:<row_stride>
+    nki_hbm_ref hbm(const std::string& s) const {
+        const auto f = split(s, ':');
+        if (f.size() != 5 || f[0].size() < 2 || f[0][0] != 'H') fail("bad HBM access '" + s + "'");
+        nki_hbm_ref h;
+        h.tensor = static_cast<std::uint32_t>(count(f[0].substr(1)));
+        h.first = affine(f[1]);
+        h.rows = static_cast<std::uint32_t>(count(f[2]));
+        h.elems = static_cast<std::uint32_t>(count(f[3]));
+        h.row_stride = count(f[4]);
+        return h;
+    }
+
+    template <typename E, typename Names>
+    E named(const std::string& s, const Names& all, const char* (*name)(E),
+            const char* what) const {
+        for (const E e : all)
+            if (s == name(e)) return e;
+        fail(std::string("unknown ") + what + " '" + s + "'");
+    }
+
+    alu_op alu(const std::string& s) const {
+        static constexpr alu_op all[] = {alu_op::bypass,   alu_op::add, alu_op::subtract,
+                                         alu_op::multiply, alu_op::max, alu_op::min};
+        return named(s, all, alu_name, "operation");
+    }
+    engine_kind engine(const std::string& s) const {
+        return named(s, all_engines, engine_name, "engine");
+    }
+    act_func func(const std::string& s) const {
+        return named(s, all_act_funcs, act_func_name, "activation function");
+    }
+    dtype type(const std::string& s) const {
+        try {
+            return parse_dtype(s);
+        } catch (const std::exception&) {
+            fail("unknown dtype '" + s + "'");
+        }
+    }
+    mem_space space(const std::string& s) const {
+        if (s == "sbuf") return mem_space::sbuf;
+        if (s == "psum") return mem_space::psum;
+        fail("unknown memory '" + s + "'");
+    }
+
+  private:
+    std::size_t m_line;
+};
+
+struct op_syntax {
+    const char* name;
+    nki_op_kind kind;
+};
+constexpr op_syntax op_names[] = {
+    {"declare", nki_op_kind::declare},
+    {"load", nki_op_kind::load},
+    {"store", nki_op_kind::store},
+    {"tensor_tensor", nki_op_kind::tensor_tensor},
+    {"tensor_scalar", nki_op_kind::tensor_scalar},
+    {"tensor_scalar_ap", nki_op_kind::tensor_scalar_ap},
+    {"tensor_copy", nki_op_kind::tensor_copy},
+    {"copy", nki_op_kind::copy},
+    {"memset", nki_op_kind::memset},
+    {"activation", nki_op_kind::activation},
+    {"iota", nki_op_kind::iota},
+    {"scalar_tensor_tensor", nki_op_kind::scalar_tensor_tensor},
+    {"tensor_tensor_scan", nki_op_kind::tensor_tensor_scan},
+    {"tensor_reduce", nki_op_kind::tensor_reduce},
+    {"max8", nki_op_kind::max8},
+    {"find_index8", nki_op_kind::find_index8},
+    {"matmul", nki_op_kind::matmul},
+    {"transpose", nki_op_kind::transpose},
+    {"print", nki_op_kind::print},
+};
+
+// The operands of an operation line, after its name and its optional `if=`.
+void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& rd) {
+    auto need = [&](std::size_t n) {
+        if (w.size() != n) rd.fail("expected " + std::to_string(n) + " operands");
+    };
+    auto tiles = [&](std::initializer_list<std::size_t> at) {
+        for (const std::size_t i : at)
+            op.tiles.push_back(rd.tile(w[i]));
+    };
+    switch (op.kind) {
+        case nki_op_kind::declare:
+            need(1);
+            op.loop = static_cast<std::uint32_t>(rd.count(w[0]));
+            break;
+        case nki_op_kind::load:
+            need(2);
+            tiles({0});
+            op.hbm = rd.hbm(w[1]);
+            break;
+        case nki_op_kind::store:
+            need(2);
+            op.hbm = rd.hbm(w[0]);
+            tiles({1});
+            break;
+        case nki_op_kind::tensor_tensor:
+            need(5);
+            tiles({0, 1, 2});
+            op.alu0 = rd.alu(w[3]);
+            op.engine = rd.engine(w[4]);
+            break;
+        case nki_op_kind::tensor_scalar:
+            need(7);
+            tiles({0, 1});
+            op.alu0 = rd.alu(w[2]);
+            op.imm0 = rd.real(w[3]);
+            op.engine = rd.engine(w[4]);
+            op.alu1 = rd.alu(w[5]);
+            op.imm1 = rd.real(w[6]);
+            break;
+        case nki_op_kind::tensor_scalar_ap:
+            need(7);
+            tiles({0, 1, 3});
+            op.alu0 = rd.alu(w[2]);
+            op.engine = rd.engine(w[4]);
+            op.alu1 = rd.alu(w[5]);
+            op.imm1 = rd.real(w[6]);
+            break;
+        case nki_op_kind::tensor_copy:
+            need(3);
+            tiles({0, 1});
+            op.engine = rd.engine(w[2]);
+            break;
+        case nki_op_kind::copy:
+        case nki_op_kind::max8:
+        case nki_op_kind::transpose:
+            need(2);
+            tiles({0, 1});
+            break;
+        case nki_op_kind::memset:
+            need(3);
+            tiles({0});
+            op.imm0 = rd.real(w[1]);
+            op.engine = rd.engine(w[2]);
+            break;
+        case nki_op_kind::activation:
+            need(6);
+            tiles({0, 1});
+            op.func = rd.func(w[2]);
+            op.imm0 = rd.real(w[3]);
+            op.engine = rd.engine(w[4]);
+            if (w[5] != "-") {
+                tiles({5});
+                op.has_bias = true;
+            }
+            break;
+        case nki_op_kind::iota:
+            need(3);
+            tiles({0});
+            op.imm0 = rd.real(w[1]);
+            op.imm1 = rd.real(w[2]);
+            break;
+        case nki_op_kind::scalar_tensor_tensor:
+            need(6);
+            tiles({0, 1, 5});
+            op.alu0 = rd.alu(w[2]);
+            op.imm0 = rd.real(w[3]);
+            op.alu1 = rd.alu(w[4]);
+            break;
+        case nki_op_kind::tensor_tensor_scan:
+            need(6);
+            tiles({0, 1, 2});
+            op.imm0 = rd.real(w[3]);
+            op.alu0 = rd.alu(w[4]);
+            op.alu1 = rd.alu(w[5]);
+            break;
+        case nki_op_kind::tensor_reduce:
+            need(4);
+            tiles({0, 1});
+            op.alu0 = rd.alu(w[2]);
+            op.engine = rd.engine(w[3]);
+            break;
+        case nki_op_kind::find_index8:
+            need(3);
+            tiles({0, 1, 2});
+            break;
+        case nki_op_kind::matmul:
+            need(4);
+            tiles({0, 1, 2});
+            if (w[3] == "1") {
+                op.accumulate = true;
+            } else if (w[3] != "0") {
+                if (w[3].size() < 2 || w[3][0] != '!') rd.fail("bad accumulate '" + w[3] + "'");
+                op.fresh = rd.loop_ids(w[3].substr(1));
+            }
+            break;
+        case nki_op_kind::print:
+            if (w.empty()) rd.fail("print needs a tile");
+            tiles({0});
+            break;
+        case nki_op_kind::loop:
+        case nki_op_kind::end:
+            break;
+    }
+}
+
+std::vector<std::string> words(const std::string& line) {
+    std::istringstream in(line);
+    std::vector<std::string> out;
+    for (std::string w; in >> w;)
+        out.push_back(w);
+    return out;
+}
+
+// The rest of `line` after its first `n` words (a name, which may hold spaces).
+std::string rest_after(const std::string& line, std::size_t n) {
+    std::size_t at = 0;
+    for (std::size_t i = 0; i < n; ++i) {
+        at = line.find_first_not_of(' ', at);
+        at = line.find(' ', at);
+        if (at == std::string::npos) return "";
+    }
+    return line.substr(std::min(line.size(), at + 1));
+}
+
+}  // namespace
+
+nki_recording parse_recording(std::istream& in) {
+    nki_recording r;
+    std::string line;
+    std::size_t n = 0;
+    std::vector<std::uint32_t> open;
+    bool header = false;
+    while (std::getline(in, line)) {
+        ++n;
+        const reader rd(n);
+        const auto w = words(line);
+        if (w.empty() || w[0][0] == '#') continue;
+        if (!header) {
+            if (w.size() != 2 || w[0] != "trnsim-nki-recording" || w[1] != "1")
+                rd.fail("expected 'trnsim-nki-recording 1'");
+            header = true;
+            continue;
+        }
+        if (w[0] == "style") {
+            if (w.size() != 2) rd.fail("style takes nl or isa");
+            r.style = w[1] == "isa" ? kernel_style::isa : kernel_style::nl;
+        } else if (w[0] == "tensor") {
+            if (w.size() < 5) rd.fail("tensor INPUT|OUTPUT DTYPE ELEMS NAME");
+            nki_tensor t;
+            if (w[1] != "input" && w[1] != "output") rd.fail("tensor kind '" + w[1] + "'");
+            t.input = w[1] == "input";
+            t.type = rd.type(w[2]);
+            t.elems = rd.count(w[3]);
+            t.name = rest_after(line, 4);
+            r.tensors.push_back(t);
+        } else if (w[0] == "decl") {
+            if (w.size() < 12)
+                rd.fail(
+                    "decl SPACE PARTITIONS ELEMS DTYPE COUNT BLOCKED SINGLE LOOPS OFFSETS "
+                    "PHYS NAME");
+            nki_decl d;
+            d.space = rd.space(w[1]);
+            d.partitions = static_cast<std::uint32_t>(rd.count(w[2]));
+            d.elems = static_cast<std::uint32_t>(rd.count(w[3]));
+            d.type = rd.type(w[4]);
+            d.count = static_cast<std::uint32_t>(rd.count(w[5]));
+            d.blocked = rd.count(w[6]) != 0;
+            d.single = rd.count(w[7]) != 0;
+            d.loops = rd.counts(w[8]);
+            d.offsets = rd.counts(w[9]);
+            for (const auto p : rd.counts(w[10]))
+                d.phys.push_back(static_cast<std::uint32_t>(p));
+            d.name = rest_after(line, 11);
+            if (d.count == 0) rd.fail("a declaration of no tile");
+            if (!d.offsets.empty() && d.phys.size() != d.count)
+                rd.fail("a direct allocation needs a buffer for each tile");
+            for (const auto p : d.phys)
+                if (p >= d.offsets.size()) rd.fail("a tile's buffer out of range");
+            r.decls.push_back(d);
+        } else if (w[0] == "loop") {
+            if (w.size() != 3) rd.fail("loop L<id> TRIPS");
+            nki_op op;
+            op.kind = nki_op_kind::loop;
+            op.loop = rd.loop_id(w[1]);
+            op.trips = rd.count(w[2]);
+            r.loops = std::max(r.loops, op.loop + 1);
+            open.push_back(op.loop);
+            r.ops.push_back(op);
+        } else if (w[0] == "end") {
+            if (w.size() != 2 || open.empty() || rd.loop_id(w[1]) != open.back())
+                rd.fail("'end' does not close the innermost loop");
+            nki_op op;
+            op.kind = nki_op_kind::end;
+            op.loop = open.back();
+            open.pop_back();
+            r.ops.push_back(op);
+        } else {
+            nki_op op;
+            const auto* s = std::find_if(std::begin(op_names), std::end(op_names),
+                                         [&](const op_syntax& o) { return w[0] == o.name; });
+            if (s == std::end(op_names)) rd.fail("unknown operation '" + w[0] + "'");
+            op.kind = s->kind;
+            std::size_t first = 1;
+            if (w.size() > 1 && w[1].rfind("if=", 0) == 0) {
+                op.when = rd.loop_ids(w[1].substr(3));
+                first = 2;
+            }
+            if (op.kind == nki_op_kind::print) {
+                if (w.size() <= first) rd.fail("print needs a tile");
+                op.tiles.push_back(rd.tile(w[first]));
+            } else {
+                read_operands(op, std::vector<std::string>(w.begin() + first, w.end()), rd);
+            }
+            for (const auto& t : op.tiles)
+                if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
+            if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::store) &&
+                op.hbm.tensor >= r.tensors.size())
+                rd.fail("access of an unknown HBM tensor");
+            if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
+                rd.fail("declare of an unknown declaration");
+            r.ops.push_back(op);
+        }
+    }
+    if (!header) throw std::invalid_argument("recording: empty");
+    if (!open.empty()) throw std::invalid_argument("recording: a loop is not closed");
+    return r;
+}
+
+namespace {
+
+// One instance of a declaration: its logical tiles, each taken from the builder (next) the
+// first time the instance uses it.
+struct instance {
+    std::vector<tile> tiles;
+    std::vector<bool> taken;
+};
+
+struct decl_state {
+    std::vector<std::size_t> ids;  // the builder's declarations
+    bool declared = false;
+    std::uint32_t buffers = 0;  // planned (0: direct allocation)
+    std::size_t keep = 1;       // instances kept: 1 + the largest `back` that refers to one
+    std::deque<instance> recent;
+};
+
+// Runs a recording's operations against a builder, iteration by iteration.
+class expander {
+  public:
+    expander(const nki_recording& r, kernel_builder& kb)
+        : m_r(r), m_kb(kb), m_index(r.loops, 0), m_decls(r.decls.size()) {}
+
+    program run() {
+        match_loops();
+        for (const auto& op : m_r.ops)
+            for (const auto& t : op.tiles)
+                m_decls[t.decl].keep = std::max<std::size_t>(m_decls[t.decl].keep, t.back + 1);
+        for (const auto& t : m_r.tensors)
+            m_tensors.push_back(t.input ? m_kb.input(t.name, t.elems, t.type, 0.0f, 1.0f, 0)
+                                        : m_kb.output(t.name, t.elems, t.type));
+        plan_phases();
+        run_range(0, m_r.ops.size());
+        return m_kb.finish();
+    }
+
+  private:
+    // The end of every loop, and the loops around every operation (outermost first).
+    void match_loops() {
+        m_end.assign(m_r.ops.size(), 0);
+        m_around.assign(m_r.ops.size(), {});
+        std::vector<std::size_t> open;
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            if (op.kind == nki_op_kind::end) {
+                m_end[open.back()] = i;
+                open.pop_back();
+            }
+            m_around[i] = open;
+            if (op.kind == nki_op_kind::loop) open.push_back(i);
+        }
+    }
+
+    // The position of an operation's last run among those of others, for lifetimes: inside a
+    // loop of several trips it runs again in the loop's last iteration, after every other
+    // operation of the earlier ones, so it counts as the loop's end (unless it runs in the
+    // loop's first iteration only).
+    std::size_t last_run(std::size_t i) const {
+        const auto& op = m_r.ops[i];
+        for (const std::size_t l : m_around[i]) {  // outermost first
+            const auto& loop = m_r.ops[l];
+            const bool first_only =
+                std::find(op.when.begin(), op.when.end(), loop.loop) != op.when.end();
+            if (loop.trips > 1 && !first_only) return m_end[l];
+        }
+        return i;
+    }
+
+    // Where a phase boundary at operation i can go: outside every loop of several trips.
+    std::size_t hoisted(std::size_t i, bool to_end) const {
+        for (const std::size_t l : m_around[i])
+            if (m_r.ops[l].trips > 1) return to_end ? m_end[l] : l;
+        return i;
+    }
+
+    // Declarations whose lifetimes (first instance to last use) overlap, chained, are one
+    // group; several groups are the builder's phases, each planned when it begins.
+    void plan_phases() {
+        const std::size_t none = ~std::size_t{0};
+        std::vector<std::size_t> first(m_r.decls.size(), none), last(m_r.decls.size(), 0);
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            auto use = [&](std::size_t d) {
+                if (first[d] == none) first[d] = i;
+                last[d] = std::max(last[d], last_run(i));
+            };
+            if (op.kind == nki_op_kind::declare) use(op.loop);
+            for (const auto& t : op.tiles)
+                use(t.decl);
+        }
+        std::vector<std::size_t> order;
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d)
+            if (first[d] != none) order.push_back(d);
+        std::stable_sort(order.begin(), order.end(),
+                         [&](std::size_t a, std::size_t b) { return first[a] < first[b]; });
+        struct group {
+            std::size_t begin, end;
+            std::vector<std::size_t> decls;
+        };
+        std::vector<group> groups;
+        for (const std::size_t d : order) {
+            const std::size_t end = std::max(first[d], last[d]);
+            if (!groups.empty() && first[d] <= groups.back().end) {
+                groups.back().end = std::max(groups.back().end, end);
+                groups.back().decls.push_back(d);
+            } else {
+                groups.push_back({first[d], end, {d}});
+            }
+        }
+        if (groups.size() <= 1) {
+            plan(order);
+            return;
+        }
+        for (auto& g : groups) {
+            m_phase_begin.emplace_back(hoisted(g.begin, false), std::move(g.decls));
+            m_phase_end.push_back(hoisted(g.end, true));
+        }
+    }
+
+    void plan(const std::vector<std::size_t>& decls) {
+        std::vector<tile_request> requests;
+        std::vector<std::size_t> automatic;
+        for (const std::size_t d : decls) {
+            const nki_decl& nd = m_r.decls[d];
+            if (!nd.offsets.empty()) continue;
+            automatic.push_back(d);
+            requests.push_back({nd.space, std::uint64_t{nd.elems} * dtype_size(nd.type), nd.count,
+                                nd.single, nd.loops});
+        }
+        const auto buffers = m_kb.plan_buffers(requests);
+        for (std::size_t i = 0; i < automatic.size(); ++i)
+            m_decls[automatic[i]].buffers = buffers[i];
+    }
+
+    bool first_iteration(const std::vector<std::uint32_t>& loops) const {
+        for (const std::uint32_t l : loops)
+            if (m_index[l] != 0) return false;
+        return true;
+    }
+
+    void run_range(std::size_t begin, std::size_t end) {
+        for (std::size_t i = begin; i < end; ++i) {
+            for (auto& [at, decls] : m_phase_begin)
+                if (at == i) {
+                    try {
+                        m_kb.begin_phase();
+                        plan(decls);
+                    } catch (const std::exception& e) {
+                        throw nki_op_error(i, e.what());
+                    }
+                }
+            const nki_op& op = m_r.ops[i];
+            if (op.kind == nki_op_kind::loop) {
+                for (std::uint64_t k = 0; k < op.trips; ++k) {
+                    m_index[op.loop] = static_cast<std::int64_t>(k);
+                    run_range(i + 1, m_end[i]);
+                }
+                m_index[op.loop] = 0;
+                i = m_end[i];
+            } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
+                try {
+                    exec(op);
+                } catch (const nki_op_error&) {
+                    throw;
+                } catch (const std::exception& e) {
+                    throw nki_op_error(i, e.what());
+                }
+            }
+            for (const std::size_t at : m_phase_end)
+                if (at == i) m_kb.end_phase();
+        }
+    }
+
+    void declare(std::uint32_t d) {
+        const nki_decl& nd = m_r.decls[d];
+        decl_state& s = m_decls[d];
+        if (!s.declared) {
+            if (!nd.offsets.empty()) {
+                for (const std::uint64_t off : nd.offsets)
+                    s.ids.push_back(m_kb.declare_tile_at(nd.name + "@" + std::to_string(off),
+                                                         nd.space, nd.partitions, nd.elems, nd.type,
+                                                         off, 1));
+            } else if (nd.count == 1) {
+                s.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
+                                                  nd.type, s.buffers));
+            } else {
+                s.ids = m_kb.declare_tile_array(nd.name, nd.count, nd.space, nd.partitions,
+                                                nd.elems, nd.type, s.buffers);
+            }
+            s.declared = true;
+        }
+        instance inst;
+        inst.tiles.resize(nd.count);
+        inst.taken.assign(nd.count, false);
+        s.recent.push_front(std::move(inst));
+        if (s.recent.size() > s.keep) s.recent.pop_back();
+        if (!nd.blocked) take(d, s.recent.front(), 0);
+    }
+
+    std::size_t builder_decl(std::uint32_t d, std::size_t block) const {
+        const nki_decl& nd = m_r.decls[d];
+        return m_decls[d].ids[nd.phys.empty() ? block : nd.phys[block]];
+    }
+
+    void take(std::uint32_t d, instance& inst, std::size_t block) {
+        inst.tiles[block] = m_kb.next(builder_decl(d, block));
+        inst.taken[block] = true;
+    }
+
+    tile resolve(const nki_tile_ref& ref) {
+        decl_state& s = m_decls[ref.decl];
+        if (ref.back >= s.recent.size())
+            throw std::logic_error("tile of a declaration instance that does not exist yet");
+        instance& inst = s.recent[ref.back];
+        const std::int64_t b = ref.block.at(m_index);
+        if (b < 0 || static_cast<std::uint64_t>(b) >= inst.tiles.size())
+            throw std::logic_error("block index out of range");
+        if (!inst.taken[std::size_t(b)]) take(ref.decl, inst, std::size_t(b));
+        const std::int64_t p0 = ref.p0.at(m_index), f0 = ref.f0.at(m_index);
+        if (p0 < 0 || f0 < 0) throw std::logic_error("negative tile offset");
+        return kernel_builder::part(inst.tiles[std::size_t(b)], static_cast<std::uint32_t>(p0),
+                                    ref.pc, static_cast<std::uint32_t>(f0), ref.fc, ref.es);
+    }
+
+    operand hbm(const nki_hbm_ref& h) const {
+        const std::int64_t first = h.first.at(m_index);
+        if (first < 0) throw std::logic_error("negative HBM offset");
+        return m_kb.view(m_tensors[h.tensor], static_cast<std::uint64_t>(first), h.rows, h.elems,
+                         h.row_stride);
+    }
+
+    void exec(const nki_op& op) {
+        auto t = [&](std::size_t i) { return resolve(op.tiles[i]); };
+        switch (op.kind) {
+            case nki_op_kind::declare:
+                declare(op.loop);
+                break;
+            case nki_op_kind::load:
+                m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm));
+                break;
+            case nki_op_kind::store: {
+                const operand dst = hbm(op.hbm);
+                m_kb.store(m_tensors[op.hbm.tensor], dst, t(0));
+                break;
+            }
+            case nki_op_kind::tensor_tensor:
+                m_kb.tensor_tensor(t(0), t(1), t(2), op.alu0, op.engine);
+                break;
+            case nki_op_kind::tensor_scalar:
+                m_kb.tensor_scalar(t(0), t(1), op.alu0, op.imm0, op.engine, op.alu1, op.imm1);
+                break;
+            case nki_op_kind::tensor_scalar_ap:
+                m_kb.tensor_scalar_ap(t(0), t(1), op.alu0, t(2), op.engine, op.alu1, op.imm1);
+                break;
+            case nki_op_kind::tensor_copy:
+                m_kb.tensor_copy(t(0), t(1), op.engine);
+                break;
+            case nki_op_kind::copy:
+                m_kb.copy(t(0), t(1));
+                break;
+            case nki_op_kind::memset:
+                m_kb.memset(t(0), op.imm0, op.engine);
+                break;
+            case nki_op_kind::activation: {
+                const tile dst = t(0), src = t(1);
+                if (op.has_bias) {
+                    const tile bias = t(2);
+                    m_kb.activation(dst, src, op.func, op.imm0, op.engine, &bias);
+                } else {
+                    m_kb.activation(dst, src, op.func, op.imm0, op.engine, nullptr);
+                }
+                break;
+            }
+            case nki_op_kind::iota:
+                m_kb.iota(t(0), op.imm0, op.imm1);
+                break;
+            case nki_op_kind::scalar_tensor_tensor:
+                m_kb.scalar_tensor_tensor(t(0), t(1), op.alu0, op.imm0, op.alu1, t(2));
+                break;
+            case nki_op_kind::tensor_tensor_scan:
+                m_kb.tensor_tensor_scan(t(0), t(1), t(2), op.imm0, op.alu0, op.alu1);
+                break;
+            case nki_op_kind::tensor_reduce:
+                m_kb.tensor_reduce(t(0), t(1), op.alu0, op.engine);
+                break;
+            case nki_op_kind::max8:
+                m_kb.max8(t(0), t(1));
+                break;
+            case nki_op_kind::find_index8:
+                m_kb.find_index8(t(0), t(1), t(2));
+                break;
+            case nki_op_kind::matmul: {
+                const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));
+                m_kb.matmul(t(0), t(1), t(2), acc);
+                break;
+            }
+            case nki_op_kind::transpose:
+                m_kb.transpose(t(0), t(1));
+                break;
+            case nki_op_kind::print:
+            case nki_op_kind::loop:
+            case nki_op_kind::end:
+                break;
+        }
+    }
+
+    const nki_recording& m_r;
+    kernel_builder& m_kb;
+    std::vector<std::int64_t> m_index;  // each loop's current index
+    std::vector<decl_state> m_decls;
+    std::vector<hbm_tensor> m_tensors;
+    std::vector<std::size_t> m_end;
+    std::vector<std::vector<std::size_t>> m_around;
+    std::vector<std::pair<std::size_t, std::vector<std::size_t>>> m_phase_begin;
+    std::vector<std::size_t> m_phase_end;
+};
+
+}  // namespace
+
+program expand_recording(const nki_recording& r, kernel_builder& kb) {
+    return expander(r, kb).run();
+}
+
+}  // namespace trn

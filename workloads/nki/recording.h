@@ -1,0 +1,143 @@
+#pragma once
+#include <cstdint>
+#include <istream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/program.h"
+#include "workloads/builder/kernel_builder.h"
+
+namespace trn {
+
+// An NKI kernel as the frontend (workloads/nki/python) records it: HBM tensors, tile
+// declarations and operations in program order, each loop body recorded once with its indices
+// symbolic. Operands are affine in the loop indices; expanding the loops is the builder's work
+// (expand_recording). The text form (docs/nki.md, "The recording") is how the frontend hands
+// a recording over and how tests compare one.
+
+// c + sum of coef * (index of loop `loop`), each index counting 0, 1, ... trips - 1.
+struct nki_affine {
+    std::int64_t c = 0;
+    std::vector<std::pair<std::uint32_t, std::int64_t>> terms;  // (loop id, coefficient)
+    std::int64_t at(const std::vector<std::int64_t>& index) const {
+        std::int64_t v = c;
+        for (const auto& [loop, coef] : terms)
+            v += coef * index[loop];
+        return v;
+    }
+};
+
+// Part of an instance of a tile declaration: `back` instances before the latest one (0: the
+// latest), logical tile `block` of it (0 without block dimensions), partitions [p0, p0 + pc),
+// elements f0, f0 + es, ... (fc of them; es is the operand's element stride).
+struct nki_tile_ref {
+    std::uint32_t decl = 0, back = 0;
+    nki_affine block, p0, f0;
+    std::uint32_t pc = 0, fc = 0, es = 1;
+};
+
+// rows x elems of an HBM tensor: row r starts at element first + r * row_stride (0: a
+// broadcast of one row).
+struct nki_hbm_ref {
+    std::uint32_t tensor = 0;
+    nki_affine first;
+    std::uint32_t rows = 0, elems = 0;
+    std::uint64_t row_stride = 0;
+};
+
+struct nki_tensor {
+    std::string name;
+    bool input = false;
+    dtype type = dtype::float32;
+    std::uint64_t elems = 0;
+};
+
+// A tile declaration: `count` logical tiles (its block dimensions) of partitions x elems.
+struct nki_decl {
+    std::string name;
+    mem_space space = mem_space::sbuf;
+    std::uint32_t partitions = 0, elems = 0;
+    dtype type = dtype::float32;
+    std::uint32_t count = 1;
+    bool blocked = false;  // has block dimensions: a logical tile is taken at its first use
+    bool single = false;   // keeps one buffer (runs once, or carries state)
+    std::vector<std::uint64_t> loops;    // trip counts of the NKI loops around it, outermost first
+    std::vector<std::uint64_t> offsets;  // direct allocation: the byte offset of each buffer
+    std::vector<std::uint32_t> phys;     // ... and each logical tile's buffer among them
+};
+
+enum class nki_op_kind : std::uint8_t {
+    loop,  // the body up to the matching end runs `trips` times
+    end,
+    declare,  // a new instance of a declaration
+    load,
+    store,
+    tensor_tensor,
+    tensor_scalar,
+    tensor_scalar_ap,
+    tensor_copy,
+    copy,
+    memset,
+    activation,
+    iota,
+    scalar_tensor_tensor,
+    tensor_tensor_scan,
+    tensor_reduce,
+    max8,
+    find_index8,
+    matmul,
+    transpose,
+    print,  // values only: no instruction
+};
+
+struct nki_op {
+    nki_op_kind kind = nki_op_kind::print;
+    std::uint32_t loop = 0;           // loop, end: the loop's id; declare: the declaration
+    std::uint64_t trips = 0;          // loop
+    std::vector<std::uint32_t> when;  // runs only when every one of these loops is at index 0
+    std::vector<nki_tile_ref> tiles;  // dst first, then the sources in the builder call's order
+    nki_hbm_ref hbm;                  // load: the source; store: the destination
+    alu_op alu0 = alu_op::bypass, alu1 = alu_op::bypass;
+    engine_kind engine = engine_kind::dve;
+    act_func func = act_func::identity;
+    float imm0 = 0, imm1 = 0;
+    bool has_bias = false;  // activation: tiles[2] is its bias
+    // matmul: adds to dst unless every loop of `fresh` is at index 0 (accumulate = 1: always;
+    // 0 with `fresh` empty: never).
+    bool accumulate = false;
+    std::vector<std::uint32_t> fresh;
+};
+
+struct nki_recording {
+    kernel_style style = kernel_style::nl;
+    std::vector<nki_tensor> tensors;
+    std::vector<nki_decl> decls;
+    std::vector<nki_op> ops;
+    std::uint32_t loops = 0;  // loop ids are 0 .. loops - 1
+};
+
+// Reads a recording's text form; a malformed one throws std::invalid_argument naming the line.
+nki_recording parse_recording(std::istream& in);
+
+// An error of the operation at index `op` of the recording (its kernel line is the frontend's).
+class nki_op_error : public std::runtime_error {
+  public:
+    nki_op_error(std::size_t op, const std::string& what) : std::runtime_error(what), m_op(op) {}
+    std::size_t op() const { return m_op; }
+
+  private:
+    std::size_t m_op;
+};
+
+// Builds the recording with `kb` (a builder of the recording's style) and returns the program.
+// Contract: the builder calls, in order, are those of running the kernel with every loop
+// unrolled: HBM tensors first, then each operation once per iteration of its loops (those with
+// `when` only in the first iteration of the loops it names), a declaration's buffers planned
+// (plan_buffers) before its first instance, declarations whose lifetimes do not overlap in
+// phases of their own (begin_phase / end_phase). An error of the builder or of the recording
+// throws nki_op_error naming the operation.
+program expand_recording(const nki_recording& r, kernel_builder& kb);
+
+}  // namespace trn
