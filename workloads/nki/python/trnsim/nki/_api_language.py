@@ -317,7 +317,7 @@ def matmul(x, y, transpose_x=False, mask=None):
         x, entry = _ops.hoisted_transpose('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
         product = _ops.matmul('nl.matmul', site, x, y)
         if entry is not None:  # the hoisted tile must hold x.T until this matmul is emitted
-            entry['readers'] = [r for r in entry['readers'] if r.result is None] + [product]
+            entry['readers'] = [r for r in entry['readers'] if not r.placed] + [product]
         return product
     return _ops.matmul('nl.matmul', site, x, y)
 

@@ -3,7 +3,7 @@ masks, and the normalisation of a subscript into one component per dimension."""
 
 import numpy as np
 
-from ._errors import KernelError, UserFacing, unsupported
+from ._errors import KernelError, UserFacing, unsupported, user_site
 
 INTEGER = (int, np.integer)
 
@@ -14,9 +14,11 @@ class NeedsUnroll(BaseException):
     with those loops unrolled. A BaseException, so that a kernel's `except Exception` does not
     swallow it."""
 
-    def __init__(self, loops):
-        super().__init__('a loop index was needed as a number')
+    def __init__(self, loops, why='its index was needed as a number', site=None):
+        super().__init__(why)
         self.loops = tuple(loops)
+        self.why = why
+        self.site = site or user_site()
 
 
 class LoopIndex:
@@ -99,7 +101,7 @@ class Affine(UserFacing):
                 return 0
             return Affine(self.c * k, tuple((loop, coef * k) for loop, coef in self.terms))
         if isinstance(other, Affine):
-            raise NeedsUnroll(self.loops() + other.loops())
+            raise NeedsUnroll(self.loops() + other.loops(), 'a product of loop indices')
         return NotImplemented
 
     __rmul__ = __mul__
@@ -321,9 +323,10 @@ def _slice(c, n, d, api, site):
         stop = n if c.stop is None else c.stop
         span = stop - start
         if isinstance(span, Affine):  # a size that changes with the loop indices
-            raise NeedsUnroll(span.loops())
+            raise NeedsUnroll(span.loops(), 'a slice whose size changes with the index')
         if low(start) < 0 or low(stop) < 0:  # Python's negative indices
-            raise NeedsUnroll(start.loops() if isinstance(start, Affine) else stop.loops())
+            raise NeedsUnroll(start.loops() if isinstance(start, Affine) else stop.loops(),
+                              'a negative slice bound')
         if high(start) > n or high(stop) > n:
             raise KernelError(api, f'slice {high(start)}:{high(stop)} (at the last iteration) '
                               f'is out of bounds for dimension {d} of size {n}', site)

@@ -26,14 +26,32 @@ class Pending(Typed):
         self.prim, self.args, self.kind = prim, tuple(args), kind
         self.region = region  # a mask's part of the destination (None: all of it)
         self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
-        self.result = None
+        self.result = None  # the tile it was placed in
         self.hbm = None  # a load: the HBM access (what a load into several runs splits)
+        self.chain = current(api).chain()
+
+    @property
+    def placed(self):
+        return self.result is not None
+
+    def check_placed_here(self):
+        """Placing the result in a tile other than its own inside loops opened since the
+        operation: the first iteration emits it, later ones would copy it; recorded with
+        those loops unrolled."""
+        loops = current(self.api).opened_since(self.chain)
+        if loops:
+            raise NeedsUnroll(loops, 'an operation written before the loop is placed inside it')
 
     def materialize(self):
+        """The result in a tile of its own. Inside loops opened since the operation, the tile
+        is made in their first iteration (later ones use it), as the eager kernel would."""
         if self.result is None:
             trace = current(self.api)
-            t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name, self.space)
-            emit_into(self, t, False, self.site)
+            with trace.first_only(trace.opened_since(self.chain)):
+                t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name,
+                                  self.space)
+                t.chain = self.chain
+                emit_into(self, t, False, self.site)
             self.result = t
         return self.result
 
@@ -112,7 +130,7 @@ def _coverage(dst, parts):
             return 'all'
         loops = [loop for part in parts + [mine] for x in part if isinstance(x, Affine)
                  for loop in x.loops()]
-        raise NeedsUnroll(loops)
+        raise NeedsUnroll(loops, 'a PSUM write whose place changes with the index')
     import numpy as np
     root = dst.root
     seen = np.zeros((root.partitions, root.elems), dtype=bool)
@@ -132,7 +150,7 @@ def _after_first(root, dst, trace):
     moving = [loop for x in _part(dst) if isinstance(x, Affine) for loop in x.loops()
               if any(loop is f for f in fresh)]
     if moving:
-        raise NeedsUnroll(moving)
+        raise NeedsUnroll(moving, 'an accumulation whose PSUM place changes with the index')
     return fresh if fresh else False
 
 
@@ -213,7 +231,10 @@ def emit_into(p, dst, accumulate, site):
     _note_write(dst, trace)
     note_use(dst, trace)
     root.version += 1
-    root.last_write = trace.chain()
+    # a write in the first iteration only of some loops is, for their later iterations, a
+    # write from before them
+    root.last_write = tuple((f, p) for f, p in trace.chain()
+                            if not any(f.loop is loop for loop in trace.first))
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
@@ -229,6 +250,7 @@ def assign(dst, value, site):
         if value.kind == 'load' and isinstance(dst, Tile):
             _require_sbuf(value.api, site, dst)
         if value.result is None:
+            value.check_placed_here()
             emit_into(value, dst, False, site)
             value.result = dst
             return
@@ -252,6 +274,7 @@ def assign(dst, value, site):
 def accumulate(dst, value, site):
     """tile += value: matmuls accumulate in PSUM; anything else is an add."""
     if isinstance(value, Pending) and value.kind == 'matmul' and value.result is None:
+        value.check_placed_here()
         emit_into(value, dst, True, site)
         value.result = dst
         return
@@ -612,7 +635,7 @@ def hoisted_transpose(api, site, x):
     flipped = transpose(api, site, x)
     row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
     slot = 0 if entry is None else entry['slot']
-    if entry is not None and any(r.result is None for r in entry['readers']):
+    if entry is not None and any(not r.placed for r in entry['readers']):
         slot += 1  # the current tile is still to be read: a tile of its own
     if entry is None or slot != entry['slot']:
         if trace.hoisted_bytes + row_bytes > trace.limits['hoist_share'] * \

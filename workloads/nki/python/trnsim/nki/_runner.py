@@ -36,6 +36,11 @@ _settings = {
     'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
     'functional': False,
+    # Record each NKI loop once (False: unroll every loop as eager Python would; the same
+    # program, built from a longer recording: what the tests compare the two with).
+    'loops_once': os.environ.get('TRNSIM_NKI_UNROLL', '') != '1',
+    # Say which loops are unrolled, and why (scripts/nki --explain-loops).
+    'explain': os.environ.get('TRNSIM_NKI_EXPLAIN', '') == '1',
 }
 _platform = None
 _limits = None
@@ -43,7 +48,7 @@ _benchmarks = 0
 
 
 def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
-              functional=None, recording_out=None):
+              functional=None, recording_out=None, loops_once=None):
     """Chooses the platform (a config name or file, KEY=VALUE overrides; functional: its
     memories hold values, for comparisons with the C++ drivers' functional runs) before the
     first kernel runs, and where nki.benchmark writes its stats, timeline and recording."""
@@ -53,7 +58,7 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
                            'elaborates once per process); configure before the first kernel')
     for k, v in (('config', config), ('sets', sets), ('stats_out', stats_out),
                  ('timeline', timeline), ('quiet', quiet), ('functional', functional),
-                 ('recording_out', recording_out)):
+                 ('recording_out', recording_out), ('loops_once', loops_once)):
         if v is not None:
             _settings[k] = list(v) if k == 'sets' else v
 
@@ -128,7 +133,8 @@ def _record(fn, style, args, kwargs, values, where):
         names = []
     unrolled = set()
     while True:
-        trace = _trace.Trace(limits(), style, values, frozenset(unrolled))
+        trace = _trace.Trace(limits(), style, values, frozenset(unrolled),
+                             _settings['loops_once'])
         bound = []
 
         def wrap(value, name):
@@ -157,9 +163,14 @@ def _record(fn, style, args, kwargs, values, where):
             wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
             ret = fn(*wargs, **wkwargs)
             if trace.poisoned is not None:
-                raise NeedsUnroll((trace.poisoned,))
+                raise NeedsUnroll((trace.poisoned,), 'the loop was left early (break, return)')
         except NeedsUnroll as e:
             new = {loop.identity for loop in e.loops} - unrolled
+            if _settings['explain']:
+                for identity in new:
+                    loop = identity[-1]
+                    print(f'trnsim: {loop[1]}:{loop[2]}: loop unrolled: {e.why} '
+                          f'({e.site[0]}:{e.site[1]})', file=sys.stderr)
             if not new:
                 raise RuntimeError('trnsim.nki: a loop asked to be unrolled twice') from None
             unrolled |= new

@@ -400,7 +400,7 @@ class TileBlocks(Typed):
             linear = linear + i * math.prod(self.block_shape[d + 1:])
         if isinstance(linear, Affine):
             if self.space == 'psum':  # its pending zeroing and writes are a block's own
-                raise NeedsUnroll(linear.loops())
+                raise NeedsUnroll(linear.loops(), 'a PSUM block indexed by the loop index')
             return self.make_tile(linear), idx[nb:]
         if linear not in self.tiles:
             self.tiles[linear] = self.make_tile(linear)

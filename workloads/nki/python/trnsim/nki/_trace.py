@@ -88,11 +88,12 @@ class Trace:
 
     current = None
 
-    def __init__(self, limits, style, values, unrolled):
+    def __init__(self, limits, style, values, unrolled, once=True):
         self.limits = limits
         self.style = style
         self.values = values  # the caller wants the kernel's values
         self.unrolled = unrolled  # identities of the loops to unroll
+        self.once = once  # record loops once (False: unroll every loop, as eager Python)
         self.ops = []
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
@@ -177,7 +178,8 @@ class Trace:
             level = [lid + ((site, nth),), {}]
             self.levels.append(level)
         try:
-            if level is None or len(r) <= 1 or level[0] in self.unrolled:
+            if (not self.once or level is None or len(r) <= 1 or
+                    _sites(level[0]) in self.unrolled):
                 for i in r:
                     if level is not None:
                         level[1] = {}
@@ -192,7 +194,7 @@ class Trace:
                 _remove(self.levels, level)
 
     def _once(self, r, level):
-        loop = LoopIndex(self.next_loop, len(r), None, level[0])
+        loop = LoopIndex(self.next_loop, len(r), None, _sites(level[0]))
         self.next_loop += 1
         frame = Frame(loop)
         loop.frame = frame
@@ -209,10 +211,21 @@ class Trace:
                 yield Affine.index(loop, r.start, r.step)
                 if pass_no == 0:
                     middle = len(self.ops)
-            first = [op.line for op in self.ops[start:middle]]
-            second = [op.line for op in self.ops[middle:]]
-            if first != second:
-                raise NeedsUnroll((loop,))
+            # What runs in every iteration must record the same; what runs in the first one
+            # only (`when` this loop) is the first pass's, whatever the second did.
+            first = [op for op in self.ops[start:middle] if not _only_first(op, loop)]
+            second = [op for op in self.ops[middle:] if not _only_first(op, loop)]
+            if [op.line for op in first] != [op.line for op in second]:
+                at = next((i for i, (a, b) in enumerate(zip(first, second)) if a.line != b.line),
+                          min(len(first), len(second)))
+                op = first[at] if at < len(first) else second[at]
+                first = [op.line for op in first]
+                second = [op.line for op in second]
+                raise NeedsUnroll((loop,), 'its body records differently in the next iteration '
+                                  '(Python state carried between iterations): '
+                                  f'{first[at] if at < len(first) else "(nothing)"} then '
+                                  f'{second[at] if at < len(second) else "(nothing)"}',
+                                  op.site)
             del self.ops[middle:]
             done = True
         finally:
@@ -238,7 +251,7 @@ class Trace:
         if dtype not in _dtypes.SIZES:
             raise unsupported('HBM tensor', f'dtype {dtype} is not supported yet')
         if self.frames:  # one per iteration, not one per pass
-            raise NeedsUnroll((self.frames[-1].loop,))
+            raise NeedsUnroll((self.frames[-1].loop,), 'an HBM tensor allocated in the loop')
         t = HbmTensor(len(self.tensors), self.hbm_name(name), shape, dtype)
         self.tensors.append((t, 'input' if is_input else 'output', values))
         return t
@@ -317,7 +330,7 @@ class Trace:
         for f, p in root.chain:
             if (p != f.pass_no) if f.open else (p != LAST_PASS):
                 # an instance of another iteration (a tile carried by a Python variable)
-                raise NeedsUnroll((f.loop,))
+                raise NeedsUnroll((f.loop,), 'a tile of another iteration is used')
         if root.decl is None:
             raise KernelError(api, f'tile {t.name} has no declaration', site)
         ref = t.ref(root.decl.serial - root.serial)
@@ -329,14 +342,14 @@ class Trace:
         if isinstance(x, Affine):
             for loop, _ in x.terms:
                 if not loop.frame.open:  # an index of a loop that has ended
-                    raise NeedsUnroll((loop,))
+                    raise NeedsUnroll((loop,), 'its index is used after the loop')
 
     def emit(self, kind, api, site, args, when=()):
         """The one place an instruction (or a declaration) is recorded. `args`: the operands in
         the primitive's order, tiles as Tile parts, HBM operands as HbmAccess or HbmRef, a
         declaration as its Decl; `when`: loop indices, all 0 in the iterations it runs in."""
         if self.poisoned is not None:
-            raise NeedsUnroll((self.poisoned,))
+            raise NeedsUnroll((self.poisoned,), 'the loop was left early (break, return)')
         layout = ('decl',) if kind == 'declare' else PRIMS[kind].layout
         when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
         words = [kind]
@@ -387,6 +400,15 @@ class Trace:
         lines.extend(d.line() for d in self.decl_list)
         lines.extend(op.line for op in self.ops)
         return '\n'.join(lines) + '\n'
+
+
+def _only_first(op, loop):
+    return any(x is loop for x in op.when)
+
+
+def _sites(identity):
+    """A loop's identity without occurrences: every occurrence of a loop unrolls together."""
+    return tuple(site for site, _ in identity)
 
 
 def _remove(items, item):

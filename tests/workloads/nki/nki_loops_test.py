@@ -1,0 +1,329 @@
+"""Loops recorded once: the program and the values are those of the kernel with every loop
+unrolled (as eager Python runs it), for the project's kernels and for kernels whose Python
+depends on the loop index or carries state between iterations (which unroll the loops they
+need); the recording is small; its text form."""
+
+import os
+import unittest
+
+import numpy as np
+
+import conv2d
+import ffnn
+import matmul
+import matmul_nki0
+import neuronxcc.nki as nki
+import neuronxcc.nki.isa as nisa
+import neuronxcc.nki.language as nl
+import nki_support as s
+import transpose
+import vector_add as va
+import trnsim.nki
+
+
+
+def both_ways(kernel, *args, **kwargs):
+    """(stats, outputs, traced) with loops recorded once, and with every loop unrolled."""
+    out = []
+    for once in (True, False):
+        trnsim.nki.configure(loops_once=once)
+        try:
+            values = trnsim.nki.trace_kernel(kernel, args, kwargs, True)
+            stats = s.frontend_stats(kernel, *args, **kwargs)
+        finally:
+            trnsim.nki.configure(loops_once=True)
+        out.append((stats, values.outputs, values))
+    return out
+
+
+class SameAsUnrolled(unittest.TestCase):
+
+    def same(self, kernel, *args, **kwargs):
+        (once, v1, t1), (unrolled, v2, t2) = both_ways(kernel, *args, **kwargs)
+        self.assertEqual(s.counts(once), s.counts(unrolled))
+        self.assertEqual(s.stat(once, 'total_time_ns'), s.stat(unrolled, 'total_time_ns'))
+        for a, b in zip(v1 if isinstance(v1, (tuple, list)) else [v1],
+                        v2 if isinstance(v2, (tuple, list)) else [v2]):
+            np.testing.assert_array_equal(np.asarray(a, np.float32), np.asarray(b, np.float32))
+        return t1, t2
+
+    def test_project_kernels(self):
+        a, b = s.random_inputs(25600, 25600)
+        self.same(va.vector_add_tiled, a, b, row_chunk=128)
+        self.same(va.vector_add_stream, a, b, free_dim=200)
+        self.same(va.vector_add_stream_strided, a, b, free_dim=100)
+        self.same(va.vector_add_stream_isa, a, b, free_dim=50)
+        (x,) = s.random_inputs((512, 384), lo=-1.0)
+        self.same(transpose.transpose_2d, x)
+        lhsT, rhs = s.random_inputs((512, 256), (512, 1024), dtype='bfloat16', lo=-1.0)
+        for kernel in (matmul.matmul_tiled, matmul.matmul_hoist_load, matmul_nki0.matmul_tiled,
+                       matmul_nki0.matmul_hoist_load):
+            self.same(kernel, lhsT, rhs)
+        lhsT, rhs = s.random_inputs((512, 512), (512, 2048), dtype='bfloat16', lo=-1.0)
+        self.same(matmul.matmul_block_free_dimension, lhsT, rhs)
+        self.same(matmul_nki0.matmul_block_free_dimension, lhsT, rhs)
+        lhsT, rhs = s.random_inputs((1024, 2048), (1024, 1024), dtype='bfloat16', lo=-1.0)
+        self.same(matmul.matmul_fully_optimized, lhsT, rhs)
+        self.same(matmul_nki0.matmul_fully_optimized, lhsT, rhs)
+        x, w, bias = s.random_inputs((1, 130, 9, 10), (140, 130, 3, 3), (140,))
+        self.same(conv2d.conv2d_row, x, w, bias, pool_size=2)
+        xs = s.random_inputs((256, 512), (512, 1024), (1024,), (1024, 512), (512,), seed=11)
+        self.same(ffnn.ffnn_predict, *xs, matmul_variant='hoist_load')
+
+    def test_tiled_matmul_records_its_loops_once(self):
+        lhsT, rhs = s.random_inputs((512, 256), (512, 1024), dtype='bfloat16', lo=-1.0)
+        once, unrolled = self.same(matmul.matmul_tiled, lhsT, rhs)
+        # 3 loops: 2 x 2 output tiles, 4 K tiles; 2 loads and a matmul per K tile, a copy and a
+        # store per output tile
+        self.assertEqual(once.trace.executed, 2 * 2 * (4 * 3 + 2))
+        self.assertEqual(unrolled.trace.executed, once.trace.executed)
+        self.assertLess(len(once.trace.ops), 25)
+        self.assertGreater(len(unrolled.trace.ops), 2 * 2 * 4 * 3)
+        kinds = [op.kind for op in once.trace.ops]
+        self.assertEqual(kinds.count('loop'), 3)
+        self.assertEqual(kinds.count('matmul'), 1)
+
+
+@nki.jit
+def first_row_doubled(a):
+    """An `if` on the loop index: the loop is unrolled."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        if i == 0:
+            t = nl.multiply(t, 2.0)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=t)
+    return out
+
+
+@nki.jit
+def shifted_by_one_tile(a):
+    """A tile carried by a Python variable into the next iteration (software pipelining):
+    out tile i is a's tile i - 1 (tile 0: a's tile 0)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    cur = nl.load(a[0:128, :])
+    for i in nl.affine_range(a.shape[0] // 128):
+        nxt = nl.load(a[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.copy(cur))
+        cur = nxt
+    return out
+
+
+@nki.jit
+def kept_in_a_list(a):
+    """Tiles appended to a Python list in the loop, the first one used after it."""
+    out = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = []
+    for i in nl.affine_range(a.shape[0] // 128):
+        tiles.append(nl.load(a[i * 128:(i + 1) * 128, :]))
+    nl.store(out, value=nl.add(tiles[0], tiles[-1]))
+    return out
+
+
+@nki.jit
+def stops_early(a):
+    """A `break` after the second tile."""
+    out = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.load(a[i * 128:(i + 1) * 128, :]))
+        if i == 1:
+            break
+    return out
+
+
+@nki.jit
+def stops_after_two(a):
+    """A `break` after the second tile, decided by a Python counter (not the index)."""
+    out = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    stored = 0
+    for i in nl.affine_range(a.shape[0] // 128):
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.load(a[i * 128:(i + 1) * 128, :]))
+        stored += 1
+        if stored == 2:
+            break
+    return out
+
+
+@nki.jit
+def alternating(a):
+    """Two tiles used in turn through a Python counter (tile i goes through tile turn % 2)."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    bufs = [nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf) for _ in range(2)]
+    turn = 0
+    for i in nl.affine_range(a.shape[0] // 128):
+        b = bufs[turn % 2]
+        turn += 1
+        nisa.dma_copy(dst=b, src=a[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.multiply(b, float(turn)))
+    return out
+
+
+@nki.jit
+def running_sums(a, b):
+    """A PSUM accumulator zeroed before the K loop and read inside it before each matmul:
+    out[k] = the sum of the first k products (the zeroing is a memset in the first iteration
+    only)."""
+    kt = a.shape[0] // 128
+    out = nl.ndarray((kt, a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((a.shape[1], b.shape[1]), nl.float32, buffer=nl.psum)
+    for k in nl.affine_range(kt):
+        nl.store(out[k], value=nl.copy(acc))
+        acc += nl.matmul(nl.load(a[k * 128:(k + 1) * 128, :]),
+                         nl.load(b[k * 128:(k + 1) * 128, :]), transpose_x=True)
+    return out
+
+
+@nki.jit
+def loaded_before_stored_inside(a):
+    """A load written before the loop, placed into a tile of each iteration: the first
+    iteration runs the load, the later ones copy its tile."""
+    out = nl.ndarray((a.shape[0] // 128 * 128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    first = nl.load(a[0:128, :])
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        t[...] = first
+        nl.store(out[i * 128:(i + 1) * 128, :], value=t)
+    return out
+
+
+@nki.jit
+def triangle(a):
+    """An inner loop whose trip count is the outer index: out row tile i = sum of a's tiles
+    0..i."""
+    n = a.shape[0] // 128
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(n):
+        acc = nl.zeros((128, a.shape[1]), dtype=nl.float32, buffer=nl.sbuf)
+        for j in nl.affine_range(i + 1):
+            acc[...] = nl.add(acc, nl.load(a[j * 128:(j + 1) * 128, :]))
+        nl.store(out[i * 128:(i + 1) * 128, :], value=acc)
+    return out
+
+
+@nki.jit
+def last_index_after_the_loop(a):
+    """The loop index kept after the loop indexes a store."""
+    out = nl.zeros(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.load(a[0:128, :])
+    for i in nl.affine_range(a.shape[0] // 128):
+        last = i
+    nl.store(out[last * 128:(last + 1) * 128, :], value=t)
+    return out
+
+
+class PythonThatNeedsUnrolling(unittest.TestCase):
+    """Kernels whose Python a loop recorded once cannot express: the frontend unrolls those
+    loops, so values and program are the eager ones."""
+
+    def check(self, kernel, want, *args):
+        t_once, t_unrolled = SameAsUnrolled.same(self, kernel, *args)
+        got = kernel(*args)
+        np.testing.assert_allclose(np.asarray(got, np.float64), want, rtol=1e-5, atol=1e-5)
+        return t_once
+
+    def setUp(self):
+        (self.a,) = s.random_inputs((512, 64), lo=-1.0)
+
+    def test_if_on_the_index(self):
+        want = self.a.copy()
+        want[:128] *= 2
+        self.check(first_row_doubled, want, self.a)
+
+    def test_tile_carried_to_the_next_iteration(self):
+        want = np.concatenate([self.a[:128], self.a[:-128]])
+        self.check(shifted_by_one_tile, want, self.a)
+
+    def test_tiles_kept_in_a_list(self):
+        self.check(kept_in_a_list, self.a[:128] + self.a[384:], self.a)
+
+    def test_break(self):
+        want = np.zeros_like(self.a)
+        want[:256] = self.a[:256]
+        self.check(stops_early, want, self.a)
+
+    def test_break_on_a_counter(self):
+        want = np.zeros_like(self.a)
+        want[:256] = self.a[:256]
+        self.check(stops_after_two, want, self.a)
+
+    def test_python_counter(self):
+        want = self.a * np.repeat(np.arange(1, 5, dtype=np.float32), 128)[:, None]
+        self.check(alternating, want, self.a)
+
+    def test_pending_zeroing_read_inside_the_loop(self):
+        a, b = s.random_inputs((512, 128), (512, 256), lo=-1.0)
+        prods = [a[k * 128:(k + 1) * 128].T @ b[k * 128:(k + 1) * 128] for k in range(4)]
+        want = np.stack([sum(prods[:k], np.zeros_like(prods[0])) for k in range(4)])
+        t = self.check(running_sums, want, a, b)
+        self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 1)  # recorded once
+        memsets = [op for op in t.trace.ops if op.kind == 'memset']
+        self.assertEqual(len(memsets), 1)
+        self.assertEqual(len(memsets[0].when), 1)  # in the first iteration only
+
+    def test_operation_written_before_the_loop(self):
+        want = np.tile(self.a[:128], (4, 1))
+        self.check(loaded_before_stored_inside, want, self.a)
+
+    def test_trip_count_from_the_outer_index(self):
+        tiles = self.a.reshape(4, 128, 64)
+        want = np.cumsum(tiles, axis=0).reshape(512, 64)
+        self.check(triangle, want, self.a)
+
+    def test_index_used_after_the_loop(self):
+        want = np.zeros_like(self.a)
+        want[384:] = self.a[:128]
+        self.check(last_index_after_the_loop, want, self.a)
+
+
+@nki.jit
+def named_add(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name='out')
+    for i in nl.affine_range(a.shape[0] // 128):
+        x = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf, name='x')
+        y = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf, name='y')
+        x[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+        y[...] = nl.load(b[i * 128:(i + 1) * 128, :])
+        x[...] = nl.add(x, y)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=x)
+    return out
+
+
+class TextForm(unittest.TestCase):
+
+    def test_a_small_kernel(self):
+        a = np.zeros((512, 64), np.float32)
+        t = trnsim.nki.trace_kernel(named_add, (a, a), {}, False)
+        self.assertEqual(t.trace.text(), '''trnsim-nki-recording 1
+style nl
+tensor input float32 32768 a
+tensor input float32 32768 b
+tensor output float32 32768 out
+decl sbuf 128 64 float32 1 0 0 4 - - x
+decl sbuf 128 64 float32 1 0 0 4 - - y
+loop L0 4
+declare 0
+declare 1
+load T0.0.0:0:128:0:64:1 H0:8192*L0:128:64:64
+load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64
+tensor_tensor T0.0.0:0:128:0:64:1 T0.0.0:0:128:0:64:1 T1.0.0:0:128:0:64:1 add dve
+store H2:8192*L0:128:64:64 T0.0.0:0:128:0:64:1
+end L0
+''')
+
+    def test_recording_out(self):
+        import tempfile
+        a = np.zeros((512, 64), np.float32)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'rec.txt')
+            trnsim.nki.configure(recording_out=path)
+            try:
+                t = trnsim.nki.trace_kernel(named_add, (a, a), {}, False)
+            finally:
+                trnsim.nki.configure(recording_out='')
+            with open(path) as f:
+                self.assertEqual(f.read(), t.trace.text())
+
+
+
+if __name__ == '__main__':
+    unittest.main()

@@ -1,0 +1,194 @@
+// trn::parse_recording and trn::expand_recording: the text form read strictly (a mistake names
+// its line), loops expanded into exactly the builder calls of the unrolled kernel, the first
+// iteration's operations and accumulation flags, instances counted back, phases.
+#include "workloads/nki/recording.h"
+
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+namespace {
+
+using namespace trn;
+
+builder_options options(kernel_style style) {
+    builder_options o;
+    o.style = style;
+    o.limits.partitions = 128;
+    o.limits.sbuf_partition_bytes = 196608;
+    o.limits.psum_partition_bytes = 16384;
+    o.limits.hbm_bytes = 1ull << 30;
+    o.limits.dma_queues = 16;
+    return o;
+}
+
+nki_recording parse(const std::string& text) {
+    std::istringstream in("trnsim-nki-recording 1\n" + text);
+    return parse_recording(in);
+}
+
+program expand(const std::string& text) {
+    const nki_recording r = parse(text);
+    kernel_builder kb(options(r.style));
+    return expand_recording(r, kb);
+}
+
+std::string parse_error(const std::string& text) {
+    try {
+        parse(text);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+const char* const vector_add = R"(style nl
+tensor input float32 32768 a
+tensor input float32 32768 b
+tensor output float32 32768 out
+decl sbuf 128 64 float32 1 0 0 4 - - x
+decl sbuf 128 64 float32 1 0 0 4 - - y
+loop L0 4
+declare 0
+declare 1
+load T0.0.0:0:128:0:64:1 H0:8192*L0:128:64:64
+load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64
+tensor_tensor T0.0.0:0:128:0:64:1 T0.0.0:0:128:0:64:1 T1.0.0:0:128:0:64:1 add dve
+store H2:8192*L0:128:64:64 T0.0.0:0:128:0:64:1
+end L0
+)";
+
+TEST(Recording, ALoopExpandsIntoTheUnrolledBuilderCalls) {
+    const program p = expand(vector_add);
+    // the same kernel written unrolled against the builder
+    kernel_builder kb(options(kernel_style::nl));
+    const auto a = kb.input("a", 32768, dtype::float32, 0, 1, 0);
+    const auto b = kb.input("b", 32768, dtype::float32, 0, 1, 0);
+    const auto out = kb.output("out", 32768, dtype::float32);
+    const auto bufs = kb.plan_buffers(
+        {{mem_space::sbuf, 256, 1, false, {4}}, {mem_space::sbuf, 256, 1, false, {4}}});
+    const auto x = kb.declare_tile("x", mem_space::sbuf, 128, 64, dtype::float32, bufs[0]);
+    const auto y = kb.declare_tile("y", mem_space::sbuf, 128, 64, dtype::float32, bufs[1]);
+    for (std::uint64_t i = 0; i < 4; ++i) {
+        const tile tx = kb.next(x), ty = kb.next(y);
+        kb.load(tx, a, kb.view(a, 8192 * i, 128, 64, 64));
+        kb.load(ty, b, kb.view(b, 8192 * i, 128, 64, 64));
+        kb.tensor_tensor(tx, tx, ty, alu_op::add);
+        kb.store(out, kb.view(out, 8192 * i, 128, 64, 64), tx);
+    }
+    EXPECT_EQ(p, kb.finish());
+    EXPECT_EQ(p.transfer_count(), 12u);
+}
+
+TEST(Recording, FirstIterationOnlyAndAccumulation) {
+    // A matmul that overwrites in the first iteration of L1 and adds in the others, and a
+    // memset that runs in the first iteration of L0 only.
+    const program p = expand(R"(style isa
+tensor input bfloat16 65536 a
+decl sbuf 128 128 bfloat16 1 0 1 - - - s
+decl psum 128 128 float32 1 0 1 - - - acc
+declare 0
+declare 1
+loop L0 3
+memset if=L0 T1.0.0:0:128:0:128:1 0.0 dve
+loop L1 2
+load T0.0.0:0:128:0:128:1 H0:16384*L1:128:128:128
+matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 !L1
+end L1
+end L0
+)");
+    const auto& pe = p.engines[std::size_t(engine_kind::pe)];
+    ASSERT_EQ(pe.size(), 6u);
+    for (std::size_t i = 0; i < pe.size(); ++i)
+        EXPECT_EQ((pe[i].flags & flag::accumulate) != 0, i % 2 == 1) << i;
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::dve)].size(), 1u);
+}
+
+TEST(Recording, InstancesCountedBack) {
+    // `back` 1: the instance before the latest, in its own buffer (2 buffers rotate).
+    const nki_recording r = parse(R"(style nl
+tensor input float32 65536 a
+decl sbuf 128 64 float32 1 0 0 8 - - t
+loop L0 4
+declare 0
+load T0.0.0:0:128:0:64:1 H0:64*L0:128:64:512
+tensor_copy T0.0.0:0:128:0:64:1 T0.1.0:0:128:0:64:1 dve
+end L0
+)");
+    // the first iteration has no instance before the latest
+    kernel_builder kb(options(r.style));
+    try {
+        expand_recording(r, kb);
+        FAIL() << "expected an error";
+    } catch (const nki_op_error& e) {
+        EXPECT_EQ(e.op(), 3u);  // the tensor_copy
+        EXPECT_NE(std::string(e.what()).find("does not exist yet"), std::string::npos);
+    }
+}
+
+TEST(Recording, BuilderErrorsNameTheOperation) {
+    const nki_recording r = parse(R"(style nl
+decl sbuf 128 60000 float32 1 0 1 - - - big
+declare 0
+)");
+    kernel_builder kb(options(r.style));
+    try {
+        expand_recording(r, kb);
+        FAIL() << "expected an error";
+    } catch (const nki_op_error& e) {
+        EXPECT_EQ(e.op(), 0u);
+        EXPECT_NE(std::string(e.what()).find("does not fit"), std::string::npos) << e.what();
+    }
+}
+
+TEST(Recording, PhasesFreeTheMemoryOfDeadDeclarations) {
+    // Two steps whose tiles never live together: 2 x 120000 bytes fit one after the other.
+    const program p = expand(R"(style isa
+tensor input float32 30720000 a
+decl sbuf 128 30000 float32 1 0 1 - - - first
+decl sbuf 128 30000 float32 1 0 1 - - - second
+declare 0
+load T0.0.0:0:128:0:30000:1 H0:0:128:30000:30000
+declare 1
+load T1.0.0:0:128:0:30000:1 H0:0:128:30000:30000
+)");
+    EXPECT_EQ(p.transfer_count(), 2u);
+}
+
+TEST(Recording, MistakesNameTheirLine) {
+    EXPECT_NE(parse_error("style nl\nfrobnicate T0\n")
+                  .find("recording line 3: unknown "
+                        "operation 'frobnicate'"),
+              std::string::npos);
+    EXPECT_NE(parse_error("style nl\nloop L0 2\nend L1\n").find("line 4"), std::string::npos);
+    EXPECT_NE(parse_error("style nl\ndecl sbuf 128 64 float32 1 0 0 - - - t\n"
+                          "load T3.0.0:0:128:0:64:1 H0:0:128:64:64\n")
+                  .find("undeclared"),
+              std::string::npos);
+    EXPECT_NE(parse_error("style nl\ndecl sbuf 128 64 float32 1 0 0 - - - t\n"
+                          "memset T0.0.0:0:128:0:64:1 x dve\n")
+                  .find("bad number 'x'"),
+              std::string::npos);
+    EXPECT_NE(parse_error("style nl\nloop L0 2\n").find("not closed"), std::string::npos);
+    std::istringstream empty("");
+    EXPECT_THROW(parse_recording(empty), std::invalid_argument);
+}
+
+TEST(Recording, AffineExpressions) {
+    const nki_recording r = parse(R"(style nl
+tensor input float32 1000000 a
+decl sbuf 128 8 float32 1 0 0 - - - t
+loop L0 3
+loop L1 5
+declare 0
+load T0.0.0:0:128:0:8:1 H0:-1*L1+1000*L0+7:128:8:100
+end L1
+end L0
+)");
+    const nki_affine& a = r.ops[3].hbm.first;
+    EXPECT_EQ(a.at({2, 4}), 2003);
+    EXPECT_EQ(a.at({0, 0}), 7);
+}
+
+}  // namespace
