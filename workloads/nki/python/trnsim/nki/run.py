@@ -17,6 +17,12 @@ def main():
     if not os.path.isfile(script):
         print(f'scripts/nki: error: no such script: {script}', file=sys.stderr)
         return 2
+    from trnsim.nki import _registry
+    version = os.environ.get('TRNSIM_NKI_VERSION', '')
+    if version and version not in _registry.NKI0:
+        print(f'scripts/nki: error: NKI version {version} (--nki-version, TRNSIM_NKI_VERSION) '
+              f'is not one of {", ".join(_registry.NKI0)}', file=sys.stderr)
+        return 2
     sys.argv = sys.argv[1:]
     sys.path[0] = os.path.dirname(os.path.abspath(script))
     from trnsim.nki import _errors, _runner

@@ -1,0 +1,159 @@
+"""The editions of the NKI API: beta 1 (`neuronxcc.nki`, SDK 2.21-2.26) and NKI 0.2-0.7 (`nki`,
+SDK 2.27-2.33), each API with the signature of its edition, what an edition lacks an error
+naming the editions that have it; every declared signature binds to its implementation; an API
+declared in this file alone is usable in kernels of the editions it names."""
+
+import os
+import subprocess
+import tempfile
+import unittest
+
+import numpy as np
+
+import neuronxcc.nki as nki1
+import neuronxcc.nki.isa as nisa1
+import neuronxcc.nki.language as nl1
+import nki as nki0
+import nki.isa as nisa0
+import nki.language as nl0
+import nki_support as s
+from trnsim.nki import KernelError, _namespaces, _ops, _registry
+from trnsim.nki._errors import UnsupportedAttribute, user_site
+
+SOURCE = os.environ['TRNSIM_SOURCE_DIR']
+
+
+@_registry.api('language.twice_plus_one', 'all', beta1='x, dtype=None, mask=None',
+               v0='x, dtype=None')
+def twice_plus_one(x, dtype=None, mask=None):
+    """2 x + 1: one Vector-engine instruction (a tensor_scalar of two operations)."""
+    return _ops.tensor_scalar('nl.twice_plus_one', user_site(), x, 'multiply', 2.0, None, dtype,
+                              mask=mask, alu1='add', scalar1=1.0)
+
+
+@nki1.jit
+def twice_plus_one_beta1(a):
+    out = nl1.ndarray(a.shape, dtype=a.dtype, buffer=nl1.shared_hbm)
+    nl1.store(out, value=nl1.twice_plus_one(nl1.load(a)))
+    return out
+
+
+@nki0.jit
+def twice_plus_one_nki0(a):
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, a)
+    nisa0.dma_copy(out, nl0.twice_plus_one(t))
+    return out
+
+
+@nki0.jit
+def positional_nki0(a, b):
+    """NKI 0.x's positional dst-first calls: memset, iota, tensor_copy, nc_matmul (whose
+    products accumulate), tensor_tensor."""
+    out = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    x = nl0.ndarray((128, 128), dtype=a.dtype, buffer=nl0.sbuf)
+    y = nl0.ndarray((128, 512), dtype=b.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(x, a)
+    nisa0.dma_copy(y, b)
+    acc = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.psum)
+    nisa0.nc_matmul(acc, x, y)
+    nisa0.nc_matmul(acc, x, y)
+    idx = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.iota(idx, [[1, 512]], 0, channel_multiplier=512)
+    ones = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.memset(ones, 1.0)
+    res = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_copy(res, acc)
+    nisa0.tensor_tensor(res, res, idx, nl0.add)
+    nisa0.tensor_tensor(res, res, ones, np.add)
+    nisa0.dma_copy(out, res)
+    return out
+
+
+class Editions(unittest.TestCase):
+
+    def test_an_api_declared_in_one_file(self):
+        (a,) = s.random_inputs((128, 64))
+        for kernel in (twice_plus_one_beta1, twice_plus_one_nki0):
+            np.testing.assert_allclose(kernel(a), 2 * a + 1, rtol=1e-6)
+            self.assertEqual(s.stat(s.frontend_stats(kernel, a), 'engines.dve.instructions'), 1)
+
+    def test_dst_first_calls_of_nki0(self):
+        a, b = s.random_inputs((128, 128), (128, 512), lo=-1.0)
+        want = 2 * (a.T @ b) + np.arange(128 * 512).reshape(128, 512) + 1
+        np.testing.assert_allclose(positional_nki0(a, b), want, rtol=1e-5, atol=1e-3)
+
+    def test_beta1_returns_results(self):
+        @nki1.jit
+        def product(a, b):
+            out = nl1.ndarray((128, 512), dtype=nl1.float32, buffer=nl1.shared_hbm)
+            p = nisa1.nc_matmul(nl1.load(a), nl1.load(b))
+            nl1.store(out, value=nisa1.tensor_copy(p))
+            return out
+
+        a, b = s.random_inputs((128, 128), (128, 512), lo=-1.0)
+        np.testing.assert_allclose(product(a, b), a.T @ b, rtol=1e-5, atol=1e-5)
+
+    def test_a_call_of_another_edition_is_an_error(self):
+        @nki0.jit
+        def beta1_call_in_nki0(a):
+            t = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.sbuf)
+            nisa0.dma_copy(t, a)
+            nisa0.tensor_copy(t, mask=None)  # beta 1's spelling
+            return a
+
+        with self.assertRaisesRegex(KernelError, r"nisa.tensor_copy: got an unexpected keyword "
+                                    r"argument 'mask'"):
+            beta1_call_in_nki0(np.zeros((128, 4), np.float32))
+
+    def test_what_an_edition_lacks_names_the_editions_that_have_it(self):
+        nl2 = _namespaces.namespaces('0.2')[1]['language']
+        with self.assertRaisesRegex(UnsupportedAttribute, r'nki.language.load: not in NKI 0.2 '
+                                    r'\(it is in beta 1 \(neuronxcc.nki\) and NKI 0.3-0.7; '
+                                    'removed in NKI 0.2'):
+            nl2.load
+        self.assertTrue(callable(nl0.load))  # back in 0.3
+        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.baremetal: not in NKI 0.7'):
+            nki0.baremetal
+        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.simulate: not in beta 1'):
+            nki1.simulate
+        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.language.softmax: not supported '
+                                    'by trnsim yet'):
+            nl0.softmax
+        self.assertFalse(hasattr(nl0, 'arange'))
+        self.assertTrue(hasattr(nl1, 'arange'))
+        self.assertIn('affine_range', dir(nl0))
+
+    def test_every_signature_binds_to_its_implementation(self):
+        count = 0
+        for a in _registry.all_apis():
+            for edition in a.editions:
+                if a.value is None and a.impl is not None:
+                    a.for_edition(edition)  # raises if the signature names unknown parameters
+                    count += 1
+        self.assertGreater(count, 200)
+
+    def test_version_from_the_environment(self):
+        script = 'import nki\nprint(hasattr(nki, "simulate"), hasattr(nki.language, "load"))\n'
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'v.py')
+            with open(path, 'w') as f:
+                f.write(script)
+            got = {}
+            for version in ('', '0.2', '0.7', '0.9'):
+                env = dict(os.environ, TRNSIM_NKI_VERSION=version)
+                env.pop('PYTHONPATH', None)
+                r = subprocess.run([os.path.join(SOURCE, 'scripts', 'nki'), path], env=env,
+                                   capture_output=True, text=True)
+                got[version] = (r.returncode, r.stdout.strip(), r.stderr.strip())
+        self.assertEqual(got[''][:2], (0, 'True True'))
+        self.assertEqual(got['0.7'][:2], (0, 'True True'))
+        self.assertEqual(got['0.2'][:2], (0, 'False False'))
+        self.assertEqual(got['0.9'][0], 2)
+        self.assertIn('NKI version 0.9 (--nki-version, TRNSIM_NKI_VERSION) is not one of 0.2',
+                      got['0.9'][2])
+
+
+if __name__ == '__main__':
+    unittest.main()
