@@ -41,7 +41,16 @@ _settings = {
     'loops_once': os.environ.get('TRNSIM_NKI_UNROLL', '') != '1',
     # Say which loops are unrolled, and why (scripts/nki --explain-loops).
     'explain': os.environ.get('TRNSIM_NKI_EXPLAIN', '') == '1',
+    # A file that gets a JSON line per kernel run (scripts/nki-survey).
+    'survey': os.environ.get('TRNSIM_NKI_SURVEY', ''),
 }
+
+
+def survey(event):
+    """Notes what a kernel run did, for scripts/nki-survey (when it asks)."""
+    if _settings['survey']:
+        with open(_settings['survey'], 'a') as f:
+            f.write(json.dumps(event) + '\n')
 _platform = None
 _limits = None
 _benchmarks = 0
@@ -249,6 +258,9 @@ def trace_kernel(kernel, args, kwargs, values):
     else:
         _check_return(ret, where)
     desc = f'nki {getattr(fn, "__name__", "kernel")} ({style})'
+    if values:
+        survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
+                'ops': len(trace.ops), 'executed': trace.executed})
     return Traced(trace, program, outputs, desc, flops, (t1 - t0, t2 - t1))
 
 
@@ -349,6 +361,8 @@ class BenchmarkKernel:
                 f.write(text + '\n')
         us = _stat(self.stats, 'total_time_ns') / 1e3
         self.benchmark_result = BenchmarkResult(us, self.stats)
+        survey({'run': 'benchmark', 'kernel': self.__name__, 'ops': tr.ops,
+                'executed': tr.trace.executed, 'us': us})
         self.record_seconds, self.build_seconds = tr.seconds
         self.simulate_seconds = t2 - t1
         if not _settings['quiet']:
