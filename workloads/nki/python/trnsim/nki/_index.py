@@ -351,6 +351,17 @@ def normalise(shape, idx, api, site, lenient=False):
     idx = idx + (slice(None),) * (len(shape) - len(idx))
     out = []
     for d, (c, n) in enumerate(zip(idx, shape)):
+        cls = c.__class__
+        if cls is slice and c.step is None and c.start.__class__ is not Affine and \
+                c.stop.__class__ is not Affine:  # the common case, quickly
+            start = 0 if c.start is None else c.start
+            stop = n if c.stop is None else c.stop
+            if 0 <= start < stop <= n:
+                out.append(IndexRange(start, stop - start))
+                continue
+        elif cls is int and 0 <= c < n:
+            out.append(c)
+            continue
         if isinstance(c, DynSlice):
             c = slice(c.start, c.start + c.size)
         if isinstance(c, (INTEGER, Affine)):
@@ -373,7 +384,7 @@ def normalise(shape, idx, api, site, lenient=False):
             out.append(c)
         else:
             raise unsupported(api, f'index of type {type(c).__name__}', site)
-    ranges = [c for c in out if isinstance(c, IndexRange)]
+    ranges = [c for c in out if c.__class__ is IndexRange]
     tagged = [c.axis for c in ranges if c.axis is not None]
     if tagged and (len(tagged) != len(ranges) or tagged != sorted(tagged)):
         raise unsupported(api, 'access pattern not supported yet (index axes out of the '

@@ -112,6 +112,8 @@ def flush_zero(tile, site):
     """A PSUM tile from nl.zeros used before a matmul overwrote it: zero it now (in the first
     iteration of the loops opened since it was declared)."""
     root = tile.root
+    if root.zero_site is None:
+        return
     trace = current('nl.zeros')
     if not _zero_pending(root, trace):
         return
@@ -172,6 +174,8 @@ def _auto_accumulate(p, dst, site, trace):
 def note_use(tile, trace):
     """A tile used inside a sequential loop it was declared outside of carries state across
     that loop's iterations (an accumulator): the builder keeps it in one buffer."""
+    if not trace.loops:
+        return
     root = tile.root
     for kind, lid in trace.loops:
         if kind == 'sequential' and lid not in root.born:
@@ -233,8 +237,8 @@ def emit_into(p, dst, accumulate, site):
     root.version += 1
     # a write in the first iteration only of some loops is, for their later iterations, a
     # write from before them
-    root.last_write = tuple((f, p) for f, p in trace.chain()
-                            if not any(f.loop is loop for loop in trace.first))
+    root.last_write = () if not trace.frames else tuple(
+        (f, p) for f, p in trace.chain() if not any(f.loop is loop for loop in trace.first))
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 

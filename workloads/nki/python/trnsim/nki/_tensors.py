@@ -54,9 +54,8 @@ class HbmTensor(Typed):
             raise KernelError('reshape', f'cannot reshape {self.shape} to {shape}')
         return HbmTensor(self.id, self.name, shape, self.dtype_name)
 
-    def __getitem__(self, idx):
-        site = user_site()
-        return HbmAccess(self, normalise(self.shape, idx, 'tensor indexing', site, True), site)
+    def __getitem__(self, idx):  # (errors find the kernel's line themselves)
+        return HbmAccess(self, normalise(self.shape, idx, 'tensor indexing', None, True), None)
 
     def __setitem__(self, idx, value):
         raise unsupported('HBM tensor assignment', 'write HBM tensors with nl.store or '
@@ -110,7 +109,7 @@ class HbmAccess(Typed):
     def __getitem__(self, idx):
         """A part of this part (X_flat = X[b, :, :]; X_flat[k0:k1, r0:r1]), as one access of
         the tensor: each index applies to this view's own dimensions in order."""
-        site = user_site()
+        site = None  # (errors find the kernel's line themselves)
         ranges = [(d, c) for d, c in enumerate(self.comps) if isinstance(c, IndexRange)]
         sub = normalise(tuple(c.size for _, c in ranges), idx, 'tensor indexing', site, True)
         comps = list(self.comps)
@@ -190,7 +189,12 @@ class Tile(Typed):
     def __init__(self, name, shape, dtype, space, root=None, pabs=0, fabs=0, fstep=1,
                  estride=1):
         self.name = name
-        self.shape = tuple(shape)
+        self.shape = shape = tuple(shape)
+        self.partitions = shape[0]
+        elems = 1
+        for s in shape[1:]:
+            elems *= s
+        self.elems = elems
         self.dtype_name = dtype
         self.space = space
         self._root = root  # None: this is the root
@@ -211,14 +215,6 @@ class Tile(Typed):
     @property
     def root(self):
         return self._root if self._root is not None else self
-
-    @property
-    def partitions(self):
-        return self.shape[0]
-
-    @property
-    def elems(self):
-        return math.prod(self.shape[1:]) if len(self.shape) > 1 else 1
 
     def _part(self, shape, pabs, fabs, fstep, estride):
         return Tile(self.name, shape, self.dtype_name, self.space, self.root, pabs, fabs, fstep,
@@ -271,19 +267,13 @@ class Tile(Typed):
         return self._part(shape, self.pabs + pc.start, self.fabs + first * self.fstep,
                           self.fstep * step, estride)
 
-    def ref(self, back):
-        """The recording's operand for this part of instance `back` instances ago."""
-        root = self.root
-        return TileRef(root.decl.id, back, root.block, self.pabs, self.partitions, self.fabs,
-                       self.elems, self.estride)
-
     def same_region(self, other):
         return (isinstance(other, Tile) and other.root is self.root and
                 same(other.pabs, self.pabs) and same(other.fabs, self.fabs) and
                 other.fstep == self.fstep and other.shape == self.shape)
 
     def __getitem__(self, idx):
-        return self.view(idx, user_site(), runs=True)
+        return self.view(idx, None, runs=True)  # (errors find the kernel's line themselves)
 
     def __setitem__(self, idx, value):
         site = user_site()

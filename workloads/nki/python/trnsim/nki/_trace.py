@@ -331,11 +331,14 @@ class Trace:
             if (p != f.pass_no) if f.open else (p != LAST_PASS):
                 # an instance of another iteration (a tile carried by a Python variable)
                 raise NeedsUnroll((f.loop,), 'a tile of another iteration is used')
-        if root.decl is None:
+        decl = root.decl
+        if decl is None:
             raise KernelError(api, f'tile {t.name} has no declaration', site)
-        ref = t.ref(root.decl.serial - root.serial)
-        for x in (ref[2], ref[3], ref[5]):
-            self._check_open(x)
+        ref = TileRef(decl.id, decl.serial - root.serial, root.block, t.pabs, t.partitions,
+                      t.fabs, t.elems, t.estride)
+        for x in (root.block, t.pabs, t.fabs):
+            if x.__class__ is Affine:
+                self._check_open(x)
         return ref
 
     def _check_open(self, x):
@@ -350,21 +353,24 @@ class Trace:
         declaration as its Decl; `when`: loop indices, all 0 in the iterations it runs in."""
         if self.poisoned is not None:
             raise NeedsUnroll((self.poisoned,), 'the loop was left early (break, return)')
-        layout = ('decl',) if kind == 'declare' else PRIMS[kind].layout
-        when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
+        layout = _LAYOUT[kind]
+        if self.first:
+            when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
         words = [kind]
         if when:
             words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
         out = []
         for what, a in zip(layout, args):
-            if what in ('T', 'T?'):
+            if what == 'T' or what == 'T?':
                 if a is None:
                     words.append('-')
                 else:
-                    a = self.tile_ref(a, api, site) if isinstance(a, Tile) else a
-                    words.append('T{}.{}.{}:{}:{}:{}:{}:{}'.format(a[0], a[1], text(a[2]),
-                                                                 text(a[3]), a[4], text(a[5]),
-                                                                 a[6], a[7]))
+                    if a.__class__ is Tile:
+                        a = self.tile_ref(a, api, site)
+                    b, p0, f0 = a[2], a[3], a[5]
+                    words.append(f'T{a[0]}.{a[1]}.{b if b.__class__ is int else text(b)}:'
+                                 f'{p0 if p0.__class__ is int else text(p0)}:{a[4]}:'
+                                 f'{f0 if f0.__class__ is int else text(f0)}:{a[6]}:{a[7]}')
             elif what == 'H':
                 if not isinstance(a, HbmRef):
                     a = a.ref()
@@ -387,7 +393,7 @@ class Trace:
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words)))
         if kind != 'declare':
-            self.executed += self.multiplicity()
+            self.executed += self.multiplicity() if self.frames else 1
 
     def text(self):
         """The recording's text form (recording.h, docs/nki.md)."""
@@ -400,6 +406,10 @@ class Trace:
         lines.extend(d.line() for d in self.decl_list)
         lines.extend(op.line for op in self.ops)
         return '\n'.join(lines) + '\n'
+
+
+_LAYOUT = {name: p.layout for name, p in PRIMS.items()}
+_LAYOUT['declare'] = ('decl',)
 
 
 def _only_first(op, loop):
