@@ -47,17 +47,22 @@ def three_writes(a0, b0, a1, b1, a2, b2, first, second, third):
     return out
 
 
+def _operands(a, b):
+    """a and b in SBUF, and a PSUM tile for their product."""
+    x = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    y = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=x, src=a)
+    nisa.dma_copy(dst=y, src=b)
+    return x, y, nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum)
+
+
 @nki.jit
 def halves(a, b):
     """Products into each half of a PSUM tile's columns, then into the whole: the halves are
     first writes, the whole a later one."""
     n = b.shape[1]
     out = nl.ndarray((a.shape[1], n), dtype=nl.float32, buffer=nl.shared_hbm)
-    x = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-    y = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x, src=a)
-    nisa.dma_copy(dst=y, src=b)
-    acc = nl.ndarray((a.shape[1], n), dtype=nl.float32, buffer=nl.psum)
+    x, y, acc = _operands(a, b)
     nisa.nc_matmul(dst=acc[:, 0:n // 2], stationary=x, moving=y[:, 0:n // 2])
     nisa.nc_matmul(dst=acc[:, n // 2:n], stationary=x, moving=y[:, n // 2:n])
     nisa.nc_matmul(dst=acc, stationary=x, moving=y)
@@ -71,11 +76,7 @@ def half_then_whole(a, b):
     of its locations were written and half not."""
     n = b.shape[1]
     out = nl.ndarray((a.shape[1], n), dtype=nl.float32, buffer=nl.shared_hbm)
-    x = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-    y = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x, src=a)
-    nisa.dma_copy(dst=y, src=b)
-    acc = nl.ndarray((a.shape[1], n), dtype=nl.float32, buffer=nl.psum)
+    x, y, acc = _operands(a, b)
     nisa.nc_matmul(dst=acc[:, 0:n // 2], stationary=x, moving=y[:, 0:n // 2])
     nisa.nc_matmul(dst=acc, stationary=x, moving=y)  # the error's line
     _store(out, acc)
@@ -225,11 +226,7 @@ class TutorialSteps(unittest.TestCase):
 @nki.jit
 def mixed_matmul(a, b):
     out = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.shared_hbm)
-    x = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
-    y = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
-    nisa.dma_copy(dst=x, src=a)
-    nisa.dma_copy(dst=y, src=b)
-    acc = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    x, y, acc = _operands(a, b)
     nisa.nc_matmul(dst=acc, stationary=x, moving=y)
     _store(out, acc)
     return out

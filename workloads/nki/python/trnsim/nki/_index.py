@@ -107,10 +107,6 @@ class Affine(UserFacing):
     __rmul__ = __mul__
 
 
-def is_symbolic(x):
-    return isinstance(x, Affine)
-
-
 def concrete(x):
     """x as an int: a symbolic index restarts the trace with its loops unrolled."""
     if isinstance(x, Affine):

@@ -11,6 +11,7 @@ import numpy as np
 from . import _dtypes
 from ._index import Affine
 from ._prims import PRIMS
+from ._tensors import TileRef
 
 _STORAGE = {'float32': np.float32, 'float16': np.float16, 'int32': np.int32,
             'bfloat16': np.uint16}  # bfloat16 bits in the SBUF image
@@ -48,7 +49,7 @@ class Interpreter:
         keep = collections.Counter()
         for op in trace.ops:
             for a in op.args:
-                if isinstance(a, tuple) and len(a) == 8:  # a TileRef
+                if a.__class__ is TileRef:
                     keep[a[0]] = max(keep[a[0]], a[1] + 1)
         self.instances = {d.id: collections.deque(maxlen=max(1, keep[d.id]))
                           for d in trace.decl_list}

@@ -6,14 +6,14 @@ operation's line) when it is used as an operand."""
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, NeedsUnroll, mask_region, same
-from ._tensors import (OPERATORS, RUNS_ONLY, BroadcastAccess, HbmAccess, HbmTensor, Tile,
-                       TileBlocks, TileRuns, Typed)
+from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
+                       Tile, TileBlocks, TileRuns, Typed)
 from ._trace import current
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
 
 
-class Pending(Typed):
+class Pending(Typed, Arithmetic):
     """An operation's result not yet placed: primitive `prim` with operands `args` (those after
     its destination), emitted into the tile it is assigned to, or into a tile of its own
     (declared at the operation's line) when it is used as an operand."""
@@ -69,17 +69,6 @@ class Pending(Typed):
     def broadcast_to(self, shape):
         return self.materialize().broadcast_to(shape)
 
-    def __add__(self, other):
-        return OPERATORS['add'](self, other)
-
-    def __mul__(self, other):
-        return OPERATORS['multiply'](self, other)
-
-    def __sub__(self, other):
-        return OPERATORS['subtract'](self, other)
-
-    __radd__ = __add__
-    __rmul__ = __mul__
 
 
 def _elems(shape):

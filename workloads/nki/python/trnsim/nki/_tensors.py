@@ -7,7 +7,7 @@ import math
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, concrete, high, low, normalise, same
+from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -35,6 +35,25 @@ class Typed(UserFacing):
     @property
     def itemsize(self):
         return _dtypes.SIZES[self.dtype_name]
+
+
+class Arithmetic:
+    """The operators of tiles and results: t + u, t * u, t - u (as nl.add, nl.multiply,
+    nl.subtract)."""
+
+    __slots__ = ()
+
+    def __add__(self, other):
+        return OPERATORS['add'](self, other)
+
+    def __mul__(self, other):
+        return OPERATORS['multiply'](self, other)
+
+    def __sub__(self, other):
+        return OPERATORS['subtract'](self, other)
+
+    __radd__ = __add__
+    __rmul__ = __mul__
 
 
 class HbmTensor(Typed):
@@ -178,7 +197,7 @@ class TileRef(tuple):
         return tuple.__new__(cls, (decl, back, block, p0, pc, f0, fc, es))
 
 
-class Tile(Typed):
+class Tile(Typed, Arithmetic):
     """A logical tile in SBUF or PSUM, or a part of one. A whole tile (a root) is one instance
     of a declaration; its record-time state (writes, pending zeroing, the chain of loop passes
     it was made in) lives on the root. A part is partitions [pabs, pabs + shape[0]) and the
@@ -282,18 +301,6 @@ class Tile(Typed):
     def __iadd__(self, value):
         OPERATORS['accumulate'](self, value, user_site())
         return self
-
-    def __add__(self, other):
-        return OPERATORS['add'](self, other)
-
-    def __mul__(self, other):
-        return OPERATORS['multiply'](self, other)
-
-    def __sub__(self, other):
-        return OPERATORS['subtract'](self, other)
-
-    __radd__ = __add__
-    __rmul__ = __mul__
 
     def reshape(self, *shape):
         """The same tile seen with other free dimensions (no instruction); the partition
@@ -409,7 +416,3 @@ class TileBlocks(Typed):
 
 class ParDim(int):
     """nl.par_dim(n): marks the partition dimension of an on-chip tensor shape."""
-
-
-def concrete_shape(shape):
-    return tuple(concrete(s) for s in shape)

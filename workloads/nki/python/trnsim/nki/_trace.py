@@ -65,7 +65,7 @@ class Decl:
         single = int(self.carried or self.instances == 1)
         return (f'decl {self.space} {self.partitions} {self.elems} {self.dtype} {self.count} '
                 f'{int(self.blocked)} {single} {lst(self.loops)} {lst(self.offsets or [])} '
-                f'{lst(self.phys or [])} {self.label}')
+                f'{lst(self.phys or [])} {_one_line(self.label)}')
 
 
 class Op:
@@ -81,6 +81,12 @@ class Op:
 
 def _number(x):
     return repr(float(x))
+
+
+def _one_line(text):
+    """Text on one line of the recording (a name, a print's prefix)."""
+    return ' '.join(text.split()) or '-'
+
 
 
 class Trace:
@@ -386,7 +392,7 @@ class Trace:
                 else:
                     words.append('1' if a else '0')
             elif what == 'str':
-                words.append(str(a))
+                words.append(_one_line(str(a)))
             else:
                 words.append(str(a))
             out.append(a)
@@ -402,7 +408,7 @@ class Trace:
             elems = 1
             for s in t.shape:
                 elems *= s
-            lines.append(f'tensor {kind} {t.dtype_name} {elems} {t.name}')
+            lines.append(f'tensor {kind} {t.dtype_name} {elems} {_one_line(t.name)}')
         lines.extend(d.line() for d in self.decl_list)
         lines.extend(op.line for op in self.ops)
         return '\n'.join(lines) + '\n'
