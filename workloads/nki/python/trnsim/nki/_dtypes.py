@@ -47,9 +47,10 @@ def round_bf16(values):
     """Rounds float values to bfloat16 as the device does: round to nearest, ties to even, on
     the top 16 bits of the float32 encoding (NaN stays a quiet NaN). Returns float32."""
     x = np.ascontiguousarray(values, dtype=np.float32)
-    bits = x.view(np.uint32).astype(np.uint64)
-    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
-    out = bits.astype(np.uint32).view(np.float32)
+    bits = x.view(np.uint32)
+    # in uint32: only NaN encodings can wrap around, and they are set apart below
+    bits = (bits + ((bits >> 16) & 1) + np.uint32(0x7FFF)) & np.uint32(0xFFFF0000)
+    out = bits.view(np.float32)
     nan = np.isnan(x)
     if nan.any():
         out = out.copy()
