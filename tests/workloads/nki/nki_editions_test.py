@@ -125,6 +125,17 @@ class Editions(unittest.TestCase):
         self.assertTrue(hasattr(nl1, 'arange'))
         self.assertIn('affine_range', dir(nl0))
 
+    def test_the_launch_bracket_differs_by_edition(self):
+        def kernel(a):
+            return a
+
+        a = np.zeros((128, 4), np.float32)
+        with self.assertRaisesRegex(KernelError, r'kernel\[grid\]: SPMD launch grids'):
+            nki1.jit(kernel)[2, 2](a)
+        with self.assertRaisesRegex(KernelError, r'kernel\[lnc\]: launches on several logical '
+                                    'NeuronCores'):
+            nki0.jit(kernel)[2](a)
+
     def test_every_signature_binds_to_its_implementation(self):
         count = 0
         for a in _registry.all_apis():

@@ -79,9 +79,12 @@ class Api:
         if self.value is not None or self.impl is None:
             return self.value
         sig = self.signatures[edition]
-        if sig not in self._made:
-            self._made[sig] = _checked(self, sig)
-        return self._made[sig]
+        # an impl that takes `edition` is told which one called it (what differs by edition
+        # within one declaration)
+        key = (sig, edition if 'edition' in inspect.signature(self.impl).parameters else None)
+        if key not in self._made:
+            self._made[key] = _checked(self, sig, key[1])
+        return self._made[key]
 
 
 REGISTRY = {}  # (namespace, name) -> Api
@@ -131,14 +134,14 @@ def _spec_of(key):
 _CALL_PREFIX = re.compile(r'^[\w.<>]+\(\) ')
 
 
-def _checked(a, sig):
+def _checked(a, sig, edition=None):
     """impl called with the edition's signature: a call the signature does not take (a keyword
     it does not know, a missing argument) is a KernelError at the kernel's line; a TypeError
     raised inside impl is left alone."""
     impl = a.impl
     params = inspect.signature(impl).parameters
     if sig is None:
-        sig = ', '.join(str(p) for p in params.values() if p.name != 'name')
+        sig = ', '.join(str(p) for p in params.values() if p.name not in ('name', 'edition'))
     parts = [p.split('=')[0].strip() for p in _split_params(sig)]
     names = [p.lstrip('*') for p in parts if p.lstrip('*')]
     unknown = [n for n in names if n not in params and n != 'name']
@@ -164,6 +167,8 @@ def _checked(a, sig):
                 passed.append(f'*{n}')
         elif n != 'name' or 'name' in params:
             passed.append(n if varargs and not after_star else f'{n}={n}')
+    if edition is not None:
+        passed.append(f'edition={edition!r}')
     source = f'def {a.name}({sig}):\n    return __impl({", ".join(passed)})\n'
     scope = {'__impl': impl}
     exec(compile(source, f'<trnsim api {a.public_name()}>', 'exec'), scope)  # noqa: S102

@@ -278,8 +278,9 @@ def _check_return(r, where):
 class JitKernel:
     """@nki.jit: called on numpy arrays, runs the kernel and returns its outputs."""
 
-    def __init__(self, func, **options):
+    def __init__(self, func, edition=None, **options):
         self.func = func
+        self.edition = edition
         self.options = options
         self.__name__ = getattr(func, '__name__', 'kernel')
         self.__doc__ = getattr(func, '__doc__', None)
@@ -288,8 +289,12 @@ class JitKernel:
         return trace_kernel(self, args, kwargs, True).outputs
 
     def __getitem__(self, grid):
-        raise unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
-                          def_site(self.func))
+        if self.edition in (None, 'beta1'):  # beta 1: an SPMD grid (kernel[2, 2], nl.nc(2))
+            raise unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
+                              def_site(self.func))
+        # NKI 0.x: the logical NeuronCores the kernel runs on (kernel[2] for LNC=2)
+        raise unsupported('kernel[lnc]', 'launches on several logical NeuronCores (LNC) are '
+                          'not supported yet', def_site(self.func))
 
 
 class Latency:
@@ -386,12 +391,12 @@ class BenchmarkKernel:
 # The harness APIs (the top level of nki).
 
 @api('.jit', beta1='func=None, mode=None, **options', v0='fn=None, mode=None, **options')
-def jit(func=None, mode=None, fn=None, **options):
+def jit(func=None, mode=None, fn=None, edition=None, **options):
     """@nki.jit: the kernel, called on numpy arrays, returns its outputs."""
     func = func if func is not None else fn
     if func is None:
-        return lambda f: JitKernel(f, **options)
-    return JitKernel(func, **options)
+        return lambda f: JitKernel(f, edition, **options)
+    return JitKernel(func, edition, **options)
 
 
 api('.trace', 'beta1', signature='func=None, mode=None, **options')(jit)
