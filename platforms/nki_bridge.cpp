@@ -141,12 +141,18 @@ PYBIND11_MODULE(_trnsim, m) {
     py::register_exception<trn::user_error>(m, "UserError", PyExc_ValueError);
     // An error of one operation of a recording: args (its index, the message).
     static py::exception<trn::nki_op_error> recording_error(m, "RecordingError", PyExc_ValueError);
+    // A loop of a recording to record unrolled: args (its loop id,).
+    static py::exception<trn::nki_unroll_request> unroll_request(m, "UnrollRequest",
+                                                                 PyExc_RuntimeError);
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
         } catch (const trn::nki_op_error& e) {
             const py::tuple args = py::make_tuple(e.op(), e.what());
             PyErr_SetObject(recording_error.ptr(), args.ptr());
+        } catch (const trn::nki_unroll_request& e) {
+            const py::tuple args = py::make_tuple(e.loop());
+            PyErr_SetObject(unroll_request.ptr(), args.ptr());
         }
     });
 

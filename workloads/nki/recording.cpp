@@ -544,10 +544,29 @@ class expander {
             plan(order);
             return;
         }
-        for (auto& g : groups) {
-            m_phase_begin.emplace_back(hoisted(g.begin, false), std::move(g.decls));
-            m_phase_end.push_back(hoisted(g.end, true));
+        // A phase begins and ends outside the loops of several trips (each iteration would
+        // otherwise begin it again): at their start and end. Where that makes two phases
+        // overlap, a boundary falls in the middle of one iteration (the first only): that loop
+        // must be recorded unrolled.
+        std::size_t previous_end = 0;
+        for (std::size_t g = 0; g < groups.size(); ++g) {
+            const std::size_t begin = hoisted(groups[g].begin, false);
+            if (g > 0 && begin <= previous_end) {
+                const std::size_t at =
+                    begin != groups[g].begin ? groups[g].begin : groups[g - 1].end;
+                throw nki_unroll_request(m_r.ops[outermost_loop(at)].loop);
+            }
+            previous_end = hoisted(groups[g].end, true);
+            m_phase_begin.emplace_back(begin, std::move(groups[g].decls));
+            m_phase_end.push_back(previous_end);
         }
+    }
+
+    // The outermost loop of several trips around operation i (i is inside one).
+    std::size_t outermost_loop(std::size_t i) const {
+        for (const std::size_t l : m_around[i])
+            if (m_r.ops[l].trips > 1) return l;
+        throw std::logic_error("a phase boundary outside loops cannot overlap");
     }
 
     void plan(const std::vector<std::size_t>& decls) {
@@ -561,8 +580,16 @@ class expander {
                                 nd.single, nd.loops});
         }
         const auto buffers = m_kb.plan_buffers(requests);
-        for (std::size_t i = 0; i < automatic.size(); ++i)
-            m_decls[automatic[i]].buffers = buffers[i];
+        for (std::size_t i = 0; i < automatic.size(); ++i) {
+            decl_state& s = m_decls[automatic[i]];
+            // The compiler keeps an instance the kernel still uses in a buffer of its own
+            // (more buffers than the plan's, if the kernel keeps several alive); an isa
+            // kernel's declarations have the buffers they have.
+            s.buffers =
+                m_r.style == kernel_style::nl
+                    ? std::max<std::uint32_t>(buffers[i], static_cast<std::uint32_t>(s.keep))
+                    : buffers[i];
+        }
     }
 
     bool first_iteration(const std::vector<std::uint32_t>& loops) const {
@@ -644,6 +671,15 @@ class expander {
         decl_state& s = m_decls[ref.decl];
         if (ref.back >= s.recent.size())
             throw std::logic_error("tile of a declaration instance that does not exist yet");
+        const bool direct = !m_r.decls[ref.decl].offsets.empty();  // its own bytes, always
+        if (!direct && ref.back >= s.buffers)
+            throw user_error("a tile of '" + m_r.decls[ref.decl].name + "' from " +
+                             std::to_string(ref.back) +
+                             " instances before the latest is used, but its declaration has " +
+                             std::to_string(s.buffers) +
+                             " buffer(s): later instances overwrote it (in an isa kernel each "
+                             "declaration has one buffer: keep the tile in a declaration of its "
+                             "own)");
         instance& inst = s.recent[ref.back];
         const std::int64_t b = ref.block.at(m_index);
         if (b < 0 || static_cast<std::uint64_t>(b) >= inst.tiles.size())

@@ -131,13 +131,25 @@ class nki_op_error : public std::runtime_error {
     std::size_t m_op;
 };
 
+// The recording cannot be expanded as it is: loop `loop` must be recorded unrolled (a phase
+// of the builder would begin or end inside one of its iterations).
+class nki_unroll_request : public std::runtime_error {
+  public:
+    explicit nki_unroll_request(std::uint32_t loop)
+        : std::runtime_error("loop L" + std::to_string(loop) + " must be unrolled"), m_loop(loop) {}
+    std::uint32_t loop() const { return m_loop; }
+
+  private:
+    std::uint32_t m_loop;
+};
+
 // Builds the recording with `kb` (a builder of the recording's style) and returns the program.
 // Contract: the builder calls, in order, are those of running the kernel with every loop
 // unrolled: HBM tensors first, then each operation once per iteration of its loops (those with
 // `when` only in the first iteration of the loops it names), a declaration's buffers planned
 // (plan_buffers) before its first instance, declarations whose lifetimes do not overlap in
 // phases of their own (begin_phase / end_phase). An error of the builder or of the recording
-// throws nki_op_error naming the operation.
+// throws nki_op_error naming the operation; nki_unroll_request asks for a loop unrolled.
 program expand_recording(const nki_recording& r, kernel_builder& kb);
 
 }  // namespace trn

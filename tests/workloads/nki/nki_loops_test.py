@@ -211,6 +211,162 @@ def last_index_after_the_loop(a):
     return out
 
 
+@nki.jit
+def blocks_rewritten_in_a_loop(a, c, w):
+    """Block 0 of a tensor of tiles transposed for a matmul (hoisted), every block rewritten in
+    a loop through its index, block 0 used again: the second product is of c's first tile."""
+    out = nl.ndarray((256, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    x = nl.ndarray((4, nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.sbuf)
+    for b in range(4):
+        x[b] = nl.load(a[b * 128:(b + 1) * 128, :])
+    wt = nl.load(w)
+    nl.store(out[0:128, :], value=nl.copy(nl.matmul(x[0], wt)))
+    for i in nl.affine_range(4):
+        x[i] = nl.load(c[i * 128:(i + 1) * 128, :])
+    nl.store(out[128:256, :], value=nl.copy(nl.matmul(x[0], wt)))
+    return out
+
+
+@nki.jit
+def blocks_accumulated(a):
+    """acc[i] += tile, for blocks indexed by the loop index: one add per block, no copy."""
+    out = nl.ndarray((128, 256), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((4, nl.par_dim(128), 64), dtype=nl.float32, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        acc[i] += nl.load(a[:, i * 64:(i + 1) * 64])
+    for i in nl.affine_range(4):
+        nl.store(out[:, i * 64:(i + 1) * 64], value=acc[i])
+    return out
+
+
+@nki.jit
+def products_in_two_loops(x, w):
+    """nl.matmul (its transpose of x hoisted out of both loops) and the copy of its product on
+    one line, inside two loops."""
+    out = nl.ndarray((2, 2, 128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    xt = nl.load(x)
+    for i in nl.affine_range(2):
+        for j in nl.affine_range(2):
+            wt = nl.load(w[:, (2 * i + j) * 128:(2 * i + j + 1) * 128])
+            nl.store(out[i, j], value=nl.copy(nl.matmul(xt, wt)))
+    return out
+
+
+@nki.jit
+def product_used_after_the_loop(x, w):
+    """The last iteration's product, placed after the loop."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    xt = nl.load(x)
+    for i in nl.affine_range(4):
+        r = nl.matmul(xt, nl.load(w[:, i * 128:(i + 1) * 128]))
+    nl.store(out, value=nl.copy(r))
+    return out
+
+
+@nki.jit
+def unused_result_in_a_loop(a):
+    """A result never used, of a tile loaded before the loop."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a[0:128, :])
+    for i in nl.affine_range(2):
+        unused = nl.multiply(t, 2.0)  # noqa: F841
+        nl.store(out, value=nl.load(a[128:256, :]))
+    return out
+
+
+@nki.jit
+def scaled_by_the_index(a):
+    """Tile i times i, and plus i + 0.5, the index as a number."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.multiply(nl.load(a[i * 128:(i + 1) * 128, :]), i)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.add(t, i + 0.5))
+    return out
+
+
+def kept_five_iterations(isa=False):
+    """Tile i - 5 used in iteration i (a Python list): more instances alive than the compiler's
+    buffers, each kept in a buffer of its own (an nl kernel), or overwritten (isa)."""
+    def kernel(a):
+        out = nl.ndarray((a.shape[0] - 5 * 128, a.shape[1]), dtype=a.dtype,
+                         buffer=nl.shared_hbm)
+        seen = []
+        for i in nl.affine_range(a.shape[0] // 128):
+            t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+            t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+            seen.append(t)
+            if len(seen) > 5:
+                old = seen.pop(0)
+                nl.store(out[(i - 5) * 128:(i - 4) * 128, :], value=nl.copy(old))
+        return out
+    kernel = nki.jit(kernel)
+    return nki.compiler.skip_middle_end_transformations(kernel) if isa else kernel
+
+
+def alloc_in_a_loop(a):
+    """A directly allocated tile, its allocation function a lambda written in the loop."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.ndarray((128, a.shape[1]), dtype=a.dtype,
+                       buffer=nki.compiler.sbuf.alloc(lambda idx, p, f: (0, 1024)))
+        t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :], value=t)
+    return out
+
+
+class WhatTheFrontendKeeps(unittest.TestCase):
+    """Kernels whose recording once depends on what the frontend keeps between operations
+    (hoisted transposes, tensors of tiles indexed by the loop, declarations made in a loop's
+    first iteration only, phases): the same program and values as unrolled."""
+
+    def check(self, kernel, want, *args):
+        t_once, _ = SameAsUnrolled.same(self, kernel, *args)
+        np.testing.assert_allclose(np.asarray(kernel(*args), np.float64), want, rtol=1e-5,
+                                   atol=1e-4)
+        return t_once
+
+    def test_blocks_rewritten_through_the_index(self):
+        a, c, w = s.random_inputs((512, 128), (512, 128), (128, 128), lo=-1.0)
+        want = np.concatenate([a[:128] @ w, c[:128] @ w])
+        self.check(blocks_rewritten_in_a_loop, want, a, c, w)
+
+    def test_blocks_accumulated_through_the_index(self):
+        (a,) = s.random_inputs((128, 256))
+        t = self.check(blocks_accumulated, a, a)
+        self.assertEqual([op.kind for op in t.trace.ops].count('copy'), 0)
+
+    def test_declarations_of_the_first_iteration_only(self):
+        x, w = s.random_inputs((128, 128), (128, 512), lo=-1.0)
+        want = np.stack([x @ w[:, k * 128:(k + 1) * 128] for k in range(4)]).reshape(2, 2, 128,
+                                                                                   128)
+        self.check(products_in_two_loops, want, x, w)
+        self.check(product_used_after_the_loop, x @ w[:, 384:], x, w)
+
+    def test_phases_with_a_result_never_used(self):
+        (a,) = s.random_inputs((256, 128))
+        self.check(unused_result_in_a_loop, a[128:], a)
+
+    def test_the_index_as_a_number(self):
+        (a,) = s.random_inputs((512, 64))
+        scale = np.repeat(np.arange(4, dtype=np.float32), 128)[:, None]
+        self.check(scaled_by_the_index, a * scale + scale + 0.5, a)
+
+    def test_tiles_kept_beyond_the_buffers(self):
+        (a,) = s.random_inputs((128 * 8, 64))
+        self.check(kept_five_iterations(), a[:3 * 128], a)
+
+    def test_isa_tiles_kept_beyond_their_buffer_are_an_error(self):
+        with self.assertRaisesRegex(trnsim.nki.KernelError, 'later instances overwrote it'):
+            kept_five_iterations(isa=True)(np.zeros((128 * 8, 64), np.float32))
+
+    def test_an_allocation_function_written_in_the_loop(self):
+        (a,) = s.random_inputs((512, 64))
+        t = self.check(nki.jit(alloc_in_a_loop), a, a)
+        kinds = [op.kind for op in t.trace.ops]
+        self.assertEqual(kinds.count('loop'), 1)  # one declaration, recorded once
+        self.assertEqual(len(t.trace.decl_list), 1)
+
+
 class PythonThatNeedsUnrolling(unittest.TestCase):
     """Kernels whose Python a loop recorded once cannot express: the frontend unrolls those
     loops, so values and program are the eager ones."""

@@ -76,7 +76,16 @@ class Sbuf:
 
     @staticmethod
     def alloc(func):
-        return DirectAlloc(func, ('func', id(func)))
+        """Logical tile idx where func(idx, partitions, bytes) puts it. Functions of the same
+        code with the same captured values (a lambda written in a loop, made again in each
+        iteration) are one allocation."""
+        try:
+            cells = tuple(c.cell_contents for c in (func.__closure__ or ()))
+            key = ('func', func.__code__, cells, func.__defaults__)
+            hash(key)
+        except (AttributeError, TypeError, ValueError):
+            key = ('func', id(func))
+        return DirectAlloc(func, key)
 
     @staticmethod
     def auto_alloc():

@@ -38,7 +38,6 @@ class Affine(UserFacing):
 
     __slots__ = ('c', 'terms')
     _kind = 'a loop index'
-    __array_ufunc__ = None  # numpy scalars defer to the reflected operators below
 
     def __init__(self, c, terms):
         self.c = c
@@ -54,10 +53,27 @@ class Affine(UserFacing):
     def _needs(self, *args):
         raise NeedsUnroll(self.loops())
 
-    __bool__ = __index__ = __int__ = __float__ = __hash__ = __str__ = __format__ = _needs
+    __bool__ = __index__ = __int__ = __float__ = __complex__ = __hash__ = _needs
+    __str__ = __format__ = __round__ = __trunc__ = __floor__ = __ceil__ = _needs
     __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _needs
     __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _needs
-    __pow__ = __abs__ = __iter__ = __len__ = _needs
+    __divmod__ = __rdivmod__ = __pow__ = __rpow__ = __abs__ = __iter__ = __len__ = _needs
+    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _needs
+    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _needs
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """numpy with a loop index: integer +, -, * stay affine; anything else needs its
+        value."""
+        if method == '__call__' and not kwargs and len(inputs) == 2 and \
+                all(isinstance(x, (INTEGER, Affine)) for x in inputs):
+            a, b = inputs
+            op = {np.add: '__add__', np.subtract: '__sub__', np.multiply: '__mul__'}.get(ufunc)
+            if op is not None:
+                if isinstance(a, Affine):
+                    return getattr(a, op)(b)
+                return getattr(b, {'__add__': '__radd__', '__sub__': '__rsub__',
+                                   '__mul__': '__rmul__'}[op])(a)
+        raise NeedsUnroll(self.loops())
 
     def __repr__(self):
         return f'<loop index {text(self)}>'
@@ -65,6 +81,8 @@ class Affine(UserFacing):
     def __add__(self, other):
         if isinstance(other, INTEGER):
             return Affine(self.c + int(other), self.terms)
+        if isinstance(other, (float, complex, np.floating)):
+            raise NeedsUnroll(self.loops())
         if isinstance(other, Affine):
             coefs = dict((loop.id, [loop, coef]) for loop, coef in self.terms)
             for loop, coef in other.terms:
@@ -87,11 +105,15 @@ class Affine(UserFacing):
     def __sub__(self, other):
         if isinstance(other, (INTEGER, Affine)):
             return self + (-other)
+        if isinstance(other, (float, complex, np.floating)):
+            raise NeedsUnroll(self.loops())
         return NotImplemented
 
     def __rsub__(self, other):
         if isinstance(other, INTEGER):
             return (-self) + int(other)
+        if isinstance(other, (float, complex, np.floating)):
+            raise NeedsUnroll(self.loops())
         return NotImplemented
 
     def __mul__(self, other):
@@ -102,6 +124,8 @@ class Affine(UserFacing):
             return Affine(self.c * k, tuple((loop, coef * k) for loop, coef in self.terms))
         if isinstance(other, Affine):
             raise NeedsUnroll(self.loops() + other.loops(), 'a product of loop indices')
+        if isinstance(other, (float, complex, np.floating)):
+            raise NeedsUnroll(self.loops())
         return NotImplemented
 
     __rmul__ = __mul__

@@ -3,6 +3,8 @@ primitives of _prims. An operation's result is a Pending until it is placed: rec
 (Trace.emit) into the tile it is assigned to, or into a tile of its own (declared at the
 operation's line) when it is used as an operand."""
 
+import itertools
+
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, NeedsUnroll, mask_region, same
@@ -28,7 +30,9 @@ class Pending(Typed, Arithmetic):
         self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
         self.result = None  # the tile it was placed in
         self.hbm = None  # a load: the HBM access (what a load into several runs splits)
-        self.chain = current(api).chain()
+        trace = current(api)
+        self.chain = trace.chain()
+        trace.track(self)
 
     @property
     def placed(self):
@@ -223,11 +227,16 @@ def emit_into(p, dst, accumulate, site):
         flush_zero(dst, site)
     _note_write(dst, trace)
     note_use(dst, trace)
-    root.version += 1
     # a write in the first iteration only of some loops is, for their later iterations, a
     # write from before them
-    root.last_write = () if not trace.frames else tuple(
+    written = () if not trace.frames else tuple(
         (f, p) for f, p in trace.chain() if not any(f.loop is loop for loop in trace.first))
+    if root.group is not None:
+        settle_block_writes(root.group)
+        if isinstance(root.block, Affine):  # which logical tile: known once its loops end
+            root.group.symbolic_writes.append((root.block, written))
+    root.version += 1
+    root.last_write = written
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
@@ -367,6 +376,8 @@ def store(api, site, dst, value, mask=None):
 
 
 def _number(x):
+    if isinstance(x, Affine):  # a loop index as a number: its value is needed
+        raise NeedsUnroll(x.loops(), 'the loop index is used as a number')
     return isinstance(x, (int, float)) or type(x).__module__ == 'numpy'
 
 
@@ -608,6 +619,34 @@ def find_index8(api, site, data, vals):
     return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf', 'find_index8', (D, V))
 
 
+def settle_block_writes(group):
+    """The writes through a loop index to a tensor of tiles whose loops have ended, as writes
+    of the logical tiles the index took (their versions and last writes)."""
+    left = []
+    for block, written in group.symbolic_writes:
+        loops = []
+        for loop in block.loops():
+            if not any(loop is x for x in loops):
+                loops.append(loop)
+        if any(loop.frame.open for loop in loops):
+            left.append((block, written))
+            continue
+        count = 1
+        for loop in loops:
+            count *= loop.trips
+        blocks = None
+        if count <= 1 << 16:
+            blocks = set()
+            for idx in itertools.product(*(range(loop.trips) for loop in loops)):
+                at = dict(zip((loop.id for loop in loops), idx))
+                blocks.add(block.c + sum(coef * at[loop.id] for loop, coef in block.terms))
+        for key, t in group.tiles.items():
+            if isinstance(key, int) and (blocks is None or key in blocks):
+                t.version += 1
+                t.last_write = written
+    group.symbolic_writes = left
+
+
 def hoisted_transpose(api, site, x):
     """(x transposed into SBUF for a matmul's stationary operand, its hoisting entry or None),
     as nl.matmul without transpose_x lowers it. In an nl kernel each part of a tile is
@@ -620,6 +659,13 @@ def hoisted_transpose(api, site, x):
     root = x.root
     if trace.style != 'nl' or root.decl is None or root.decl.alloc is not None:
         return copy(api, site, transpose(api, site, x), dtype=x.dtype_name), None
+    if root.group is not None:
+        settle_block_writes(root.group)
+        if root.group.symbolic_writes:  # which tile a write reached changes with the index
+            raise NeedsUnroll([loop for block, _ in root.group.symbolic_writes
+                               for loop in block.loops()],
+                              'a tile of a tensor written through the loop index is transposed '
+                              'for a matmul')
     key = (root.decl.id, root.block, x.pabs, x.fabs, x.fstep, x.shape)  # a loop index: unroll
     entry = trace.transposed.get(key)
     if (entry is not None and entry['root'] is root and entry['version'] == root.version and
@@ -628,7 +674,9 @@ def hoisted_transpose(api, site, x):
     flipped = transpose(api, site, x)
     row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
     slot = 0 if entry is None else entry['slot']
-    if entry is not None and any(not r.placed for r in entry['readers']):
+    if entry is not None and not trace.visible(entry['chain']):
+        pass  # made in an earlier pass of an open loop: this pass repeats its decision
+    elif entry is not None and any(not r.placed for r in entry['readers']):
         slot += 1  # the current tile is still to be read: a tile of its own
     if entry is None or slot != entry['slot']:
         if trace.hoisted_bytes + row_bytes > trace.limits['hoist_share'] * \

@@ -134,13 +134,13 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where):
-    """The kernel's trace, traced again with the loops it needs unrolled until none is left."""
+def _record(fn, style, args, kwargs, values, where, unrolled):
+    """The kernel's trace, traced again with the loops it needs unrolled until none is left
+    (`unrolled`, the loops to unroll, grows)."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
-    unrolled = set()
     while True:
         trace = _trace.Trace(limits(), style, values, frozenset(unrolled),
                              _settings['loops_once'])
@@ -174,19 +174,44 @@ def _record(fn, style, args, kwargs, values, where):
             if trace.poisoned is not None:
                 raise NeedsUnroll((trace.poisoned,), 'the loop was left early (break, return)')
         except NeedsUnroll as e:
-            new = {loop.identity for loop in e.loops} - unrolled
-            if _settings['explain']:
-                for identity in new:
-                    loop = identity[-1]
-                    print(f'trnsim: {loop[1]}:{loop[2]}: loop unrolled: {e.why} '
-                          f'({e.site[0]}:{e.site[1]})', file=sys.stderr)
-            if not new:
-                raise RuntimeError('trnsim.nki: a loop asked to be unrolled twice') from None
-            unrolled |= new
+            _unroll(unrolled, e.loops, e.why, e.site)
             continue
         finally:
             _trace.Trace.current = None
         return trace, ret, bound
+
+
+def _unroll(unrolled, loops, why, site):
+    """Adds the loops to those to unroll (and says why, with --explain-loops)."""
+    new = {loop.identity for loop in loops} - unrolled
+    if _settings['explain']:
+        for identity in new:
+            loop = identity[-1]
+            print(f'trnsim: {loop[1]}:{loop[2]}: loop unrolled: {why} ({site[0]}:{site[1]})',
+                  file=sys.stderr)
+    if not new:
+        raise RuntimeError('trnsim.nki: a loop asked to be unrolled twice')
+    unrolled |= new
+
+
+def _build(trace, where):
+    """(program, races, flops) of a recording; (None, loop) when the builder needs that loop of
+    it unrolled."""
+    try:
+        return platform().build_recording(trace.text()), None
+    except native.UnrollRequest as e:
+        (loop_id,) = e.args
+        loop = next(op.args[0] for op in trace.ops if op.kind == 'loop' and
+                    op.args[0].id == loop_id)
+        return None, loop
+    except native.RecordingError as e:
+        index, message = e.args
+        op = trace.ops[index] if 0 <= index < len(trace.ops) else None
+        if op is None or op.site is None:
+            raise KernelError('kernel end', message, where) from None
+        raise KernelError(op.api, message, op.site) from None
+    except (native.UserError, RuntimeError, ValueError) as e:
+        raise KernelError('kernel end', str(e), where) from None
 
 
 def trace_kernel(kernel, args, kwargs, values):
@@ -197,32 +222,31 @@ def trace_kernel(kernel, args, kwargs, values):
     if _trace.Trace.current is not None:
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
-    t0 = time.perf_counter()
     # A trace holds every tile and operation until the end: the cyclic collector's passes over
     # them would cost more than the tracing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
+    unrolled = set()
+    recording = 0.0
     try:
-        trace, ret, bound = _record(fn, style, args, kwargs, values, where)
+        while True:
+            t0 = time.perf_counter()
+            trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled)
+            t1 = time.perf_counter()
+            recording += t1 - t0
+            built, loop = _build(trace, where)
+            if built is not None:
+                break
+            _unroll(unrolled, (loop,), 'a phase of the builder (memory reused by later tiles) '
+                    'begins or ends inside its first iteration', where)
     finally:
         if gc_was_enabled:
             gc.enable()
-    t1 = time.perf_counter()
-    text = trace.text()
+    program, races, flops = built
     if _settings['recording_out']:
         with open(_settings['recording_out'], 'w') as f:
-            f.write(text)
+            f.write(trace.text())
     p = platform()
-    try:
-        program, races, flops = p.build_recording(text)
-    except native.RecordingError as e:
-        index, message = e.args
-        op = trace.ops[index] if 0 <= index < len(trace.ops) else None
-        if op is None or op.site is None:
-            raise KernelError('kernel end', message, where) from None
-        raise KernelError(op.api, message, op.site) from None
-    except (native.UserError, RuntimeError, ValueError) as e:
-        raise KernelError('kernel end', str(e), where) from None
     try:
         p.check(program)  # what nki.benchmark checks before it simulates, in every call
     except (native.UserError, RuntimeError) as e:
@@ -261,7 +285,7 @@ def trace_kernel(kernel, args, kwargs, values):
     if values:
         survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
                 'ops': len(trace.ops), 'executed': trace.executed})
-    return Traced(trace, program, outputs, desc, flops, (t1 - t0, t2 - t1))
+    return Traced(trace, program, outputs, desc, flops, (recording, t2 - t1))
 
 
 def _check_return(r, where):

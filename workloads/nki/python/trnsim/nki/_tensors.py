@@ -4,10 +4,11 @@ reach them through OPERATORS)."""
 
 import itertools
 import math
+import weakref
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same
+from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same, text
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -230,10 +231,16 @@ class Tile(Typed, Arithmetic):
             self.writes = []  # PSUM: (part, chain) of each write since it was made
             self.zero_site = None  # nl.zeros in PSUM: where; the zeroing waits for a matmul
             self.zero_done = []  # the chains where that zeroing was folded or emitted
+            self._group = None  # the TileBlocks it is a logical tile of (a weak reference)
 
     @property
     def root(self):
         return self._root if self._root is not None else self
+
+    @property
+    def group(self):
+        """The tensor of tiles (TileBlocks) a root is a logical tile of, while it lives."""
+        return self._group() if self._group is not None else None
 
     def _part(self, shape, pabs, fabs, fstep, estride):
         return Tile(self.name, shape, self.dtype_name, self.space, self.root, pabs, fabs, fstep,
@@ -375,7 +382,9 @@ class TileBlocks(Typed):
     def __init__(self, block_shape, make_tile, tile_shape, dtype, space):
         self.block_shape = tuple(block_shape)
         self.make_tile = make_tile
-        self.tiles = {}
+        self.tiles = {}  # the logical tiles made so far, by block index (or its expression)
+        # writes through a loop index: (the block's expression, where), until settled
+        self.symbolic_writes = []
         self.tile_shape = tile_shape
         self.shape = self.block_shape + tuple(tile_shape)
         self.dtype_name = dtype
@@ -395,13 +404,15 @@ class TileBlocks(Typed):
                 raise KernelError(api, f'block index {tuple(high(x) for x in idx[:nb])} is out '
                                   f'of bounds for blocks {self.block_shape}', site)
             linear = linear + i * math.prod(self.block_shape[d + 1:])
+        key = linear
         if isinstance(linear, Affine):
             if self.space == 'psum':  # its pending zeroing and writes are a block's own
                 raise NeedsUnroll(linear.loops(), 'a PSUM block indexed by the loop index')
-            return self.make_tile(linear), idx[nb:]
-        if linear not in self.tiles:
-            self.tiles[linear] = self.make_tile(linear)
-        return self.tiles[linear], idx[nb:]
+            key = text(linear)  # the same expression: the same logical tile
+        if key not in self.tiles:
+            t = self.tiles[key] = self.make_tile(linear)
+            t._group = weakref.ref(self)  # (no cycle: a tile outlives its tensor by itself)
+        return self.tiles[key], idx[nb:]
 
     def __getitem__(self, idx):
         site = user_site()

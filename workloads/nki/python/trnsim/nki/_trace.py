@@ -15,6 +15,7 @@ iteration as a condition on the loop indices (`when`, a matmul's `fresh` loops).
 import contextlib
 import itertools
 import os
+import weakref
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
@@ -123,6 +124,9 @@ class Trace:
         self.transposed = {}
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.first = ()  # loop indices: what is recorded now runs in their first iteration only
+        # (weak reference, `first` then) of each tile and result made while a loop recorded
+        # once is open: what an iteration makes must not live on into the next one
+        self.made = []
 
     # Loop passes
 
@@ -161,6 +165,11 @@ class Trace:
             yield
         finally:
             self.first = before
+
+    def track(self, obj):
+        """Notes a tile or result made now (see _once)."""
+        if self.frames:
+            self.made.append((weakref.ref(obj), self.first))
 
     def occurrence(self, site):
         lid, hits = self.levels[-1]
@@ -207,6 +216,7 @@ class Trace:
         self._raw('loop', f'loop L{loop.id} {len(r)}', (loop,))
         self.frames.append(frame)
         start = len(self.ops)
+        made = len(self.made)
         ids = self.next_loop
         done = False
         try:
@@ -217,6 +227,15 @@ class Trace:
                 yield Affine.index(loop, r.start, r.step)
                 if pass_no == 0:
                     middle = len(self.ops)
+                    made_first = self.made[made:]
+            # The first pass's tiles and results, once the second pass has rebound the
+            # kernel's variables, live on only if the kernel keeps them for a later iteration
+            # (a Python list, a variable of the next iteration): not a body recorded once.
+            # (Those of the first iteration only are the loop's own.)
+            for ref, first in made_first:
+                if ref() is not None and not any(x is loop for x in first):
+                    raise NeedsUnroll((loop,), 'a tile or result of one iteration is kept for a '
+                                      'later one (in a Python list or variable)')
             # What runs in every iteration must record the same; what runs in the first one
             # only (`when` this loop) is the first pass's, whatever the second did.
             first = [op for op in self.ops[start:middle] if not _only_first(op, loop)]
@@ -228,7 +247,8 @@ class Trace:
                 first = [op.line for op in first]
                 second = [op.line for op in second]
                 raise NeedsUnroll((loop,), 'its body records differently in the next iteration '
-                                  '(Python state carried between iterations): '
+                                  '(state carried between iterations, by the kernel or by what '
+                                  'the frontend keeps of it): '
                                   f'{first[at] if at < len(first) else "(nothing)"} then '
                                   f'{second[at] if at < len(second) else "(nothing)"}',
                                   op.site)
@@ -282,7 +302,15 @@ class Trace:
         nblocks = 1
         for b in blocks:
             nblocks *= b
-        if identity is None:
+        if identity is None and any(f.pass_no and any(f.loop is x for x in self.first)
+                                    for f in self.frames):
+            # made in the first iteration only of a loop, recorded in its repeated pass: its
+            # later iterations do not make it, so it takes no occurrence of its line (a line
+            # that declares again in those iterations gets another declaration than in the
+            # first, and the passes differ: the loop is unrolled)
+            label = name or f'{os.path.basename(site[0])}:{site[1]}'
+            key = ('repeated', len(self.decl_list))
+        elif identity is None:
             lid, nth = self.occurrence(site)
             label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
             key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
@@ -320,9 +348,9 @@ class Trace:
             t.decl, t.serial, t.block, t.chain, t.born = decl, serial, block, chain, born
             return t
 
-        if not blocks:
-            return make(0)
-        return TileBlocks(blocks, make, tile_shape, dtype, space)
+        made = make(0) if not blocks else TileBlocks(blocks, make, tile_shape, dtype, space)
+        self.track(made)
+        return made
 
     # Recording
 
