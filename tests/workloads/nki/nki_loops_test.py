@@ -83,6 +83,16 @@ class SameAsUnrolled(unittest.TestCase):
         self.assertEqual(kinds.count('loop'), 3)
         self.assertEqual(kinds.count('matmul'), 1)
 
+    def test_fully_optimized_matmul_records_its_loops_once(self):
+        # its SBUF accumulator is a tensor of tiles indexed by two loop indices
+        lhsT, rhs = s.random_inputs((1024, 2048), (1024, 1024), dtype='bfloat16', lo=-1.0)
+        once, _ = self.same(matmul.matmul_fully_optimized, lhsT, rhs)
+        kinds = [op.kind for op in once.trace.ops]
+        # every loop of more than one trip at this shape, none unrolled: the 3 bk loops (8),
+        # bn (2) and the 2 bm loops (16); n2, k2 and the 2 m2 loops have 1 trip
+        self.assertEqual(kinds.count('loop'), 6)
+        self.assertEqual(kinds.count('matmul'), 1)
+
 
 @nki.jit
 def first_row_doubled(a):

@@ -8,7 +8,7 @@ import weakref
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same, text
+from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -408,7 +408,8 @@ class TileBlocks(Typed):
         if isinstance(linear, Affine):
             if self.space == 'psum':  # its pending zeroing and writes are a block's own
                 raise NeedsUnroll(linear.loops(), 'a PSUM block indexed by the loop index')
-            key = text(linear)  # the same expression: the same logical tile
+            # the same expression of the same loops' indices: the same logical tile
+            key = (linear.c, linear.terms)
         if key not in self.tiles:
             t = self.tiles[key] = self.make_tile(linear)
             t._group = weakref.ref(self)  # (no cycle: a tile outlives its tensor by itself)
