@@ -5,111 +5,85 @@
 #include <limits>
 
 #include "core/error.h"
+#include "core/minifloat.h"
 
 namespace trn {
 namespace {
 
-std::uint32_t bits_of(float v) {
-    std::uint32_t b;
-    std::memcpy(&b, &v, 4);
-    return b;
-}
-float float_of(std::uint32_t b) {
-    float v;
-    std::memcpy(&v, &b, 4);
-    return v;
-}
-
-// Round-to-nearest-even truncation of a float to its top 16 bits (bfloat16).
-std::uint16_t to_bf16(float v) {
-    std::uint32_t b = bits_of(v);
-    if (std::isnan(v)) return 0x7fc0;
-    b += 0x7fff + ((b >> 16) & 1);
-    return static_cast<std::uint16_t>(b >> 16);
+// An integer type's value of v: truncated toward zero, saturated to [lo, hi], NaN as 0.
+template <typename I>
+I to_int(float v) {
+    if (std::isnan(v)) return 0;
+    const double t = std::trunc(static_cast<double>(v));
+    if (t <= static_cast<double>(std::numeric_limits<I>::min()))
+        return std::numeric_limits<I>::min();
+    if (t >= static_cast<double>(std::numeric_limits<I>::max()))
+        return std::numeric_limits<I>::max();
+    return static_cast<I>(t);
 }
 
-std::uint16_t to_fp16(float v) {
-    std::uint32_t b = bits_of(v);
-    std::uint32_t sign = (b >> 16) & 0x8000;
-    if (std::isnan(v)) return static_cast<std::uint16_t>(sign | 0x7e00);
-    float a = std::fabs(v);
-    if (a >= 65520.0f) return static_cast<std::uint16_t>(sign | 0x7c00);
-    if (a < 6.103515625e-05f) {  // subnormal: round to a multiple of 2^-24
-        auto m = static_cast<std::uint32_t>(std::nearbyint(a * 16777216.0f));
-        return static_cast<std::uint16_t>(sign | m);
+template <typename I>
+float load_int(const std::uint8_t* p) {
+    I v;
+    std::memcpy(&v, p, sizeof v);
+    return static_cast<float>(v);
+}
+
+template <typename I>
+void store_int(std::uint8_t* p, float v) {
+    const I i = to_int<I>(v);
+    std::memcpy(p, &i, sizeof i);
+}
+
+const minifloat::float_format* fp8_format(dtype t) {
+    switch (t) {
+        case dtype::fp8_e4m3:
+            return &minifloat::float8_e4m3;
+        case dtype::fp8_e4m3fn:
+            return &minifloat::float8_e4m3fn;
+        case dtype::fp8_e5m2:
+            return &minifloat::float8_e5m2;
+        default:
+            return nullptr;
     }
-    std::uint32_t ab = b & 0x7fffffff;
-    ab += 0xfff + ((ab >> 13) & 1);
-    std::uint32_t exp = (ab >> 23) - 112;
-    return static_cast<std::uint16_t>(sign | (exp << 10) | ((ab >> 13) & 0x3ff));
 }
 
-float from_fp16(std::uint16_t h) {
-    std::uint32_t sign = (h & 0x8000u) << 16;
-    std::uint32_t exp = (h >> 10) & 0x1f;
-    std::uint32_t man = h & 0x3ff;
-    if (exp == 0) {
-        float v = std::ldexp(static_cast<float>(man), -24);
-        return sign ? -v : v;
-    }
-    if (exp == 31) return float_of(sign | 0x7f800000u | (man << 13));
-    return float_of(sign | ((exp + 112) << 23) | (man << 13));
-}
-
-// fp8 e4m3 (no infinities, max 448): round to nearest representable value.
-std::uint8_t to_fp8(float v) {
-    std::uint8_t sign = std::signbit(v) ? 0x80 : 0;
-    float a = std::fabs(v);
-    if (std::isnan(v)) return 0x7f;
-    if (a > 448.0f) a = 448.0f;
-    if (a <= std::ldexp(1.0f, -10)) return sign;  // at most half the smallest subnormal
-    int e;
-    std::frexp(a, &e);  // a = m * 2^e, m in [0.5,1)
-    int exp = e - 1;    // a = 1.x * 2^exp
-    if (exp < -6) exp = -6;
-    float q = std::ldexp(1.0f, exp - 3);
-    float r = std::nearbyint(a / q) * q;
-    std::frexp(r, &e);
-    exp = std::max(e - 1, -6);
-    int man = static_cast<int>(std::nearbyint(r / std::ldexp(1.0f, exp - 3)));
-    if (exp == -6 && man < 8) return static_cast<std::uint8_t>(sign | man);
-    return static_cast<std::uint8_t>(sign | ((exp + 7) << 3) | (man - 8));
-}
-
-float from_fp8(std::uint8_t b) {
-    if ((b & 0x7f) == 0x7f) return std::numeric_limits<float>::quiet_NaN();  // S.1111.111
-    int exp = (b >> 3) & 0xf, man = b & 7;
-    float v =
-        exp == 0 ? std::ldexp(static_cast<float>(man), -9) : std::ldexp(1.0f + man / 8.0f, exp - 7);
-    return (b & 0x80) ? -v : v;
-}
+// Each type's accepted spellings, the first its name.
+struct dtype_names {
+    dtype type;
+    const char* names[3];
+};
+constexpr dtype_names k_names[] = {
+    {dtype::float32, {"float32", "fp32", nullptr}},
+    {dtype::bfloat16, {"bfloat16", "bf16", nullptr}},
+    {dtype::float16, {"float16", "fp16", nullptr}},
+    {dtype::fp8_e4m3, {"fp8", "float8_e4m3", "fp8_e4m3"}},
+    {dtype::int32, {"int32", nullptr, nullptr}},
+    {dtype::fp8_e4m3fn, {"float8_e4m3fn", "fp8_e4m3fn", nullptr}},
+    {dtype::fp8_e5m2, {"float8_e5m2", "fp8_e5m2", nullptr}},
+    {dtype::int8, {"int8", nullptr, nullptr}},
+    {dtype::uint8, {"uint8", nullptr, nullptr}},
+    {dtype::int16, {"int16", nullptr, nullptr}},
+    {dtype::uint16, {"uint16", nullptr, nullptr}},
+    {dtype::uint32, {"uint32", nullptr, nullptr}},
+};
 
 }  // namespace
 
 const char* dtype_name(dtype t) {
-    switch (t) {
-        case dtype::float32:
-            return "float32";
-        case dtype::bfloat16:
-            return "bfloat16";
-        case dtype::float16:
-            return "float16";
-        case dtype::fp8_e4m3:
-            return "fp8";
-        case dtype::int32:
-            return "int32";
-    }
+    for (const auto& n : k_names)
+        if (n.type == t) return n.names[0];
     return "?";
 }
 
 dtype parse_dtype(const std::string& name) {
-    if (name == "float32" || name == "fp32") return dtype::float32;
-    if (name == "bfloat16" || name == "bf16") return dtype::bfloat16;
-    if (name == "float16" || name == "fp16") return dtype::float16;
-    if (name == "fp8" || name == "float8_e4m3") return dtype::fp8_e4m3;
-    if (name == "int32") return dtype::int32;
-    throw user_error("unknown dtype '" + name +
-                     "' (valid: float32, bfloat16, float16, fp8, int32)");
+    std::string valid;
+    for (const auto& n : k_names) {
+        for (const char* spelling : n.names)
+            if (spelling && name == spelling) return n.type;
+        valid += (valid.empty() ? "" : ", ") + std::string(n.names[0]);
+    }
+    throw user_error("unknown dtype '" + name + "' (valid: " + valid + ")");
 }
 
 float load_element(const std::uint8_t* p, dtype t) {
@@ -119,23 +93,32 @@ float load_element(const std::uint8_t* p, dtype t) {
             std::memcpy(&v, p, 4);
             return v;
         }
-        case dtype::int32: {
-            std::int32_t v;
-            std::memcpy(&v, p, 4);
-            return static_cast<float>(v);
-        }
         case dtype::bfloat16: {
             std::uint16_t h;
             std::memcpy(&h, p, 2);
-            return float_of(static_cast<std::uint32_t>(h) << 16);
+            return minifloat::bf16_to_float(h);
         }
         case dtype::float16: {
             std::uint16_t h;
             std::memcpy(&h, p, 2);
-            return from_fp16(h);
+            return static_cast<float>(minifloat::decode(minifloat::float16, h));
         }
         case dtype::fp8_e4m3:
-            return from_fp8(*p);
+        case dtype::fp8_e4m3fn:
+        case dtype::fp8_e5m2:
+            return static_cast<float>(minifloat::decode(*fp8_format(t), *p));
+        case dtype::int32:
+            return load_int<std::int32_t>(p);
+        case dtype::int8:
+            return load_int<std::int8_t>(p);
+        case dtype::uint8:
+            return load_int<std::uint8_t>(p);
+        case dtype::int16:
+            return load_int<std::int16_t>(p);
+        case dtype::uint16:
+            return load_int<std::uint16_t>(p);
+        case dtype::uint32:
+            return load_int<std::uint32_t>(p);
     }
     return 0;
 }
@@ -145,24 +128,33 @@ void store_element(std::uint8_t* p, dtype t, float v) {
         case dtype::float32:
             std::memcpy(p, &v, 4);
             return;
-        case dtype::int32: {
-            auto i = static_cast<std::int32_t>(v);
-            std::memcpy(p, &i, 4);
-            return;
-        }
         case dtype::bfloat16: {
-            std::uint16_t h = to_bf16(v);
+            const std::uint16_t h = minifloat::bf16_from_float(v);
             std::memcpy(p, &h, 2);
             return;
         }
         case dtype::float16: {
-            std::uint16_t h = to_fp16(v);
+            const auto h = static_cast<std::uint16_t>(minifloat::encode(minifloat::float16, v));
             std::memcpy(p, &h, 2);
             return;
         }
         case dtype::fp8_e4m3:
-            *p = to_fp8(v);
+        case dtype::fp8_e4m3fn:
+        case dtype::fp8_e5m2:
+            *p = static_cast<std::uint8_t>(minifloat::encode(*fp8_format(t), v));
             return;
+        case dtype::int32:
+            return store_int<std::int32_t>(p, v);
+        case dtype::int8:
+            return store_int<std::int8_t>(p, v);
+        case dtype::uint8:
+            return store_int<std::uint8_t>(p, v);
+        case dtype::int16:
+            return store_int<std::int16_t>(p, v);
+        case dtype::uint16:
+            return store_int<std::uint16_t>(p, v);
+        case dtype::uint32:
+            return store_int<std::uint32_t>(p, v);
     }
 }
 

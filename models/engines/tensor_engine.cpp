@@ -98,7 +98,7 @@ std::string tensor_engine::check(const instruction& ins) const {
         if ((ins.flags & flag::double_row) && !m_double_row)
             return "fp8 double-row mode is not available on this NeuronCore "
                    "(core.pe.double_row=false)";
-        if ((ins.flags & flag::double_row) && st.type != dtype::fp8_e4m3)
+        if ((ins.flags & flag::double_row) && !is_fp8(st.type))
             return "double-row mode needs fp8 operands";
     } else {
         return std::string("the Tensor engine cannot execute ") + opcode_name(ins.op);

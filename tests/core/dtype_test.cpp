@@ -31,14 +31,14 @@ float load16(dtype t, std::uint16_t h) {
     return load_element(b, t);
 }
 
-std::uint8_t store8(float v) {
+std::uint8_t store8(float v, dtype t = dtype::fp8_e4m3) {
     std::uint8_t b = 0;
-    store_element(&b, dtype::fp8_e4m3, v);
+    store_element(&b, t, v);
     return b;
 }
 
-float load8(std::uint8_t b) {
-    return load_element(&b, dtype::fp8_e4m3);
+float load8(std::uint8_t b, dtype t = dtype::fp8_e4m3) {
+    return load_element(&b, t);
 }
 
 float from_bits(std::uint32_t b) {
@@ -53,14 +53,24 @@ TEST(Dtype, SizesNamesAndParsing) {
     EXPECT_EQ(trn::dtype_size(dtype::bfloat16), 2u);
     EXPECT_EQ(trn::dtype_size(dtype::float16), 2u);
     EXPECT_EQ(trn::dtype_size(dtype::fp8_e4m3), 1u);
-    for (dtype t : {dtype::float32, dtype::bfloat16, dtype::float16, dtype::fp8_e4m3, dtype::int32})
+    EXPECT_EQ(trn::dtype_size(dtype::fp8_e5m2), 1u);
+    EXPECT_EQ(trn::dtype_size(dtype::int8), 1u);
+    EXPECT_EQ(trn::dtype_size(dtype::uint16), 2u);
+    EXPECT_EQ(trn::dtype_size(dtype::uint32), 4u);
+    for (dtype t : {dtype::float32, dtype::bfloat16, dtype::float16, dtype::fp8_e4m3, dtype::int32,
+                    dtype::fp8_e4m3fn, dtype::fp8_e5m2, dtype::int8, dtype::uint8, dtype::int16,
+                    dtype::uint16, dtype::uint32})
         EXPECT_EQ(trn::parse_dtype(trn::dtype_name(t)), t) << trn::dtype_name(t);
     EXPECT_EQ(trn::parse_dtype("bf16"), dtype::bfloat16);
     EXPECT_EQ(trn::parse_dtype("fp16"), dtype::float16);
     EXPECT_EQ(trn::parse_dtype("fp32"), dtype::float32);
+    EXPECT_EQ(trn::parse_dtype("float8_e4m3"), dtype::fp8_e4m3);
+    EXPECT_TRUE(trn::is_fp8(dtype::fp8_e5m2));
+    EXPECT_FALSE(trn::is_fp8(dtype::int8));
     const std::string msg = user_error_of([] { trn::parse_dtype("float64"); });
     EXPECT_PRED2(contains, msg, "'float64'");
-    EXPECT_PRED2(contains, msg, "float32, bfloat16, float16, fp8, int32");
+    EXPECT_PRED2(contains, msg,
+                 "float32, bfloat16, float16, fp8, int32, float8_e4m3fn, float8_e5m2, int8");
 }
 
 TEST(Dtype, Float32AndInt32StoreExactly) {
@@ -139,8 +149,6 @@ TEST(DtypeFp16, EveryNonNanPatternRoundTrips) {
 TEST(DtypeFp8, KnownValuesRoundToNearestEven) {
     EXPECT_EQ(store8(1.0f), 0x38);
     EXPECT_EQ(store8(-1.0f), 0xb8);
-    EXPECT_EQ(store8(448.0f), 0x7e);       // largest finite
-    EXPECT_EQ(store8(1000.0f), 0x7e);      // saturates: e4m3 has no infinity
     EXPECT_EQ(store8(1.0f / 3.0f), 0x2b);  // 1.375 * 2^-2
     EXPECT_EQ(load8(0x2b), 0.34375f);
     EXPECT_EQ(store8(1.0f + 1.0f / 16), 0x38);      // tie: even (down)
@@ -155,24 +163,82 @@ TEST(DtypeFp8, KnownValuesRoundToNearestEven) {
     EXPECT_EQ(store8(std::ldexp(0.4f, -9)), 0x00);
     EXPECT_EQ(store8(std::ldexp(7.5f, -9)), 0x08);  // tie to even: the smallest normal
     EXPECT_EQ(load8(0x01), std::ldexp(1.0f, -9));
-    EXPECT_EQ(load8(0x7e), 448.0f);
+}
+
+TEST(DtypeFp8, E4m3HasInfinitiesAndMax240) {
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(store8(240.0f), 0x77);  // largest finite
+    EXPECT_EQ(store8(247.0f), 0x77);
+    EXPECT_EQ(store8(248.0f), 0x78);  // tie between 240 (odd) and 256: overflows to infinity
+    EXPECT_EQ(store8(1000.0f), 0x78);
+    EXPECT_EQ(store8(-inf), 0xf8);
+    EXPECT_EQ(load8(0x78), inf);
+    EXPECT_EQ(load8(0xf8), -inf);
+    for (std::uint8_t b = 0x79; b <= 0x7f; ++b)
+        EXPECT_TRUE(std::isnan(load8(b))) << int(b);
+}
+
+TEST(DtypeFp8, E4m3fnHasNoInfinityAndMax448) {
+    const dtype fn = dtype::fp8_e4m3fn;
+    EXPECT_EQ(store8(448.0f, fn), 0x7e);   // largest finite
+    EXPECT_EQ(store8(464.0f, fn), 0x7e);   // tie between 448 (even) and 480: down
+    EXPECT_EQ(store8(-465.0f, fn), 0xff);  // beyond: NaN (as ml_dtypes casts)
+    EXPECT_TRUE(std::isnan(load8(store8(std::numeric_limits<float>::infinity(), fn), fn)));
+    EXPECT_EQ(load8(0x78, fn), 256.0f);
+    EXPECT_EQ(load8(0x38, fn), 1.0f);
+    EXPECT_TRUE(std::isnan(load8(0x7f, fn)));
+}
+
+TEST(DtypeFp8, E5m2HasInfinitiesAndMax57344) {
+    const dtype e5 = dtype::fp8_e5m2;
+    EXPECT_EQ(store8(1.0f, e5), 0x3c);
+    EXPECT_EQ(store8(57344.0f, e5), 0x7b);  // largest finite
+    EXPECT_EQ(store8(61440.0f, e5), 0x7c);  // tie between 57344 (odd) and 65536: infinity
+    EXPECT_EQ(load8(0x7c, e5), std::numeric_limits<float>::infinity());
+    EXPECT_EQ(store8(std::ldexp(1.0f, -16), e5), 0x01);  // smallest subnormal
+    EXPECT_EQ(store8(1.25f, e5), 0x3d);
+    EXPECT_EQ(store8(1.125f, e5), 0x3c);  // tie: even (down)
 }
 
 TEST(DtypeFp8, NanIsPreserved) {
-    const std::uint8_t nan = store8(std::numeric_limits<float>::quiet_NaN());
-    EXPECT_EQ(nan & 0x7f, 0x7f);
-    EXPECT_TRUE(std::isnan(load8(nan)));
-    EXPECT_TRUE(std::isnan(load8(0xff)));
+    for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e4m3fn, dtype::fp8_e5m2}) {
+        const std::uint8_t nan = store8(std::numeric_limits<float>::quiet_NaN(), t);
+        EXPECT_TRUE(std::isnan(load8(nan, t))) << trn::dtype_name(t);
+        EXPECT_TRUE(std::isnan(load8(0xff, t))) << trn::dtype_name(t);
+    }
 }
 
 TEST(DtypeFp8, EveryNonNanPatternRoundTrips) {
-    for (std::uint32_t b = 0; b <= 0xff; ++b) {
-        if ((b & 0x7f) == 0x7f) continue;  // NaN
-        const float v = load8(static_cast<std::uint8_t>(b));
-        ASSERT_FALSE(std::isnan(v)) << std::hex << b;
-        ASSERT_LE(std::fabs(v), 448.0f) << std::hex << b;
-        ASSERT_EQ(store8(v), b) << std::hex << b << " = " << v;
+    for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e4m3fn, dtype::fp8_e5m2}) {
+        int finite = 0;
+        for (std::uint32_t b = 0; b <= 0xff; ++b) {
+            const float v = load8(static_cast<std::uint8_t>(b), t);
+            if (std::isnan(v)) continue;
+            finite += std::isfinite(v);
+            ASSERT_EQ(store8(v, t), b) << trn::dtype_name(t) << " " << std::hex << b << " = " << v;
+        }
+        // e4m3: 2 infinities, 14 NaNs; e4m3fn: 2 NaNs; e5m2: 2 infinities, 6 NaNs
+        const int expected = t == dtype::fp8_e4m3 ? 240 : t == dtype::fp8_e4m3fn ? 254 : 248;
+        EXPECT_EQ(finite, expected) << trn::dtype_name(t);
     }
+}
+
+TEST(DtypeInt, TruncatesTowardZeroAndSaturates) {
+    std::uint8_t b[4];
+    auto round = [&](dtype t, float v) {
+        store_element(b, t, v);
+        return load_element(b, t);
+    };
+    EXPECT_EQ(round(dtype::int8, 3.7f), 3.0f);
+    EXPECT_EQ(round(dtype::int8, -3.7f), -3.0f);
+    EXPECT_EQ(round(dtype::int8, 200.0f), 127.0f);
+    EXPECT_EQ(round(dtype::int8, -200.0f), -128.0f);
+    EXPECT_EQ(round(dtype::uint8, -1.0f), 0.0f);
+    EXPECT_EQ(round(dtype::uint8, 255.9f), 255.0f);
+    EXPECT_EQ(round(dtype::int16, -40000.0f), -32768.0f);
+    EXPECT_EQ(round(dtype::uint16, 65535.0f), 65535.0f);
+    EXPECT_EQ(round(dtype::uint32, 1e10f), 4294967296.0f);  // 2^32 - 1 as a float
+    EXPECT_EQ(round(dtype::int32, std::numeric_limits<float>::quiet_NaN()), 0.0f);
 }
 
 }  // namespace

@@ -99,7 +99,7 @@ def returns_a_tile(a):  # ERROR: return
 
 
 @nki.jit
-def takes_bytes(a):  # ERROR: dtype
+def takes_doubles(a):  # ERROR: dtype
     return a
 
 

@@ -75,8 +75,8 @@ class DocumentedErrors(unittest.TestCase):
                     bad.returns_a_tile, np.zeros((128, 4), np.float32))
 
     def test_unsupported_input_dtype(self):
-        self.expect('dtype', 'kernel argument a: dtype uint8 is not supported yet',
-                    bad.takes_bytes, np.zeros((128, 4), np.uint8))
+        self.expect('dtype', 'kernel argument a: dtype float64 is not a dtype of NKI',
+                    bad.takes_doubles, np.zeros((128, 4), np.float64))
 
     def test_unsupported_api(self):
         self.expect('unknown', 'nki.language.softmax: not supported', bad.unknown_api,

@@ -11,6 +11,7 @@ from trnsim.nki import _runner
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
 import nki_ops_test
+import matmul
 import transpose
 import vector_add as va
 
@@ -20,6 +21,8 @@ nki.configure(functional=True)
 def as_float(raw, dtype):
     if dtype == 'bfloat16':
         return (np.frombuffer(raw, np.uint16).astype(np.uint32) << 16).view(np.float32)
+    if dtype == 'fp8':  # the model's fp8 is float8_e4m3
+        return np.frombuffer(raw, np.uint8).view(np.dtype('float8_e4m3')).astype(np.float32)
     return np.frombuffer(raw, np.float32)
 
 
@@ -67,6 +70,21 @@ class FunctionalEquality(unittest.TestCase):
         out = va.vector_add_stream(nki.as_bfloat16(a), nki.as_bfloat16(b), free_dim=200)
         np.testing.assert_array_equal(np.asarray(out, dtype=np.float32), expected)
         self.assertFalse(np.array_equal(expected, a + b))  # rounding did happen
+
+    def test_fp8_rounds_as_the_engines(self):
+        """The driver's fp8 matmul (fp32 sums rounded to float8_e4m3 by the model's engines)
+        and the tutorial kernel's, on the driver's inputs: the same fp8 values, except where
+        the two fp32 sums (in different orders) straddle a rounding boundary."""
+        (lhsT, rhs), expected = driver('matmul', {'m': 128, 'k': 256, 'n': 512, 'dtype': 'fp8'},
+                                       ['lhsT', 'rhs'], 'result', 'fp8')
+        fp8 = np.dtype('float8_e4m3')
+        out = matmul.matmul_tiled(lhsT.reshape(256, 128).astype(fp8),
+                                  rhs.reshape(256, 512).astype(fp8))
+        self.assertEqual(out.dtype, fp8)
+        got = out.astype(np.float32).reshape(-1)
+        self.assertGreater(np.mean(got == expected), 0.99)
+        np.testing.assert_allclose(got, expected, rtol=0.125, atol=2.0 ** -9)
+        self.assertGreater(len(np.unique(expected)), 50)
 
     def test_transpose_values(self):
         (x,), expected = driver('transpose', {'m': 256, 'n': 384}, ['in'], 'out')

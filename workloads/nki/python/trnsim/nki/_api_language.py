@@ -10,8 +10,11 @@ from ._index import DynSlice, IndexRange
 from ._registry import api, value
 from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
 
-for _name in ('float32', 'float16', 'bfloat16', 'int32'):
+for _name in ('float32', 'float16', 'bfloat16', 'int32', 'float8_e4m3', 'float8_e5m2'):
     value(f'language.{_name}', getattr(_dtypes, _name))
+value('language.float8_e4m3fn', _dtypes.float8_e4m3fn, '0.3+')
+for _name in ('int8', 'uint8', 'int16', 'uint16', 'uint32', 'bool_'):
+    value(f'language.{_name}', np.dtype(_name))
 
 
 class Buffer:
@@ -341,7 +344,7 @@ def shared_constant(constant, dtype=None):
     dt = _dtypes.dtype_name(dtype) if dtype is not None else _dtypes.array_dtype_name(arr)
     if dt not in _dtypes.SIZES:
         raise unsupported('nl.shared_constant', f'dtype {dt} is not supported yet', site)
-    vals = _dtypes.round_to(arr.astype(np.int32 if dt == 'int32' else np.float32), dt)
+    vals = _dtypes.round_to(arr, dt)
     return trace.new_hbm('constant', arr.shape, dt, vals, True)
 
 

@@ -1,36 +1,50 @@
-"""Element types of NKI tensors and how values round to them."""
+"""Element types of NKI tensors and how values round to them.
+
+bfloat16 and the 8-bit floats are real numpy dtypes: ml_dtypes' when it is installed, else
+trnsim's own (the module _trnsim_dtypes, workloads/nki/numpy_dtypes.cpp: the same names,
+formats and casts). Either way their names are numpy type names (np.dtype('bfloat16'),
+x.astype('float8_e4m3')), as NKI's harnesses use them."""
 
 import numpy as np
 
-try:  # the real bfloat16 numpy dtype, when the machine has it
-    import ml_dtypes as _ml_dtypes
+try:  # the real ml_dtypes, when the machine has it
+    import ml_dtypes as _source
 except ImportError:  # Debian 12 has no python3-ml-dtypes
-    _ml_dtypes = None
+    import _trnsim_dtypes as _source
 
+# The floating-point formats beyond numpy's, by name (docs/nki.md, "Data types").
+CUSTOM = ('bfloat16', 'float8_e4m3', 'float8_e4m3fn', 'float8_e5m2')
+for _name in CUSTOM:
+    if hasattr(_source, _name):
+        np.sctypeDict.setdefault(_name, getattr(_source, _name))
 
-class BFloat16Type:
-    """The bfloat16 dtype marker used when ml_dtypes is absent."""
-
-    name = 'bfloat16'
-    itemsize = 2
-
-    def __repr__(self):
-        return 'bfloat16'
-
-
-bfloat16 = np.dtype(_ml_dtypes.bfloat16) if _ml_dtypes else BFloat16Type()
+bfloat16 = np.dtype(_source.bfloat16)
+float8_e4m3 = np.dtype(_source.float8_e4m3)
+float8_e4m3fn = np.dtype(_source.float8_e4m3fn)
+float8_e5m2 = np.dtype(_source.float8_e5m2)
 float32 = np.float32
 float16 = np.float16
 int32 = np.int32
 
-# dtype name -> bytes per element
-SIZES = {'float32': 4, 'bfloat16': 2, 'float16': 2, 'int32': 4}
+# The integer types kernels may use: values truncate toward zero and saturate when stored (as the
+# model's functional mode stores them, models/core/dtype.cpp), NaN stores as 0.
+INTEGERS = ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32')
+
+# dtype name -> bytes per element, of the types kernels may use (those of models/core/dtype.h)
+SIZES = {'float32': 4, 'bfloat16': 2, 'float16': 2, 'float8_e4m3': 1, 'float8_e4m3fn': 1,
+         'float8_e5m2': 1, **{name: np.dtype(name).itemsize for name in INTEGERS}}
+
+
+def holder(name):
+    """The numpy type that holds values of dtype `name` while a kernel runs: float32 for the
+    floating-point types, a wide enough integer for the integers."""
+    if name in INTEGERS:
+        return np.int64 if name == 'uint32' else np.int32
+    return np.float32
 
 
 def dtype_name(dtype):
-    """The name of a dtype given as nl.float32, a numpy dtype, bfloat16 or a string."""
-    if isinstance(dtype, BFloat16Type):
-        return 'bfloat16'
+    """The name of a dtype given as nl.float32, a numpy dtype or type, or a string."""
     if isinstance(dtype, str):
         name = dtype
     else:
@@ -59,46 +73,44 @@ def round_bf16(values):
 
 
 def round_to(values, name):
-    """Values as the device stores them in `name`, held in float32 (int32 for int32)."""
+    """Values as the device stores them in `name`, held as holder(name)."""
     if name == 'float32':
         return np.asarray(values, dtype=np.float32)
     if name == 'bfloat16':
         return round_bf16(values)
     if name == 'float16':
         return np.asarray(values, dtype=np.float32).astype(np.float16).astype(np.float32)
-    if name == 'int32':
-        return np.asarray(values).astype(np.int32)
+    if name in INTEGERS:
+        return to_integer(values, name)
+    if name in CUSTOM:
+        return np.asarray(values, dtype=np.float32).astype(np.dtype(name)).astype(np.float32)
     raise TypeError(f'dtype {name} is not supported yet')
 
 
-class BFloat16Array(np.ndarray):
-    """A float32 array whose values are bfloat16 (rounded), marked so kernels see bf16."""
-
-    nki_dtype = 'bfloat16'
-
-    def __array_finalize__(self, obj):
-        pass
+def to_integer(values, name):
+    """values stored in the integer type `name`, held as holder(name)."""
+    info = np.iinfo(name)
+    v = np.asarray(values)
+    if v.dtype.kind == 'f' or v.dtype.kind == 'V' or v.dtype.name in CUSTOM:
+        v = np.nan_to_num(np.trunc(v.astype(np.float64)), nan=0.0, posinf=info.max,
+                          neginf=info.min)
+    return np.clip(v, info.min, info.max).astype(holder(name))
 
 
 def as_bfloat16(values):
-    """An input array a kernel sees as bfloat16 (values rounded as the device does). With
-    ml_dtypes installed, ml_dtypes.bfloat16 arrays are accepted as well."""
-    return round_bf16(values).view(BFloat16Array)
+    """values as a bfloat16 array (rounded as the device rounds)."""
+    return np.asarray(values, dtype=np.float32).astype(bfloat16)
 
 
 def array_dtype_name(array):
     """The NKI dtype of a numpy array passed to a kernel."""
-    if getattr(array, 'nki_dtype', None):
-        return array.nki_dtype
     return np.asarray(array).dtype.name
 
 
 def to_user(values, name):
     """A kernel output as the caller gets it."""
-    if name == 'bfloat16':
-        if _ml_dtypes:
-            return np.asarray(values, dtype=np.float32).astype(_ml_dtypes.bfloat16)
-        return as_bfloat16(values)
+    if name in CUSTOM:
+        return np.asarray(values, dtype=np.float32).astype(np.dtype(name))
     if name == 'float16':
         return np.asarray(values).astype(np.float16)
     return np.asarray(values).astype(np.dtype(name))

@@ -13,23 +13,15 @@ from ._index import Affine
 from ._prims import PRIMS
 from ._tensors import TileRef
 
-_STORAGE = {'float32': np.float32, 'float16': np.float16, 'int32': np.int32,
-            'bfloat16': np.uint16}  # bfloat16 bits in the SBUF image
-
-
 def read_values(arr, dtype):
-    """A copy of tile or tensor values in float32 (int32 for int32)."""
-    if arr.dtype == np.uint16:  # bfloat16 bits in directly allocated SBUF
-        return (arr.astype(np.uint32) << 16).view(np.float32)
-    return np.array(arr, dtype=np.int32 if dtype == 'int32' else np.float32)
+    """A copy of tile or tensor values, held as _dtypes.holder(dtype)."""
+    return np.array(arr, dtype=_dtypes.holder(dtype))
 
 
 def write_values(arr, dtype, values):
-    v = _dtypes.round_to(values, dtype)
-    if arr.dtype == np.uint16:
-        arr[...] = np.broadcast_to(v, arr.shape).astype(np.float32).view(np.uint32) >> 16
-    else:
-        arr[...] = np.broadcast_to(v, arr.shape)
+    """Stores values into arr (held values, or the SBUF image in the dtype itself), rounded to
+    dtype."""
+    arr[...] = np.broadcast_to(_dtypes.round_to(values, dtype), arr.shape)
 
 
 class Interpreter:
@@ -42,7 +34,7 @@ class Interpreter:
         self.written = []
         for t, kind, values in trace.tensors:
             n = int(np.prod(t.shape))
-            dt = np.int32 if t.dtype_name == 'int32' else np.float32
+            dt = _dtypes.holder(t.dtype_name)
             self.hbm.append(np.array(values, dtype=dt).reshape(n) if values is not None
                             else np.zeros(n, dtype=dt))
             self.written.append(False)
@@ -97,13 +89,13 @@ class Interpreter:
                                       self.trace.limits['sbuf_bytes']), dtype=np.uint8)
             off = decl.offsets[decl.phys[block]]
             raw = self.sbuf[:decl.partitions, off:off + decl.bytes]
-            arr = raw.view(_STORAGE[decl.dtype]).reshape(decl.partitions, decl.elems)
+            arr = raw.view(np.dtype(decl.dtype)).reshape(decl.partitions, decl.elems)
         else:
             inst = self.instances[decl_id][back]
             arr = inst.get(block)
             if arr is None:
                 arr = np.zeros((decl.partitions, decl.elems),
-                               dtype=np.int32 if decl.dtype == 'int32' else np.float32)
+                               dtype=_dtypes.holder(decl.dtype))
                 inst[block] = arr
         step = es if fc > 1 else 1
         return arr[p0:p0 + pc, f0:f0 + step * (fc - 1) + 1:step], decl.dtype

@@ -154,12 +154,11 @@ def _record(fn, style, args, kwargs, values, where, unrolled):
                 arr = np.asarray(value)
                 dt = _dtypes.array_dtype_name(value)
                 if dt not in _dtypes.SIZES:
-                    raise unsupported(f'kernel argument {name}', f'dtype {dt} is not supported '
-                                      'yet', where)
+                    raise KernelError(f'kernel argument {name}', f'dtype {dt} is not a dtype '
+                                      f'of NKI (those: {", ".join(_dtypes.SIZES)})', where)
                 vals = None
                 if values:
-                    vals = _dtypes.round_to(np.array(arr, dtype=np.int32 if dt == 'int32'
-                                                     else np.float32), dt)
+                    vals = _dtypes.round_to(arr, dt)
                 t = trace.new_hbm(name, arr.shape, dt, vals, True)
                 bound.append((t, value))
                 return t

@@ -6,6 +6,8 @@ import itertools
 import math
 import weakref
 
+import numpy as np
+
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
 from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same
@@ -15,8 +17,11 @@ OPERATORS = {}
 
 
 def dtype_object(name):
-    return {'float32': _dtypes.float32, 'float16': _dtypes.float16, 'int32': _dtypes.int32,
-            'bfloat16': _dtypes.bfloat16}.get(name, name)
+    """The dtype a kernel compares a tensor's .dtype with."""
+    try:
+        return np.dtype(name)
+    except TypeError:
+        return name
 
 
 class Typed(UserFacing):
