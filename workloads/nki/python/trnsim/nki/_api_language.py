@@ -1,6 +1,7 @@
 """nki.language (nl): each API declared once, with its editions (_registry)."""
 
 import itertools
+import math
 
 import numpy as np
 
@@ -382,3 +383,39 @@ def device_print(prefix, x, mask=None):
 for _name, _alu in (('add', 'add'), ('multiply', 'multiply'), ('subtract', 'subtract')):
     _ops.OPERATORS[_name] = (lambda api_name, alu: lambda a, b: _ops.tensor_tensor(
         api_name, user_site(), a, b, alu, None))(f'nl.{_name}', _alu)
+
+
+def _rsubtract(a, b):
+    """c - t: one Vector-engine instruction, (t * -1) + c (exact: the negation is)."""
+    site = user_site()
+    if not _ops.is_number(b):
+        return _ops.tensor_tensor('nl.subtract', site, b, a, 'subtract', None)
+    return _ops.tensor_scalar('nl.subtract', site, a, 'multiply', -1.0, None, alu1='add',
+                              scalar1=b)
+
+
+def _negative(a):
+    return _ops.tensor_scalar('-tile', user_site(), a, 'multiply', -1.0, None)
+
+
+def _divide(a, b):
+    """t / c: a multiply by 1/c, exact when c is a power of two; other divisions need the
+    Vector engine's divide (not in the model yet)."""
+    site = user_site()
+    if _ops.is_number(b):
+        c = float(b)
+        m, _ = math.frexp(c) if c else (0.0, 0)
+        if c and abs(m) == 0.5:
+            return _ops.tensor_scalar('tile / number', site, a, 'multiply', 1.0 / c, None)
+        raise unsupported('tile / number', f'a division by {b:g} (a power of two is a '
+                          'multiply; other divisors need nl.divide)', site)
+    raise unsupported('tile / tile', 'a division of tiles (nl.divide)', site)
+
+
+def _rdivide(a, b):
+    raise unsupported('number / tile', 'a division by a tile (nl.divide, nl.reciprocal)',
+                      user_site())
+
+
+_ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,
+                      rdivide=_rdivide)

@@ -297,6 +297,9 @@ class Mask:
 
     __rand__ = __and__
 
+    def empty(self):
+        return any(hi <= lo for lo, hi in self.bounds.values())
+
 
 def mask_region(mask, shape, api, site):
     """The part of a tile of `shape` a mask keeps, as an index (None: all of it)."""
@@ -310,9 +313,23 @@ def mask_region(mask, shape, api, site):
             raise unsupported(api, f'a mask on axis {axis} of a tile of shape {shape}', site)
         lo, hi = max(0, lo), min(shape[axis], hi)
         if hi <= lo:
-            raise unsupported(api, 'a mask that keeps nothing', site)
+            raise NothingKept(api)
         idx[axis] = slice(lo, hi)
     return tuple(idx)
+
+
+class NothingKept(Exception):
+    """A mask keeps no element: the operation is not recorded (no instruction), as the NKI
+    compiler drops it; the API returns NOTHING."""
+
+
+class Nothing(UserFacing):
+    """What an operation whose mask keeps nothing returns: storing or assigning it does
+    nothing; reading it is an error."""
+    _kind = 'the result of an operation whose mask keeps nothing'
+
+
+NOTHING = Nothing()
 
 
 class DynSlice:

@@ -7,7 +7,7 @@ import itertools
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import Affine, NeedsUnroll, mask_region, same
+from ._index import NOTHING, Affine, NeedsUnroll, mask_region, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        Tile, TileBlocks, TileRuns, Typed)
 from ._trace import current
@@ -195,6 +195,9 @@ def operand(x, api, site, allow_broadcast=False):
     if isinstance(x, (HbmAccess, HbmTensor)):
         raise KernelError(api, 'operand is in HBM: load it into SBUF first (nl.load or '
                           'nisa.dma_copy)', site)
+    if x is NOTHING:
+        raise KernelError(api, 'operand is the result of an operation whose mask keeps '
+                          'nothing (no instruction computed it)', site)
     raise KernelError(api, f'expected a tile, got {type(x).__name__}', site)
 
 
@@ -242,6 +245,8 @@ def emit_into(p, dst, accumulate, site):
 
 def assign(dst, value, site):
     """tile[...] = value."""
+    if value is NOTHING:  # an operation whose mask keeps nothing: no instruction
+        return
     if isinstance(dst, TileRuns):
         if not (isinstance(value, Pending) and value.kind == 'load' and value.result is None):
             raise unsupported('tile assignment', RUNS_ONLY, site)
@@ -351,6 +356,8 @@ def load_into(api, site, dst, src, mask=None):
 
 
 def store(api, site, dst, value, mask=None):
+    if value is NOTHING:
+        return
     if isinstance(dst, HbmTensor):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
@@ -373,6 +380,11 @@ def store(api, site, dst, value, mask=None):
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
     current(api).emit('store', api, site, (dst, src))
+
+
+def is_number(x):
+    """x is a number (a loop index as a number: its value is needed)."""
+    return _number(x)
 
 
 def _number(x):

@@ -10,6 +10,7 @@ import inspect
 import re
 
 from ._errors import KernelError
+from ._index import NOTHING, Mask, NothingKept
 
 BETA1 = 'beta1'
 NKI0 = ('0.2', '0.3', '0.4', '0.5', '0.6', '0.7')
@@ -177,8 +178,13 @@ def _checked(a, sig, edition=None):
 
     @functools.wraps(impl)
     def call(*args, **kwargs):
+        mask = kwargs.get('mask')
+        if isinstance(mask, Mask) and mask.empty():  # before its operands are read
+            return NOTHING
         try:
             return bind(*args, **kwargs)
+        except NothingKept:  # a mask that keeps nothing: no instruction
+            return NOTHING
         except TypeError as e:
             if e.__traceback__.tb_next is not None:  # raised inside, not by the call
                 raise

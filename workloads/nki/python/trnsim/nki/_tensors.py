@@ -45,7 +45,7 @@ class Typed(UserFacing):
 
 class Arithmetic:
     """The operators of tiles and results: t + u, t * u, t - u (as nl.add, nl.multiply,
-    nl.subtract)."""
+    nl.subtract), c - t, -t, and t / c (operations layer: OPERATORS)."""
 
     __slots__ = ()
 
@@ -57,6 +57,21 @@ class Arithmetic:
 
     def __sub__(self, other):
         return OPERATORS['subtract'](self, other)
+
+    def __rsub__(self, other):
+        return OPERATORS['rsubtract'](self, other)
+
+    def __neg__(self):
+        return OPERATORS['negative'](self)
+
+    def __pos__(self):
+        return self
+
+    def __truediv__(self, other):
+        return OPERATORS['divide'](self, other)
+
+    def __rtruediv__(self, other):
+        return OPERATORS['rdivide'](self, other)
 
     __radd__ = __add__
     __rmul__ = __mul__
