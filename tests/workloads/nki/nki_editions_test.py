@@ -130,10 +130,10 @@ class Editions(unittest.TestCase):
             return a
 
         a = np.zeros((128, 4), np.float32)
-        with self.assertRaisesRegex(KernelError, r'kernel\[grid\]: SPMD launch grids'):
-            nki1.jit(kernel)[2, 2](a)
-        with self.assertRaisesRegex(KernelError, r'kernel\[lnc\]: launches on several logical '
-                                    'NeuronCores'):
+        self.assertEqual(nki1.jit(kernel)[2, 2].grid, (2, 2))  # beta 1: an SPMD grid
+        self.assertEqual(nki0.jit(kernel)[1].grid, ())  # 0.x: LNC=1
+        with self.assertRaisesRegex(KernelError, r'kernel\[lnc\]: LNC=2 runs the kernel on 2 '
+                                    'physical NeuronCores'):
             nki0.jit(kernel)[2](a)
 
     def test_every_signature_binds_to_its_implementation(self):

@@ -2,6 +2,7 @@
 masks that keep nothing, SPMD launches, casts, annotations; values against numpy, in each
 edition."""
 
+import os
 import unittest
 
 import numpy as np
@@ -101,6 +102,110 @@ class Masks(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, 'nl.exp: operand is the result of an '
                                     'operation whose mask keeps nothing'):
             reads_nothing(np.ones((128, 4), np.float32))
+
+
+@nki1.jit
+def add_tiles_beta1(a, b):
+    """The SPMD tutorial's shape of kernel: each instance adds one [128, 512] tile, found by
+    its program ids."""
+    c = nl1.ndarray(a.shape, dtype=a.dtype, buffer=nl1.shared_hbm)
+    ix = nl1.program_id(0) * 128 + nl1.arange(128)[:, None]
+    iy = nl1.program_id(1) * 512 + nl1.arange(512)[None, :]
+    nl1.store(c[ix, iy], value=nl1.load(a[ix, iy]) + nl1.load(b[ix, iy]))
+    return c
+
+
+@nki0.jit
+def add_rows_nki0(a, b):
+    """The LNC guide's shape of kernel: the cores split the rows (one core: all of them)."""
+    c = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    n, pid = nl0.num_programs(), nl0.program_id()
+    rows = a.shape[0] // n
+    for i in range(rows // 128):
+        r = pid * rows + i * 128
+        x = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        y = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(x, a[r:r + 128, :])
+        nisa0.dma_copy(y, b[r:r + 128, :])
+        nisa0.tensor_tensor(x, x, y, nl0.add)
+        nisa0.dma_copy(c[r:r + 128, :], x)
+    return c
+
+
+@nki1.jit
+def grid_facts(a):
+    """Each instance writes its ids and the grid's sizes into its row of a shared tensor."""
+    out = nl1.ndarray((nl1.num_programs(), 8), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    row = nl1.program_id(0) * nl1.num_programs(1) + nl1.program_id(1)
+    facts = (nl1.program_id(0), nl1.program_id(1), nl1.num_programs(0), nl1.num_programs(1),
+             nl1.num_programs((0, 1)), nl1.program_ndim(), 0, 0)
+    t = nl1.ndarray((1, 8), dtype=nl1.float32, buffer=nl1.sbuf)
+    for k, v in enumerate(facts):
+        t[0, k] = v
+    nl1.store(out[row:row + 1, :], value=t)
+    return out
+
+
+@nki1.jit
+def no_grid_facts(a):
+    out = nl1.ndarray((1, 3), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    t = nl1.ndarray((1, 3), dtype=nl1.float32, buffer=nl1.sbuf)
+    t[0, 0] = nl1.program_id(0)
+    t[0, 1] = nl1.num_programs()
+    t[0, 2] = nl1.program_ndim()
+    nl1.store(out, value=t)
+    return out
+
+
+class Spmd(unittest.TestCase):
+
+    def test_a_grid_runs_each_instance_serially(self):
+        a, b = s.random_inputs((256, 1024), (256, 1024))
+        np.testing.assert_array_equal(add_tiles_beta1[2, 2](a, b), a + b)
+        np.testing.assert_array_equal(nki1.baremetal(add_tiles_beta1[2, 2])(a, b), a + b)
+        one = s.counts(s.frontend_stats(add_tiles_beta1[1, 1], a, b))
+        four = s.counts(s.frontend_stats(add_tiles_beta1[2, 2], a, b))
+        self.assertEqual(four, {k: 4 * v for k, v in one.items()})
+
+    def test_program_ids_and_counts(self):
+        out = grid_facts[3, 2](np.zeros((1, 1), np.float32))
+        for i in range(3):
+            for j in range(2):
+                np.testing.assert_array_equal(out[i * 2 + j], [i, j, 3, 2, 6, 2, 0, 0])
+        np.testing.assert_array_equal(no_grid_facts(np.zeros((1, 1), np.float32)),
+                                      [[0, 1, 0]])
+        # every instance writes the one row: the last one's values stay
+        np.testing.assert_array_equal(no_grid_facts[5](np.zeros((1, 1), np.float32)),
+                                      [[4, 5, 1]])
+
+    def test_lnc_1_runs_and_lnc_2_needs_the_chip(self):
+        a, b = s.random_inputs((512, 64), (512, 64))
+        np.testing.assert_array_equal(add_rows_nki0(a, b), a + b)
+        np.testing.assert_array_equal(add_rows_nki0[1](a, b), a + b)
+        np.testing.assert_array_equal(nki0.simulate(add_rows_nki0[1])(a, b), a + b)
+        here = f'{__file__}:'
+        with self.assertRaisesRegex(KernelError, here + r'\d+: kernel\[lnc\]: LNC=2 runs the '
+                                    'kernel on 2 physical NeuronCores; trnsim models one'):
+            add_rows_nki0[2](a, b)
+        with self.assertRaisesRegex(KernelError, 'LNC=3: a logical NeuronCore has 1 or 2'):
+            add_rows_nki0[3](a, b)
+        with self.assertRaisesRegex(KernelError, 'the brackets of NKI 0.x hold one number'):
+            add_rows_nki0[2, 2](a, b)
+        os.environ['NEURON_LOGICAL_NC_CONFIG'] = '2'
+        try:
+            with self.assertRaisesRegex(KernelError, 'LNC=2 runs the kernel on 2'):
+                add_rows_nki0(a, b)
+        finally:
+            del os.environ['NEURON_LOGICAL_NC_CONFIG']
+
+    def test_physical_cores_in_a_beta1_grid_need_the_chip(self):
+        a, b = s.random_inputs((256, 1024), (256, 1024))
+        with self.assertRaisesRegex(KernelError, r'nl.nc\(2\) places instances on 2 physical '
+                                    'NeuronCores'):
+            add_tiles_beta1[nl1.nc(2), 2](a, b)
+        with self.assertRaisesRegex(KernelError, 'NeuronCores'):
+            add_tiles_beta1[nl1.spmd_dim(nl1.nc(2), 1), 2](a, b)
+        np.testing.assert_array_equal(add_tiles_beta1[nl1.spmd_dim(2, 1), 2](a, b), a + b)
 
 
 if __name__ == '__main__':

@@ -162,7 +162,8 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
     if space == 'hbm':
         if any(isinstance(s, ParDim) for s in shape):
             raise KernelError(api_name, 'nl.par_dim in an HBM tensor shape', site)
-        return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt)
+        return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt,
+                             shared=buffer.name == 'shared_hbm')
     alloc = None
     if not isinstance(space, str):
         alloc, space = space, 'sbuf'
@@ -419,3 +420,86 @@ def _rdivide(a, b):
 
 _ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,
                       rdivide=_rdivide)
+
+
+# SPMD (docs/nki.md, "SPMD and logical NeuronCores")
+
+@api('language.program_id', 'beta1 0.x', beta1='axis', v0_2='axis', v0_3_plus='axis=0')
+def program_id(axis=0):
+    """The index of this SPMD instance along `axis` of the launch grid (0 without one)."""
+    trace = _trace.current('nl.program_id')
+    axis = _grid_axis('nl.program_id', trace, axis)
+    return trace.program[axis] if trace.grid else 0
+
+
+@api('language.num_programs', 'beta1 0.x', beta1='axes=None', v0_2='axes=None',
+     v0_3_plus='axes=0')
+def num_programs(axes=None):
+    """The instances along `axes` of the launch grid: all of them for None, the product over
+    a tuple of axes (1 without a grid)."""
+    trace = _trace.current('nl.num_programs')
+    if axes is None:
+        return math.prod(trace.grid)
+    if isinstance(axes, (tuple, list)):
+        return math.prod(trace.grid[_grid_axis('nl.num_programs', trace, a)] if trace.grid
+                         else 1 for a in axes)
+    axis = _grid_axis('nl.num_programs', trace, axes)
+    return trace.grid[axis] if trace.grid else 1
+
+
+@api('language.program_ndim', 'beta1 0.x', signature='')
+def program_ndim():
+    """The number of axes of the launch grid (0 without one)."""
+    return len(_trace.current('nl.program_ndim').grid)
+
+
+def _grid_axis(api_name, trace, axis):
+    if not isinstance(axis, (int, np.integer)) or isinstance(axis, bool):
+        raise KernelError(api_name, f'axis must be an integer, got {axis!r}', user_site())
+    axis = int(axis)
+    if trace.grid and not 0 <= axis < len(trace.grid):
+        raise KernelError(api_name, f'axis {axis} of a launch grid of {len(trace.grid)} '
+                          f'dimensions {trace.grid}', user_site())
+    if not trace.grid and axis != 0:
+        raise KernelError(api_name, f'axis {axis} without a launch grid (only axis 0, the '
+                          'single instance)', user_site())
+    return axis
+
+
+class GridDim:
+    """A dimension of a beta 1 launch grid: `size` instances, `cores` of them physical
+    NeuronCores (nl.nc(n) and its products, nl.spmd_dim)."""
+
+    def __init__(self, size, cores):
+        self.size, self.cores = size, cores
+
+    def __mul__(self, other):
+        other = other if isinstance(other, GridDim) else GridDim(_count(other), 1)
+        return GridDim(self.size * other.size, self.cores * other.cores)
+
+    __rmul__ = __mul__
+
+    def __repr__(self):
+        return f'<launch grid dimension of {self.size} ({self.cores} NeuronCores)>'
+
+
+def _count(n):
+    if isinstance(n, bool) or not isinstance(n, (int, np.integer)) or n < 1:
+        raise KernelError('kernel[grid]', f'a grid dimension must be a positive integer, '
+                          f'got {n!r}', user_site())
+    return int(n)
+
+
+@api('language.nc', 'beta1', signature='n')
+def nc(n):
+    """A launch grid dimension of n instances on n physical NeuronCores."""
+    return GridDim(_count(n), _count(n))
+
+
+@api('language.spmd_dim', 'beta1', signature='*dims')
+def spmd_dim(*dims):
+    """A launch grid dimension made of sub-dimensions (their product)."""
+    out = GridDim(1, 1)
+    for d in dims:
+        out = out * d
+    return out

@@ -14,7 +14,8 @@ import numpy as np
 
 from . import _dtypes, _trace
 from ._api_typing import Placeholder
-from ._errors import KernelError, unsupported
+from ._api_language import GridDim, _count
+from ._errors import KernelError, user_site
 from ._index import NeedsUnroll
 from ._interpret import Interpreter
 from ._registry import api
@@ -134,9 +135,9 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where, unrolled):
+def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
     """The kernel's trace, traced again with the loops it needs unrolled until none is left
-    (`unrolled`, the loops to unroll, grows)."""
+    (`unrolled`, the loops to unroll, grows); with a launch grid, each instance in turn."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
@@ -169,7 +170,14 @@ def _record(fn, style, args, kwargs, values, where, unrolled):
             wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
                      for i, a in enumerate(args)]
             wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
-            ret = fn(*wargs, **wkwargs)
+            if grid:
+                rets = [fn(*wargs, **wkwargs) for _ in trace.instances(grid)]
+                ret = rets[0]
+                if any(not _same_result(r, ret) for r in rets[1:]):
+                    raise KernelError('kernel return', 'the SPMD instances return different '
+                                      'tensors (allocate outputs in nl.shared_hbm)', where)
+            else:
+                ret = fn(*wargs, **wkwargs)
             if trace.poisoned is not None:
                 raise NeedsUnroll((trace.poisoned,), 'the loop was left early (break, return)')
         except NeedsUnroll as e:
@@ -178,6 +186,12 @@ def _record(fn, style, args, kwargs, values, where, unrolled):
         finally:
             _trace.Trace.current = None
         return trace, ret, bound
+
+
+def _same_result(a, b):
+    if isinstance(a, (tuple, list)) and isinstance(b, (tuple, list)):
+        return len(a) == len(b) and all(_same_result(x, y) for x, y in zip(a, b))
+    return a is b or (isinstance(a, HbmTensor) and isinstance(b, HbmTensor) and a.id == b.id)
 
 
 def _unroll(unrolled, loops, why, site):
@@ -221,6 +235,7 @@ def trace_kernel(kernel, args, kwargs, values):
     if _trace.Trace.current is not None:
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
+    grid = getattr(kernel, 'grid', ())
     # A trace holds every tile and operation until the end: the cyclic collector's passes over
     # them would cost more than the tracing.
     gc_was_enabled = gc.isenabled()
@@ -230,7 +245,8 @@ def trace_kernel(kernel, args, kwargs, values):
     try:
         while True:
             t0 = time.perf_counter()
-            trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled)
+            trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled,
+                                        grid)
             t1 = time.perf_counter()
             recording += t1 - t0
             built, loop = _build(trace, where)
@@ -309,15 +325,63 @@ class JitKernel:
         self.__doc__ = getattr(func, '__doc__', None)
 
     def __call__(self, *args, **kwargs):
+        if self.edition not in (None, 'beta1'):
+            lnc = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
+            if lnc and lnc != '1':
+                raise _lnc_error(lnc, user_site()) if lnc == '2' else KernelError(
+                    'kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={lnc}: a logical NeuronCore has '
+                    '1 or 2 physical ones', user_site())
         return trace_kernel(self, args, kwargs, True).outputs
 
     def __getitem__(self, grid):
-        if self.edition in (None, 'beta1'):  # beta 1: an SPMD grid (kernel[2, 2], nl.nc(2))
-            raise unsupported('kernel[grid]', 'SPMD launch grids are not supported yet',
-                              def_site(self.func))
-        # NKI 0.x: the logical NeuronCores the kernel runs on (kernel[2] for LNC=2)
-        raise unsupported('kernel[lnc]', 'launches on several logical NeuronCores (LNC) are '
-                          'not supported yet', def_site(self.func))
+        return Launch(self, grid, self.edition, user_site())
+
+
+def _lnc_error(n, site):
+    return KernelError('kernel[lnc]', f'LNC={n} runs the kernel on {n} physical NeuronCores; '
+                       'trnsim models one NeuronCore (the chip, with NeuronCores sharing HBM, '
+                       'is not modelled yet)', site)
+
+
+class Launch:
+    """kernel[...]: in beta 1 an SPMD launch grid (kernel[4, 2], nl.nc(2) marking physical
+    NeuronCores); in NKI 0.x the logical NeuronCore degree (kernel[1], kernel[2] for LNC=2,
+    as NEURON_LOGICAL_NC_CONFIG sets it), which instances run on one NeuronCore serially."""
+
+    def __init__(self, kernel, grid, edition, site):
+        self.kernel, self.func = kernel, kernel.func
+        self.__name__ = getattr(kernel, '__name__', 'kernel')
+        dims = grid if isinstance(grid, tuple) else (grid,)
+        if edition not in (None, 'beta1'):
+            if len(dims) != 1 or isinstance(dims[0], bool) or \
+                    not isinstance(dims[0], (int, np.integer)):
+                raise KernelError('kernel[lnc]', f'kernel[{grid!r}]: the brackets of NKI 0.x '
+                                  'hold one number, the count of physical NeuronCores (LNC)',
+                                  site)
+            n = int(dims[0])
+            if n == 2:
+                raise _lnc_error(n, site)
+            if n != 1:
+                raise KernelError('kernel[lnc]', f'LNC={n}: a logical NeuronCore has 1 or 2 '
+                                  'physical ones', site)
+            self.grid = ()
+            return
+        sizes = []
+        for d in dims:
+            d = d if isinstance(d, GridDim) else GridDim(_count(d), 1)
+            if d.cores > 1:
+                raise KernelError('kernel[grid]', f'nl.nc({d.cores}) places instances on '
+                                  f'{d.cores} physical NeuronCores; trnsim models one '
+                                  'NeuronCore (the chip is not modelled yet)', site)
+            sizes.append(d.size)
+        self.grid = tuple(sizes)
+
+    @property
+    def _trnsim_isa(self):
+        return _is_isa(self.kernel)
+
+    def __call__(self, *args, **kwargs):
+        return trace_kernel(self, args, kwargs, True).outputs
 
 
 class Latency:
@@ -426,7 +490,10 @@ api('.trace', 'beta1', signature='func=None, mode=None, **options')(jit)
 
 
 def _values_kernel(kernel, options):
-    return JitKernel(getattr(kernel, 'func', kernel), **options)
+    if isinstance(kernel, Launch):  # nki.simulate(kernel[1]), nki.baremetal(kernel[4, 2])
+        return kernel
+    return JitKernel(getattr(kernel, 'func', kernel), getattr(kernel, 'edition', None),
+                     **options)
 
 
 @api('.baremetal', 'beta1', signature='kernel=None, **options')

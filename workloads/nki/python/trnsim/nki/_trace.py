@@ -118,6 +118,12 @@ class Trace:
         # declares another tile or loop, as the NKI tracer would; the next iteration takes the
         # next instance of the same ones.
         self.levels = [[(), {}]]
+        # SPMD: the launch grid, the instance being recorded, and the shared HBM tensors of
+        # the first instance by allocation order (later instances allocate the same ones)
+        self.grid = ()
+        self.program = ()
+        self.shared = []
+        self.shared_next = 0
         self.executed = 0  # operations over every iteration
         self.poisoned = None  # a loop recorded once was left by `break` or `return`
         # nl.matmul's transposes of its x, hoisted (_api_language): key -> entry
@@ -193,7 +199,7 @@ class Trace:
             level = [lid + ((site, nth),), {}]
             self.levels.append(level)
         try:
-            if (not self.once or level is None or len(r) <= 1 or
+            if (kind == 'spmd' or not self.once or level is None or len(r) <= 1 or
                     _sites(level[0]) in self.unrolled):
                 for i in r:
                     if level is not None:
@@ -207,6 +213,24 @@ class Trace:
             self.loop_trips.pop()
             if level is not None:
                 _remove(self.levels, level)
+
+    def instances(self, grid):
+        """The instances of an SPMD launch grid, in row-major order (axis 0 outermost), each
+        recorded as an iteration of nested loops around the kernel, unrolled: the compiler
+        "translates the SPMD launch grid into nested loops of compute-kernel invocations",
+        "executed serially on a single NeuronCore" (docs/nki.md, "SPMD")."""
+        self.grid = tuple(grid)
+
+        def nest(axis, prefix):
+            if axis == len(self.grid):
+                self.program = prefix
+                self.shared_next = 0
+                yield prefix
+                return
+            for i in self.iterate('spmd', (self.grid[axis],)):
+                yield from nest(axis + 1, prefix + (i,))
+
+        yield from nest(0, ())
 
     def _once(self, r, level):
         loop = LoopIndex(self.next_loop, len(r), None, _sites(level[0]))
@@ -272,12 +296,26 @@ class Trace:
         self.hbm_names.add(name)
         return name
 
-    def new_hbm(self, name, shape, dtype, values=None, is_input=False):
-        """An HBM tensor: a kernel argument or constant (input) or one the kernel allocates."""
+    def new_hbm(self, name, shape, dtype, values=None, is_input=False, shared=False):
+        """An HBM tensor: a kernel argument or constant (input) or one the kernel allocates.
+        `shared` (nl.shared_hbm, visible to every SPMD instance): the n-th shared tensor an
+        instance allocates is the first instance's n-th."""
         if dtype not in _dtypes.SIZES:
             raise unsupported('HBM tensor', f'dtype {dtype} is not supported yet')
         if self.frames:  # one per iteration, not one per pass
             raise NeedsUnroll((self.frames[-1].loop,), 'an HBM tensor allocated in the loop')
+        if shared and self.grid:
+            n, self.shared_next = self.shared_next, self.shared_next + 1
+            if n < len(self.shared):
+                t = self.shared[n]
+                if t.shape != tuple(shape) or t.dtype_name != dtype:
+                    raise KernelError('nl.ndarray', f'SPMD instance {self.program} allocates '
+                                      f'shared HBM tensor {n} as {tuple(shape)} {dtype}, '
+                                      f'the first instance as {t.shape} {t.dtype_name}')
+                return t
+            t = self.new_hbm(name, shape, dtype, values, is_input)
+            self.shared.append(t)
+            return t
         t = HbmTensor(len(self.tensors), self.hbm_name(name), shape, dtype)
         self.tensors.append((t, 'input' if is_input else 'output', values))
         return t
