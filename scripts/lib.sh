@@ -9,7 +9,7 @@ BUILD_TYPE="${BUILD_TYPE:-Release}"
 TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
     libboost-program-options-dev libgtest-dev nlohmann-json3-dev libmimalloc-dev
     python3 python3-yaml python3-numpy python3-scipy gnuplot-nox python3-dev pybind11-dev
-    libopenblas0-pthread)
+    libopenblas0-pthread python3-torch)
 
 # The Python that runs the NKI frontend: Debian's, whose packages (python3-numpy) the set-up
 # installs, even when another python3 comes first on PATH.

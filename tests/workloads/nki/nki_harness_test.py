@@ -65,6 +65,47 @@ class Harness(unittest.TestCase):
             self.assertGreater(latency(r.stdout), base + 3.0)  # the DMA latency took effect
             self.assertEqual(sorted(os.listdir(tmp)), ['s1.json', 't1.json'])
 
+    def test_the_platform_target_override(self):
+        script = """
+import numpy as np
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def copy(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(t, a)
+    nisa.dma_copy(out, t)
+    return out
+
+a = np.ones((128, 4), np.float32)
+assert (nki.simulate(copy)(a) == a).all()
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'k.py')
+            with open(path, 'w') as f:
+                f.write(script)
+            for target, config in (('trn1', 'trn1'), ('gen3', 'trn2'), ('', 'trn2')):
+                env = dict(os.environ, NEURON_PLATFORM_TARGET_OVERRIDE=target)
+                env.pop('PYTHONPATH', None)
+                env.pop('TRNSIM_NKI_QUIET', None)
+                env.pop('TRNSIM_NKI_CONFIG', None)
+                r = subprocess.run([NKI, path], capture_output=True, text=True, env=env)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                self.assertRegex(r.stderr, rf'nki.simulate copy on {config}: [0-9.]+ us')
+            env['NEURON_PLATFORM_TARGET_OVERRIDE'] = 'trn1'
+            r = subprocess.run([NKI, '--config', 'trn2', path], capture_output=True, text=True,
+                               env=env)
+            self.assertIn('on trn2', r.stderr)  # --config wins
+            for target, message in (('trn3', 'trn3: Trainium3 (NeuronCore-v4) is not modelled'),
+                                    ('trn9', "'trn9' is not a target")):
+                env['NEURON_PLATFORM_TARGET_OVERRIDE'] = target
+                r = subprocess.run([NKI, path], capture_output=True, text=True, env=env)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertIn(f'NEURON_PLATFORM_TARGET_OVERRIDE: {message}', r.stderr)
+
     def test_aliases_only_inside_scripts_nki(self):
         env = dict(os.environ)
         env['PYTHONPATH'] = os.path.join(SOURCE, 'workloads', 'nki', 'python')

@@ -208,5 +208,43 @@ class Spmd(unittest.TestCase):
         np.testing.assert_array_equal(add_tiles_beta1[nl1.spmd_dim(2, 1), 2](a, b), a + b)
 
 
+class Simulate(unittest.TestCase):
+    """nki.simulate (NKI 0.3+) as AWS's CPU simulator is called: numpy arrays or torch CPU
+    tensors in, the same kind out; the model's latency on the returned object."""
+
+    def test_numpy_and_the_latency(self):
+        a, b = s.random_inputs((512, 64), (512, 64))
+        sim = nki0.simulate(add_rows_nki0)
+        np.testing.assert_array_equal(sim(a, b), a + b)
+        self.assertGreater(sim.latency_us, 1.0)
+        self.assertEqual(sim.latency_us, s.stat(sim.stats, 'total_time_ns') / 1e3)
+        self.assertEqual(s.stat(sim.stats, 'dma.transfers'), 12)
+
+    def test_torch_tensors_in_and_out(self):
+        import torch
+        a, b = s.random_inputs((512, 64), (512, 64))
+        got = nki0.simulate(add_rows_nki0)(torch.from_numpy(a), torch.from_numpy(b))
+        self.assertIsInstance(got, torch.Tensor)
+        np.testing.assert_array_equal(got.numpy(), a + b)
+        ta = torch.from_numpy(a).to(torch.bfloat16)
+        tb = torch.from_numpy(b).to(torch.bfloat16)
+        got = nki0.simulate(add_rows_nki0)(ta, tb)
+        self.assertEqual(got.dtype, torch.bfloat16)
+        want = (ta.float() + tb.float()).to(torch.bfloat16)  # torch rounds to nearest even too
+        self.assertTrue(torch.equal(got, want))
+
+    def test_outputs_passed_as_torch_arguments_are_written(self):
+        import torch
+
+        @nki1.jit
+        def double_into(x, out):
+            nl1.store(out, value=nl1.multiply(nl1.load(x), 2.0))
+
+        (x,) = s.random_inputs((128, 32))
+        out = torch.zeros(128, 32)
+        nki1.baremetal(double_into)(torch.from_numpy(x), out)
+        np.testing.assert_array_equal(out.numpy(), 2 * x)
+
+
 if __name__ == '__main__':
     unittest.main()

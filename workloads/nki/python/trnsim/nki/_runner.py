@@ -28,9 +28,32 @@ except ImportError as _e:  # pragma: no cover - explained to the user
         'trnsim.nki needs the _trnsim module built by CMake (build/python); run the kernel '
         'through scripts/nki, or put that folder on PYTHONPATH') from _e
 
+# NEURON_PLATFORM_TARGET_OVERRIDE, as AWS's simulator reads it -> trnsim's config.
+TARGETS = {'trn1': 'trn1', 'gen2': 'trn1', 'trn2': 'trn2', 'gen3': 'trn2', 'trn3': None,
+           'gen4': None}
+# Without a target: AWS's simulator takes the chip of the machine it runs on, else trn3;
+# trnsim takes trn2, the newest NeuronCore it models (docs/nki.md, "Running").
+DEFAULT_CONFIG = 'trn2'
+
+
+def _default_config():
+    """The platform when no --config names one: NEURON_PLATFORM_TARGET_OVERRIDE's, else
+    DEFAULT_CONFIG."""
+    target = os.environ.get('NEURON_PLATFORM_TARGET_OVERRIDE', '').strip()
+    if not target:
+        return DEFAULT_CONFIG
+    if target not in TARGETS:
+        raise KernelError('NEURON_PLATFORM_TARGET_OVERRIDE', f'{target!r} is not a target (one '
+                          f'of {", ".join(TARGETS)})')
+    if TARGETS[target] is None:
+        raise KernelError('NEURON_PLATFORM_TARGET_OVERRIDE', f'{target}: Trainium3 '
+                          '(NeuronCore-v4) is not modelled yet (trn1 and trn2 are)')
+    return TARGETS[target]
+
+
 # Set by scripts/nki through the environment, or by configure().
 _settings = {
-    'config': os.environ.get('TRNSIM_NKI_CONFIG', 'trn2'),
+    'config': os.environ.get('TRNSIM_NKI_CONFIG', ''),
     'sets': [s for s in os.environ.get('TRNSIM_NKI_SETS', '').split('\n') if s],
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
@@ -76,7 +99,7 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
 def platform():
     global _platform
     if _platform is None:
-        _platform = native.Platform(_settings['config'], _settings['sets'],
+        _platform = native.Platform(_settings['config'] or _default_config(), _settings['sets'],
                                     _settings['functional'])
     return _platform
 
@@ -148,6 +171,9 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
         bound = []
 
         def wrap(value, name):
+            orig = value
+            if _is_torch(value):
+                value = _from_torch(value, name, where)
             if isinstance(value, Placeholder):
                 dt = _dtypes.dtype_name(value.dtype)
                 return trace.new_hbm(name, value.shape, dt, None, True)
@@ -161,7 +187,7 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
                 if values:
                     vals = _dtypes.round_to(arr, dt)
                 t = trace.new_hbm(name, arr.shape, dt, vals, True)
-                bound.append((t, value))
+                bound.append((t, orig))
                 return t
             return value
 
@@ -186,6 +212,40 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
         finally:
             _trace.Trace.current = None
         return trace, ret, bound
+
+
+def _is_torch(x):
+    return type(x).__module__.startswith('torch') and hasattr(x, 'detach')
+
+
+def _from_torch(t, name, where):
+    """A torch CPU tensor as the numpy array the kernel gets (bfloat16 by its bits)."""
+    t = t.detach()
+    if str(t.device) != 'cpu':
+        raise KernelError(f'kernel argument {name}', f'a torch tensor on {t.device} (trnsim '
+                          'takes CPU tensors, as nki.simulate does)', where)
+    dt = str(t.dtype).replace('torch.', '')
+    if dt == 'bfloat16':
+        import torch
+        return t.contiguous().view(torch.int16).numpy().view(_dtypes.bfloat16)
+    if dt in _dtypes.CUSTOM:  # float8_e4m3fn, float8_e5m2
+        import torch
+        return t.contiguous().view(torch.uint8).numpy().view(np.dtype(dt))
+    return t.numpy()
+
+
+def _to_torch(arr):
+    """A kernel output as a torch tensor (what nki.simulate returns for torch inputs)."""
+    import torch
+    arr = np.ascontiguousarray(arr)
+    if arr.dtype.name == 'bfloat16':
+        return torch.from_numpy(arr.view(np.int16).copy()).view(torch.bfloat16)
+    if arr.dtype.name in _dtypes.CUSTOM:
+        kind = getattr(torch, arr.dtype.name, None)
+        if kind is None:
+            raise KernelError('kernel return', f'this torch has no {arr.dtype.name}')
+        return torch.from_numpy(arr.view(np.uint8).copy()).view(kind)
+    return torch.from_numpy(arr.copy())
 
 
 def _same_result(a, b):
@@ -276,9 +336,12 @@ def trace_kernel(kernel, args, kwargs, values):
     if values:
         run = Interpreter(trace).run()
 
+        torch_in = any(_is_torch(orig) for _, orig in bound)
+
         def out(r):
             if isinstance(r, HbmTensor):
-                return _dtypes.to_user(run.output(r), r.dtype_name)
+                arr = _dtypes.to_user(run.output(r), r.dtype_name)
+                return _to_torch(arr) if torch_in else arr
             if isinstance(r, (tuple, list)):
                 return type(r)(out(x) for x in r)
             if r is None:
@@ -292,8 +355,13 @@ def trace_kernel(kernel, args, kwargs, values):
         outputs = out(ret)
         # outputs passed as arguments (2024 kernels) are written in place
         for t, orig in bound:
-            if run.written[t.id] and isinstance(orig, np.ndarray) and orig.flags.writeable:
-                orig[...] = _dtypes.to_user(run.output(t), t.dtype_name).reshape(orig.shape)
+            if not run.written[t.id]:
+                continue
+            arr = _dtypes.to_user(run.output(t), t.dtype_name)
+            if isinstance(orig, np.ndarray) and orig.flags.writeable:
+                orig[...] = arr.reshape(orig.shape)
+            elif _is_torch(orig):
+                orig.copy_(_to_torch(arr).reshape(orig.shape))
     else:
         _check_return(ret, where)
     desc = f'nki {getattr(fn, "__name__", "kernel")} ({style})'
@@ -325,13 +393,17 @@ class JitKernel:
         self.__doc__ = getattr(func, '__doc__', None)
 
     def __call__(self, *args, **kwargs):
+        self._check_lnc()
+        return trace_kernel(self, args, kwargs, True).outputs
+
+    def _check_lnc(self):
+        """NKI 0.x without brackets: the LNC degree NEURON_LOGICAL_NC_CONFIG sets."""
         if self.edition not in (None, 'beta1'):
             lnc = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
             if lnc and lnc != '1':
                 raise _lnc_error(lnc, user_site()) if lnc == '2' else KernelError(
                     'kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={lnc}: a logical NeuronCore has '
                     '1 or 2 physical ones', user_site())
-        return trace_kernel(self, args, kwargs, True).outputs
 
     def __getitem__(self, grid):
         return Launch(self, grid, self.edition, user_site())
@@ -505,10 +577,47 @@ def baremetal(kernel=None, **options):
     return _values_kernel(kernel, options)
 
 
+class SimulatedKernel:
+    """nki.simulate(kernel): called on numpy arrays or torch CPU tensors, returns the kernel's
+    outputs in the same kind, as AWS's simulator does; trnsim also runs the model, whose
+    latency (`latency_us`) and statistics (`stats`, as nki.benchmark's) stay on this object,
+    and says it on stderr (unless quiet). NKI 0.x has no public timing API."""
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.func = _function(kernel)
+        self.__name__ = getattr(kernel, '__name__', 'kernel')
+        self.stats = None
+        self.latency_us = None
+
+    @property
+    def _trnsim_isa(self):
+        return _is_isa(self.kernel)
+
+    def __call__(self, *args, **kwargs):
+        if isinstance(self.kernel, JitKernel):
+            self.kernel._check_lnc()
+        tr = trace_kernel(self.kernel, args, kwargs, True)
+        p = platform()
+        try:
+            text = p.run(tr.program, tr.description, '', '')
+        except native.UserError as e:
+            raise KernelError('nki.simulate', str(e), def_site(self.func)) from None
+        self.stats = json.loads(text)
+        self.latency_us = _stat(self.stats, 'total_time_ns') / 1e3
+        if not _settings['quiet']:
+            print(f'trnsim: nki.simulate {self.__name__} on {p.name}: {self.latency_us:.2f} us '
+                  '(model latency; .latency_us, .stats)', file=sys.stderr)
+        return tr.outputs
+
+
 @api('.simulate', '0.3+', signature='kernel, **options')
 def simulate(kernel, **options):
-    """nki.simulate(kernel)(*arrays) (NKI 0.3 on): the kernel's outputs."""
-    return _values_kernel(kernel, options)
+    """nki.simulate(kernel)(*arrays) (NKI 0.3 on): the kernel's outputs (and the model's
+    latency, on the returned object)."""
+    if not isinstance(kernel, (JitKernel, Launch)):
+        kernel = JitKernel(getattr(kernel, 'func', kernel), None, **options)
+    return SimulatedKernel(kernel)
 
 
 @api('.simulate_kernel', 'beta1', signature='kernel, *args, **kwargs')
