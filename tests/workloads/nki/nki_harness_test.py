@@ -152,7 +152,11 @@ nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
             # an API the frontend lacks, at module level of nki, is the same one line
             self.assertEqual(
                 error_of(script.replace('buffer=nl.shared_hbm', 'buffer=nki.hbm_buffer')),
-                (2, f'scripts/nki: error: {path}:8: nki.hbm_buffer: not supported by trnsim yet '
+                (2, f'scripts/nki: error: {path}:8: nki.hbm_buffer: no such API in nki (the NKI '
+                 'API reference, SDK 2.26.1)'))
+            self.assertEqual(
+                error_of(script.replace('buffer=nl.shared_hbm', 'buffer=nki.profile')),
+                (2, f'scripts/nki: error: {path}:8: nki.profile: not supported by trnsim yet '
                  '(docs/nki.md lists what is supported)'))
             # a keyword the API does not take is not ignored: the same one line
             self.assertEqual(

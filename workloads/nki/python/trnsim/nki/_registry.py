@@ -9,6 +9,7 @@ import functools
 import inspect
 import re
 
+from . import _reference
 from ._errors import KernelError
 from ._index import NOTHING, Mask, NothingKept
 
@@ -220,8 +221,14 @@ def lookup(namespace, name, edition):
         return a.for_edition(edition), None
     module = f'nki.{namespace}' if namespace else 'nki'
     if a is None:
-        return None, (f'{module}.{name}', 'not supported by trnsim yet (docs/nki.md lists what '
-                      'is supported)')
+        if _reference.is_real(namespace, name, edition):
+            return None, (f'{module}.{name}', 'not supported by trnsim yet (docs/nki.md lists '
+                          'what is supported)')
+        hint = _reference.suggestion(namespace, name, edition, names(namespace, edition))
+        short = {'language': 'nl', 'isa': 'nisa'}.get(namespace, module)
+        did = f'; did you mean {short}.{hint}?' if hint else ''
+        return None, (f'{module}.{name}', f'no such API in {module} (the NKI API reference, '
+                      f'SDK {_reference.sdk(edition, namespace)}{did})')
     why = f'; {a.note}' if a.note else ''
     return None, (f'{module}.{name}', f'not in {describe((edition,))} (it is in '
                   f'{describe(a.editions)}{why})')
