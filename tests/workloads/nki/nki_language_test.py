@@ -246,5 +246,93 @@ class Simulate(unittest.TestCase):
         np.testing.assert_array_equal(out.numpy(), 2 * x)
 
 
+@nki1.jit
+def stores_an_unwritten_tile(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.sbuf)
+    t[:, 0:2] = nl1.load(x[:, 0:2])
+    nl1.store(out, value=t)  # ERROR: unwritten
+    return out
+
+
+def _last_block(x, loop):
+    out = nl1.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl1.shared_hbm)
+    for i in loop(x.shape[0] // 128):
+        nl1.store(out, value=nl1.load(x[i * 128:(i + 1) * 128, :]))  # ERROR: race
+    return out
+
+
+@nki1.jit
+def last_block_affine(x):
+    return _last_block(x, nl1.affine_range)
+
+
+@nki1.jit
+def last_block_sequential(x):
+    return _last_block(x, nl1.sequential_range)
+
+
+@nki0.jit
+def last_block_nki07(x):
+    """NKI 0.7: affine_range is a plain Python range, whose iterations run in order."""
+    out = nl0.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl0.shared_hbm)
+    for i in nl0.affine_range(x.shape[0] // 128):
+        t = nl0.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(t, x[i * 128:(i + 1) * 128, :])
+        nisa0.dma_copy(out, t)
+    return out
+
+
+@nki1.jit
+def halves_affine(x):
+    """Each iteration writes its own half: no race."""
+    out = nl1.ndarray((128, 2 * x.shape[1]), dtype=x.dtype, buffer=nl1.shared_hbm)
+    for i in nl1.affine_range(2):
+        nl1.store(out[:, i * x.shape[1]:(i + 1) * x.shape[1]], value=nl1.load(x))
+    return out
+
+
+def _line(marker):
+    with open(__file__) as f:
+        for n, text in enumerate(f, 1):
+            if text.rstrip().endswith(f'# ERROR: {marker}'):
+                return n
+    raise LookupError(marker)
+
+
+class KernelBugs(unittest.TestCase):
+    """What the hardware would punish is named: warnings, errors with --strict."""
+
+    def setUp(self):
+        from trnsim.nki import _runner
+        self.settings = _runner._settings
+        self.settings['strict'] = True
+
+    def tearDown(self):
+        self.settings['strict'] = False
+
+    def test_unwritten_elements_read_as_nan(self):
+        (x,) = s.random_inputs((128, 8))
+        self.settings['strict'] = False
+        out = stores_an_unwritten_tile(x)
+        np.testing.assert_array_equal(out[:, :2], x[:, :2])
+        self.assertTrue(np.isnan(out[:, 2:]).all())
+        self.settings['strict'] = True
+        with self.assertRaisesRegex(KernelError, rf'{__file__}:{_line("unwritten")}: nl.store: '
+                                    r'reads 768 elements of the tile of .* that nothing wrote '
+                                    r"\(NaN, as AWS's simulator fills them\)"):
+            stores_an_unwritten_tile(x)
+
+    def test_independent_iterations_writing_the_same_bytes(self):
+        (x,) = s.random_inputs((512, 16))
+        with self.assertRaisesRegex(KernelError, rf'{__file__}:{_line("race")}: nl.store: '
+                                    r'iterations 0 and 1 of the nl.affine_range loop at .* '
+                                    'write the same bytes of HBM tensor'):
+            last_block_affine(x)
+        np.testing.assert_array_equal(last_block_sequential(x), x[384:])
+        np.testing.assert_array_equal(last_block_nki07(x), x[384:])
+        np.testing.assert_array_equal(halves_affine(x[:128]), np.hstack([x[:128], x[:128]]))
+
+
 if __name__ == '__main__':
     unittest.main()

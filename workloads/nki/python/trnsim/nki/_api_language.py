@@ -63,11 +63,13 @@ def par_dim(n):
 
 class _Loop:
     """A loop of the kernel: iterates like range(); recorded once with a symbolic index unless
-    the kernel needs it unrolled (docs/nki.md, "Loops")."""
+    the kernel needs it unrolled (docs/nki.md, "Loops"). `independent`: NKI may run its
+    iterations in any order."""
 
-    def __init__(self, kind, args):
+    def __init__(self, kind, args, independent=False):
         self.kind = kind
         self.args = args
+        self.independent = independent
 
     def __len__(self):
         return len(range(*self.args))
@@ -76,14 +78,15 @@ class _Loop:
         trace = _trace.Trace.current
         if trace is None:
             return iter(range(*self.args))
-        return trace.iterate(self.kind, self.args)
+        return trace.iterate(self.kind, self.args, self.independent)
 
 
 @api('language.affine_range', signature='*args')
-def affine_range(*args):
-    """Iterations without loop-carried dependencies (the builder may overlap them). From NKI
-    0.7 a plain range, which the model records the same way."""
-    return _Loop('affine', args)
+def affine_range(*args, edition=None):
+    """Iterations without loop-carried dependencies (the builder may overlap them; iterations
+    writing the same bytes are a race). From NKI 0.7 a plain range, which the model records
+    the same way (and whose iterations run in order)."""
+    return _Loop('affine', args, independent=edition != '0.7')
 
 
 @api('language.sequential_range', signature='*args')

@@ -24,11 +24,25 @@ def write_values(arr, dtype, values):
     arr[...] = np.broadcast_to(_dtypes.round_to(values, dtype), arr.shape)
 
 
+def fill_value(dtype):
+    """What a tile holds before anything writes it: NaN for floats, 4 for integers, as AWS's
+    simulator fills new allocations (NKI simulator guide, SDK 2.30)."""
+    return 4 if dtype in _dtypes.INTEGERS else np.nan
+
+
 class Interpreter:
-    """Runs a recording (_trace.Trace) on numpy arrays."""
+    """Runs a recording (_trace.Trace) on numpy arrays. What it notes on the way (`warnings`:
+    (site, api, message)): reads of tile elements nothing wrote, and writes of the same HBM
+    bytes by two iterations of a loop NKI may run in any order."""
 
     def __init__(self, trace):
         self.trace = trace
+        self.warnings = []
+        self._warned = set()
+        self.sbuf_mask = None  # the SBUF image's written bytes
+        self.writers = {}  # HBM tensor -> index of each element's last writer (-1: none)
+        self.writer_list = []  # (op, its independent loops' iterations)
+        self.writer_ids = {}
         self.index = {}  # loop id -> current index
         self.hbm = []  # flat values of each HBM tensor
         self.written = []
@@ -78,27 +92,101 @@ class Interpreter:
                 self._exec(op)
             i += 1
 
-    def _tile(self, ref):
-        """The numpy view of a tile operand, and its dtype."""
+    def _tile(self, ref, mask=False):
+        """The numpy view of a tile operand, and its dtype (and, with `mask`, the view of which
+        of its elements were written, writable)."""
         decl_id, back, block, p0, pc, f0, fc, es = ref
         decl = self.trace.decl_list[decl_id]
         block, p0, f0 = self.value(block), self.value(p0), self.value(f0)
+        step = es if fc > 1 else 1
+        part = (slice(p0, p0 + pc), slice(f0, f0 + step * (fc - 1) + 1, step))
         if decl.offsets is not None:  # directly allocated: the SBUF image
             if self.sbuf is None:
-                self.sbuf = np.zeros((self.trace.limits['partitions'],
-                                      self.trace.limits['sbuf_bytes']), dtype=np.uint8)
+                # all ones: NaN in every float format, -1 in the integers
+                shape = (self.trace.limits['partitions'], self.trace.limits['sbuf_bytes'])
+                self.sbuf = np.full(shape, 0xFF, dtype=np.uint8)
+                self.sbuf_mask = np.zeros(shape, dtype=bool)
             off = decl.offsets[decl.phys[block]]
             raw = self.sbuf[:decl.partitions, off:off + decl.bytes]
             arr = raw.view(np.dtype(decl.dtype)).reshape(decl.partitions, decl.elems)
-        else:
-            inst = self.instances[decl_id][back]
-            arr = inst.get(block)
-            if arr is None:
-                arr = np.zeros((decl.partitions, decl.elems),
-                               dtype=_dtypes.holder(decl.dtype))
-                inst[block] = arr
-        step = es if fc > 1 else 1
-        return arr[p0:p0 + pc, f0:f0 + step * (fc - 1) + 1:step], decl.dtype
+            if not mask:
+                return arr[part], decl.dtype
+            size = _dtypes.SIZES[decl.dtype]
+            written = self.sbuf_mask[:decl.partitions, off:off + decl.bytes].reshape(
+                decl.partitions, decl.elems, size)[part]
+            return arr[part], decl.dtype, written
+        inst = self.instances[decl_id][back]
+        held = inst.get(block)
+        if held is None:  # (values, which of them were written)
+            held = inst[block] = (np.full((decl.partitions, decl.elems), fill_value(decl.dtype),
+                                          dtype=_dtypes.holder(decl.dtype)),
+                                  np.zeros((decl.partitions, decl.elems), dtype=bool))
+        if not mask:
+            return held[0][part], decl.dtype
+        return held[0][part], decl.dtype, held[1][part]
+
+    def _read_tile(self, ref, op):
+        """A tile operand's values; elements nothing wrote are noted."""
+        view, dtype, written = self._tile(ref, True)
+        if not written.all():
+            decl = self.trace.decl_list[ref[0]]
+            missing = int(written.size - np.count_nonzero(written)) if written.ndim == 2 else \
+                int(written.shape[0] * written.shape[1] - np.count_nonzero(written.all(-1)))
+            self._warn(op, ('unwritten', ref[0]), f'reads {missing} elements of the tile '
+                       f'of {decl.label} that nothing wrote ({"4" if dtype in _dtypes.INTEGERS else "NaN"}, '
+                       "as AWS's simulator fills them)")
+        return read_values(view, dtype)
+
+    def _write_tile(self, ref, values):
+        view, dtype, written = self._tile(ref, True)
+        write_values(view, dtype, values)
+        written[...] = True
+
+    def _warn(self, op, key, message):
+        key = (op.site, op.api) + key
+        if key in self._warned:
+            return
+        self._warned.add(key)
+        self.warnings.append((op.site, op.api, message))
+
+    def _note_hbm_write(self, op, ref):
+        """Which op (in which iterations of the independent loops around it) wrote each
+        element last: a write of the same bytes by another iteration of such a loop, with no
+        order between the two, is noted (a race on the device)."""
+        tensor, first, rows, elems, row_stride = ref
+        n = self.hbm[tensor].size
+        flat = np.arange(n, dtype=np.int64)
+        idx = np.lib.stride_tricks.as_strided(flat[self.value(first):], shape=(rows, elems),
+                                              strides=(row_stride * 8, 8))
+        ctx = tuple((num, self.index[v.id] if not isinstance(v, int) else v)
+                    for num, v in op.ctx)
+        key = (id(op), ctx)
+        me = self.writer_ids.get(key)
+        if me is None:
+            me = self.writer_ids[key] = len(self.writer_list)
+            self.writer_list.append((op, ctx))
+        last = self.writers.get(tensor)
+        if last is None:
+            last = self.writers[tensor] = np.full(n, -1, dtype=np.int64)
+        if ctx:
+            for prev in np.unique(last[idx]):
+                if prev < 0 or prev == me:
+                    continue
+                pop, pctx = self.writer_list[prev]
+                mine = dict(ctx)
+                for num, it in pctx:
+                    if num in mine and mine[num] != it:
+                        loop = self.trace.loop_sites.get(num, ('?', 0))
+                        name = self.trace.tensors[tensor][0].name
+                        where = ('here' if pop.site == op.site else
+                                 f'here and at {pop.site[0]}:{pop.site[1]}')
+                        self._warn(op, ('race', id(pop)), f'iterations {it} and {mine[num]} of '
+                                   f'the nl.affine_range loop at {loop[0]}:{loop[1]} write the '
+                                   f'same bytes of HBM tensor {name} ({where}): NKI may run '
+                                   'those iterations in any order (use nl.sequential_range, or '
+                                   'write different bytes)')
+                        break
+        last[idx] = me
 
     def _hbm(self, ref):
         tensor, first, rows, elems, row_stride = ref
@@ -117,20 +205,18 @@ class Interpreter:
         prim = PRIMS[op.kind]
         if op.kind == 'store':
             view, dtype = self._hbm(op.args[0])
-            src, sdt = self._tile(op.args[1])
-            write_values(view, dtype, read_values(src, sdt))
+            write_values(view, dtype, self._read_tile(op.args[1], op))
             self.written[op.args[0][0]] = True
+            self._note_hbm_write(op, op.args[0])
             return
         if op.kind == 'print':
-            src, sdt = self._tile(op.args[0])
-            prim.impl(read_values(src, sdt).reshape(op.args[2]), op.args[1])
+            prim.impl(self._read_tile(op.args[0], op).reshape(op.args[2]), op.args[1])
             return
         dst, ddt = self._tile(op.args[0])
         vals = []
         for what, a in zip(prim.layout[1:], op.args[1:]):
             if what in ('T', 'T?') and a is not None:
-                v, dt = self._tile(a)
-                vals.append(read_values(v, dt))
+                vals.append(self._read_tile(a, op))
             elif what == 'H':
                 v, dt = self._hbm(a)
                 vals.append(read_values(v, dt))
@@ -144,10 +230,11 @@ class Interpreter:
             if isinstance(acc, tuple):
                 acc = not all(self.index[loop.id] == 0 for loop in acc)
             if acc:
-                out = read_values(dst, ddt) + out
+                out = self._read_tile(op.args[0], op) + out
         else:
             out = prim.impl(*vals)
-        write_values(dst, ddt, np.asarray(out).reshape(dst.shape) if np.ndim(out) else out)
+        self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
+                         out)
 
     def output(self, tensor):
         """The values of an HBM tensor, in its shape."""

@@ -67,6 +67,9 @@ _settings = {
     'explain': os.environ.get('TRNSIM_NKI_EXPLAIN', '') == '1',
     # A file that gets a JSON line per kernel run (scripts/nki-survey).
     'survey': os.environ.get('TRNSIM_NKI_SURVEY', ''),
+    # Kernel bugs the hardware would punish (reads of what nothing wrote, races between
+    # independent iterations) are errors, not warnings (scripts/nki --strict).
+    'strict': os.environ.get('TRNSIM_STRICT', '') == '1',
 }
 
 
@@ -81,7 +84,7 @@ _benchmarks = 0
 
 
 def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
-              functional=None, recording_out=None, loops_once=None):
+              functional=None, recording_out=None, loops_once=None, strict=None):
     """Chooses the platform (a config name or file, KEY=VALUE overrides; functional: its
     memories hold values, for comparisons with the C++ drivers' functional runs) before the
     first kernel runs, and where nki.benchmark writes its stats, timeline and recording."""
@@ -91,7 +94,8 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
                            'elaborates once per process); configure before the first kernel')
     for k, v in (('config', config), ('sets', sets), ('stats_out', stats_out),
                  ('timeline', timeline), ('quiet', quiet), ('functional', functional),
-                 ('recording_out', recording_out), ('loops_once', loops_once)):
+                 ('recording_out', recording_out), ('loops_once', loops_once),
+                 ('strict', strict)):
         if v is not None:
             _settings[k] = list(v) if k == 'sets' else v
 
@@ -335,6 +339,12 @@ def trace_kernel(kernel, args, kwargs, values):
     outputs = None
     if values:
         run = Interpreter(trace).run()
+        for site, api_name, message in run.warnings:
+            if _settings['strict']:
+                raise KernelError(api_name, message, site)
+            if not _settings['quiet']:
+                print(f'trnsim: warning: {site[0]}:{site[1]}: {api_name}: {message} (an error '
+                      'with --strict)', file=sys.stderr)
 
         torch_in = any(_is_torch(orig) for _, orig in bound)
 

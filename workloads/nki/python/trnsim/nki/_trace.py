@@ -73,11 +73,12 @@ class Op:
     """One line of the recording: a primitive (or a loop, its end, a declaration) with its
     operands, the API and kernel line it comes from, and its text."""
 
-    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line')
+    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx')
 
-    def __init__(self, kind, api, site, args, when, line):
+    def __init__(self, kind, api, site, args, when, line, ctx=()):
         self.kind, self.api, self.site, self.args, self.when = kind, api, site, args, when
         self.line = line
+        self.ctx = ctx  # the independent loops around it: (loop number, iteration or index)
 
 
 def _number(x):
@@ -120,6 +121,11 @@ class Trace:
         self.levels = [[(), {}]]
         # SPMD: the launch grid, the instance being recorded, and the shared HBM tensors of
         # the first instance by allocation order (later instances allocate the same ones)
+        # The open loops whose iterations NKI may run in any order (affine_range before NKI
+        # 0.7): [loop number, iteration (an int, or the LoopIndex of a loop recorded once)];
+        # their sites by number (the interpreter names them in a race warning).
+        self.independent = []
+        self.loop_sites = {}
         self.grid = ()
         self.program = ()
         self.shared = []
@@ -183,13 +189,20 @@ class Trace:
         hits[site] = nth + 1
         return lid, nth
 
-    def iterate(self, kind, args):
+    def iterate(self, kind, args, independent=False):
         """The iterations of an NKI loop: unrolled (concrete indices) for nl.static_range, a
-        loop of one trip or a loop the kernel needs unrolled, else recorded once."""
+        loop of one trip or a loop the kernel needs unrolled, else recorded once.
+        `independent`: NKI may run its iterations in any order (what they write must differ)."""
         r = range(*(concrete(a) for a in args))
-        site = ('loop',) + tuple(user_site())
+        where = user_site()
+        site = ('loop',) + tuple(where)
         self.loop_count += 1
         entry = (kind, self.loop_count)
+        mark = None
+        if independent and len(r) > 1:
+            mark = [self.loop_count, None]
+            self.independent.append(mark)
+            self.loop_sites[self.loop_count] = where
         self.loops.append(entry)
         self.open_loops += (self.loop_count,)
         self.loop_trips.append(len(r))
@@ -201,13 +214,17 @@ class Trace:
         try:
             if (kind == 'spmd' or not self.once or level is None or len(r) <= 1 or
                     _sites(level[0]) in self.unrolled):
-                for i in r:
+                for k, i in enumerate(r):
                     if level is not None:
                         level[1] = {}
+                    if mark is not None:
+                        mark[1] = k
                     yield i
             else:
-                yield from self._once(r, level)
+                yield from self._once(r, level, mark)
         finally:
+            if mark is not None:
+                _remove(self.independent, mark)
             _remove(self.loops, entry)
             self.open_loops = tuple(x for x in self.open_loops if x != entry[1])
             self.loop_trips.pop()
@@ -232,9 +249,11 @@ class Trace:
 
         yield from nest(0, ())
 
-    def _once(self, r, level):
+    def _once(self, r, level, mark=None):
         loop = LoopIndex(self.next_loop, len(r), None, _sites(level[0]))
         self.next_loop += 1
+        if mark is not None:
+            mark[1] = loop
         frame = Frame(loop)
         loop.frame = frame
         self._raw('loop', f'loop L{loop.id} {len(r)}', (loop,))
@@ -463,7 +482,8 @@ class Trace:
                 words.append(str(a))
             out.append(a)
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
-        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words)))
+        ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
+        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx))
         if kind != 'declare':
             self.executed += self.multiplicity() if self.frames else 1
 
