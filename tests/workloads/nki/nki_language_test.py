@@ -13,8 +13,9 @@ import neuronxcc.nki.language as nl1
 import nki as nki0
 import nki.isa as nisa0
 import nki.language as nl0
+import neuronxcc.nki.typing as nt1
 import nki_support as s
-from trnsim.nki import KernelError
+from trnsim.nki import KernelError, _namespaces
 
 
 @nki1.jit
@@ -332,6 +333,69 @@ class KernelBugs(unittest.TestCase):
         np.testing.assert_array_equal(last_block_sequential(x), x[384:])
         np.testing.assert_array_equal(last_block_nki07(x), x[384:])
         np.testing.assert_array_equal(halves_affine(x[:128]), np.hstack([x[:128], x[:128]]))
+
+
+_top6, _subs6 = _namespaces.namespaces('0.6')
+nl6, nisa6 = _subs6['language'], _subs6['isa']
+nt6 = _subs6['typing']
+
+
+@_top6.jit
+def row_blocks_fori(x: nt6.tensor[512, 64]):
+    """Copies x block by block in an nl.fori_loop (NKI 0.6), its body a Python function."""
+    out = nl6.ndarray(x.shape, dtype=x.dtype, buffer=nl6.shared_hbm)
+
+    def body(i):
+        t = nl6.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl6.sbuf)
+        nisa6.dma_copy(t, x[i * 128:(i + 1) * 128, :])
+        nisa6.dma_copy(out[i * 128:(i + 1) * 128, :], t)
+
+    nl6.fori_loop(0, x.shape[0] // 128, body)
+    return out
+
+
+@_top6.jit
+def row_blocks_dynamic(x):
+    out = nl6.ndarray(x.shape, dtype=x.dtype, buffer=nl6.shared_hbm)
+    for i in nl6.dynamic_range(x.shape[0] // 128):
+        t = nl6.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl6.sbuf)
+        nisa6.dma_copy(t, x[i * 128:(i + 1) * 128, :])
+        nisa6.dma_copy(out[i * 128:(i + 1) * 128, :], t)
+    return out
+
+
+@nki1.jit
+def zeros_lazily(x: nki1.tensor, y: nt1.tensor):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    acc = nl1.zeros(x.shape, dtype=nl1.float32, buffer=nl1.sbuf, lazy_initialization=True)
+    acc[...] = nl1.add(acc, nl1.load(x))
+    nl1.store(out, value=nl1.static_cast(acc, x.dtype))
+    return out
+
+
+class LaterEditions(unittest.TestCase):
+
+    def test_compiled_loops_with_integer_bounds(self):
+        (x,) = s.random_inputs((512, 64))
+        np.testing.assert_array_equal(row_blocks_fori(x), x)
+        np.testing.assert_array_equal(row_blocks_dynamic(x), x)
+        self.assertEqual(s.stat(s.frontend_stats(row_blocks_fori, x), 'dma.transfers'), 8)
+        with self.assertRaisesRegex(KernelError, 'nl.fori_loop: a trip count from device data'):
+            nl6.fori_loop(0, object(), lambda i: None)
+        nl7 = _namespaces.namespaces('0.7')[1]['language']
+        self.assertFalse(hasattr(nl7, 'dynamic_range'))  # removed in NKI 0.7
+
+    def test_static_cast_lazy_zeros_and_annotations(self):
+        (x,) = s.random_inputs((128, 16))
+        xb = x.astype(nl1.bfloat16)
+        out = zeros_lazily(xb, xb)
+        self.assertEqual(out.dtype, nl1.bfloat16)
+        np.testing.assert_array_equal(out, xb)
+        cast = nl1.static_cast(x, nl1.bfloat16)  # on the host, as the SDK's tests use it
+        self.assertEqual(cast.dtype, nl1.bfloat16)
+        with self.assertRaisesRegex(KernelError, r'tensor\[\(128, 16\)\] is a type '
+                                    'annotation, not an input'):
+            zeros_lazily(nt1.tensor[128, 16], x)
 
 
 if __name__ == '__main__':

@@ -95,6 +95,43 @@ def sequential_range(*args):
     return _Loop('sequential', args)
 
 
+def _bounds(api_name, *bounds):
+    for b in bounds:
+        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise unsupported(api_name, 'a trip count from device data (a register) is not '
+                              'supported yet; the bounds must be Python integers', user_site())
+
+
+@api('language.dynamic_range', '0.3-0.6', signature='*args')
+def dynamic_range(*args):
+    """A loop the device runs (a loop instruction) rather than the tracer: with integer bounds
+    the model records it as a sequential_range loop. Removed in NKI 0.7."""
+    _bounds('nl.dynamic_range', *args)
+    return _Loop('sequential', args)
+
+
+@api('language.fori_loop', '0.6+', signature='lower, upper, body_fun, step=1')
+def fori_loop(lower, upper, body_fun, step=1):
+    """body_fun(i) for i in range(lower, upper, step), as a loop the device runs (NKI 0.6): the
+    model records it as a sequential_range loop (its index an affine expression, as the
+    register NKI passes). Bounds from device data are not supported yet."""
+    _bounds('nl.fori_loop', lower, upper, step)
+    if step <= 0:
+        raise KernelError('nl.fori_loop', f'step must be a positive integer, got {step}',
+                          user_site())
+    for i in _Loop('sequential', (lower, upper, step)):
+        body_fun(i)
+
+
+@api('language.static_cast', 'beta1', signature='x, dtype')
+def static_cast(x, dtype):
+    """x converted to dtype: a numpy array on the host (as the SDK's tests use it, undocumented
+    in the API reference), or a tile (a copy in dtype, as nl.copy)."""
+    if isinstance(x, (Tile, _ops.Pending)):
+        return _ops.copy('nl.static_cast', user_site(), x, dtype, None, None)
+    return np.asarray(x).astype(np.dtype(_dtypes.dtype_name(dtype)))
+
+
 @api('language.static_range', signature='*args')
 def static_range(*args):
     """A loop unrolled when the kernel is traced."""
@@ -190,10 +227,12 @@ def ndarray(shape, dtype, buffer=None, name='', address=None):
     return _tensor('nl.ndarray', shape, dtype, buffer, name, False, address)
 
 
-@api('language.zeros', beta1="shape, dtype, buffer=None, name=''",
+@api('language.zeros', beta1="shape, dtype, buffer=None, name='', lazy_initialization=False",
      v0="shape, dtype, buffer=None, name='', address=None")
-def zeros(shape, dtype, buffer=None, name='', address=None):
-    """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it."""
+def zeros(shape, dtype, buffer=None, name='', address=None, lazy_initialization=False):
+    """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it.
+    `lazy_initialization` (beta 1 kernels pass it; the reference does not document it) changes
+    nothing: the model's zeroing is already lazy where it can be."""
     return _tensor('nl.zeros', shape, dtype, buffer, name, True, address)
 
 

@@ -1,6 +1,8 @@
-"""nki.typing: tensor placeholders for nki.benchmark (nt.tensor[[shape], dtype])."""
+"""nki.typing: tensor placeholders for nki.benchmark (nt.tensor[[shape], dtype]) and the tensor
+types kernels annotate their parameters with (nt.tensor, nt.tensor[128, 512], nki.tensor)."""
 
 from . import _dtypes
+from ._errors import KernelError
 from ._registry import value
 
 
@@ -15,12 +17,54 @@ class Placeholder:
         return f'tensor[{list(self.shape)}, {_dtypes.dtype_name(self.dtype)}]'
 
 
+class Annotation:
+    """A tensor type used as an annotation (nt.tensor[128, 512]): no dtype, so not an input."""
+
+    def __init__(self, key):
+        self.key = key
+
+    def __repr__(self):
+        return f'tensor[{self.key}]'
+
+
+def _is_dtype(x):
+    try:
+        _dtypes.dtype_name(x)
+    except Exception:  # noqa: BLE001 (whatever numpy says of a non-dtype)
+        return False
+    return isinstance(x, str) or hasattr(x, 'itemsize') or isinstance(x, type)
+
+
 class Tensor:
-    """nt.tensor[[shape], dtype]."""
+    """nt.tensor: nt.tensor[[shape], dtype] is an input placeholder (nki.benchmark); the bare
+    class and nt.tensor[shape] (NKI 0.3's spelling) annotate kernel parameters."""
 
     def __class_getitem__(cls, key):
-        shape, dtype = key
-        return Placeholder(shape if isinstance(shape, (list, tuple)) else (shape,), dtype)
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], (list, tuple)) \
+                and _is_dtype(key[1]):
+            return Placeholder(key[0], key[1])
+        if isinstance(key, tuple) and len(key) == 2 and isinstance(key[0], int) and \
+                _is_dtype(key[1]) and not isinstance(key[1], int):
+            return Placeholder((key[0],), key[1])
+        return Annotation(key)
+
+
+class Mutable:
+    """nt.mutable_tensor and the mutable / immutable markers: annotations only."""
+
+    def __class_getitem__(cls, key):
+        return Annotation(key)
 
 
 value('typing.tensor', Tensor, 'beta1 0.3+')
+value('typing.mutable_tensor', Mutable, 'beta1')
+value('typing.mutable', Mutable, 'beta1')
+value('typing.immutable', Mutable, 'beta1')
+value('.tensor', Tensor, 'beta1')
+
+
+def check_argument(x, name, where):
+    """An annotation passed where an input belongs is an error."""
+    if isinstance(x, Annotation):
+        raise KernelError(f'kernel argument {name}', f'{x!r} is a type annotation, not an '
+                          'input: pass nt.tensor[[shape], dtype] or an array', where)

@@ -13,7 +13,7 @@ import time
 import numpy as np
 
 from . import _dtypes, _trace
-from ._api_typing import Placeholder
+from ._api_typing import Placeholder, check_argument
 from ._api_language import GridDim, _count
 from ._errors import KernelError, user_site
 from ._index import NeedsUnroll
@@ -176,6 +176,7 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
 
         def wrap(value, name):
             orig = value
+            check_argument(value, name, where)
             if _is_torch(value):
                 value = _from_torch(value, name, where)
             if isinstance(value, Placeholder):
