@@ -65,12 +65,10 @@ def masked(a):
 
 
 @nki.jit
-def transposed_access(a):
+def reversed_access(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
-    i_p = nl.arange(128)[:, None]
-    i_f = nl.arange(64)[None, :]
-    t = nl.load(a[i_f, i_p])  # ERROR: pattern
-    nl.store(out[i_p, i_f], value=t)
+    t = nl.load(a[:, ::-1])  # ERROR: pattern
+    nl.store(out, value=t)
     return out
 
 

@@ -63,8 +63,8 @@ class DocumentedErrors(unittest.TestCase):
                     'size 128', bad.out_of_bounds, np.zeros(128, np.float32))
 
     def test_unsupported_access_pattern(self):
-        self.expect('pattern', 'access pattern not supported yet', bad.transposed_access,
-                    np.zeros((64, 128), np.float32))
+        self.expect('pattern', 'access pattern not supported yet (slice step -1)',
+                    bad.reversed_access, np.zeros((128, 64), np.float32))
 
     def test_dma_from_psum(self):
         self.expect('psum_dma', 'DMA cannot reach PSUM', bad.store_from_psum,

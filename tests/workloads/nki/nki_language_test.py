@@ -15,7 +15,7 @@ import nki.isa as nisa0
 import nki.language as nl0
 import neuronxcc.nki.typing as nt1
 import nki_support as s
-from trnsim.nki import KernelError, _namespaces
+from trnsim.nki import KernelError, _namespaces, trace_kernel
 
 
 @nki1.jit
@@ -396,6 +396,86 @@ class LaterEditions(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, r'tensor\[\(128, 16\)\] is a type '
                                     'annotation, not an input'):
             zeros_lazily(nt1.tensor[128, 16], x)
+
+
+@nki1.jit
+def transpose_blocks(x, f1, f2):
+    """Each row's f1 x f2 block transposed, by index expressions (transpose2d's way)."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    ip = nl1.arange(x.shape[0])[:, None, None]
+    ia = nl1.arange(f1)[None, :, None]
+    ib = nl1.arange(f2)[None, None, :]
+    t = nl1.load(x)
+    o = nl1.ndarray((x.shape[0], f2, f1), dtype=x.dtype, buffer=nl1.sbuf)
+    o[ip, ib, ia] = nl1.copy(t[ip, ia * f2 + ib])
+    nl1.store(out, value=o.reshape((x.shape[0], f1 * f2)))
+    return out
+
+
+@nki1.jit
+def load_transposed(a):
+    """a[F, P] read as a [P, F] tile: the partition axis is a's second dimension."""
+    out = nl1.ndarray((a.shape[1], a.shape[0]), dtype=a.dtype, buffer=nl1.shared_hbm)
+    i_p = nl1.arange(a.shape[1])[:, None]
+    i_f = nl1.arange(a.shape[0])[None, :]
+    nl1.store(out, value=nl1.load(a[i_f, i_p]))
+    return out
+
+
+@nki1.jit
+def windows_beta1(x, h0, k):
+    """out[b] = x[b, :, h0:h0 + k, 0:8]: rows of k runs of 8 elements."""
+    out = nl1.ndarray((x.shape[0], x.shape[1], k, 8), dtype=x.dtype, buffer=nl1.shared_hbm)
+    for b in nl1.affine_range(x.shape[0]):
+        t = nl1.ndarray((x.shape[1], k, 8), dtype=x.dtype, buffer=nl1.sbuf)
+        t[...] = nl1.load(x[b, :, h0:h0 + k, 0:8])
+        nl1.store(out[b], value=t)
+    return out
+
+
+@nki0.jit
+def halo_nki0(x):
+    """A halo window x[0, :, 1:5, 2:6] into SBUF, its inner part copied (an engine operand of
+    several runs), then stored into the window of a zeroed output."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    halo = nl0.ndarray((x.shape[1], 4, 4), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(halo, x[0, :, 1:5, 2:6])
+    inner = nl0.ndarray((x.shape[1], 2, 2), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.tensor_copy(inner, halo[:, 1:3, 1:3])
+    zero = nl0.ndarray(x.shape[1:], dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.memset(zero, 0.0)
+    nisa0.dma_copy(out[0], zero)
+    nisa0.dma_copy(out[0, :, 2:4, 3:5], inner)
+    return out
+
+
+class Indexing(unittest.TestCase):
+
+    def test_index_expressions_and_axes_in_another_order(self):
+        (x,) = s.random_inputs((128, 12))
+        want = x.reshape(128, 3, 4).transpose(0, 2, 1).reshape(128, 12)
+        np.testing.assert_array_equal(transpose_blocks(x, 3, 4), want)
+        # the copy writes 3 runs of 4 elements each 3 apart: 3 instructions
+        kinds = [op.kind for op in trace_kernel(transpose_blocks, (x, 3, 4), {}, False)
+                 .trace.ops]
+        self.assertEqual(kinds.count('copy'), 3)
+
+    def test_a_transposed_hbm_read_is_a_descriptor_per_element(self):
+        (a,) = s.random_inputs((16, 128))
+        np.testing.assert_array_equal(load_transposed(a), a.T)
+        stats = s.frontend_stats(load_transposed, a)
+        self.assertEqual(s.stat(stats, 'dma.transfers'), 16 + 1)  # a column each, one store
+
+    def test_dma_of_several_strided_free_dimensions(self):
+        (x,) = s.random_inputs((2, 64, 10, 12))
+        np.testing.assert_array_equal(windows_beta1(x, 3, 4), x[:, :, 3:7, 0:8])
+        # per batch: a load of 4 runs, a store of one (out[b] is contiguous)
+        self.assertEqual(s.stat(s.frontend_stats(windows_beta1, x, 3, 4), 'dma.transfers'),
+                         2 * (4 + 1))
+        (y,) = s.random_inputs((1, 32, 6, 8))
+        want = np.zeros_like(y)
+        want[0, :, 2:4, 3:5] = y[0, :, 2:4, 3:5]
+        np.testing.assert_array_equal(halo_nki0(y), want)
 
 
 if __name__ == '__main__':

@@ -419,11 +419,80 @@ def normalise(shape, idx, api, site, lenient=False):
                 raise KernelError(api, f'index range {first}..{last} is out of bounds for '
                                   f'dimension {d} of size {n}', site)
             out.append(c)
+        elif isinstance(c, IndexExpr):
+            if any(coef < 1 for _, coef in c.terms.values()):
+                raise unsupported(api, 'access pattern not supported yet (a negative or zero '
+                                  'coefficient in an index expression)', site)
+            first = low(c.const)
+            last = high(c.const) + sum(coef * (size - 1) for size, coef in c.terms.values())
+            if not lenient and (first < 0 or last >= n):
+                raise KernelError(api, f'index expression {first}..{last} is out of bounds '
+                                  f'for dimension {d} of size {n}', site)
+            out.append(c)
         else:
             raise unsupported(api, f'index of type {type(c).__name__}', site)
     ranges = [c for c in out if c.__class__ is IndexRange]
+    exprs = [c for c in out if c.__class__ is IndexExpr]
     tagged = [c.axis for c in ranges if c.axis is not None]
-    if tagged and (len(tagged) != len(ranges) or tagged != sorted(tagged)):
-        raise unsupported(api, 'access pattern not supported yet (index axes out of the '
-                          "tensor's dimension order)", site)
+    if (tagged or exprs) and len(tagged) != len(ranges):
+        raise unsupported(api, 'access pattern not supported yet (nl.arange indices mixed with '
+                          'slices)', site)
     return out
+
+
+def in_order(comps):
+    """Whether the components are plain (integers and ranges) with their tile axes, if any, in
+    the tensor's dimension order: what the single-run fast paths take."""
+    tagged = []
+    for c in comps:
+        if c.__class__ is IndexExpr:
+            return False
+        if c.__class__ is IndexRange and c.axis is not None:
+            tagged.append(c.axis)
+    return tagged == sorted(tagged) and len(set(tagged)) == len(tagged)
+
+
+def layout(comps, strides, offset=0):
+    """An access of the components over dimensions of those element strides: (its first
+    element, [(size, stride)] per logical axis in order). Logical axes: the tile axes of
+    nl.arange / nl.mgrid indices (by axis number), or the ranges in dimension order."""
+    dims = {}
+    for d, c in enumerate(comps):
+        s = strides[d]
+        if c.__class__ is IndexRange:
+            key = (0, c.axis) if c.axis is not None else (1, d)
+            _add_axis(dims, key, c.size, c.step * s)
+            offset = offset + c.start * s
+        elif c.__class__ is IndexExpr:
+            for axis, (size, coef) in c.terms.items():
+                _add_axis(dims, (0, axis), size, coef * s)
+            offset = offset + c.const * s
+        else:
+            offset = offset + c * s
+    return offset, [tuple(dims[k]) for k in sorted(dims)]
+
+
+def _add_axis(dims, key, size, stride):
+    if key in dims:
+        if dims[key][0] != size:
+            raise unsupported('index expression', f'tile axis {key[1]} with sizes '
+                              f'{dims[key][0]} and {size}')
+        dims[key][1] += stride
+    else:
+        dims[key] = [size, stride]
+
+
+def merge(dims):
+    """(count, step) when the dims [(size, stride)], outermost first, are one run of evenly
+    spaced elements; else None."""
+    step, count = 1, 1
+    for size, stride in reversed(dims):
+        if size == 1:
+            continue
+        if count == 1:
+            step, count = stride, size
+        elif stride == step * count:
+            count *= size
+        else:
+            return None
+    return count, (step if count > 1 else 1)

@@ -3,11 +3,13 @@ primitives of _prims. An operation's result is a Pending until it is placed: rec
 (Trace.emit) into the tile it is assigned to, or into a tile of its own (declared at the
 operation's line) when it is used as an operand."""
 
+import copy as _copy
 import itertools
+import math
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import NOTHING, Affine, NeedsUnroll, mask_region, same
+from ._index import NOTHING, Affine, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        Tile, TileBlocks, TileRuns, Typed)
 from ._trace import current
@@ -190,8 +192,10 @@ def operand(x, api, site, allow_broadcast=False):
     if isinstance(x, TileBlocks):
         raise KernelError(api, f'a tensor of {x.block_shape} tiles is not one tile: index its '
                           'block dimensions', site)
-    if isinstance(x, TileRuns):
-        raise unsupported(api, RUNS_ONLY, site)
+    if isinstance(x, TileRuns):  # an elementwise operation splits it (split)
+        flush_zero(x.root, site)
+        note_use(x.root, current(api))
+        return x
     if isinstance(x, (HbmAccess, HbmTensor)):
         raise KernelError(api, 'operand is in HBM: load it into SBUF first (nl.load or '
                           'nisa.dma_copy)', site)
@@ -201,14 +205,89 @@ def operand(x, api, site, allow_broadcast=False):
     raise KernelError(api, f'expected a tile, got {type(x).__name__}', site)
 
 
+# The primitives that apply element by element (what split() may cut into runs).
+ELEMENTWISE = ('load', 'store', 'tensor_tensor', 'tensor_scalar', 'tensor_scalar_ap',
+               'tensor_copy', 'copy', 'memset', 'activation', 'scalar_tensor_tensor')
+
+
+def _several_runs(x):
+    return isinstance(x, TileRuns) or (isinstance(x, HbmAccess) and x.runs)
+
+
+def split(operands, contiguous, api, site):
+    """Operands of one logical shape (tile parts, tile parts of several runs, HBM accesses)
+    operated on together, cut into runs: for each run, each operand's piece (a Tile part, an
+    HBM access of rows x elements). The operands of several runs set the cut (the same sizes
+    per axis); the others, each one run, are read in the same order. The runs are as long as
+    every operand allows: evenly spaced elements, or contiguous (`contiguous`, a DMA)."""
+    shaped = [x.free_dims() for x in operands if _several_runs(x)]
+    sizes = [n for n, _ in shaped[0]]
+    total = math.prod(sizes)
+    dims_of = []
+    for x in operands:
+        dims = x.free_dims()
+        if _several_runs(x):
+            if [n for n, _ in dims] != sizes:
+                raise unsupported(api, f'operands of several runs with different shapes '
+                                  f'({x.shape} and {operands[0].shape})', site)
+        else:
+            count, step = merge(dims) or (None, None)
+            if count is None or (count != total and total != 1):
+                raise KernelError(api, f'shape mismatch: {x.shape} and {operands[0].shape}',
+                                  site)
+            dims = [(n, step * math.prod(sizes[i + 1:])) for i, n in enumerate(sizes)]
+        dims_of.append(dims)
+
+    def fits(dims, k):
+        m = merge(dims[k:])
+        return m is not None and (not contiguous or m[0] == 1 or m[1] == 1)
+
+    k = next(k for k in range(len(sizes) + 1) if all(fits(d, k) for d in dims_of))
+    for combo in itertools.product(*(range(n) for n in sizes[:k])):
+        pieces = []
+        for x, dims in zip(operands, dims_of):
+            off = sum(i * stride for i, (_, stride) in zip(combo, dims))
+            count, step = merge(dims[k:])
+            if isinstance(x, HbmAccess):
+                pieces.append(HbmAccess.piece(x.tensor, x.first + off, x.rows, x.row_stride,
+                                              count, site))
+            else:
+                p0, f0 = (x.p0, x.f0) if isinstance(x, TileRuns) else (x.pabs, x.fabs)
+                pieces.append(x.root._part((x.partitions, count), p0, f0 + off, step, step))
+        yield pieces
+
+
+def _emit_split(p, dst, accumulate, site):
+    """p into dst where an operand is several runs: one instruction (transfer) per run."""
+    if p.prim not in ELEMENTWISE:
+        raise unsupported(p.api, RUNS_ONLY, site)
+    if dst.partitions != p.shape[0] or dst.elems != _elems(p.shape):
+        raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
+                          f'tile of shape {dst.shape}', site)
+    # the operands split with dst: tiles and HBM accesses of dst's size (not [P, 1] ones)
+    at = [i for i, a in enumerate(p.args) if isinstance(a, (Tile, TileRuns, HbmAccess)) and
+          a.elems == dst.elems and (a.elems > 1 or _several_runs(a))]
+    for pieces in split([dst] + [p.args[i] for i in at], p.prim == 'load', p.api, site):
+        q = _copy.copy(p)
+        args = list(p.args)
+        for i, piece in zip(at, pieces[1:]):
+            args[i] = piece
+        q.args = tuple(args)
+        q.shape = q.full_shape = pieces[0].shape
+        q.region = None
+        emit_into(q, pieces[0], accumulate, site)
+
+
 def emit_into(p, dst, accumulate, site):
     """Records `p` with `dst` as its destination. `accumulate`: True adds the result to dst (a
     matmul into PSUM), False overwrites, 'auto' decides as nisa.nc_matmul's accumulate=None
     does."""
-    if not isinstance(dst, Tile):
+    if not isinstance(dst, (Tile, TileRuns)):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
-    if p.region is not None and dst.shape != p.shape:
-        dst = dst.view(p.region, site, p.api)
+    if p.region is not None and isinstance(dst, Tile) and dst.shape != p.shape:
+        dst = dst.view(p.region, site, p.api, runs=True)
+    if isinstance(dst, TileRuns) or any(_several_runs(a) for a in p.args):
+        return _emit_split(p, dst, accumulate, site)
     if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
                           f'tile of shape {dst.shape}', site)
@@ -247,14 +326,8 @@ def assign(dst, value, site):
     """tile[...] = value."""
     if value is NOTHING:  # an operation whose mask keeps nothing: no instruction
         return
-    if isinstance(dst, TileRuns):
-        if not (isinstance(value, Pending) and value.kind == 'load' and value.result is None):
-            raise unsupported('tile assignment', RUNS_ONLY, site)
-        for tile, access in _runs_of(dst, value.hbm, value.api, site):
-            emit_into(load(value.api, site, access), tile, False, site)
-        return
     if isinstance(value, Pending):
-        if value.kind == 'load' and isinstance(dst, Tile):
+        if value.kind == 'load' and isinstance(dst, (Tile, TileRuns)):
             _require_sbuf(value.api, site, dst)
         if value.result is None:
             value.check_placed_here()
@@ -262,7 +335,7 @@ def assign(dst, value, site):
             value.result = dst
             return
         value = value.result
-    if isinstance(value, Tile):
+    if isinstance(value, (Tile, TileRuns)):
         if dst.same_region(value):
             return
         emit_into(copy('tile assignment', site, value, dst.dtype_name), dst, False, site)
@@ -294,7 +367,7 @@ def _engine(engine, default):
 
 
 def _view(t, region, api, site):
-    return t if region is None else t.view(region, site, api)
+    return t if region is None else t.view(region, site, api, runs=True)
 
 
 def load(api, site, src, dtype=None, mask=None):
@@ -321,18 +394,6 @@ def load(api, site, src, dtype=None, mask=None):
     return p
 
 
-def _runs_of(runs, access, api, site):
-    """(SBUF run, the HBM access it pairs with) for a DMA between a multi-run tile part and an
-    HBM access of the same shape."""
-    if isinstance(access, BroadcastAccess):
-        raise unsupported(api, 'a broadcast load into a tile part of several runs', site)
-    if access is None or tuple(access.shape) != runs.shape:
-        raise unsupported(api, RUNS_ONLY + f' of the same shape as its HBM side '
-                          f'(tile part {runs.shape})', site)
-    return [(tile, access[tuple(slice(None) if i is None else i for i in index)])
-            for index, tile in runs.parts]
-
-
 def _check_dma_dtype(api, site, tile, tensor):
     if _dtypes.SIZES[tile.dtype_name] != _dtypes.SIZES[tensor.dtype_name]:
         raise unsupported(api, f'a DMA between {tile.dtype_name} and {tensor.dtype_name} (a '
@@ -348,7 +409,7 @@ def _require_sbuf(api, site, tile):
 def load_into(api, site, dst, src, mask=None):
     if not isinstance(dst, (Tile, TileRuns, Pending)):
         raise KernelError(api, f'loads into a tile, got {type(dst).__name__}', site)
-    if isinstance(dst, Tile):
+    if isinstance(dst, (Tile, TileRuns)):
         _require_sbuf(api, site, dst)
     p = load(api, site, src, None, mask)
     _check_dma_dtype(api, site, dst, src.tensor if isinstance(src, HbmAccess) else src)
@@ -362,11 +423,20 @@ def store(api, site, dst, value, mask=None):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
-    if isinstance(value, TileRuns) and mask is None:
-        for tile, access in _runs_of(value, dst, api, site):
+    src = operand(value, api, site)
+    if isinstance(src, TileRuns) or dst.runs:
+        if mask is not None:
+            raise unsupported(api, 'a mask on a DMA of several runs', site)
+        if isinstance(dst, BroadcastAccess):
+            raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
+        if dst.oob:
+            raise KernelError(api, dst.oob, site)
+        if src.partitions != dst.rows or src.elems != dst.elems:
+            raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an '
+                              f'HBM access of shape {dst.shape}', site)
+        for access, tile in split([dst, src], True, api, site):
             store(api, site, access, tile)
         return
-    src = operand(value, api, site)
     region = mask_region(mask, src.shape, api, site)
     if region is not None:
         src, dst = src.view(region, site, api), dst.restrict(region)

@@ -10,7 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import INTEGER, Affine, IndexRange, NeedsUnroll, high, low, normalise, same
+from ._index import (INTEGER, Affine, IndexExpr, IndexRange, NeedsUnroll, high, in_order, layout,
+                     low, merge, normalise, same)
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -103,8 +104,11 @@ class HbmTensor(Typed):
 
 
 class HbmAccess(Typed):
-    """Part of an HBM tensor as one DMA operand: rows (the partition dimension, any row stride)
-    of contiguous elements; its first element may depend on loop indices."""
+    """Part of an HBM tensor as a DMA operand: rows (the partition dimension, its first logical
+    axis, any row stride) of free elements (`dims`, the other logical axes: [(size, stride)]);
+    its first element may depend on loop indices. When the free elements are one contiguous
+    run it is one operand (rows x elems, `runs` False); else a DMA splits it into several
+    (_ops.split), one per run, as the descriptors the DMA engines process."""
     _kind = 'a part of an HBM tensor'
 
     def __init__(self, tensor, comps, site):
@@ -119,28 +123,40 @@ class HbmAccess(Typed):
                     self.oob = (f'index range {first if first < 0 else low(c.start)}..'
                                 f'{last} is out of bounds for dimension {d} of size '
                                 f'{tensor.shape[d]}')
+            elif isinstance(c, IndexExpr):
+                first = low(c.const)
+                last = high(c.const) + sum(k * (n - 1) for n, k in c.terms.values())
+                if first < 0 or last >= tensor.shape[d]:
+                    self.oob = (f'index expression {first}..{last} is out of bounds for '
+                                f'dimension {d} of size {tensor.shape[d]}')
         strides = [math.prod(tensor.shape[d + 1:]) for d in range(len(tensor.shape))]
-        ranges = [(d, c) for d, c in enumerate(comps) if isinstance(c, IndexRange)]
-        self.shape = tuple(c.size for _, c in ranges) or (1,)
-        self.first = 0
-        for d, c in enumerate(comps):
-            self.first = self.first + (c.start if isinstance(c, IndexRange) else c) * strides[d]
-        if not ranges:
+        self.first, dims = layout(comps, strides)
+        self.shape = tuple(n for n, _ in dims) or (1,)
+        self.runs = False
+        if not dims:
             self.rows, self.elems, self.row_stride = 1, 1, 1
+            self.dims = []
             return
-        pd, pc = ranges[0]
-        self.rows = pc.size
-        self.row_stride = strides[pd] * pc.step
-        expected = 1
-        for d, c in reversed(ranges[1:]):
-            if strides[d] * c.step != expected:
-                raise unsupported('HBM access', 'access pattern not supported yet (the free '
-                                  'dimensions of a DMA must be contiguous in memory)', site)
-            expected *= c.size
-        self.elems = expected
+        self.rows, self.row_stride = dims[0]
+        self.dims = dims[1:]
+        merged = merge(self.dims)
+        if merged is not None and (merged[0] == 1 or merged[1] == 1):
+            self.elems = merged[0]
+        else:
+            self.runs = True  # several runs: a DMA of it is split
+            self.elems = math.prod(n for n, _ in self.dims)
         if self.row_stride < 0:
             raise unsupported('HBM access', 'access pattern not supported yet (negative '
                               'partition stride)', site)
+
+    @classmethod
+    def piece(cls, tensor, first, rows, row_stride, elems, site):
+        """One run of a split access: rows of `elems` contiguous elements."""
+        a = cls.__new__(cls)
+        a.tensor, a.site, a.comps, a.oob = tensor, site, None, None
+        a.first, a.rows, a.row_stride, a.elems = first, rows, row_stride, elems
+        a.shape, a.dims, a.runs = (rows, elems), [(elems, 1)], False
+        return a
 
     @property
     def dtype_name(self):
@@ -150,6 +166,9 @@ class HbmAccess(Typed):
         """A part of this part (X_flat = X[b, :, :]; X_flat[k0:k1, r0:r1]), as one access of
         the tensor: each index applies to this view's own dimensions in order."""
         site = None  # (errors find the kernel's line themselves)
+        if self.comps is None or not in_order(self.comps):
+            raise unsupported('tensor indexing', 'an index of a part of an HBM tensor indexed '
+                              'with index expressions or reordered tile axes', site)
         ranges = [(d, c) for d, c in enumerate(self.comps) if isinstance(c, IndexRange)]
         sub = normalise(tuple(c.size for _, c in ranges), idx, 'tensor indexing', site, True)
         comps = list(self.comps)
@@ -162,24 +181,47 @@ class HbmAccess(Typed):
         return HbmAccess(self.tensor, comps, site)
 
     def restrict(self, region):
-        """The part of this access a mask region (an index over its tile axes) keeps."""
-        comps, k = list(self.comps), 0
+        """The part of this access a mask region (an index over its logical axes) keeps."""
+        if self.comps is None:
+            raise unsupported('mask', 'a mask on a part of a split access', self.site)
+        keys = sorted({(0, c.axis) if c.axis is not None else (1, d)
+                       for d, c in enumerate(self.comps) if isinstance(c, IndexRange)} |
+                      {(0, a) for c in self.comps if isinstance(c, IndexExpr) for a in c.terms})
+        cut = {}
+        for k, key in enumerate(keys):
+            r = region[k] if k < len(region) else slice(None)
+            cut[key] = r
+        comps = list(self.comps)
         for d, c in enumerate(comps):
             if isinstance(c, IndexRange):
-                r = region[k] if k < len(region) else slice(None)
+                r = cut[(0, c.axis) if c.axis is not None else (1, d)]
                 lo, hi, _ = r.indices(c.size)
                 comps[d] = IndexRange(c.start + c.step * lo, hi - lo, c.step, c.axis)
-                k += 1
+            elif isinstance(c, IndexExpr):
+                const, terms = c.const, {}
+                for a, (n, k) in c.terms.items():
+                    lo, hi, _ = cut[(0, a)].indices(n)
+                    const = const + k * lo
+                    terms[a] = (hi - lo, k)
+                comps[d] = IndexExpr(const, terms)
         return HbmAccess(self.tensor, comps, self.site)
 
     def ref(self):
         """The recording's operand: (tensor, first element, rows, elements, row stride)."""
+        if self.runs:
+            raise unsupported('HBM access', 'access pattern not supported yet (the free '
+                              'elements are several runs: only a DMA splits them)', self.site)
         return HbmRef(self.tensor.id, self.first, self.rows, self.elems, self.row_stride)
+
+    def free_dims(self):
+        return list(self.dims)
 
     def broadcast(self, shape, api, site):
         """This access, of one partition, repeated over shape[0] partitions: a DMA whose
         partition stride is 0 (nl.broadcast_to of a tensor in HBM)."""
         shape = tuple(int(x) for x in shape)
+        if self.runs:
+            raise unsupported(api, 'a broadcast of an HBM access of several runs', site)
         if self.rows != 1 or len(shape) < 2 or math.prod(shape[1:]) != self.elems:
             raise KernelError(api, f'cannot broadcast an HBM access of shape {self.shape} to '
                               f'{shape}: it must have one partition and the same free size',
@@ -274,8 +316,11 @@ class Tile(Typed, Arithmetic):
             return self
         comps = normalise(self.shape, idx, api, site)
         if all(isinstance(c, IndexRange) and not isinstance(c.start, Affine) and c.start == 0
-               and c.step == 1 and c.size == n for c, n in zip(comps, self.shape)):
+               and c.step == 1 and c.size == n and c.axis in (None, d)
+               for d, (c, n) in enumerate(zip(comps, self.shape))):
             return self
+        if not in_order(comps):
+            return self._general_view(comps, site, api, runs)
         pc = comps[0]
         if not isinstance(pc, IndexRange):
             pc = IndexRange(pc, 1)
@@ -298,10 +343,8 @@ class Tile(Typed, Arithmetic):
                 step, count = s * c.step, c.size
             elif s * c.step == step * count:
                 count *= c.size
-            elif runs and self.space == 'sbuf':
-                return TileRuns(self, [pc] + list(free), d + 1, site)
             else:
-                raise unsupported(api, RUNS_ONLY, site)
+                return self._general_view(comps, site, api, runs)
         if count == 1:
             step = 1
         shape = (pc.size,) + tuple(c.size for c in free if isinstance(c, IndexRange))
@@ -312,6 +355,36 @@ class Tile(Typed, Arithmetic):
         estride = self.estride * step if count > 1 else self.estride
         return self._part(shape, self.pabs + pc.start, self.fabs + first * self.fstep,
                           self.fstep * step, estride)
+
+    def free_dims(self):
+        """This part's free elements as [(size, stride in the root's elements)], per
+        dimension of its shape."""
+        return [(n, self.fstep * math.prod(self.shape[2 + d:]))
+                for d, n in enumerate(self.shape[1:])]
+
+    def _general_view(self, comps, site, api, runs):
+        """A part selected by index expressions or tile axes in another order than the
+        dimensions: the logical axes are the tile axes, in order; one run of evenly spaced
+        elements is a Tile, several a TileRuns."""
+        pc = comps[0]
+        if isinstance(pc, IndexExpr) or (isinstance(pc, IndexRange) and
+                                         (pc.step != 1 or pc.axis not in (None, 0))):
+            raise unsupported(api, 'access pattern not supported yet (the partition dimension '
+                              'of a tile indexed by anything but its own range)', site)
+        if not isinstance(pc, IndexRange):
+            pc = IndexRange(pc, 1, 1, 0)
+        strides = [self.fstep * math.prod(self.shape[2 + d:]) for d in range(len(comps) - 1)]
+        first, dims = layout(comps[1:], strides, self.fabs)
+        merged = merge(dims)
+        shape = (pc.size,) + tuple(n for n, _ in dims)
+        if merged is not None:
+            count, step = merged
+            estride = step if count > 1 else self.estride
+            return self._part(shape, self.pabs + pc.start, first, step if count > 1 else
+                              self.fstep, estride)
+        if not runs:
+            raise unsupported(api, RUNS_ONLY, site)
+        return TileRuns(self.root, self.pabs + pc.start, pc.size, first, dims, site)
 
     def same_region(self, other):
         return (isinstance(other, Tile) and other.root is self.root and
@@ -358,40 +431,52 @@ class Tile(Typed, Arithmetic):
         return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'
 
 
-RUNS_ONLY = ('access pattern not supported yet (a tile part must be one run of evenly spaced '
-             'elements in the free dimensions, except as the SBUF side of a DMA)')
+RUNS_ONLY = ('access pattern not supported yet (a tile part of several runs of elements is an '
+             'operand of DMAs and elementwise operations only)')
 
 
 class TileRuns(Typed):
-    """A part of an SBUF tile whose free elements are several runs, such as t[:, :, k, :] of a
-    [P, A, B, C] tile: usable only as the SBUF side of a DMA, which is recorded as one transfer
-    per run (the same bytes and descriptors; dma_transfers counts each)."""
+    """A part of a tile whose free elements are several runs, such as t[:, :, k, :] of a
+    [P, A, B, C] tile or t[i_p, i_b, i_a] (its axes in another order than the tile's
+    dimensions): partitions [p0, p0 + pc) of the root, and the free elements f0 + sum of
+    index * stride over `dims` [(size, stride)]. An operation on it is split into one
+    instruction (or DMA transfer) per run (_ops.split)."""
     _kind = 'a tile part'
 
-    def __init__(self, tile, comps, split, site):
-        self.tile, self.site = tile, site
-        self.shape = (comps[0].size,) + tuple(
-            c.size for c in comps[1:] if isinstance(c, IndexRange))
-        self.dtype_name, self.space = tile.dtype_name, tile.space
-        # Dimensions up to `split` (of comps) are walked, the rest is one run per walk.
-        walked = [d for d in range(1, split + 1) if isinstance(comps[d], IndexRange)]
-        positions = {d: i + 1 for i, d in enumerate(
-            [d for d in range(1, len(comps)) if isinstance(comps[d], IndexRange)])}
-        self.parts = []  # (index into self.shape, with None where kept whole; the tile run)
-        for combo in itertools.product(*(range(comps[d].size) for d in walked)):
-            sub = [c if not isinstance(c, IndexRange) else
-                   slice(c.start, c.start + c.size * c.step, c.step) for c in comps]
-            index = [None] * len(self.shape)
-            for d, i in zip(walked, combo):
-                sub[d] = comps[d].start + comps[d].step * i
-                index[positions[d]] = i
-            self.parts.append((tuple(index), tile.view(tuple(sub), site)))
+    def __init__(self, root, p0, pc, f0, dims, site):
+        self.root, self.site = root, site
+        self.p0, self.partitions, self.f0, self.dims = p0, pc, f0, list(dims)
+        self.shape = (pc,) + tuple(n for n, _ in dims)
+        self.elems = math.prod(n for n, _ in dims)
+        self.dtype_name, self.space = root.dtype_name, root.space
+        self.broadcast_from = None
+        self.name = root.name
+
+    def free_dims(self):
+        return list(self.dims)
 
     def _unsupported(self, *args, **kwargs):
-        raise unsupported('tile indexing', RUNS_ONLY, self.site)
+        raise unsupported('tile indexing', 'an index, reshape or broadcast of a tile part of '
+                          'several runs (index the tile itself)', self.site)
 
-    __getitem__ = __setitem__ = __iadd__ = __add__ = __radd__ = __sub__ = __rsub__ = \
-        __mul__ = __rmul__ = __truediv__ = reshape = broadcast_to = _unsupported
+    def view(self, idx, site, api='tile indexing', runs=False):
+        if idx is Ellipsis:
+            return self
+        raise unsupported(api, 'a mask or an index on a tile part of several runs', site)
+
+    def __setitem__(self, idx, value):
+        site = user_site()
+        OPERATORS['assign'](self.view(idx, site), value, site)
+
+    def __iadd__(self, value):
+        OPERATORS['accumulate'](self, value, user_site())
+        return self
+
+    def same_region(self, other):
+        return (isinstance(other, TileRuns) and other.root is self.root and
+                same(other.p0, self.p0) and same(other.f0, self.f0) and other.dims == self.dims)
+
+    __getitem__ = reshape = broadcast_to = _unsupported
 
 
 class TileBlocks(Typed):
