@@ -478,5 +478,42 @@ class Indexing(unittest.TestCase):
         np.testing.assert_array_equal(halo_nki0(y), want)
 
 
+@nki1.jit
+def scale_rows_beta1(x, g):
+    """x[P, N] * g[1, N]: g broadcast across partitions, explicitly and by numpy's rules."""
+    a = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    b = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t, gt = nl1.load(x), nl1.load(g)
+    nl1.store(a, value=nl1.multiply(t, gt.broadcast_to((x.shape[0], x.shape[1]))))
+    nl1.store(b, value=nl1.add(t, gt))
+    return a, b
+
+
+@nki0.jit
+def scale_rows_nki0(x, g):
+    a = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    gt = nl0.ndarray(g.shape, dtype=g.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    nisa0.dma_copy(gt, g)
+    wide = nl0.broadcast_to(gt, shape=x.shape, dtype=x.dtype)
+    nisa0.tensor_tensor(t, t, wide, nl0.multiply)
+    nisa0.dma_copy(a, t)
+    return a
+
+
+class Broadcasts(unittest.TestCase):
+
+    def test_a_row_across_partitions(self):
+        x, g = s.random_inputs((128, 700), (1, 700))
+        a, b = scale_rows_beta1(x, g)
+        np.testing.assert_array_equal(a, x * g)
+        np.testing.assert_array_equal(b, x + g)
+        np.testing.assert_array_equal(scale_rows_nki0(x, g), x * g)
+        # per broadcast: a ones row, then a matmul and a copy per 512 columns
+        kinds = [op.kind for op in trace_kernel(scale_rows_beta1, (x, g), {}, False).trace.ops]
+        self.assertEqual(kinds.count('matmul'), 2 * 2)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -392,12 +392,18 @@ def shared_constant(constant, dtype=None):
     return trace.new_hbm('constant', arr.shape, dt, vals, True)
 
 
-@api('language.broadcast_to', 'beta1', signature='src, shape')
-def broadcast_to(src, shape):
+@api('language.broadcast_to', 'beta1 0.3+', beta1='src, shape', v0_3_plus='x, shape, dtype=None')
+def broadcast_to(src=None, shape=None, x=None, dtype=None):
     """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every
     partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
-    per-partition operand of an elementwise operation)."""
+    per-partition operand of an elementwise operation); a [1, F] tile is repeated into every
+    partition of a new tile (_ops.partition_broadcast)."""
     site = user_site()
+    src = x if src is None else src
+    if isinstance(src, (Tile, _ops.Pending)) and dtype is not None:
+        t = _ops.operand(src, 'nl.broadcast_to', site)
+        if t.partitions == 1 and shape[0] > 1:
+            return _ops.partition_broadcast('nl.broadcast_to', site, t, shape, dtype)
     if isinstance(src, HbmTensor):
         src = src[...]
     if isinstance(src, HbmAccess):
@@ -421,6 +427,8 @@ def device_print(prefix, x, mask=None):
     t = _ops.operand(x, 'nl.device_print', site)
     trace.emit('print', 'nl.device_print', site, (t, prefix, t.shape))
 
+
+_ops.OPERATORS['partition_broadcast'] = _ops.partition_broadcast
 
 # The tile operators t + u, t * u, t - u, as nl.add, nl.multiply, nl.subtract.
 for _name, _alu in (('add', 'add'), ('multiply', 'multiply'), ('subtract', 'subtract')):

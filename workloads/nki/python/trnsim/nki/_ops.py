@@ -478,6 +478,11 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
     if A.broadcast_from is not None or B.broadcast_from is not None:
         raise unsupported(api, 'a broadcast first operand', site)
+    # numpy broadcasting of a [1, F] operand across partitions: repeated into a tile first
+    if B.partitions == 1 and A.partitions > 1 and B.elems in (1, A.elems):
+        B = operand(partition_broadcast(api, site, B, (A.partitions, B.elems)), api, site)
+    elif A.partitions == 1 and B.partitions > 1 and A.elems in (1, B.elems):
+        A = operand(partition_broadcast(api, site, A, (B.partitions, A.elems)), api, site)
     # numpy broadcasting of a [P, 1] operand along the free axis: a per-partition scalar.
     if B.partitions == A.partitions and B.elems == 1 and A.elems > 1:
         return tensor_scalar(api, site, A, alu, B, engine, dtype, mask=mask)
@@ -727,6 +732,39 @@ def settle_block_writes(group):
                 t.version += 1
                 t.last_write = written
     group.symbolic_writes = left
+
+
+def partition_broadcast(api, site, src, shape, dtype=None):
+    """A [1, F] tile repeated into every partition of a new [P, F] tile (NKI's broadcast_to
+    "broadcast along the partition dimension"; the reference does not say how): on the
+    Tensor engine, a matmul of a ones [1, P] stationary by src (PSUM, at most the moving
+    limit of columns at a time) copied to SBUF; a model choice (docs/nki.md)."""
+    trace = current(api)
+    shape = tuple(int(x) for x in shape)
+    src = operand(src, api, site)
+    if isinstance(src, TileRuns) or src.partitions != 1:
+        raise unsupported(api, f'a broadcast of {src.shape} to {shape}', site)
+    parts, free = shape[0], math.prod(shape[1:])
+    if src.elems not in (1, free):
+        raise KernelError(api, f'cannot broadcast a tile of shape {src.shape} to {shape}',
+                          site)
+    if parts > trace.limits['partitions']:
+        raise KernelError(api, f'number of partitions {parts} exceeds the architecture limit '
+                          f'of {trace.limits["partitions"]}', site)
+    dt = _name(dtype, src.dtype_name)
+    flat = src.reshape((1, src.elems)) if len(src.shape) != 2 else src
+    ones = trace.declare(api, site, (1, parts), src.dtype_name, 'sbuf', name='ones')
+    emit_into(memset(api, site, (1, parts), 1.0, src.dtype_name, 'dve'), ones, False, site)
+    out = trace.declare(api, site, (parts, src.elems), dt, 'sbuf', name='broadcast')
+    width = trace.limits['moving_max']
+    for c0 in range(0, src.elems, width):
+        n = min(width, src.elems - c0)
+        acc = trace.declare(api, site, (parts, n), 'float32', 'psum', name='broadcast_psum')
+        emit_into(matmul(api, site, ones, flat[:, c0:c0 + n]), acc, False, site)
+        emit_into(copy(api, site, acc, dt), out[:, c0:c0 + n], False, site)
+    if src.elems == free:
+        return out.reshape(shape)
+    return out.broadcast_to(shape)  # then along the free axis
 
 
 def hoisted_transpose(api, site, x):

@@ -417,12 +417,16 @@ class Tile(Typed, Arithmetic):
 
     def broadcast_to(self, shape):
         """A [P, 1] tile seen as [P, F] (each partition's value repeated along the free axis):
-        a per-partition scalar operand. Broadcasting across partitions is not supported."""
+        a per-partition scalar operand; a [1, F] tile repeated into P partitions (a new tile,
+        _ops.partition_broadcast)."""
         site = user_site()
         shape = tuple(int(x) for x in shape)
+        if len(shape) >= 2 and self.partitions == 1 and shape[0] > 1:
+            return OPERATORS['partition_broadcast']('tile.broadcast_to', site, self, shape)
         if len(shape) < 2 or shape[0] != self.shape[0] or self.elems != 1:
-            raise unsupported('tile.broadcast_to', f'a broadcast of {self.shape} to {shape} (only '
-                              'a [P, 1] tile broadcast along the free axis)', site)
+            raise unsupported('tile.broadcast_to', f'a broadcast of {self.shape} to {shape} (a '
+                              '[1, F] tile across partitions, a [P, 1] tile along the free '
+                              'axis)', site)
         t = self._part(shape, self.pabs, self.fabs, self.fstep, self.estride)
         t.broadcast_from = self
         return t
