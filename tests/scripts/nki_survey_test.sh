@@ -41,7 +41,8 @@ python3 -c "import json, sys; d = json.load(open(sys.argv[1])); \
 assert len(d['results']) == 6" "$TMP/s.json" || fail "the JSON results"
 "$survey" "$TMP/none" >"$TMP/out2" 2>&1
 expect_status 2 $? "a missing folder"
-"$survey" "$ROOT/workloads/nki/kernels" "$ROOT/workloads/nki/examples" >"$TMP/own" 2>&1
-expect_status 0 $? "the project's own kernels and examples"
-expect_grep "^10 scripts: 8 values checked, 2 ran$" "$TMP/own" "all of them run"
+"$survey" "$ROOT/workloads/nki/kernels" "$ROOT/workloads/nki/examples" \
+    "$ROOT/workloads/nki/samples" >"$TMP/own" 2>&1
+expect_status 0 $? "the project's own kernels, examples and samples"
+expect_grep "^15 scripts: 13 values checked, 2 ran$" "$TMP/own" "all of them run"
 finish
