@@ -8,7 +8,6 @@ import unittest
 import numpy as np
 
 import neuronxcc.nki as nki1
-import neuronxcc.nki.isa as nisa1
 import neuronxcc.nki.language as nl1
 import nki as nki0
 import nki.isa as nisa0

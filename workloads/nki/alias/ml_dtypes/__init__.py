@@ -29,7 +29,7 @@ if _spec is not None:  # the real one wins
 else:
     import numpy as np
 
-    from _trnsim_dtypes import bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2
+    from _trnsim_dtypes import bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2  # noqa: F401
 
     __version__ = 'trnsim'
     iinfo = np.iinfo

@@ -2,7 +2,6 @@
 their parts. Pure data: recording is the layers above (the operators a kernel applies to tiles
 reach them through OPERATORS)."""
 
-import itertools
 import math
 import weakref
 
