@@ -51,6 +51,7 @@ class platform {
     std::int64_t integer(const std::string& key) const { return m_cfg.integer(key); }
     std::uint64_t size(const std::string& key) const { return m_cfg.size(key); }
     double real(const std::string& key) const { return m_cfg.real(key); }
+    bool boolean(const std::string& key) const { return m_cfg.boolean(key); }
 
     // A kernel's recording (its text form, workloads/nki/recording.h) built into a program:
     // (program, the races of tiles the kernel placed itself, matmul flops).
@@ -177,6 +178,7 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("integer", &platform::integer)
         .def("size", &platform::size)
         .def("real", &platform::real)
+        .def("boolean", &platform::boolean)
         .def("build_recording", &platform::build_recording)
         .def("build_workload", &platform::build_workload)
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",

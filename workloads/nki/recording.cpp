@@ -289,7 +289,8 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             tiles({0, 1, 2});
             break;
         case nki_op_kind::matmul:
-            need(4);
+            op.double_row = w.size() == 5 && w[4] == "double_row";
+            if (!op.double_row) need(4);
             tiles({0, 1, 2});
             if (w[3] == "1") {
                 op.accumulate = true;
@@ -760,7 +761,7 @@ class expander {
                 break;
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));
-                m_kb.matmul(t(0), t(1), t(2), acc);
+                m_kb.matmul(t(0), t(1), t(2), acc, op.double_row);
                 break;
             }
             case nki_op_kind::transpose:

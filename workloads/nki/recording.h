@@ -107,6 +107,7 @@ struct nki_op {
     // matmul: adds to dst unless every loop of `fresh` is at index 0 (accumulate = 1: always;
     // 0 with `fresh` empty: never).
     bool accumulate = false;
+    bool double_row = false;  // matmul: the fp8 double-row mode (NeuronCore-v3)
     std::vector<std::uint32_t> fresh;
 };
 

@@ -202,6 +202,22 @@ def widen_nki0(a, b):
     return total, big
 
 
+@nki0.jit
+def repeated_product(lhsT, rhs, mode):
+    out = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    a = nl0.ndarray((128, 128), dtype=lhsT.dtype, buffer=nl0.sbuf)
+    b = nl0.ndarray((128, 512), dtype=rhs.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(a, lhsT)
+    nisa0.dma_copy(b, rhs)
+    acc = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.psum)
+    for _ in range(4):
+        nisa0.nc_matmul(acc, a, b, perf_mode=mode)
+    res = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_copy(res, acc)
+    nisa0.dma_copy(out, res)
+    return out
+
+
 class KernelDtypes(unittest.TestCase):
 
     def setUp(self):
@@ -246,6 +262,19 @@ class KernelDtypes(unittest.TestCase):
                 spacing = 2.0 ** (exponent - man)
                 err = np.abs(f32(out) - exact)
                 self.assertTrue((err <= spacing / 2 + 1e-5).all(), f'{t} {kernel} {err.max()}')
+
+    def test_fp8_double_row_matmuls_take_half_the_tensor_engine_time(self):
+        lhsT = self.rng.uniform(-1, 1, (128, 128)).astype(E4M3)
+        rhs = self.rng.uniform(-1, 1, (128, 512)).astype(E4M3)
+        busy = {}
+        for mode in (nisa0.matmul_perf_mode.none, nisa0.matmul_perf_mode.double_row):
+            sim = nki0.simulate(repeated_product)
+            np.testing.assert_allclose(sim(lhsT, rhs, mode), 4 * (f32(lhsT).T @ f32(rhs)),
+                                       rtol=1e-5, atol=1e-5)
+            busy[mode] = sim.stats['engines']['pe']['busy_ns']
+        self.assertAlmostEqual(busy['double_row'], busy['none'] / 2, delta=busy['none'] * 0.01)
+        with self.assertRaisesRegex(Exception, 'perf_mode=double_row needs fp8 operands'):
+            repeated_product(lhsT.astype(BF16), rhs.astype(BF16), 'double_row')
 
     def test_integer_inputs(self):
         for t in (np.int8, np.uint8, np.int16, np.uint16, np.int32):

@@ -105,6 +105,28 @@ end L0
     EXPECT_EQ(p.engines[std::size_t(engine_kind::dve)].size(), 1u);
 }
 
+TEST(Recording, DoubleRowMatmulsCarryTheirFlag) {
+    const char* const text = R"(style isa
+tensor input float8_e4m3 16384 a
+decl sbuf 128 128 float8_e4m3 1 0 1 - - - s
+decl psum 128 128 float32 1 0 1 - - - acc
+declare 0
+declare 1
+load T0.0.0:0:128:0:128:1 H0:0:128:128:128
+matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 0 double_row
+matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 1
+)";
+    const program p = expand(text);
+    const auto& pe = p.engines[std::size_t(engine_kind::pe)];
+    ASSERT_EQ(pe.size(), 2u);
+    EXPECT_NE(pe[0].flags & flag::double_row, 0);
+    EXPECT_EQ(pe[1].flags & flag::double_row, 0);
+    EXPECT_NE(parse_error(
+                  std::string(text).replace(std::string(text).find("0 double_row"), 12, "0 bogus"))
+                  .find("expected 4 operands"),
+              std::string::npos);
+}
+
 TEST(Recording, InstancesCountedBack) {
     // `back` 1: the instance before the latest, in its own buffer (2 buffers rotate).
     const nki_recording r = parse(R"(style nl

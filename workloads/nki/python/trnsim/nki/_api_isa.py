@@ -28,6 +28,17 @@ value('isa.gpsimd_engine', 'pool')
 value('isa.tensor_engine', 'pe')
 value('isa.unknown_engine', None)
 
+
+class MatmulPerfMode:
+    """nisa.matmul_perf_mode (NKI 0.3+): none, or double_row (fp8 at twice the rate,
+    NeuronCore-v3)."""
+
+    none = 'none'
+    double_row = 'double_row'
+
+
+value('isa.matmul_perf_mode', MatmulPerfMode, '0.3+')
+
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).
 _ALU = {'language.add': 'add', 'language.subtract': 'subtract', 'language.multiply': 'multiply',
@@ -107,9 +118,11 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     if tile_position or tile_size:
         raise unsupported('nisa.nc_matmul', 'tile_position= / tile_size= (Tensor-engine '
                           'tiling)', site)
-    if perf_mode is not None:
-        raise unsupported('nisa.nc_matmul', f'perf_mode={perf_mode}', site)
-    p = _ops.matmul('nisa.nc_matmul', site, stationary, moving)
+    mode = getattr(perf_mode, 'value', perf_mode)
+    if mode not in (None, 'none', 'double_row'):
+        raise KernelError('nisa.nc_matmul', f'perf_mode={perf_mode!r} (none or double_row)',
+                          site)
+    p = _ops.matmul('nisa.nc_matmul', site, stationary, moving, mode == 'double_row')
     if dst is None:
         if accumulate is not None:
             raise KernelError('nisa.nc_matmul', 'accumulate= needs dst=', site)

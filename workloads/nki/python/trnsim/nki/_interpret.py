@@ -225,8 +225,8 @@ class Interpreter:
         if prim.shaped:
             vals.append(dst.shape)
         if op.kind == 'matmul':
-            acc = vals.pop()
-            out = prim.impl(*vals, acc)
+            acc = vals[2]
+            out = prim.impl(vals[0], vals[1], acc)
             if isinstance(acc, tuple):
                 acc = not all(self.index[loop.id] == 0 for loop in acc)
             if acc:

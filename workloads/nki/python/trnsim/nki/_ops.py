@@ -305,6 +305,8 @@ def emit_into(p, dst, accumulate, site):
         if accumulate == 'auto':
             accumulate = _auto_accumulate(p, dst, site, trace)
         args = args + (accumulate,)
+        if getattr(p, 'double_row', False):
+            args = args + ('double_row',)
     else:
         flush_zero(dst, site)
     _note_write(dst, trace)
@@ -641,7 +643,10 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mas
                    (A, alu, _engine(engine, 'dve')), region=out_region, full_shape=full)
 
 
-def matmul(api, site, stationary, moving):
+def matmul(api, site, stationary, moving, double_row=False):
+    """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
+    (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
+    driver models it."""
     trace = current(api)
     S, M = operand(stationary, api, site), operand(moving, api, site)
     for t, what in ((S, 'stationary'), (M, 'moving')):
@@ -664,7 +669,16 @@ def matmul(api, site, stationary, moving):
         raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
                           'operands have different dtypes: the Tensor engine multiplies '
                           'operands of one dtype (cast one with nl.copy(..., dtype=))', site)
-    return Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
+    if double_row:
+        if not lim['double_row']:
+            raise KernelError(api, 'perf_mode=double_row: this NeuronCore has no fp8 double-row '
+                              'mode (NeuronCore-v3 and later; core.pe.double_row)', site)
+        if S.dtype_name not in ('float8_e4m3', 'float8_e4m3fn', 'float8_e5m2'):
+            raise KernelError(api, f'perf_mode=double_row needs fp8 operands, got '
+                              f'{S.dtype_name}', site)
+    p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
+    p.double_row = double_row
+    return p
 
 
 def transpose(api, site, a, mask=None):

@@ -153,8 +153,9 @@ def _find_index8(data, vals):
     return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
 
 
-@prim('matmul', 'T', 'T', 'T', 'acc')
-def _matmul(stationary, moving, accumulate):
+@prim('matmul', 'T', 'T', 'T', 'acc', 'mode?')
+def _matmul(stationary, moving, accumulate, mode=None):
+    """(mode: 'double_row', the fp8 double-row mode: the same values)"""
     return stationary.T @ moving
 
 
