@@ -514,5 +514,50 @@ class Broadcasts(unittest.TestCase):
         self.assertEqual(kinds.count('matmul'), 2 * 2)
 
 
+@nki1.jit
+def upsample_nearest(x):
+    """Each element twice along the free axis: x[:, j // 2] read by one DMA."""
+    out = nl1.ndarray((x.shape[0], 2 * x.shape[1]), dtype=x.dtype, buffer=nl1.shared_hbm)
+    ip = nl1.arange(x.shape[0])[:, None]
+    jf = nl1.arange(2 * x.shape[1])[None, :]
+    nl1.store(out, value=nl1.load(x[ip, jf // 2]))
+    return out
+
+
+@nki1.jit
+def deinterleave(x):
+    """out[:, k * h + j] = x[:, 2 * j + k]: the even elements, then the odd ones."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    ip = nl1.arange(x.shape[0])[:, None]
+    jf = nl1.arange(x.shape[1])[None, :]
+    half = x.shape[1] // 2
+    t = nl1.load(x)
+    o = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.sbuf)
+    o[ip, (jf % 2) * half + jf // 2] = nl1.copy(t[ip, jf])
+    nl1.store(out, value=o)
+    return out
+
+
+@nki1.jit
+def reversed_index(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    jf = nl1.arange(x.shape[1])[None, :]
+    nl1.store(out, value=nl1.load(x[nl1.arange(128)[:, None], x.shape[1] - 1 - jf]))
+    return out
+
+
+class DivisionsOfIndices(unittest.TestCase):
+
+    def test_floor_division_and_remainder_of_an_index(self):
+        (x,) = s.random_inputs((128, 8))
+        np.testing.assert_array_equal(upsample_nearest(x), np.repeat(x, 2, axis=1))
+        np.testing.assert_array_equal(deinterleave(x), np.hstack([x[:, 0::2], x[:, 1::2]]))
+
+    def test_a_negative_coefficient_says_so(self):
+        with self.assertRaisesRegex(KernelError, 'only \\+, -, \\* by integers, and // or % by '
+                                    'a positive integer'):
+            reversed_index(np.zeros((128, 8), np.float32))
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -207,6 +207,36 @@ class IndexRange(UserFacing):
 
     __rmul__ = __mul__
 
+    def _split(self, c, op):
+        """The index as (quotient, remainder) sub-axes of its tile axis, for // and % by c:
+        only a range of whole groups of c (start a multiple of c, step 1, size a multiple of
+        c), as the tile's own index split in two."""
+        if not isinstance(c, INTEGER) or int(c) < 1:
+            raise unsupported('index expression', f'index {op} {c!r} (only by a positive '
+                              'integer)', user_site())
+        c = int(c)
+        if self.axis is None or isinstance(self.start, Affine) or self.step != 1 or \
+                self.start % c or self.size % c:
+            raise unsupported('index expression', f'index {op} {c}: only of an nl.arange '
+                              f'index in whole groups of {c} (start a multiple, step 1)',
+                              user_site())
+        return c, (self.axis, 0, c), (self.axis, 1, c)
+
+    def __floordiv__(self, c):
+        c, q, r = self._split(c, '//')
+        return IndexExpr(self.start // c, {q: (self.size // c, 1), r: (c, 0)})
+
+    def __mod__(self, c):
+        c, q, r = self._split(c, '%')
+        return IndexExpr(0, {q: (self.size // c, 0), r: (c, 1)})
+
+    def _unsupported(self, *args):
+        raise unsupported('index expression', 'only +, -, * by integers, and // or % by a '
+                          'positive integer, in an index', user_site())
+
+    __truediv__ = __rtruediv__ = __rsub__ = __neg__ = __pow__ = __rfloordiv__ = __rmod__ = \
+        _unsupported
+
     def _bound(self, lo=None, hi=None):
         """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)."""
         if self.axis is None:
@@ -260,9 +290,16 @@ class IndexExpr(UserFacing):
         if isinstance(other, (INTEGER, Affine)):
             return IndexExpr(self.const + other, dict(self.terms))
         other = IndexExpr.of(other)
-        if set(self.terms) & set(other.terms):
-            raise unsupported('index expression', 'two terms on the same tile axis')
-        return IndexExpr(self.const + other.const, {**self.terms, **other.terms})
+        terms = dict(self.terms)
+        for a, (n, k) in other.terms.items():
+            if a in terms:
+                if terms[a][0] != n:
+                    raise unsupported('index expression', f'tile axis {a} with sizes '
+                                      f'{terms[a][0]} and {n}')
+                terms[a] = (n, terms[a][1] + k)
+            else:
+                terms[a] = (n, k)
+        return IndexExpr(self.const + other.const, terms)
 
     __radd__ = __add__
 
@@ -420,7 +457,7 @@ def normalise(shape, idx, api, site, lenient=False):
                                   f'dimension {d} of size {n}', site)
             out.append(c)
         elif isinstance(c, IndexExpr):
-            if any(coef < 1 for _, coef in c.terms.values()):
+            if any(coef < 0 for _, coef in c.terms.values()):
                 raise unsupported(api, 'access pattern not supported yet (a negative or zero '
                                   'coefficient in an index expression)', site)
             first = low(c.const)
@@ -469,7 +506,21 @@ def layout(comps, strides, offset=0):
             offset = offset + c.const * s
         else:
             offset = offset + c * s
-    return offset, [tuple(dims[k]) for k in sorted(dims)]
+    keys = sorted(dims, key=_axis_order)
+    whole = {k[1] for k in keys if k[0] == 0 and not isinstance(k[1], tuple)}
+    if any(isinstance(k[1], tuple) and k[1][0] in whole for k in keys):
+        raise unsupported('index expression', 'a tile axis used both whole and split by // or '
+                          '% in one index')
+    return offset, [tuple(dims[k]) for k in keys]
+
+
+def _axis_order(key):
+    """Logical axes in order: tile axes by number (a sub-axis of // and %: the quotient, then
+    the remainder, in its axis's place), then ranges by dimension."""
+    kind, a = key
+    if kind == 0 and isinstance(a, tuple):
+        return (0, a[0], a[1], a[2])
+    return (kind, a, -1, 0)
 
 
 def _add_axis(dims, key, size, stride):
@@ -489,6 +540,8 @@ def merge(dims):
     for size, stride in reversed(dims):
         if size == 1:
             continue
+        if stride == 0:  # repeated elements (a // index): never one run
+            return None
         if count == 1:
             step, count = stride, size
         elif stride == step * count:
