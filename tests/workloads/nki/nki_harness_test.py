@@ -106,6 +106,22 @@ assert (nki.simulate(copy)(a) == a).all()
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(f'NEURON_PLATFORM_TARGET_OVERRIDE: {message}', r.stderr)
 
+    def test_an_unsupported_name_imported_by_name_is_one_line(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'imports.py')
+            for name, message in (('bn_stats', 'nki.isa.bn_stats: not supported by trnsim yet'),
+                                  ('nc_matmull', 'nki.isa.nc_matmull: no such API in nki.isa '
+                                   '(the NKI API reference, SDK 2.26.1; did you mean '
+                                   'nisa.nc_matmul?)')):
+                with open(path, 'w') as f:
+                    f.write(f'import numpy\nfrom neuronxcc.nki.isa import {name}\n')
+                r = run(path, check=False)
+                self.assertEqual(r.returncode, 2, r.stderr)
+                self.assertEqual(r.stderr.strip().splitlines()[-1],
+                                 f'scripts/nki: error: {path}:2: {message}'
+                                 + ('' if 'did you' in message else
+                                    ' (docs/nki.md lists what is supported)'))
+
     def test_aliases_only_inside_scripts_nki(self):
         env = dict(os.environ)
         env['PYTHONPATH'] = os.path.join(SOURCE, 'workloads', 'nki', 'python')

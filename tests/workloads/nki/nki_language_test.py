@@ -84,8 +84,8 @@ class Operators(unittest.TestCase):
             self.assertEqual(s.stat(s.frontend_stats(kernel, x), 'engines.dve.instructions'), 7)
 
     def test_a_division_that_is_not_a_multiply_says_so(self):
-        with self.assertRaisesRegex(KernelError, r'a division by 3 \(a power of two is a '
-                                    'multiply'):
+        with self.assertRaisesRegex(KernelError, r'a division by 3 \(only by a power of two, '
+                                    'a multiply'):
             divide_by_three(np.ones((128, 4), np.float32))
 
 
@@ -98,9 +98,9 @@ class Masks(unittest.TestCase):
         self.assertEqual(s.stat(stats, 'dma.transfers'), 6)  # 3 loads, 3 stores
         self.assertEqual(s.stat(stats, 'engines.dve.instructions'), 3)
 
-    def test_reading_what_nothing_computed_is_an_error(self):
-        with self.assertRaisesRegex(KernelError, 'nl.exp: operand is the result of an '
-                                    'operation whose mask keeps nothing'):
+    def test_storing_what_nothing_computed_is_an_error(self):
+        with self.assertRaisesRegex(KernelError, 'nl.store: stores the result of an operation '
+                                    'whose mask keeps nothing'):
             reads_nothing(np.ones((128, 4), np.float32))
 
 
@@ -255,6 +255,28 @@ def stores_an_unwritten_tile(x):
     return out
 
 
+@nki1.jit
+def masked_tail(x):
+    """A masked load, an unmasked exp of the whole tile, a masked store: the rows past the end
+    are computed on but never stored."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    ip = nl1.arange(128)[:, None]
+    jf = nl1.arange(x.shape[1])[None, :]
+    for i in nl1.affine_range((x.shape[0] + 127) // 128):
+        t = nl1.load(x[i * 128 + ip, jf], mask=(i * 128 + ip < x.shape[0]))
+        nl1.store(out[i * 128 + ip, jf], value=nl1.exp(t), mask=(i * 128 + ip < x.shape[0]))
+    return out
+
+
+@nki1.jit
+def exp_of_unwritten(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.sbuf)
+    t[:, 0:2] = nl1.load(x[:, 0:2])
+    nl1.store(out, value=nl1.exp(t))
+    return out
+
+
 def _last_block(x, loop):
     out = nl1.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl1.shared_hbm)
     for i in loop(x.shape[0] // 128):
@@ -319,9 +341,16 @@ class KernelBugs(unittest.TestCase):
         self.assertTrue(np.isnan(out[:, 2:]).all())
         self.settings['strict'] = True
         with self.assertRaisesRegex(KernelError, rf'{__file__}:{_line("unwritten")}: nl.store: '
-                                    r'reads 768 elements of the tile of .* that nothing wrote '
-                                    r"\(NaN, as AWS's simulator fills them\)"):
+                                    r'stores 768 elements of the tile of .* computed from tile '
+                                    r"elements nothing wrote \(NaN, as AWS's simulator fills "
+                                    r'them\)'):
             stores_an_unwritten_tile(x)
+        # what a masked load leaves unwritten may be computed on, if it is not stored
+        (y,) = s.random_inputs((300, 8))
+        np.testing.assert_array_equal(masked_tail(y), np.exp(y))
+        with self.assertRaisesRegex(KernelError, 'stores 768 elements of the tile of .* '
+                                    'computed from tile elements nothing wrote'):
+            exp_of_unwritten(x)
 
     def test_independent_iterations_writing_the_same_bytes(self):
         (x,) = s.random_inputs((512, 16))
@@ -557,6 +586,89 @@ class DivisionsOfIndices(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, 'only \\+, -, \\* by integers, and // or % by '
                                     'a positive integer'):
             reversed_index(np.zeros((128, 8), np.float32))
+
+
+@nki1.jit
+def pool_pairs(x):
+    """2 x 2 sums of a [P, H, W] tile from its strided parts (tile parts of several runs as
+    both operands of additions) and the operators on them."""
+    p, h, w = x.shape
+    out = nl1.ndarray((p, h // 2, w // 2), dtype=x.dtype, buffer=nl1.shared_hbm)
+    neg = nl1.ndarray((p, h // 2, w // 2), dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    s = nl1.add(t[:, 0::2, 0::2], t[:, 0::2, 1::2]) + t[:, 1::2, 0::2]
+    s += t[:, 1::2, 1::2]
+    nl1.store(out, value=s)
+    nl1.store(neg, value=3 - t[:, 0::2, 0::2] * 2)
+    return out, neg
+
+
+@nki1.jit
+def centred(x, scale, dt):
+    """m - t of a [P, 1] mean m, 1.0 - t, and numpy numbers and dtypes as arguments."""
+    a = nl1.ndarray(x.shape, dtype=dt, buffer=nl1.shared_hbm)
+    b = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    m = nl1.mean(t, axis=1, keepdims=True)
+    nl1.store(a, value=nl1.multiply(m - t, scale, dtype=dt))
+    nl1.store(b, value=nl1.subtract(1.0, t))
+    return a, b
+
+
+@nki1.jit
+def squares_and_sums(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    nl1.store(out, value=t ** 2 + t)
+    return out
+
+
+@nki1.jit
+def compares(x):
+    t = nl1.load(x)
+    return t > 0
+
+
+class MoreOperands(unittest.TestCase):
+
+    def test_tile_parts_of_several_runs_in_two_tile_operations(self):
+        (x,) = s.random_inputs((128, 6, 8))
+        got, neg = pool_pairs(x)
+        want = x[:, 0::2, 0::2] + x[:, 0::2, 1::2] + x[:, 1::2, 0::2] + x[:, 1::2, 1::2]
+        np.testing.assert_allclose(got, want, rtol=1e-6)
+        np.testing.assert_array_equal(neg, np.float32(3) - x[:, 0::2, 0::2] * np.float32(2))
+
+    def test_reversed_subtractions_numbers_and_dtypes_as_arguments(self):
+        (x,) = s.random_inputs((128, 64))
+        scale = 1 / np.sqrt(np.float64(64))
+        a, b = centred(x, scale, nl1.bfloat16)
+        m = (x.sum(axis=1, keepdims=True, dtype=np.float32) * np.float32(1 / 64))
+        np.testing.assert_allclose(a.astype(np.float32), ((m - x) * np.float32(scale))
+                                   .astype(nl1.bfloat16).astype(np.float32), rtol=1e-2,
+                                   atol=1e-3)
+        self.assertEqual(a.dtype, nl1.bfloat16)
+        np.testing.assert_array_equal(b, np.float32(1) - x)
+        a32, _ = centred(x, np.float32(0.5), np.dtype(np.float32))
+        self.assertEqual(a32.dtype, np.float32)
+
+    def test_operators_a_tile_lacks_say_so(self):
+        (x,) = s.random_inputs((128, 16))
+        np.testing.assert_array_equal(squares_and_sums(x), x * x + x)
+        with self.assertRaisesRegex(KernelError, 'comparisons, abs and bitwise operators of '
+                                    'tiles'):
+            compares(x)
+
+    def test_integers_compute_through_float32_and_saturate(self):
+        big = np.full((128, 4), 2 ** 31 - 1, np.int32)
+
+        @nki1.jit
+        def doubled(a):
+            out = nl1.ndarray(a.shape, dtype=a.dtype, buffer=nl1.shared_hbm)
+            t = nl1.load(a)
+            nl1.store(out, value=nl1.add(t, t))
+            return out
+
+        np.testing.assert_array_equal(doubled(big), big)  # saturated, as the model's engines
 
 
 if __name__ == '__main__':

@@ -203,7 +203,7 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
         if any(isinstance(s, ParDim) for s in shape):
             raise KernelError(api_name, 'nl.par_dim in an HBM tensor shape', site)
         return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt,
-                             shared=buffer.name == 'shared_hbm')
+                             shared=buffer.name == 'shared_hbm', site=site)
     alloc = None
     if not isinstance(space, str):
         alloc, space = space, 'sbuf'
@@ -458,14 +458,14 @@ def _divide(a, b):
         m, _ = math.frexp(c) if c else (0.0, 0)
         if c and abs(m) == 0.5:
             return _ops.tensor_scalar('tile / number', site, a, 'multiply', 1.0 / c, None)
-        raise unsupported('tile / number', f'a division by {b:g} (a power of two is a '
-                          'multiply; other divisors need nl.divide)', site)
-    raise unsupported('tile / tile', 'a division of tiles (nl.divide)', site)
+        raise unsupported('tile / number', f'a division by {b:g} (only by a power of two, a '
+                          'multiply, exactly; multiplying by the reciprocal rounds once more)',
+                          site)
+    raise unsupported('tile / tile', 'a division of tiles', site)
 
 
 def _rdivide(a, b):
-    raise unsupported('number / tile', 'a division by a tile (nl.divide, nl.reciprocal)',
-                      user_site())
+    raise unsupported('number / tile', 'a division by a tile', user_site())
 
 
 _ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,

@@ -30,6 +30,33 @@ def fill_value(dtype):
     return 4 if dtype in _dtypes.INTEGERS else np.nan
 
 
+# The primitives each of whose result elements depends on the same element of each operand
+# (a [P, 1] operand: on its partition's element).
+_ELEMENTWISE = ('load', 'tensor_tensor', 'tensor_scalar', 'tensor_scalar_ap', 'tensor_copy',
+                'copy', 'activation', 'scalar_tensor_tensor')
+
+
+def _validity(kind, valids, shape):
+    """Which result elements of a primitive are computed only from valid operand elements."""
+    if not valids:  # memset, iota: nothing read
+        return np.ones(shape, dtype=bool)
+    if kind in _ELEMENTWISE:
+        out = np.ones(shape, dtype=bool)
+        for v in valids:
+            out &= v if v.shape == shape else v.reshape(shape[0], -1)[:, :1]
+        return out
+    if kind == 'transpose':
+        return valids[0].T.reshape(shape)
+    if kind == 'tensor_tensor_scan':  # each element depends on the ones before it in its row
+        both = valids[0] & valids[1].reshape(valids[0].shape)
+        return np.logical_and.accumulate(both, axis=1).reshape(shape)
+    # reductions, max8, find_index8: a row's results depend on the whole row
+    rows = np.ones(shape[0], dtype=bool)
+    for v in valids:
+        rows &= v.reshape(v.shape[0], -1).all(axis=1)[:shape[0]]
+    return np.broadcast_to(rows[:, None], shape).copy()
+
+
 class Interpreter:
     """Runs a recording (_trace.Trace) on numpy arrays. What it notes on the way (`warnings`:
     (site, api, message)): reads of tile elements nothing wrote, and writes of the same HBM
@@ -126,21 +153,31 @@ class Interpreter:
         return held[0][part], decl.dtype, held[1][part]
 
     def _read_tile(self, ref, op):
-        """A tile operand's values; elements nothing wrote are noted."""
-        view, dtype, written = self._tile(ref, True)
-        if not written.all():
-            decl = self.trace.decl_list[ref[0]]
-            missing = int(written.size - np.count_nonzero(written)) if written.ndim == 2 else \
-                int(written.shape[0] * written.shape[1] - np.count_nonzero(written.all(-1)))
-            self._warn(op, ('unwritten', ref[0]), f'reads {missing} elements of the tile '
-                       f'of {decl.label} that nothing wrote ({"4" if dtype in _dtypes.INTEGERS else "NaN"}, '
-                       "as AWS's simulator fills them)")
-        return read_values(view, dtype)
+        """A tile operand's values and which of them are valid: computed only from elements
+        something wrote (the others hold NaN, or 4 for integers, as AWS's simulator fills new
+        allocations, and what was computed from them)."""
+        view, dtype, valid = self._tile(ref, True)
+        if valid.ndim == 3:  # the SBUF image: an element is valid when all its bytes are
+            valid = valid.all(-1)
+        return read_values(view, dtype), np.array(valid)
 
-    def _write_tile(self, ref, values):
-        view, dtype, written = self._tile(ref, True)
+    def _write_tile(self, ref, values, valid):
+        view, dtype, mask = self._tile(ref, True)
         write_values(view, dtype, values)
-        written[...] = True
+        if mask.ndim == 3:
+            mask[...] = np.asarray(valid).reshape(mask.shape[:2])[..., None]
+        else:
+            mask[...] = valid
+
+    def _note_invalid(self, op, ref, valid, what):
+        """A store (or print) of values computed from elements nothing wrote: named."""
+        if valid.all():
+            return
+        decl = self.trace.decl_list[ref[0]]
+        fill = '4' if decl.dtype in _dtypes.INTEGERS else 'NaN'
+        self._warn(op, ('unwritten', ref[0]), f'{what} {int(valid.size - np.count_nonzero(valid))} '
+                   f'elements of the tile of {decl.label} computed from tile elements nothing '
+                   f"wrote ({fill}, as AWS's simulator fills them)")
 
     def _warn(self, op, key, message):
         key = (op.site, op.api) + key
@@ -177,7 +214,9 @@ class Interpreter:
                 for num, it in pctx:
                     if num in mine and mine[num] != it:
                         loop = self.trace.loop_sites.get(num, ('?', 0))
-                        name = self.trace.tensors[tensor][0].name
+                        t = self.trace.tensors[tensor][0]
+                        name = (t.name if t.site is None else
+                                f'{t.name} (allocated at {t.site[0]}:{t.site[1]})')
                         where = ('here' if pop.site == op.site else
                                  f'here and at {pop.site[0]}:{pop.site[1]}')
                         self._warn(op, ('race', id(pop)), f'iterations {it} and {mine[num]} of '
@@ -205,36 +244,51 @@ class Interpreter:
         prim = PRIMS[op.kind]
         if op.kind == 'store':
             view, dtype = self._hbm(op.args[0])
-            write_values(view, dtype, self._read_tile(op.args[1], op))
+            values, valid = self._read_tile(op.args[1], op)
+            self._note_invalid(op, op.args[1], valid, 'stores')
+            write_values(view, dtype, values)
             self.written[op.args[0][0]] = True
             self._note_hbm_write(op, op.args[0])
             return
         if op.kind == 'print':
-            prim.impl(self._read_tile(op.args[0], op).reshape(op.args[2]), op.args[1])
+            values, valid = self._read_tile(op.args[0], op)
+            self._note_invalid(op, op.args[0], valid, 'prints')
+            prim.impl(values.reshape(op.args[2]), op.args[1])
             return
         dst, ddt = self._tile(op.args[0])
-        vals = []
+        vals, valids = [], []
         for what, a in zip(prim.layout[1:], op.args[1:]):
             if what in ('T', 'T?') and a is not None:
-                vals.append(self._read_tile(a, op))
+                v, ok = self._read_tile(a, op)
+                vals.append(v)
+                valids.append(ok)
             elif what == 'H':
                 v, dt = self._hbm(a)
                 vals.append(read_values(v, dt))
             else:
                 vals.append(a)
+        if op.kind != 'load':  # the engines compute in float32, integers too (as
+            # nl.copy's reference says: "casts through FP32"); a DMA moves the bits
+            vals = [v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype.kind in 'iu'
+                    else v for v in vals]
         if prim.shaped:
             vals.append(dst.shape)
         if op.kind == 'matmul':
             acc = vals[2]
             out = prim.impl(vals[0], vals[1], acc)
+            # out[m, n] is valid when stationary column m and moving column n are
+            valid = valids[0].all(axis=0)[:, None] & valids[1].all(axis=0)[None, :]
             if isinstance(acc, tuple):
                 acc = not all(self.index[loop.id] == 0 for loop in acc)
             if acc:
-                out = self._read_tile(op.args[0], op) + out
+                before, ok = self._read_tile(op.args[0], op)
+                out = before + out
+                valid = valid & ok
         else:
             out = prim.impl(*vals)
+            valid = _validity(op.kind, valids, dst.shape)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
-                         out)
+                         out, valid)
 
     def output(self, tensor):
         """The values of an HBM tensor, in its shape."""

@@ -420,7 +420,9 @@ def load_into(api, site, dst, src, mask=None):
 
 def store(api, site, dst, value, mask=None):
     if value is NOTHING:
-        return
+        raise KernelError(api, 'stores the result of an operation whose mask keeps nothing (no '
+                          'instruction computed it; on the device, whatever the tile held)',
+                          site)
     if isinstance(dst, HbmTensor):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
@@ -466,13 +468,16 @@ def _number(x):
 
 
 def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
-    tiles = (Tile, Pending, TileBlocks, HbmAccess, HbmTensor)
+    tiles = (Tile, TileRuns, Pending, TileBlocks, HbmAccess, HbmTensor)
     if not isinstance(b, tiles):
         return tensor_scalar(api, site, a, alu, b, engine, dtype, mask=mask)
     if not isinstance(a, tiles):
         if alu in COMMUTATIVE:
             return tensor_scalar(api, site, b, alu, a, engine, dtype, mask=mask)
-        raise unsupported(api, 'a scalar first operand', site)
+        if alu == 'subtract' and is_number(a):  # c - t: (t * -1) + c, exactly
+            return tensor_scalar(api, site, b, 'multiply', -1.0, engine, dtype, mask=mask,
+                                 alu1='add', scalar1=a)
+        raise unsupported(api, f'a scalar first operand of {alu}', site)
     A, B = operand(a, api, site, True), operand(b, api, site, True)
     if B.broadcast_from is not None:  # a per-partition scalar: tensor_scalar's tile operand
         return tensor_scalar(api, site, A, alu, B.broadcast_from, engine, dtype, mask=mask)
@@ -490,6 +495,10 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         return tensor_scalar(api, site, A, alu, B, engine, dtype, mask=mask)
     if A.partitions == B.partitions and A.elems == 1 and B.elems > 1 and alu in COMMUTATIVE:
         return tensor_scalar(api, site, B, alu, A, engine, dtype, mask=mask)
+    if A.partitions == B.partitions and A.elems == 1 and B.elems > 1 and alu == 'subtract':
+        # m - t of a [P, 1] m: (t - m) * -1 in one instruction (exact: negation is)
+        return tensor_scalar(api, site, B, alu, A, engine, dtype, mask=mask, alu1='multiply',
+                             scalar1=-1.0)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)

@@ -7,6 +7,7 @@ to '0.7' are standalone `nki` of SDK 2.27-2.33 (beta 2 onwards). A spec names ed
 
 import functools
 import inspect
+import itertools
 import re
 
 from . import _reference
@@ -176,11 +177,17 @@ def _checked(a, sig, edition=None):
     exec(compile(source, f'<trnsim api {a.public_name()}>', 'exec'), scope)  # noqa: S102
     bind = scope[a.name]
     api_name = a.public_name()
+    propagates = a.qualname not in ('language.store', 'isa.dma_copy', 'language.device_print')
 
     @functools.wraps(impl)
     def call(*args, **kwargs):
         mask = kwargs.get('mask')
         if isinstance(mask, Mask) and mask.empty():  # before its operands are read
+            return NOTHING
+        # an operation on what a mask kept nothing of computes nothing the kernel keeps (the
+        # masked-out tail of a loop): no instruction; a store of it is an error (_ops.store)
+        if propagates and kwargs.get('dst') is None and \
+                any(x is NOTHING for x in itertools.chain(args, kwargs.values())):
             return NOTHING
         try:
             return bind(*args, **kwargs)

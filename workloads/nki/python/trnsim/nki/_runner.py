@@ -183,7 +183,10 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
             if isinstance(value, Placeholder):
                 dt = _dtypes.dtype_name(value.dtype)
                 return trace.new_hbm(name, value.shape, dt, None, True)
-            if isinstance(value, np.ndarray) or type(value).__module__.startswith('numpy'):
+            if isinstance(value, np.generic):  # a numpy number: a number to the kernel
+                return value.item() if isinstance(value, (np.integer, np.bool_)) else \
+                    float(value)
+            if isinstance(value, np.ndarray):
                 arr = np.asarray(value)
                 dt = _dtypes.array_dtype_name(value)
                 if dt not in _dtypes.SIZES:

@@ -73,6 +73,19 @@ class Arithmetic:
     def __rtruediv__(self, other):
         return OPERATORS['rdivide'](self, other)
 
+    def __pow__(self, other):
+        if isinstance(other, INTEGER) and int(other) == 2:  # t ** 2: t * t, exactly
+            return OPERATORS['multiply'](self, self)
+        raise unsupported('tile ** number', f'a power {other!r} (only t ** 2, a multiply)',
+                          user_site())
+
+    def _not_yet(self, *args):
+        raise unsupported('tile operator', 'comparisons, abs and bitwise operators of tiles '
+                          '(nl.greater, nl.abs, ...)', user_site())
+
+    __lt__ = __le__ = __gt__ = __ge__ = __abs__ = __and__ = __or__ = __xor__ = __invert__ = \
+        __rpow__ = __floordiv__ = __mod__ = _not_yet
+
     __radd__ = __add__
     __rmul__ = __mul__
 
@@ -87,12 +100,15 @@ class HbmTensor(Typed):
         self.name = name
         self.shape = tuple(int(s) for s in shape)
         self.dtype_name = dtype
+        self.site = None  # where the kernel allocated it, if it did
 
     def reshape(self, shape):
         shape = tuple(int(s) for s in (shape if isinstance(shape, (tuple, list)) else (shape,)))
         if math.prod(shape) != math.prod(self.shape):
             raise KernelError('reshape', f'cannot reshape {self.shape} to {shape}')
-        return HbmTensor(self.id, self.name, shape, self.dtype_name)
+        t = HbmTensor(self.id, self.name, shape, self.dtype_name)
+        t.site = self.site
+        return t
 
     def __getitem__(self, idx):  # (errors find the kernel's line themselves)
         return HbmAccess(self, normalise(self.shape, idx, 'tensor indexing', None, True), None)
@@ -438,7 +454,7 @@ RUNS_ONLY = ('access pattern not supported yet (a tile part of several runs of e
              'operand of DMAs and elementwise operations only)')
 
 
-class TileRuns(Typed):
+class TileRuns(Typed, Arithmetic):
     """A part of a tile whose free elements are several runs, such as t[:, :, k, :] of a
     [P, A, B, C] tile or t[i_p, i_b, i_a] (its axes in another order than the tile's
     dimensions): partitions [p0, p0 + pc) of the root, and the free elements f0 + sum of

@@ -315,7 +315,8 @@ class Trace:
         self.hbm_names.add(name)
         return name
 
-    def new_hbm(self, name, shape, dtype, values=None, is_input=False, shared=False):
+    def new_hbm(self, name, shape, dtype, values=None, is_input=False, shared=False,
+                site=None):
         """An HBM tensor: a kernel argument or constant (input) or one the kernel allocates.
         `shared` (nl.shared_hbm, visible to every SPMD instance): the n-th shared tensor an
         instance allocates is the first instance's n-th."""
@@ -332,10 +333,11 @@ class Trace:
                                       f'shared HBM tensor {n} as {tuple(shape)} {dtype}, '
                                       f'the first instance as {t.shape} {t.dtype_name}')
                 return t
-            t = self.new_hbm(name, shape, dtype, values, is_input)
+            t = self.new_hbm(name, shape, dtype, values, is_input, site=site)
             self.shared.append(t)
             return t
         t = HbmTensor(len(self.tensors), self.hbm_name(name), shape, dtype)
+        t.site = site  # where the kernel allocated it (None: an argument, a constant)
         self.tensors.append((t, 'input' if is_input else 'output', values))
         return t
 

@@ -65,7 +65,37 @@ def main():
         sys.stdout.flush()
         print(f'scripts/nki: error: {e}', file=sys.stderr)
         return 2
+    except ImportError as e:
+        message = _import_error(e)
+        if message is None:
+            raise
+        sys.stdout.flush()
+        print(f'scripts/nki: error: {message}', file=sys.stderr)
+        return 2
     return 0
+
+
+def _import_error(e):
+    """`from nki.isa import name` of a name the edition lacks: the one line an attribute of
+    the namespace gives (not supported yet, not in this edition, no such API), at the import's
+    line; None for any other ImportError."""
+    import re
+
+    from trnsim.nki import _errors, _namespaces, _registry
+    module = sys.modules.get(e.name or '')
+    found = re.match(r"cannot import name '(\w+)'", str(e))
+    if not isinstance(module, _namespaces.Namespace) or found is None:
+        return None
+    _, why = _registry.lookup(module._namespace, found.group(1), module._edition)
+    if why is None:
+        return None
+    tb, where = e.__traceback__, ('<unknown>', 0)
+    while tb is not None:
+        name = tb.tb_frame.f_code.co_filename
+        if not _errors.in_frontend(name) and not name.startswith('<'):
+            where = (name, tb.tb_lineno)
+        tb = tb.tb_next
+    return f'{where[0]}:{where[1]}: {why[0]}: {why[1]}'
 
 
 if __name__ == '__main__':
