@@ -6,7 +6,8 @@ shape only, so that its statistics can be compared with a golden dump.
         matmul:matmul_tiled bfloat16[512,256] bfloat16[512,1024]
 
 Arguments: MODULE:KERNEL, then each input as DTYPE[D0,D1,...], then the kernel's keyword
-arguments as KEY=VALUE (integers, or True/False, or text).
+arguments as KEY=VALUE (integers, or True/False, or text); `@grid=4,2` launches the kernel on
+that SPMD grid (kernel[4, 2]).
 """
 
 import os
@@ -14,7 +15,7 @@ import re
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-for folder in ('kernels', 'examples'):
+for folder in ('kernels', 'examples', 'samples'):
     sys.path.insert(0, os.path.join(ROOT, 'workloads', 'nki', folder))
 
 import neuronxcc.nki as nki  # noqa: E402 (after the kernels' folders are on the path)
@@ -41,7 +42,9 @@ def main(argv):
     args, kwargs = [], {}
     for a in argv[1:]:
         m = INPUT.match(a)
-        if m:
+        if a.startswith('@grid='):
+            kernel = kernel[tuple(int(d) for d in a[len('@grid='):].split(','))]
+        elif m:
             shape = [int(d) for d in m.group(2).split(',')]
             args.append(nt.tensor[shape, getattr(nl, m.group(1))])
         else:
