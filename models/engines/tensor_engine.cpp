@@ -103,7 +103,11 @@ std::string tensor_engine::check(const instruction& ins) const {
     } else {
         return std::string("the Tensor engine cannot execute ") + opcode_name(ins.op);
     }
-    if (ins.dst.type != dtype::float32) return "the Tensor engine writes fp32 into PSUM";
+    // A transpose may also write its input's dtype (bit-accurate from NeuronCore-v3; the NKI
+    // reference: "the output dst tile must have the same data type as that of data").
+    if (ins.dst.type != dtype::float32 &&
+        !(ins.op == opcode::transpose && ins.dst.type == ins.src0.type))
+        return "the Tensor engine writes fp32 into PSUM (a transpose: fp32 or its input's dtype)";
     if (ins.src0.type == dtype::int32) return "the Tensor engine does not multiply int32";
     if (ins.dst.offset % m_psum_bank_bytes + ins.dst.row_bytes() > m_psum_bank_bytes)
         return "the PSUM destination crosses a " + std::to_string(m_psum_bank_bytes) +

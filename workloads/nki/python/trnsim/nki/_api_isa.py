@@ -113,8 +113,11 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     is_*_onezero are hints that change nothing in the model."""
     site = user_site()
     _check('nisa.nc_matmul', site, mask)
-    if is_transpose:
-        raise unsupported('nisa.nc_matmul', 'is_transpose=True', site)
+    if is_transpose:  # the Tensor engine's transpose: stationary.T, moving the identity
+        if accumulate:
+            raise KernelError('nisa.nc_matmul', 'is_transpose=True does not accumulate', site)
+        return _result(_ops.transpose_by_matmul('nisa.nc_matmul', site, stationary, moving),
+                       dst, site)
     if tile_position or tile_size:
         raise unsupported('nisa.nc_matmul', 'tile_position= / tile_size= (Tensor-engine '
                           'tiling)', site)

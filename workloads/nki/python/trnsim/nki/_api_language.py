@@ -392,6 +392,13 @@ def shared_constant(constant, dtype=None):
     return trace.new_hbm('constant', arr.shape, dt, vals, True)
 
 
+@api('language.shared_identity_matrix', 'beta1 0.3+', signature='n, dtype=None')
+def shared_identity_matrix(n, dtype=None):
+    """The [n, n] identity in HBM (uint8 unless dtype says), as nl.shared_constant(np.eye(n),
+    dtype) (the reference: "the same behavior" as shared_constant)."""
+    return shared_constant(np.eye(int(n)), np.uint8 if dtype is None else dtype)
+
+
 @api('language.broadcast_to', 'beta1 0.3+', beta1='src, shape', v0_3_plus='x, shape, dtype=None')
 def broadcast_to(src=None, shape=None, x=None, dtype=None):
     """src repeated to `shape`: an HBM tensor (or access) of one partition is loaded into every

@@ -9,6 +9,7 @@ import collections
 import numpy as np
 
 from . import _dtypes
+from ._errors import KernelError
 from ._index import Affine
 from ._prims import PRIMS
 from ._tensors import TileRef
@@ -255,6 +256,12 @@ class Interpreter:
             self._note_invalid(op, op.args[0], valid, 'prints')
             prim.impl(values.reshape(op.args[2]), op.args[1])
             return
+        if op.kind == 'transpose' and len(op.args) > 2:  # is_transpose's moving operand
+            ident, _ = self._read_tile(op.args[2], op)
+            if not np.array_equal(ident, np.eye(ident.shape[0], dtype=ident.dtype)):
+                raise KernelError(op.api, 'is_transpose=True with a moving operand that is not '
+                                  'the identity (the Tensor engine transposes by multiplying by '
+                                  'it)', op.site)
         dst, ddt = self._tile(op.args[0])
         vals, valids = [], []
         for what, a in zip(prim.layout[1:], op.args[1:]):

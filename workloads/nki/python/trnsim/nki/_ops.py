@@ -321,6 +321,10 @@ def emit_into(p, dst, accumulate, site):
             root.group.symbolic_writes.append((root.block, written))
     root.version += 1
     root.last_write = written
+    identity = getattr(p, 'identity', None)
+    if identity is not None:  # read by the values run only (is_transpose's moving operand)
+        note_use(identity, trace)
+        args = args + (trace.tile_ref(identity, p.api, site),)
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
@@ -711,6 +715,24 @@ def transpose(api, site, a, mask=None):
                           f'{side}, got {A.shape}', site)
     return Pending(api, site, (A.elems, A.partitions), 'float32', 'psum', 'transpose', (A,),
                    region=out_region, full_shape=full)
+
+
+def transpose_by_matmul(api, site, stationary, moving):
+    """nc_matmul(stationary, moving, is_transpose=True): stationary [P, F] as [F, P] in PSUM,
+    "a matrix multiplication between data as the stationary tensor and an identity matrix as
+    the moving tensor" (nki.isa.nc_transpose's reference), in stationary's dtype or fp32. The
+    moving operand must be the [P, P] identity: a run that computes values checks it."""
+    S, M = operand(stationary, api, site), operand(moving, api, site)
+    if M.partitions != S.partitions or M.elems != S.partitions:
+        raise KernelError(api, f'is_transpose=True: the moving operand must be the '
+                          f'[{S.partitions}, {S.partitions}] identity, got {M.shape}', site)
+    if M.dtype_name != S.dtype_name:
+        raise KernelError(api, f'is_transpose=True: the stationary ({S.dtype_name}) and moving '
+                          f'({M.dtype_name}) operands have different dtypes', site)
+    p = transpose(api, site, S)
+    p.dtype_name = S.dtype_name if S.dtype_name != 'float32' else 'float32'
+    p.identity = M
+    return p
 
 
 def max8(api, site, a):
