@@ -1,6 +1,8 @@
 """nki.typing: tensor placeholders for nki.benchmark (nt.tensor[[shape], dtype]) and the tensor
 types kernels annotate their parameters with (nt.tensor, nt.tensor[128, 512], nki.tensor)."""
 
+import numpy as np
+
 from . import _dtypes
 from ._errors import KernelError
 from ._registry import value
@@ -28,11 +30,8 @@ class Annotation:
 
 
 def _is_dtype(x):
-    try:
-        _dtypes.dtype_name(x)
-    except Exception:  # noqa: BLE001 (whatever numpy says of a non-dtype)
-        return False
-    return isinstance(x, str) or hasattr(x, 'itemsize') or isinstance(x, type)
+    """A dtype as kernels give one: a name, a numpy dtype, or a scalar type (nl.float32)."""
+    return isinstance(x, (str, type, np.dtype))
 
 
 class Tensor:

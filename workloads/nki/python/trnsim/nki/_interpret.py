@@ -191,11 +191,12 @@ class Interpreter:
         """Which op (in which iterations of the independent loops around it) wrote each
         element last: a write of the same bytes by another iteration of such a loop, with no
         order between the two, is noted (a race on the device)."""
+        if not self.trace.loop_sites:  # no independent loop in the kernel: nothing to race
+            return
         tensor, first, rows, elems, row_stride = ref
         n = self.hbm[tensor].size
-        flat = np.arange(n, dtype=np.int64)
-        idx = np.lib.stride_tricks.as_strided(flat[self.value(first):], shape=(rows, elems),
-                                              strides=(row_stride * 8, 8))
+        idx = (self.value(first) + np.arange(rows, dtype=np.int64)[:, None] * row_stride +
+               np.arange(elems, dtype=np.int64)[None, :])
         ctx = tuple((num, self.index[v.id] if not isinstance(v, int) else v)
                     for num, v in op.ctx)
         key = (id(op), ctx)

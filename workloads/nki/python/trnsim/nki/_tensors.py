@@ -347,21 +347,13 @@ class Tile(Typed, Arithmetic):
         first = 0
         for c, s in zip(free, strides):
             first = first + (c.start if isinstance(c, IndexRange) else c) * s
-        # The free part must be one arithmetic progression of elements: its ranges, innermost
-        # first, each continuing the one inside it (contiguous, or every step-th element).
-        step, count = 1, 1
-        for d in reversed(range(len(free))):
-            c, s = free[d], strides[d]
-            if not isinstance(c, IndexRange) or c.size == 1:
-                continue
-            if count == 1:
-                step, count = s * c.step, c.size
-            elif s * c.step == step * count:
-                count *= c.size
-            else:
-                return self._general_view(comps, site, api, runs)
-        if count == 1:
-            step = 1
+        # The free part must be one arithmetic progression of elements (contiguous, or every
+        # step-th element); else it is several runs.
+        merged = merge([(c.size, s * c.step) for c, s in zip(free, strides)
+                        if isinstance(c, IndexRange)])
+        if merged is None:
+            return self._general_view(comps, site, api, runs)
+        count, step = merged
         shape = (pc.size,) + tuple(c.size for c in free if isinstance(c, IndexRange))
         whole_f = not free or (not isinstance(first, Affine) and first == 0 and step == 1 and
                                count == self.elems)
