@@ -17,6 +17,7 @@ const char* const usage_text =
     "           [--set KEY.PATH=VALUE]... [--stats-out FILE] [--functional]\n"
     "           [--dump-trace FILE] [--quiet]\n"
     "       sim --list-workloads | --list-params [--format text|markdown|json]\n"
+    "       sim --list-instructions [--format text|markdown]\n"
     "       sim --list-params --config CONFIG [--set KEY.PATH=VALUE]... [--format text|json]\n"
     "\n"
     "Simulates one kernel on one AWS Trainium NeuronCore and reports its latency and where the\n"
@@ -46,11 +47,14 @@ cli_options parse_cli(int argc, const char* const* argv) {
         "timeline", po::value(&o.timeline),
         "write a Chrome/Perfetto trace-event JSON timeline (ui.perfetto.dev) to FILE")(
         "list-workloads", "list the workloads and their parameters")(
+        "list-instructions",
+        "list the instruction set: each opcode's fields, semantics, and cost on each engine "
+        "that runs it")(
         "list-params",
         "list every config key with unit, default and description; with --config (and --set), "
         "its value in that configuration and where the value came from")(
         "format", po::value(&o.format)->default_value("text"),
-        "--list-params format: text|markdown|json")(
+        "--list-params format: text|markdown|json; --list-instructions: text|markdown")(
         "quiet,q", "print nothing on success (errors still go to stderr)");
     // Boost.Program_options builds its error messages by replacing placeholders such as
     // %canonical_option% with the offending token; a token that itself contains the placeholder
@@ -80,6 +84,12 @@ cli_options parse_cli(int argc, const char* const* argv) {
         if (o.format != "text" && o.format != "markdown" && o.format != "json")
             throw user_error("--format must be text, markdown or json");
         o.action = cli_action::list_params;
+        return o;
+    }
+    if (vm.count("list-instructions")) {
+        if (o.format != "text" && o.format != "markdown")
+            throw user_error("--list-instructions --format must be text or markdown");
+        o.action = cli_action::list_instructions;
         return o;
     }
     if (vm.count("list-workloads")) {

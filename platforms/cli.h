@@ -5,7 +5,7 @@
 namespace trn {
 
 // What `sim` was asked to do.
-enum class cli_action { run, help, list_params, list_workloads };
+enum class cli_action { run, help, list_params, list_workloads, list_instructions };
 
 // The command line of `sim`, parsed and checked.
 struct cli_options {

@@ -37,89 +37,58 @@ const char* mem_space_name(mem_space s) {
     return "?";
 }
 
+namespace {
+
+constexpr opcode_info opcode_table[] = {
+#define TRN_INFO(name, fields, since, input_sized, semantics) \
+    {#name, static_cast<std::uint16_t>(fields), since, input_sized, semantics},
+    TRN_OPCODES(TRN_INFO)
+#undef TRN_INFO
+};
+
+struct named_since {
+    const char* name;
+    int since;
+};
+constexpr named_since alu_table[] = {
+#define TRN_NAMED(name, since) {#name, since},
+    TRN_ALU_OPS(TRN_NAMED)};
+constexpr named_since act_table[] = {TRN_ACT_FUNCS(TRN_NAMED)
+#undef TRN_NAMED
+};
+
+}  // namespace
+
+const opcode_info& info(opcode o) {
+    return opcode_table[static_cast<std::size_t>(o)];
+}
+
 const char* opcode_name(opcode o) {
-    switch (o) {
-        case opcode::tensor_tensor:
-            return "tensor_tensor";
-        case opcode::tensor_scalar:
-            return "tensor_scalar";
-        case opcode::tensor_copy:
-            return "tensor_copy";
-        case opcode::memset:
-            return "memset";
-        case opcode::activation:
-            return "activation";
-        case opcode::tensor_reduce:
-            return "tensor_reduce";
-        case opcode::iota:
-            return "iota";
-        case opcode::dma_trigger:
-            return "dma_trigger";
-        case opcode::matmul:
-            return "matmul";
-        case opcode::transpose:
-            return "transpose";
-        case opcode::max8:
-            return "max8";
-        case opcode::find_index8:
-            return "find_index8";
-        case opcode::scalar_tensor_tensor:
-            return "scalar_tensor_tensor";
-        case opcode::tensor_tensor_scan:
-            return "tensor_tensor_scan";
-    }
-    return "?";
+    return static_cast<std::size_t>(o) < opcode_count ? info(o).name : "?";
 }
 
 const char* alu_name(alu_op a) {
-    switch (a) {
-        case alu_op::bypass:
-            return "bypass";
-        case alu_op::add:
-            return "add";
-        case alu_op::subtract:
-            return "subtract";
-        case alu_op::multiply:
-            return "multiply";
-        case alu_op::max:
-            return "max";
-        case alu_op::min:
-            return "min";
-    }
-    return "?";
+    return static_cast<std::size_t>(a) < std::size(alu_table)
+               ? alu_table[static_cast<std::size_t>(a)].name
+               : "?";
+}
+
+int alu_since(alu_op a) {
+    return alu_table[static_cast<std::size_t>(a)].since;
 }
 
 const char* act_func_name(act_func f) {
-    switch (f) {
-        case act_func::identity:
-            return "identity";
-        case act_func::relu:
-            return "relu";
-        case act_func::exp:
-            return "exp";
-        case act_func::reciprocal:
-            return "reciprocal";
-        case act_func::rsqrt:
-            return "rsqrt";
-        case act_func::sqrt:
-            return "sqrt";
-        case act_func::square:
-            return "square";
-        case act_func::sigmoid:
-            return "sigmoid";
-        case act_func::tanh:
-            return "tanh";
-        case act_func::silu:
-            return "silu";
-        case act_func::gelu:
-            return "gelu";
-        case act_func::log:
-            return "log";
-    }
-    return "?";
+    return static_cast<std::size_t>(f) < std::size(act_table)
+               ? act_table[static_cast<std::size_t>(f)].name
+               : "?";
+}
+
+int act_func_since(act_func f) {
+    return act_table[static_cast<std::size_t>(f)].since;
 }
 
 float apply_act(act_func f, float x) {
+    constexpr float inv_sqrt2 = 0.70710678118654752f, inv_sqrt_pi = 0.56418958354775628f;
     switch (f) {
         case act_func::identity:
             return x;
@@ -142,12 +111,74 @@ float apply_act(act_func f, float x) {
         case act_func::silu:
             return x / (1.0f + std::exp(-x));
         case act_func::gelu:
-            return 0.5f * x * (1.0f + std::erf(x * 0.70710678118654752f));
+            return 0.5f * x * (1.0f + std::erf(x * inv_sqrt2));
         case act_func::log:
             return std::log(x);
+        case act_func::gelu_apprx_tanh:
+            return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+        case act_func::softplus:
+            return std::log1p(std::exp(x));
+        case act_func::mish:
+            return x * std::tanh(std::log1p(std::exp(x)));
+        case act_func::sin:
+            return std::sin(x);
+        case act_func::cos:
+            return std::cos(x);
+        case act_func::arctan:
+            return std::atan(x);
+        case act_func::abs:
+            return std::fabs(x);
+        case act_func::sign:
+            return static_cast<float>((x > 0.0f) - (x < 0.0f));
+        case act_func::erf:
+            return std::erf(x);
+        case act_func::gelu_dx:  // d/dx of x * Phi(x)
+            return 0.5f * (1.0f + std::erf(x * inv_sqrt2)) +
+                   x * inv_sqrt2 * inv_sqrt_pi * std::exp(-0.5f * x * x);
+        case act_func::silu_dx: {  // d/dx of x * sigmoid(x)
+            const float s = 1.0f / (1.0f + std::exp(-x));
+            return s * (1.0f + x * (1.0f - s));
+        }
+        case act_func::negative:
+            return -x;
     }
     return x;
 }
+
+const std::string& program_sources::of_engine(engine_kind e, std::size_t i) const {
+    static const std::string none;
+    const auto& ids = engines[std::size_t(e)];
+    return i < ids.size() && ids[i] ? names[ids[i] - 1] : none;
+}
+
+const std::string& program_sources::of_queue(std::size_t q, std::size_t i) const {
+    static const std::string none;
+    if (q >= queues.size()) return none;
+    const auto& ids = queues[q];
+    return i < ids.size() && ids[i] ? names[ids[i] - 1] : none;
+}
+
+std::uint32_t program_sources::intern(const std::string& place) {
+    for (std::size_t i = names.size(); i-- > 0;)  // the latest is the likeliest
+        if (names[i] == place) return static_cast<std::uint32_t>(i + 1);
+    names.push_back(place);
+    return static_cast<std::uint32_t>(names.size());
+}
+
+namespace {
+
+// Two programs' places agree entry by entry.
+bool same_places(const program& a, const program& b) {
+    for (auto e : all_engines)
+        for (std::size_t i = 0; i < a.engines[std::size_t(e)].size(); ++i)
+            if (a.sources.of_engine(e, i) != b.sources.of_engine(e, i)) return false;
+    for (std::size_t q = 0; q < a.queues.size(); ++q)
+        for (std::size_t i = 0; i < a.queues[q].size(); ++i)
+            if (a.sources.of_queue(q, i) != b.sources.of_queue(q, i)) return false;
+    return true;
+}
+
+}  // namespace
 
 std::string semaphore_name(sem_id s) {
     if (s < engine_count) return engine_name(static_cast<engine_kind>(s));
@@ -162,8 +193,8 @@ bool operand::operator==(const operand& o) const {
 
 bool instruction::operator==(const instruction& o) const {
     return op == o.op && alu == o.alu && alu1 == o.alu1 && imm1 == o.imm1 && dst == o.dst &&
-           src0 == o.src0 && src1 == o.src1 && imm == o.imm && queue == o.queue &&
-           flags == o.flags && func == o.func && waits == o.waits;
+           src0 == o.src0 && src1 == o.src1 && src2 == o.src2 && dst1 == o.dst1 && imm == o.imm &&
+           queue == o.queue && flags == o.flags && func == o.func && waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -187,7 +218,7 @@ std::size_t program::transfer_count() const {
 
 bool program::operator==(const program& o) const {
     return engines == o.engines && queues == o.queues && regions == o.regions &&
-           hbm_bytes == o.hbm_bytes;
+           hbm_bytes == o.hbm_bytes && same_places(*this, o);
 }
 
 namespace {
@@ -283,8 +314,8 @@ void validate_program(const program& p, const program_limits& lim) {
                 throw user_error(where() + ": DMA cannot reach PSUM");
             if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
                 throw user_error(where() + ": DMA operands must be contiguous in each row");
-            if (t.dst.partitions != t.src.partitions || t.dst.row_bytes() != t.src.row_bytes())
-                throw user_error(where() + ": dst and src differ in rows or bytes per row");
+            if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
+                throw user_error(where() + ": dst and src differ in rows or elements per row");
         }
     }
     for (auto e : all_engines)
@@ -322,6 +353,18 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::transpose:
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
                     check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
+                    if (e != engine_kind::pe) {  // the Vector engine's 32 x 32 transpose
+                        if (ins.op != opcode::transpose || ins.dst.space == mem_space::hbm ||
+                            ins.src0.space == mem_space::hbm)
+                            throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                        if (ins.dst.partitions != ins.src0.elems ||
+                            ins.dst.elems != ins.src0.partitions || ins.dst.partitions > 32 ||
+                            ins.dst.elems > 32)
+                            throw user_error(where() +
+                                             ": a Vector-engine transpose takes [P, F] "
+                                             "to [F, P], at most 32 x 32");
+                        break;
+                    }
                     if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
                         (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
                         throw user_error(where() +
@@ -337,11 +380,29 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::find_index8:
                 case opcode::tensor_scalar:
                 case opcode::activation:
+                case opcode::activation_reduce:
+                case opcode::tensor_scalar_reduce:
+                    for (const auto& [extra, role] :
+                         {std::pair<const operand*, const char*>{&ins.src2, "src2"},
+                          {&ins.dst1, "dst1"}}) {
+                        if (!extra->valid()) continue;
+                        check_operand(*extra, role, lim, p.hbm_bytes, where);
+                        if (extra->space == mem_space::hbm)
+                            throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                        if (extra->partitions != ins.dst.partitions || extra->elems != 1)
+                            throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
+                                             "partition count");
+                    }
+                    if ((ins.op == opcode::activation_reduce ||
+                         ins.op == opcode::tensor_scalar_reduce) != ins.dst1.valid())
+                        throw user_error(where() + ": dst1 (the reduction) is given exactly with " +
+                                         "the *_reduce opcodes");
                     if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
                         ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
+                case opcode::reciprocal:
                 case opcode::tensor_reduce:
                 case opcode::max8:
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
@@ -360,7 +421,12 @@ void validate_program(const program& p, const program_limits& lim) {
                         throw user_error(where() + ": src1 and dst partition counts differ");
                     switch (ins.op) {
                         case opcode::tensor_reduce:
-                            break;  // dst is [P, 1..]: the reduction is broadcast
+                            if (ins.src0.elems % ins.dst.elems != 0)
+                                throw user_error(where() + ": dst's " +
+                                                 std::to_string(ins.dst.elems) +
+                                                 " elements do not divide src0's " +
+                                                 std::to_string(ins.src0.elems) + " into groups");
+                            break;
                         case opcode::max8:
                         case opcode::find_index8:
                             if (ins.dst.elems != 8 || ins.src0.elems < 8 ||
@@ -371,6 +437,8 @@ void validate_program(const program& p, const program_limits& lim) {
                             break;
                         case opcode::tensor_scalar:
                         case opcode::activation:
+                        case opcode::activation_reduce:
+                        case opcode::tensor_scalar_reduce:
                             if (ins.src1.valid() && ins.src1.elems != 1)
                                 throw user_error(where() + ": a " + opcode_name(ins.op) +
                                                  " operand must be [P, 1]");

@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <string>
 // GCC 11+ misreads the inline buffer's moves as over-reads (-Wstringop-overread).
@@ -15,6 +16,7 @@
 #include <vector>
 
 #include "core/dtype.h"
+#include "core/isa.h"
 
 namespace trn {
 
@@ -54,55 +56,67 @@ struct operand {
 };
 static_assert(sizeof(operand) == 32, "operand is meant to pack into 32 bytes");
 
+// The instruction set (core/isa.h declares each opcode, operation and function once).
 enum class opcode : std::uint8_t {
-    tensor_tensor,  // dst = src0 <alu> src1
-    tensor_scalar,  // dst = (src0 <alu> imm, or src1[p,0] when src1 is [P,1]) <alu1> imm1
-    tensor_copy,    // dst = src0 (with dtype conversion)
-    memset,         // dst = imm
-    activation,     // dst = func(src0 * scale + bias): scale = imm (0: 1), bias = src1[p,0]
-                    // when src1 is given ([P,1]), else 0; on the Scalar engine
-    tensor_reduce,  // dst[p,0] = reduce<alu>(src0[p,:])
-    iota,           // dst[p,i] = imm + imm1 * p + i
-    dma_trigger,    // start the next transfer of DMA queue `queue`
-    matmul,         // dst[m,n] (+)= sum_k src0[k,m] * src1[k,n]: src0 stationary, src1 moving
-    transpose,      // dst[f,p] = src0[p,f] through the Tensor engine
-    max8,           // dst[p,0..7] = the 8 largest values of src0[p,:], largest first
-    find_index8,    // dst[p,j] = first index i with src0[p,i] == src1[p,j] (int32)
-    scalar_tensor_tensor,  // dst = (src0 <alu> imm) <alu1> src1
-    tensor_tensor_scan,    // dst[p,i] = (src0[p,i] <alu> dst[p,i-1]) <alu1> src1[p,i], from imm
+#define TRN_ENUM(name, ...) name,
+    TRN_OPCODES(TRN_ENUM)
 };
-constexpr std::size_t opcode_count = static_cast<std::size_t>(opcode::tensor_tensor_scan) + 1;
+constexpr opcode all_opcodes[] = {
+#define TRN_ALL_OPCODES(name, ...) opcode::name,
+    TRN_OPCODES(TRN_ALL_OPCODES)
+#undef TRN_ALL_OPCODES
+};
+constexpr std::size_t opcode_count = std::size(all_opcodes);
+
+// What core/isa.h declares about an opcode.
+struct opcode_info {
+    const char* name;
+    std::uint16_t fields;  // field:: bits
+    int since;             // the trace format version that introduced it
+    bool input_sized;      // its cost counts src0's free size
+    const char* semantics;
+};
+const opcode_info& info(opcode o);
+const char* opcode_name(opcode o);
 
 // Instruction flags.
 namespace flag {
 constexpr std::uint8_t accumulate = 1;  // matmul adds to dst instead of overwriting it
 constexpr std::uint8_t double_row = 2;  // fp8 matmul in the v3 double-row mode (2x rate)
+constexpr std::uint8_t reverse0 = 4;    // the first operation takes its operands swapped
+constexpr std::uint8_t reverse1 = 8;    // the second operation takes its operands swapped
+constexpr std::uint8_t negate = 16;     // tensor_reduce negates its result
 }  // namespace flag
-const char* opcode_name(opcode o);
-
-enum class alu_op : std::uint8_t { bypass, add, subtract, multiply, max, min };
-const char* alu_name(alu_op a);
-
-// Functions of the activation instruction (gelu: the exact, erf form).
-enum class act_func : std::uint8_t {
-    identity,
-    relu,
-    exp,
-    reciprocal,
-    rsqrt,
-    sqrt,
-    square,
-    sigmoid,
-    tanh,
-    silu,
-    gelu,
-    log
+// The flags' trace names (acc, double_row, rev0, rev1, neg) and the version of each.
+struct flag_info {
+    std::uint8_t bit;
+    const char* name;
+    int since;
 };
-constexpr act_func all_act_funcs[] = {act_func::identity,   act_func::relu,    act_func::exp,
-                                      act_func::reciprocal, act_func::rsqrt,   act_func::sqrt,
-                                      act_func::square,     act_func::sigmoid, act_func::tanh,
-                                      act_func::silu,       act_func::gelu,    act_func::log};
+constexpr flag_info all_flags[] = {{flag::accumulate, "acc", 1},
+                                   {flag::double_row, "double_row", 2},
+                                   {flag::reverse0, "rev0", 3},
+                                   {flag::reverse1, "rev1", 3},
+                                   {flag::negate, "neg", 3}};
+
+enum class alu_op : std::uint8_t { TRN_ALU_OPS(TRN_ENUM) };
+constexpr alu_op all_alu_ops[] = {
+#define TRN_ALL_ALU(name, since) alu_op::name,
+    TRN_ALU_OPS(TRN_ALL_ALU)
+#undef TRN_ALL_ALU
+};
+const char* alu_name(alu_op a);
+int alu_since(alu_op a);  // the trace format version that introduced it
+
+enum class act_func : std::uint8_t { TRN_ACT_FUNCS(TRN_ENUM) };
+#undef TRN_ENUM
+constexpr act_func all_act_funcs[] = {
+#define TRN_ALL_ACT(name, since) act_func::name,
+    TRN_ACT_FUNCS(TRN_ALL_ACT)
+#undef TRN_ALL_ACT
+};
 const char* act_func_name(act_func f);
+int act_func_since(act_func f);
 // f(x) as the Scalar engine computes it (in float).
 float apply_act(act_func f, float x);
 
@@ -133,6 +147,8 @@ struct instruction {
     alu_op alu1 = alu_op::bypass;  // tensor_scalar's second operation (bypass: none)
     float imm1 = 0;                // its operand; iota's step per partition
     operand dst, src0, src1;
+    operand src2;  // a third input: the per-partition scale or second scalar operand
+    operand dst1;  // a second output: the per-partition reduction of the *_reduce opcodes
     float imm = 0;
     std::uint16_t queue = 0;
     std::uint8_t flags = 0;
@@ -141,7 +157,8 @@ struct instruction {
     bool operator==(const instruction& o) const;
 };
 
-// One DMA transfer: dst and src have the same number of rows and bytes per row.
+// One DMA transfer: dst and src have the same number of rows and elements per row; when their
+// dtypes differ, the DMA casts each element through fp32.
 struct dma_transfer {
     operand dst, src;
     bool operator==(const dma_transfer& o) const { return dst == o.dst && src == o.src; }
@@ -170,12 +187,29 @@ struct program_origin {
     std::vector<std::size_t> region_lines;
 };
 
+// Where each instruction and transfer came from in the kernel's source ("FILE:LINE", trace
+// format 3's at=): entry i of a stream's list is one plus the index in `names` of its
+// instruction i's place, 0 for none. A stream's list is empty when none of its entries has one.
+struct program_sources {
+    std::vector<std::string> names;
+    std::array<std::vector<std::uint32_t>, engine_count> engines;
+    std::vector<std::vector<std::uint32_t>> queues;
+
+    // The place of entry i of a stream ("" when none).
+    const std::string& of_engine(engine_kind e, std::size_t i) const;
+    const std::string& of_queue(std::size_t q, std::size_t i) const;
+    // The id of `place` in names (added if new), one-based.
+    std::uint32_t intern(const std::string& place);
+    bool empty() const { return names.empty(); }
+};
+
 struct program {
     std::array<std::vector<instruction>, engine_count> engines;
     std::vector<std::vector<dma_transfer>> queues;
     std::vector<hbm_region> regions;
     std::uint64_t hbm_bytes = 0;  // the HBM the program declares; its accesses stay inside
     std::shared_ptr<const program_origin> origin;  // set by the trace reader; not compared
+    program_sources sources;                       // compared by the places, not their ids
 
     std::size_t instruction_count() const;
     std::size_t transfer_count() const;

@@ -1,5 +1,7 @@
 #include "core/trace.h"
 
+#include <algorithm>
+#include <array>
 #include <cerrno>
 #include <cmath>
 #include <cstdio>
@@ -42,6 +44,24 @@ std::string format_waits(const wait_list& waits) {
     return out;
 }
 
+// " at=FILE:LINE", with bytes that would end the field or start a comment (space, #, %, and
+// control bytes) as %XX; "" for no place.
+std::string format_place(const std::string& place) {
+    if (place.empty()) return "";
+    std::string out = " at=";
+    for (const char c : place) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u <= ' ' || c == '#' || c == '%' || u == 0x7f) {
+            char buf[4];
+            std::snprintf(buf, sizeof buf, "%%%02X", u);
+            out += buf;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
 }  // namespace
 
 void write_trace(std::ostream& out, const program& p) {
@@ -59,11 +79,15 @@ void write_trace(std::ostream& out, const program& p) {
         out << "\n";
     }
     for (std::size_t q = 0; q < p.queues.size(); ++q)
-        for (const auto& t : p.queues[q])
+        for (std::size_t i = 0; i < p.queues[q].size(); ++i) {
+            const auto& t = p.queues[q][i];
             out << 'q' << q << " dma dst=" << format_operand(t.dst)
-                << " src=" << format_operand(t.src) << "\n";
+                << " src=" << format_operand(t.src) << format_place(p.sources.of_queue(q, i))
+                << "\n";
+        }
     for (auto e : all_engines) {
-        for (const auto& ins : p.engines[std::size_t(e)]) {
+        for (std::size_t i = 0; i < p.engines[std::size_t(e)].size(); ++i) {
+            const auto& ins = p.engines[std::size_t(e)][i];
             out << engine_name(e) << ' ' << opcode_name(ins.op);
             if (ins.op == opcode::dma_trigger) {
                 out << " queue=" << ins.queue;
@@ -72,19 +96,22 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.dst.valid()) out << " dst=" << format_operand(ins.dst);
                 if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
                 if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
+                if (ins.src2.valid()) out << " src2=" << format_operand(ins.src2);
+                if (ins.dst1.valid()) out << " dst1=" << format_operand(ins.dst1);
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
                 if (ins.alu1 != alu_op::bypass) out << " alu1=" << alu_name(ins.alu1);
                 if (ins.imm1 != 0) out << " imm1=" << format_float(ins.imm1);
                 if (ins.func != act_func::identity) out << " func=" << act_func_name(ins.func);
                 if (ins.flags) {
-                    out << " flags=";
-                    if (ins.flags & flag::accumulate) out << "acc";
-                    if ((ins.flags & flag::accumulate) && (ins.flags & flag::double_row))
-                        out << '|';
-                    if (ins.flags & flag::double_row) out << "double_row";
+                    const char* sep = " flags=";
+                    for (const auto& f : all_flags)
+                        if (ins.flags & f.bit) {
+                            out << sep << f.name;
+                            sep = "|";
+                        }
                 }
             }
-            out << format_waits(ins.waits) << "\n";
+            out << format_waits(ins.waits) << format_place(p.sources.of_engine(e, i)) << "\n";
         }
     }
 }
@@ -225,68 +252,60 @@ class line_parser {
 };
 
 const std::map<std::string, opcode>& opcodes() {
-    static const std::map<std::string, opcode> m{
-        {"tensor_tensor", opcode::tensor_tensor},
-        {"tensor_scalar", opcode::tensor_scalar},
-        {"tensor_copy", opcode::tensor_copy},
-        {"memset", opcode::memset},
-        {"activation", opcode::activation},
-        {"tensor_reduce", opcode::tensor_reduce},
-        {"iota", opcode::iota},
-        {"dma_trigger", opcode::dma_trigger},
-        {"matmul", opcode::matmul},
-        {"transpose", opcode::transpose},
-        {"max8", opcode::max8},
-        {"find_index8", opcode::find_index8},
-        {"scalar_tensor_tensor", opcode::scalar_tensor_tensor},
-        {"tensor_tensor_scan", opcode::tensor_tensor_scan}};
+    static const std::map<std::string, opcode> m = [] {
+        std::map<std::string, opcode> out;
+        for (const opcode o : all_opcodes)
+            out[opcode_name(o)] = o;
+        return out;
+    }();
     return m;
 }
 
-// The fields each opcode takes (besides wait=, which every instruction may have): the ones
-// write_trace can write for it, in trace format `version`. Any other field is an error rather
+// The fields each opcode takes (besides wait= and at=, which every instruction may have): the
+// ones core/isa.h declares for it, in trace format `version`. Any other field is an error rather
 // than silently dropped.
 bool field_allowed(opcode op, const std::string& k, int version) {
-    if (version < 2 && (k == "alu1" || k == "imm1" || (k == "src1" && op == opcode::activation) ||
-                        (k == "imm" && op == opcode::iota)))
+    if (version < info(op).since) return false;
+    // version 1 had no bias on activation and no start on iota
+    if (version < 2 &&
+        ((k == "src1" && op == opcode::activation) || (k == "imm" && op == opcode::iota)))
         return false;
-    switch (op) {
-        case opcode::dma_trigger:
-            return k == "queue";
-        case opcode::tensor_tensor:
-            return k == "dst" || k == "src0" || k == "src1" || k == "alu";
-        case opcode::tensor_scalar:
-            return k == "dst" || k == "src0" || k == "src1" || k == "alu" || k == "imm" ||
-                   k == "alu1" || k == "imm1";
-        case opcode::tensor_copy:
-        case opcode::transpose:
-        case opcode::max8:
-            return k == "dst" || k == "src0";
-        case opcode::memset:
-            return k == "dst" || k == "imm";
-        case opcode::activation:
-            return k == "dst" || k == "src0" || k == "src1" || k == "func" || k == "imm";
-        case opcode::tensor_reduce:
-            return k == "dst" || k == "src0" || k == "alu";
-        case opcode::iota:
-            return k == "dst" || k == "imm" || k == "imm1";
-        case opcode::matmul:
-            return k == "dst" || k == "src0" || k == "src1" || k == "flags";
-        case opcode::find_index8:
-            return k == "dst" || k == "src0" || k == "src1";
-        case opcode::scalar_tensor_tensor:
-        case opcode::tensor_tensor_scan:
-            return version >= 2 && (k == "dst" || k == "src0" || k == "src1" || k == "alu" ||
-                                    k == "imm" || k == "alu1");
-    }
+    for (const auto& f : all_fields)
+        if (k == f.name) return version >= f.since && (info(op).fields & f.bit);
     return false;
 }
 
 const std::map<std::string, alu_op>& alus() {
-    static const std::map<std::string, alu_op> m{
-        {"bypass", alu_op::bypass},     {"add", alu_op::add}, {"subtract", alu_op::subtract},
-        {"multiply", alu_op::multiply}, {"max", alu_op::max}, {"min", alu_op::min}};
+    static const std::map<std::string, alu_op> m = [] {
+        std::map<std::string, alu_op> out;
+        for (const alu_op a : all_alu_ops)
+            out[alu_name(a)] = a;
+        return out;
+    }();
     return m;
+}
+
+// "%XX" escapes of format_place undone.
+std::string parse_place(const std::string& v, const line_parser& lp) {
+    std::string out;
+    for (std::size_t i = 0; i < v.size(); ++i) {
+        if (v[i] != '%') {
+            out += v[i];
+            continue;
+        }
+        const auto hex = [](char c) {
+            return std::isdigit(static_cast<unsigned char>(c)) ? c - '0'
+                   : (c >= 'A' && c <= 'F')                    ? c - 'A' + 10
+                   : (c >= 'a' && c <= 'f')                    ? c - 'a' + 10
+                                                               : -1;
+        };
+        if (i + 2 >= v.size() || hex(v[i + 1]) < 0 || hex(v[i + 2]) < 0)
+            lp.fail("bad escape in at='" + v + "' (%XX, two hex digits)");
+        out += static_cast<char>(hex(v[i + 1]) * 16 + hex(v[i + 2]));
+        i += 2;
+    }
+    if (out.empty()) lp.fail("empty at=");
+    return out;
 }
 
 }  // namespace
@@ -334,6 +353,10 @@ program read_trace(std::istream& in, const std::string& name) {
         engines[engine_name(e)] = e;
     bool header = false, have_queues = false;
     int version = trace_format_version;
+    std::string tok_version;
+    // each entry's place (sources' id, 0: none), kept in the program only if any has one
+    std::array<std::vector<std::uint32_t>, engine_count> engine_places;
+    std::vector<std::vector<std::uint32_t>> queue_places;
     std::string line;
     std::size_t lineno = 0;
     while (read_line(in, line, name, lineno + 1)) {
@@ -355,6 +378,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 lp.fail("trace format version " + tok[1] + " is not supported (this build reads " +
                         "1 to " + std::to_string(trace_format_version) + ")");
             version = static_cast<int>(v);
+            tok_version = tok[1];
             header = true;
             continue;
         }
@@ -369,6 +393,7 @@ program read_trace(std::istream& in, const std::string& name) {
             if (n > 4096) lp.fail("queue count " + tok[1] + " is implausible");
             p.queues.resize(n);
             origin->queue_lines.resize(n);
+            queue_places.resize(n);
             for (std::size_t q = 0; q < n; ++q)
                 sems["q" + std::to_string(q)] = semaphore_of_queue(q);
             have_queues = true;
@@ -396,18 +421,35 @@ program read_trace(std::istream& in, const std::string& name) {
             if (q >= p.queues.size())
                 lp.fail("queue " + head + " is beyond the declared " +
                         std::to_string(p.queues.size()) + " queues");
-            if (tok.size() != 4 || tok[1] != "dma" || tok[2].rfind("dst=", 0) != 0 ||
-                tok[3].rfind("src=", 0) != 0)
-                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND'");
+            if (tok.size() < 4 || tok.size() > 5 || tok[1] != "dma" ||
+                tok[2].rfind("dst=", 0) != 0 || tok[3].rfind("src=", 0) != 0 ||
+                (tok.size() == 5 && tok[4].rfind("at=", 0) != 0))
+                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND [at=FILE:LINE]'");
             p.queues[q].push_back(
                 {lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))});
             origin->queue_lines[q].push_back(lineno);
+            std::uint32_t place = 0;
+            if (tok.size() == 5) {
+                if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
+                place = p.sources.intern(parse_place(tok[4].substr(3), lp));
+            }
+            queue_places[q].push_back(place);
         } else if (engines.count(head)) {
             if (tok.size() < 2) lp.fail("expected an opcode after '" + head + "'");
             auto oc = opcodes().find(tok[1]);
             if (oc == opcodes().end()) lp.fail("unknown opcode '" + tok[1] + "'");
             instruction ins;
             ins.op = oc->second;
+            if (version < info(ins.op).since)
+                lp.fail("opcode '" + tok[1] + "' is not in trace format version " + tok_version);
+            auto alu_of = [&](const std::string& v) {
+                auto a = alus().find(v);
+                if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
+                if (version < alu_since(a->second))
+                    lp.fail("alu op '" + v + "' is not in trace format version " + tok_version);
+                return a->second;
+            };
+            std::uint32_t place = 0;
             bool has_queue = false;
             std::set<std::string> seen;
             for (std::size_t i = 2; i < tok.size(); ++i) {
@@ -415,10 +457,18 @@ program read_trace(std::istream& in, const std::string& name) {
                 if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
                 std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
                 if (!seen.insert(k).second) lp.fail("field '" + k + "' given twice");
-                static const std::set<std::string> known{"dst",   "src0", "src1", "imm",
-                                                         "queue", "alu",  "wait", "func",
-                                                         "flags", "alu1", "imm1"};
+                static const std::set<std::string> known = [] {
+                    std::set<std::string> out{"wait", "at"};
+                    for (const auto& f : all_fields)
+                        out.insert(f.name);
+                    return out;
+                }();
                 if (!known.count(k)) lp.fail("unknown field '" + k + "'");
+                if (k == "at") {
+                    if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
+                    place = p.sources.intern(parse_place(v, lp));
+                    continue;
+                }
                 if (k != "wait" && !field_allowed(ins.op, k, version))
                     lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op) +
                             (field_allowed(ins.op, k, trace_format_version)
@@ -430,21 +480,21 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.src0 = lp.parse_operand(v);
                 else if (k == "src1")
                     ins.src1 = lp.parse_operand(v);
+                else if (k == "src2")
+                    ins.src2 = lp.parse_operand(v);
+                else if (k == "dst1")
+                    ins.dst1 = lp.parse_operand(v);
                 else if (k == "imm")
                     ins.imm = lp.real(v, "immediate");
                 else if (k == "imm1")
                     ins.imm1 = lp.real(v, "immediate");
                 else if (k == "alu1") {
-                    auto a = alus().find(v);
-                    if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
-                    ins.alu1 = a->second;
+                    ins.alu1 = alu_of(v);
                 } else if (k == "queue") {
                     ins.queue = lp.number_of<std::uint16_t>(v, "queue");
                     has_queue = true;
                 } else if (k == "alu") {
-                    auto a = alus().find(v);
-                    if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
-                    ins.alu = a->second;
+                    ins.alu = alu_of(v);
                 } else if (k == "wait") {
                     ins.waits = lp.parse_waits(v, sems);
                 } else if (k == "func") {
@@ -458,18 +508,23 @@ program read_trace(std::istream& in, const std::string& name) {
                         names += (names.empty() ? "" : ", ") + std::string(act_func_name(f));
                     }
                     if (!found) lp.fail("unknown activation function '" + v + "' (" + names + ")");
-                    if (version < 2 &&
-                        static_cast<int>(ins.func) > static_cast<int>(act_func::reciprocal))
-                        lp.fail("activation function '" + v + "' is not in trace format version 1");
+                    if (version < act_func_since(ins.func))
+                        lp.fail("activation function '" + v + "' is not in trace format version " +
+                                tok_version);
                 } else if (k == "flags") {
                     std::stringstream fs(v);
                     for (std::string f; std::getline(fs, f, '|');) {
-                        if (f == "acc")
-                            ins.flags |= flag::accumulate;
-                        else if (f == "double_row")
-                            ins.flags |= flag::double_row;
-                        else
-                            lp.fail("unknown flag '" + f + "' (acc, double_row)");
+                        const flag_info* hit = nullptr;
+                        std::string names;
+                        for (const auto& fi : all_flags) {
+                            if (f == fi.name && version >= fi.since) hit = &fi;
+                            if (version >= fi.since)
+                                names += (names.empty() ? "" : ", ") + std::string(fi.name);
+                        }
+                        if (!hit)
+                            lp.fail("unknown flag '" + f + "' (" + names + " in trace format " +
+                                    "version " + tok_version + ")");
+                        ins.flags |= hit->bit;
                     }
                 } else
                     lp.fail("unknown field '" + k + "'");
@@ -477,10 +532,18 @@ program read_trace(std::istream& in, const std::string& name) {
             if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
             if (ins.op != opcode::dma_trigger && !ins.dst.valid())
                 lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
+            // Before version 3 a wider tensor_reduce dst received the whole row's reduction in
+            // each element; version 3 reduces a group of the row into each.
+            if (ins.op == opcode::tensor_reduce && version < 3 && ins.dst.elems != 1)
+                lp.fail("a tensor_reduce dst of " + std::to_string(ins.dst.elems) +
+                        " elements broadcast the row's reduction before trace format version 3, "
+                        "which reduces groups: give dst 1 element (and copy it), or write "
+                        "version 3");
             // Version 1's iota numbered the elements across partitions: p * elems + i.
             if (ins.op == opcode::iota && version < 2) ins.imm1 = static_cast<float>(ins.dst.elems);
             p.engines[std::size_t(engines[head])].push_back(std::move(ins));
             origin->engine_lines[std::size_t(engines[head])].push_back(lineno);
+            engine_places[std::size_t(engines[head])].push_back(place);
         } else {
             lp.fail("unknown line kind '" + head +
                     "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
@@ -490,6 +553,16 @@ program read_trace(std::istream& in, const std::string& name) {
         throw user_error(name + ": empty trace (no 'trnsim-trace " +
                          std::to_string(trace_format_version) + "' header)");
     p.origin = std::move(origin);
+    if (!p.sources.empty()) {
+        auto any = [](const std::vector<std::uint32_t>& v) {
+            return std::any_of(v.begin(), v.end(), [](std::uint32_t x) { return x != 0; });
+        };
+        for (std::size_t e = 0; e < engine_count; ++e)
+            if (any(engine_places[e])) p.sources.engines[e] = std::move(engine_places[e]);
+        p.sources.queues.resize(p.queues.size());
+        for (std::size_t q = 0; q < p.queues.size(); ++q)
+            if (any(queue_places[q])) p.sources.queues[q] = std::move(queue_places[q]);
+    }
     return p;
 }
 

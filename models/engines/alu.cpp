@@ -3,8 +3,19 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 
 namespace trn {
+
+namespace {
+
+std::int32_t as_int(float v) {  // the int32 value of an operand of a bitwise operation
+    if (!(v > -2147483648.0f)) return std::numeric_limits<std::int32_t>::min();
+    if (!(v < 2147483648.0f)) return std::numeric_limits<std::int32_t>::max();
+    return static_cast<std::int32_t>(v);
+}
+
+}  // namespace
 
 float apply_alu(alu_op op, float a, float b) {
     switch (op) {
@@ -20,12 +31,75 @@ float apply_alu(alu_op op, float a, float b) {
             return std::max(a, b);
         case alu_op::min:
             return std::min(a, b);
+        case alu_op::divide:
+            return a / b;
+        case alu_op::pow:
+            return std::pow(a, b);
+        case alu_op::mod: {  // the sign of the divisor (numpy's mod)
+            float m = std::fmod(a, b);
+            if (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) m += b;
+            return m;
+        }
+        case alu_op::abs_max:
+            return std::max(std::fabs(a), std::fabs(b));
+        case alu_op::is_equal:
+            return a == b ? 1.0f : 0.0f;
+        case alu_op::not_equal:
+            return a != b ? 1.0f : 0.0f;
+        case alu_op::is_gt:
+            return a > b ? 1.0f : 0.0f;
+        case alu_op::is_ge:
+            return a >= b ? 1.0f : 0.0f;
+        case alu_op::is_lt:
+            return a < b ? 1.0f : 0.0f;
+        case alu_op::is_le:
+            return a <= b ? 1.0f : 0.0f;
+        case alu_op::logical_and:
+            return (a != 0.0f && b != 0.0f) ? 1.0f : 0.0f;
+        case alu_op::logical_or:
+            return (a != 0.0f || b != 0.0f) ? 1.0f : 0.0f;
+        case alu_op::logical_xor:
+            return ((a != 0.0f) != (b != 0.0f)) ? 1.0f : 0.0f;
+        case alu_op::bitwise_and:
+            return static_cast<float>(as_int(a) & as_int(b));
+        case alu_op::bitwise_or:
+            return static_cast<float>(as_int(a) | as_int(b));
+        case alu_op::bitwise_xor:
+            return static_cast<float>(as_int(a) ^ as_int(b));
+        case alu_op::left_shift: {
+            const std::int32_t n = as_int(b);
+            if (n < 0 || n > 31) return 0.0f;
+            return static_cast<float>(static_cast<std::int32_t>(
+                static_cast<std::uint32_t>(as_int(a)) << static_cast<std::uint32_t>(n)));
+        }
+        case alu_op::right_shift: {  // arithmetic: the sign is kept
+            const std::int32_t n = as_int(b);
+            if (n < 0) return 0.0f;
+            return static_cast<float>(as_int(a) >> std::min(n, 31));
+        }
     }
     return a;
 }
 
+namespace {
+
+// op applied to (a, b), or to (b, a) when `reversed`.
+float apply_ordered(alu_op op, float a, float b, bool reversed) {
+    return reversed ? apply_alu(op, b, a) : apply_alu(op, a, b);
+}
+
+}  // namespace
+
 void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                  const std::vector<std::uint8_t>& src1, std::vector<std::uint8_t>& dst) {
+    static const std::vector<std::uint8_t> none;
+    std::vector<std::uint8_t> unused;
+    execute_alu(ins, src0, src1, none, dst, unused);
+}
+
+void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
+                 const std::vector<std::uint8_t>& src1, const std::vector<std::uint8_t>& src2,
+                 std::vector<std::uint8_t>& dst, std::vector<std::uint8_t>& dst1) {
     const operand& d = ins.dst;
     dst.resize(d.bytes());
     const std::size_t ds = dtype_size(d.type);
@@ -33,7 +107,23 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
     const std::size_t s1 = ins.src1.valid() ? dtype_size(ins.src1.type) : 0;
     auto in0 = [&](std::size_t i) { return load_element(&src0[i * s0], ins.src0.type); };
     auto in1 = [&](std::size_t i) { return load_element(&src1[i * s1], ins.src1.type); };
+    auto in2 = [&](std::size_t p) {  // src2[p, 0]
+        return load_element(&src2[p * dtype_size(ins.src2.type)], ins.src2.type);
+    };
     auto out = [&](std::size_t i, float v) { store_element(&dst[i * ds], d.type, v); };
+    // dst's value as stored (rounded to its dtype), which the *_reduce opcodes reduce
+    auto stored = [&](std::size_t i) { return load_element(&dst[i * ds], d.type); };
+    const bool rev0 = ins.flags & flag::reverse0, rev1 = ins.flags & flag::reverse1;
+    // dst1[p, 0] = the reduction `op` of dst[p, :]
+    auto reduce_rows = [&](alu_op op) {
+        dst1.resize(ins.dst1.bytes());
+        for (std::uint32_t p = 0; p < d.partitions; ++p) {
+            float acc = stored(std::size_t{p} * d.elems);
+            for (std::uint32_t j = 1; j < d.elems; ++j)
+                acc = apply_alu(op, acc, stored(std::size_t{p} * d.elems + j));
+            store_element(&dst1[p * dtype_size(ins.dst1.type)], ins.dst1.type, acc);
+        }
+    };
     const std::size_t n = std::size_t{d.partitions} * d.elems;
     switch (ins.op) {
         case opcode::tensor_tensor:
@@ -41,28 +131,40 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                 out(i, apply_alu(ins.alu, in0(i), in1(i)));
             break;
         case opcode::tensor_scalar:
+        case opcode::tensor_scalar_reduce:
             for (std::uint32_t p = 0; p < d.partitions; ++p) {
                 const float s = ins.src1.valid() ? in1(p) : ins.imm;  // one per partition
+                const float t = ins.src2.valid() ? in2(p) : ins.imm1;
                 for (std::uint32_t j = 0; j < d.elems; ++j) {
                     const std::size_t i = std::size_t{p} * d.elems + j;
-                    out(i, apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), s), ins.imm1));
+                    const float v = apply_ordered(ins.alu, in0(i), s, rev0);
+                    out(i, ins.op == opcode::tensor_scalar_reduce
+                               ? v
+                               : apply_ordered(ins.alu1, v, t, rev1 && ins.alu1 != alu_op::bypass));
                 }
             }
+            if (ins.op == opcode::tensor_scalar_reduce) reduce_rows(ins.alu1);
             break;
         case opcode::tensor_copy:
             for (std::size_t i = 0; i < n; ++i)
                 out(i, in0(i));
             break;
+        case opcode::reciprocal:
+            for (std::size_t i = 0; i < n; ++i)
+                out(i, 1.0f / in0(i));
+            break;
         case opcode::scalar_tensor_tensor:
             for (std::size_t i = 0; i < n; ++i)
-                out(i, apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), ins.imm), in1(i)));
+                out(i, apply_ordered(ins.alu1, apply_ordered(ins.alu, in0(i), ins.imm, rev0),
+                                     in1(i), rev1));
             break;
         case opcode::tensor_tensor_scan:
             for (std::uint32_t p = 0; p < d.partitions; ++p) {
                 float prev = ins.imm;
                 for (std::uint32_t j = 0; j < d.elems; ++j) {
                     const std::size_t i = std::size_t{p} * d.elems + j;
-                    prev = apply_alu(ins.alu1, apply_alu(ins.alu, in0(i), prev), in1(i));
+                    prev = apply_ordered(ins.alu1, apply_ordered(ins.alu, in0(i), prev, rev0),
+                                         in1(i), rev1);
                     out(i, prev);
                 }
             }
@@ -72,21 +174,29 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                 out(i, ins.imm);
             break;
         case opcode::activation:  // func(src * scale + bias)
+        case opcode::activation_reduce:
             for (std::size_t i = 0; i < n; ++i) {
-                const float bias = ins.src1.valid() ? in1(i / d.elems) : 0.0f;
-                const float x = in0(i) * (ins.imm == 0 ? 1.0f : ins.imm) + bias;
-                out(i, apply_act(ins.func, x));
+                const std::size_t p = i / d.elems;
+                const float bias = ins.src1.valid() ? in1(p) : 0.0f;
+                const float scale = ins.src2.valid() ? in2(p) : (ins.imm == 0 ? 1.0f : ins.imm);
+                out(i, apply_act(ins.func, in0(i) * scale + bias));
             }
+            if (ins.op == opcode::activation_reduce) reduce_rows(ins.alu);
             break;
-        case opcode::tensor_reduce:
-            for (std::uint32_t p = 0; p < d.partitions; ++p) {
-                float acc = in0(std::size_t{p} * ins.src0.elems);
-                for (std::uint32_t j = 1; j < ins.src0.elems; ++j)
-                    acc = apply_alu(ins.alu, acc, in0(std::size_t{p} * ins.src0.elems + j));
-                for (std::uint32_t j = 0; j < d.elems; ++j)
-                    out(std::size_t{p} * d.elems + j, acc);
-            }
+        case opcode::tensor_reduce: {  // dst.elems groups of src0's row
+            const std::uint32_t group = ins.src0.elems / d.elems;
+            const bool negate = ins.flags & flag::negate;
+            for (std::uint32_t p = 0; p < d.partitions; ++p)
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    const std::size_t first =
+                        std::size_t{p} * ins.src0.elems + std::size_t{j} * group;
+                    float acc = in0(first);
+                    for (std::uint32_t k = 1; k < group; ++k)
+                        acc = apply_alu(ins.alu, acc, in0(first + k));
+                    out(std::size_t{p} * d.elems + j, negate ? -acc : acc);
+                }
             break;
+        }
         case opcode::iota:
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t j = 0; j < d.elems; ++j)
@@ -117,9 +227,13 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                     out(std::size_t{p} * 8 + j, static_cast<float>(at));
                 }
             break;
+        case opcode::transpose:  // the Vector engine's (the Tensor engine's is tensor_engine's)
+            for (std::uint32_t f = 0; f < d.partitions; ++f)
+                for (std::uint32_t p = 0; p < d.elems; ++p)
+                    out(std::size_t{f} * d.elems + p, in0(std::size_t{p} * ins.src0.elems + f));
+            break;
         case opcode::dma_trigger:
         case opcode::matmul:
-        case opcode::transpose:
             break;
     }
 }

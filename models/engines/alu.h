@@ -8,7 +8,12 @@ namespace trn {
 
 // Functional semantics of the engine data-path instructions: computes dst from the packed
 // source rows (rows * row_bytes each, in their own dtypes) in fp32 and writes dst packed.
-// Contract: srcs hold src0 then src1 as the instruction declares them.
+// Contract: src0, src1, src2 hold the operands the instruction declares (empty when it has
+// none); dst1 receives the second output of the *_reduce opcodes.
+void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
+                 const std::vector<std::uint8_t>& src1, const std::vector<std::uint8_t>& src2,
+                 std::vector<std::uint8_t>& dst, std::vector<std::uint8_t>& dst1);
+// The same for instructions without src2 and dst1.
 void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                  const std::vector<std::uint8_t>& src1, std::vector<std::uint8_t>& dst);
 

@@ -1,6 +1,7 @@
 #include "engines/cost_table.h"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace trn {
 
@@ -9,6 +10,9 @@ constexpr auto dve = engine_kind::dve, act = engine_kind::act, pool = engine_kin
 constexpr auto any = operand_case::any;
 const char* const isa_table = "hardware-facts 2";
 const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota; no Pool rule)";
+// The instructions documented from the Neuron 2.26 notes onward, whose formulas the ISA
+// reference gives without a NeuronCore version: the same cycles on each (model choice).
+const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
 }  // namespace
 
 const std::vector<cost_rule>& cost_table::rules() {
@@ -33,8 +37,12 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::scalar_tensor_tensor, operand_case::bf16_sub_mul, 0, 1, false, 0, isa_table},
         {dve, opcode::scalar_tensor_tensor, any, 0, 2, false, 0, isa_table},
         {dve, opcode::tensor_tensor_scan, any, 0, 2, true, 0, isa_table},
+        {dve, opcode::tensor_scalar_reduce, any, 0, 1, true, 0, isa_v2, true},
+        {dve, opcode::reciprocal, any, 0, 8, true, 0, isa_v2},
+        {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
+        {act, opcode::activation_reduce, any, 0, 1, true, 0, isa_v2, true},
         {act, opcode::tensor_scalar, any, 0, 1, true, 0, isa_table},
         {act, opcode::tensor_copy, any, 3, 1, true, 0, isa_table},
         // GpSimd engine (Pool): SBUF only
@@ -54,7 +62,7 @@ bool is16(dtype t) {
 }
 
 bool matches(operand_case c, const instruction& ins) {
-    const operand* ops[] = {&ins.dst, &ins.src0, &ins.src1};
+    const operand* ops[] = {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1};
     auto all = [&](auto pred) {
         return std::all_of(std::begin(ops), std::end(ops),
                            [&](const operand* o) { return !o->valid() || pred(*o); });
@@ -80,6 +88,9 @@ bool matches(operand_case c, const instruction& ins) {
             return ins.alu == alu_op::subtract && ins.alu1 == alu_op::multiply &&
                    ins.dst.elems % 2 == 0 &&
                    all([](const operand& o) { return o.type == dtype::bfloat16; });
+        case operand_case::block32:
+            return ins.dst.partitions <= 32 && ins.dst.elems <= 32 &&
+                   ins.dst.space != mem_space::hbm && ins.src0.space != mem_space::hbm;
         case operand_case::bf16_add_max:
             return (ins.alu == alu_op::add || ins.alu == alu_op::max) &&
                    all([](const operand& o) { return o.type == dtype::bfloat16; });
@@ -88,6 +99,56 @@ bool matches(operand_case c, const instruction& ins) {
 }
 
 }  // namespace
+
+std::string formula(const cost_rule& r) {
+    char n[32];
+    if (r.per_elem == 1)
+        std::snprintf(n, sizeof n, "N");
+    else if (r.per_elem < 1)
+        std::snprintf(n, sizeof n, "N/%g", 1 / r.per_elem);
+    else
+        std::snprintf(n, sizeof n, "%gN", r.per_elem);
+    std::string out = r.min_ii ? std::string("max(MIN_II, ") + n + ")" : n;
+    if (r.fixed) out += " + " + std::to_string(static_cast<long>(r.fixed));
+    if (r.plus_min_ii) out += " + MIN_II";
+    return out + " cycles";
+}
+
+const char* describe(operand_case c) {
+    switch (c) {
+        case operand_case::any:
+            return "any operands";
+        case operand_case::mixed_psum_sbuf:
+            return "one input in PSUM, the other in SBUF";
+        case operand_case::arith16_sbuf:
+            return "bf16 add, subtract or multiply, all in SBUF";
+        case operand_case::all16_sbuf:
+            return "all operands bf16/fp16 in SBUF";
+        case operand_case::sbuf_only:
+            return "all operands in SBUF";
+        case operand_case::zero16:
+            return "a zero fill of bf16/fp16";
+        case operand_case::bf16_add_max:
+            return "bf16, add or max";
+        case operand_case::bf16_sub_mul:
+            return "bf16, subtract then multiply, even N";
+        case operand_case::block32:
+            return "at most 32 x 32, in SBUF or PSUM";
+    }
+    return "?";
+}
+
+const char* tensor_engine_cost(opcode op) {
+    switch (op) {
+        case opcode::matmul:
+            return "max(min(64, N_stationary), N_moving) passes, x4 for fp32, /2 for double_row "
+                   "(hardware-facts 2)";
+        case opcode::transpose:
+            return "max(P, min(64, F)) (hardware-facts 2)";
+        default:
+            return "";
+    }
+}
 
 const cost_rule* cost_table::match(engine_kind e, const instruction& ins) const {
     for (const auto& r : rules())
@@ -109,12 +170,10 @@ double cost_table::cycles(engine_kind e, const instruction& ins) const {
     const cost_rule* r = match(e, ins);
     if (!r) return 0;
     // N is the free size of the input for the instructions whose output is smaller than it.
-    const bool input_sized =
-        ins.op == opcode::tensor_reduce || ins.op == opcode::max8 || ins.op == opcode::find_index8;
-    const double n = input_sized ? ins.src0.elems : ins.dst.elems;
+    const double n = info(ins.op).input_sized ? ins.src0.elems : ins.dst.elems;
     double c = r->per_elem * n;
     if (r->min_ii) c = std::max(c, m_min_ii);
-    return c + r->fixed;
+    return c + r->fixed + (r->plus_min_ii ? m_min_ii : 0.0);
 }
 
 }  // namespace trn

@@ -1,4 +1,5 @@
 #pragma once
+#include <string>
 #include <vector>
 
 #include "core/program.h"
@@ -15,10 +16,11 @@ enum class operand_case : std::uint8_t {
     zero16,           // memset of zero into a bf16/fp16 tile
     bf16_add_max,     // bf16 in and out, add or max reduction
     bf16_sub_mul,     // bf16 operands, subtract then multiply, an even free size
+    block32,          // at most 32 x 32, on chip (the Vector engine's transpose)
 };
 
-// One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed, N the
-// elements per partition. `isa` 0 applies to every NeuronCore version.
+// One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed (+ MIN_II
+// when `plus_min_ii`), N the elements per partition. `isa` 0 applies to every NeuronCore version.
 struct cost_rule {
     engine_kind engine;
     opcode op;
@@ -28,10 +30,18 @@ struct cost_rule {
     bool min_ii;
     double fixed;
     const char* source;
+    bool plus_min_ii = false;
 };
 
 // The per-opcode cost table of hardware-facts.md section 2, as data. Rules are tried in order;
 // the first that matches the engine, opcode, ISA version and operand case gives the cost.
+// The rule's cost as text ("max(MIN_II, 2N) + 150 cycles") and its operand case in words.
+std::string formula(const cost_rule& r);
+const char* describe(operand_case c);
+// The cost of the Tensor engine's opcodes (tensor_engine.cpp computes it; hardware-facts 2),
+// as text; "" for other opcodes.
+const char* tensor_engine_cost(opcode op);
+
 class cost_table {
   public:
     cost_table(int isa_version, double min_ii) : m_isa(isa_version), m_min_ii(min_ii) {}

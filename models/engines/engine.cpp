@@ -199,7 +199,9 @@ void engine_base::run_stream() {
             if (ins.op == opcode::dma_trigger) args += ",\"queue\":" + std::to_string(ins.queue);
             for (const auto& [key, op] : {std::pair<const char*, const operand*>{"dst", &ins.dst},
                                           {"src0", &ins.src0},
-                                          {"src1", &ins.src1}})
+                                          {"src1", &ins.src1},
+                                          {"src2", &ins.src2},
+                                          {"dst1", &ins.dst1}})
                 if (op->valid())
                     args += std::string(",\"") + key + "\":\"" + format_operand(*op) + "\"";
             m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
@@ -246,7 +248,7 @@ sc_core::sc_time engine::duration(const instruction& ins) const {
     if (ins.op == opcode::dma_trigger) return m_trigger_time;
     // An access whose innermost stride exceeds 16 bytes runs at half rate (hardware-facts 1c).
     bool wide = false;
-    for (const operand* o : {&ins.dst, &ins.src0, &ins.src1})
+    for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2})
         wide |= o->valid() && o->elem_stride > 1 && o->elem_stride * dtype_size(o->type) > 16;
     return cycles(m_costs.cycles(m_kind, ins) * (wide ? 2.0 : 1.0));
 }
@@ -274,8 +276,10 @@ issue_timing engine::execute(const instruction& ins) {
     };
     if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, ins.src0, &m_a);
     if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, ins.src1, &m_b);
-    if (m_functional) execute_alu(ins, m_a, m_b, m_d);
+    if (ins.src2.valid()) touch(tlm::TLM_READ_COMMAND, ins.src2, &m_c);
+    if (m_functional) execute_alu(ins, m_a, m_b, m_c, m_d, m_d1);
     touch(tlm::TLM_WRITE_COMMAND, ins.dst, &m_d);
+    if (ins.dst1.valid()) touch(tlm::TLM_WRITE_COMMAND, ins.dst1, &m_d1);
     return {start, busy, start + busy, start + busy + m_latency};
 }
 

@@ -129,8 +129,8 @@ class engine : public engine_base {
   private:
     cost_table m_costs;
     sc_core::sc_time m_trigger_time;
-    std::vector<std::uint8_t> m_a, m_b, m_d;  // functional staging
-    tlm::tlm_generic_payload m_ring;          // doorbell writes
+    std::vector<std::uint8_t> m_a, m_b, m_c, m_d, m_d1;  // functional staging
+    tlm::tlm_generic_payload m_ring;                     // doorbell writes
 };
 
 }  // namespace trn

@@ -196,14 +196,17 @@ TEST(ValidateProgram, DmaShapesMustMatch) {
     p.queues[1][0].src.elems = 8;  // 32 bytes per row vs 64
     const std::string bytes = violation(p);
     EXPECT_PRED2(contains, bytes, "q1 transfer 0");
-    EXPECT_PRED2(contains, bytes, "differ in rows or bytes per row");
+    EXPECT_PRED2(contains, bytes, "differ in rows or elements per row");
     program q = valid_program();
     q.queues[0][0].dst.partitions = 64;  // 64 rows vs 128
-    EXPECT_PRED2(contains, violation(q), "differ in rows or bytes per row");
-    // Same rows and bytes per row in another dtype is a valid (byte) copy.
+    EXPECT_PRED2(contains, violation(q), "differ in rows or elements per row");
+    // The same rows and elements in another dtype is a cast (the DMA casts through fp32)...
     program r = valid_program();
-    r.queues[0][0].dst = chip_op(mem_space::sbuf, dtype::bfloat16, 0, 128, 32, 0);
+    r.queues[0][0].dst = chip_op(mem_space::sbuf, dtype::bfloat16, 0, 128, 16, 0);
     EXPECT_NO_THROW(validate_program(r, limits()));
+    // ... and the same bytes in other elements is not a copy
+    r.queues[0][0].dst = chip_op(mem_space::sbuf, dtype::bfloat16, 0, 128, 32, 0);
+    EXPECT_PRED2(contains, violation(r), "differ in rows or elements per row");
 }
 
 TEST(ValidateProgram, TriggerCountMustMatchTransfers) {

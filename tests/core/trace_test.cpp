@@ -155,6 +155,55 @@ program rich_program() {
                                        op(sbuf, 0, 128, 1024, 16, dtype::float32)));
         act.back().func = f;
     }
+    // Version 3: a per-partition scale (src2), second outputs (dst1), reversed operations,
+    // negated and grouped reductions, the Vector engine's reciprocal and transpose, every ALU
+    // operation, and the source places of instructions and transfers.
+    instruction scaled = make_instruction(
+        opcode::activation, alu_op::bypass, op(sbuf, 0, 128, 17000, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 3072, 1, dtype::float32));
+    scaled.src2 = op(sbuf, 0, 128, 3080, 1, dtype::float32);
+    act.push_back(scaled);
+    scaled.op = opcode::activation_reduce;
+    scaled.alu = alu_op::add;
+    scaled.dst1 = op(sbuf, 0, 128, 3088, 1, dtype::float32);
+    act.push_back(scaled);
+    instruction tsr = make_instruction(opcode::tensor_scalar_reduce, alu_op::subtract,
+                                       op(sbuf, 0, 128, 17100, 16, dtype::float32),
+                                       op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, 3.0f);
+    tsr.alu1 = alu_op::max;
+    tsr.flags = flag::reverse0;
+    tsr.dst1 = op(sbuf, 0, 128, 3096, 1, dtype::bfloat16);
+    dve.push_back(tsr);
+    instruction ts3 = make_instruction(
+        opcode::tensor_scalar, alu_op::divide, op(sbuf, 0, 128, 17200, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 3072, 1, dtype::float32));
+    ts3.alu1 = alu_op::subtract;
+    ts3.src2 = op(sbuf, 0, 128, 3080, 1, dtype::float32);
+    ts3.flags = flag::reverse0 | flag::reverse1;
+    dve.push_back(ts3);
+    instruction grouped = make_instruction(opcode::tensor_reduce, alu_op::add,
+                                           op(sbuf, 0, 128, 17300, 4, dtype::float32),
+                                           op(sbuf, 0, 128, 1024, 16, dtype::float32));
+    grouped.flags = flag::negate;
+    dve.push_back(grouped);
+    dve.push_back(make_instruction(opcode::reciprocal, alu_op::bypass,
+                                   op(sbuf, 0, 128, 17400, 16, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(make_instruction(opcode::transpose, alu_op::bypass,
+                                   op(sbuf, 0, 16, 17500, 32, dtype::float32),
+                                   op(sbuf, 0, 32, 1024, 16, dtype::float32)));
+    for (const alu_op a : trn::all_alu_ops)
+        if (trn::alu_since(a) >= 3)
+            dve.push_back(make_instruction(opcode::tensor_tensor, a,
+                                           op(sbuf, 0, 128, 18000, 16, dtype::float32),
+                                           op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                           op(sbuf, 0, 128, 2048, 16, dtype::float32)));
+    // places: some instructions and transfers, a file name with a space and a '#'
+    p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
+    p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");
+    p.sources.engines[std::size_t(engine_kind::dve)][2] = p.sources.intern("kernel.py:7");
+    p.sources.queues.resize(p.queues.size());
+    p.sources.queues[2] = {p.sources.intern("kernel.py:7")};
     return p;
 }
 
@@ -204,7 +253,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 2\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 3\n");
     EXPECT_PRED2(contains, text,
                  " alu=subtract dst=sbuf[0:128]@1024:16xfloat32 "
                  "src0=sbuf[0:128]@2048:16xfloat32 imm=0.5 alu1=multiply imm1=-2.5");
@@ -218,6 +267,11 @@ TEST(TraceRoundTrip, TextLooksAsDocumented) {
     EXPECT_PRED2(contains, text, "\nact dma_trigger queue=2 wait=dve>=4,pool>=2\n");
     EXPECT_PRED2(contains, text, " imm=-3.25 ");
     EXPECT_PRED2(contains, text, " flags=acc|double_row\n");
+    EXPECT_PRED2(contains, text, " flags=rev0|rev1\n");
+    EXPECT_PRED2(contains, text, " wait=q0>=1,q1>=1 at=kernels/my%20k%231.py:12\n");
+    EXPECT_PRED2(contains, text,
+                 "\nq2 dma dst=hbm[0:128]@8589934592/512:16xfloat32 "
+                 "src=sbuf[0:128]@1024:16xfloat32 at=kernel.py:7\n");
     operand doc_example;
     doc_example.space = mem_space::hbm;
     doc_example.partitions = 128;
@@ -301,7 +355,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 2");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 3");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -311,7 +365,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 2");
+    EXPECT_PRED2(contains, msg, "reads 1 to 3");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -438,7 +492,7 @@ TEST(TraceErrors, MissingDst) {
         line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
     EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
     EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
-                 "expected 'q<N> dma dst=OPERAND src=OPERAND'");
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [at=FILE:LINE]'");
 }
 
 TEST(TraceErrors, BadHeaderLines) {
@@ -569,6 +623,42 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 3\n"),
-                 "trace format version 3 is not supported (this build reads 1 to 2)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 4\n"),
+                 "trace format version 4 is not supported (this build reads 1 to 3)");
+}
+
+TEST(TraceVersions, VersionThreeAdditionsAreErrorsInVersionTwo) {
+    const std::string head = "trnsim-trace 2\nhbm_bytes 64\nqueues 1\n";
+    const std::string ts =
+        "dve tensor_scalar alu=add dst=sbuf[0:4]@0:8xfloat32 "
+        "src0=sbuf[0:4]@0:8xfloat32 src1=sbuf[0:4]@64:1xfloat32";
+    EXPECT_PRED2(contains, error_of(head + ts + " src2=sbuf[0:4]@68:1xfloat32\n"),
+                 "bad.trace:4: field 'src2' does not apply to tensor_scalar in trace format "
+                 "version 2");
+    EXPECT_PRED2(contains, error_of(head + ts + " flags=rev0\n"),
+                 "unknown flag 'rev0' (acc, double_row in trace format version 2)");
+    EXPECT_PRED2(contains, error_of(head + ts + " at=k.py:3\n"),
+                 "at= is not in trace format version 2");
+    EXPECT_PRED2(contains,
+                 error_of(head + "dve tensor_tensor alu=divide dst=sbuf[0:4]@0:8xfloat32 "
+                                 "src0=sbuf[0:4]@0:8xfloat32 src1=sbuf[0:4]@0:8xfloat32\n"),
+                 "alu op 'divide' is not in trace format version 2");
+    EXPECT_PRED2(contains,
+                 error_of(head + "dve reciprocal dst=sbuf[0:4]@0:8xfloat32 "
+                                 "src0=sbuf[0:4]@0:8xfloat32\n"),
+                 "opcode 'reciprocal' is not in trace format version 2");
+    EXPECT_PRED2(contains,
+                 error_of(head + "act activation func=mish dst=sbuf[0:4]@0:8xfloat32 "
+                                 "src0=sbuf[0:4]@0:8xfloat32\n"),
+                 "activation function 'mish' is not in trace format version 2");
+    EXPECT_PRED2(contains,
+                 error_of(head + "q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/0:8xfloat32 "
+                                 "at=k.py:1\n"),
+                 "at= is not in trace format version 2");
+    // version 3 reads them, and a place's escapes
+    const program p = from_text("trnsim-trace 3\nhbm_bytes 64\nqueues 1\n" + ts +
+                                " src2=sbuf[0:4]@68:1xfloat32 flags=rev0 at=a%20b.py:3\n");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 0), "a b.py:3");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 3\nhbm_bytes 64\nqueues 1\n" + ts + " at=a%2\n"),
+                 "bad escape in at='a%2'");
 }

@@ -228,11 +228,20 @@ TEST(Alu, TensorReduceOverTheFreeAxisPerPartition) {
         make_instruction(opcode::tensor_reduce, alu_op::min, tile(dtype::float32, 3, 1), s),
         pack_f32(src), {}, out);
     EXPECT_EQ(unpack_f32(out), (std::vector<float>{-1, -9, 0}));
-    // A wider destination receives the partition's result in every element.
-    trn::execute_alu(
-        make_instruction(opcode::tensor_reduce, alu_op::max, tile(dtype::float32, 3, 2), s),
-        pack_f32(src), {}, out);
-    EXPECT_EQ(unpack_f32(out), (std::vector<float>{8, 8, -2, -2, 6, 6}));
+}
+
+TEST(Alu, TensorReduceOfGroupsNegated) {
+    // dst [2, 3] from src [2, 6]: each element reduces a group of 2 consecutive elements
+    const std::vector<float> src{1, 2, 3, 4, 5, 6, -1, -2, -3, -4, -5, -6};
+    std::vector<std::uint8_t> out;
+    instruction r = make_instruction(opcode::tensor_reduce, alu_op::add, tile(dtype::float32, 2, 3),
+                                     tile(dtype::float32, 2, 6));
+    trn::execute_alu(r, pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{3, 7, 11, -3, -7, -11}));
+    r.flags = trn::flag::negate;
+    r.alu = alu_op::max;
+    trn::execute_alu(r, pack_f32(src), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{-2, -4, -6, 1, 3, 5}));
 }
 
 TEST(Alu, IotaIsOffsetPlusPartitionStepPlusIndex) {
@@ -324,6 +333,83 @@ TEST(Alu, OutputIsSizedByTheDestination) {
     EXPECT_EQ(out.size(), 3u * 7 * 2);
     for (auto w : words16(out))
         EXPECT_EQ(w, 0x3c00);  // 1.0 in fp16
+}
+
+}  // namespace
+
+namespace {
+
+TEST(Alu, TraceVersionThreeOperations) {
+    using trn::apply_alu;
+    EXPECT_EQ(apply_alu(alu_op::divide, 3, 4), 0.75f);
+    EXPECT_EQ(apply_alu(alu_op::pow, 2, 10), 1024.0f);
+    EXPECT_EQ(apply_alu(alu_op::mod, -7, 3), 2.0f);  // the divisor's sign, as numpy
+    EXPECT_EQ(apply_alu(alu_op::mod, 7, -3), -2.0f);
+    EXPECT_EQ(apply_alu(alu_op::abs_max, -5, 3), 5.0f);
+    EXPECT_EQ(apply_alu(alu_op::is_equal, 2, 2), 1.0f);
+    EXPECT_EQ(apply_alu(alu_op::not_equal, 2, 2), 0.0f);
+    EXPECT_EQ(apply_alu(alu_op::is_gt, 3, 2), 1.0f);
+    EXPECT_EQ(apply_alu(alu_op::is_ge, 2, 2), 1.0f);
+    EXPECT_EQ(apply_alu(alu_op::is_lt, 3, 2), 0.0f);
+    EXPECT_EQ(apply_alu(alu_op::is_le, 2, 3), 1.0f);
+    EXPECT_EQ(apply_alu(alu_op::logical_and, 2, 0), 0.0f);
+    EXPECT_EQ(apply_alu(alu_op::logical_or, 2, 0), 1.0f);
+    EXPECT_EQ(apply_alu(alu_op::logical_xor, 2, 3), 0.0f);
+    EXPECT_EQ(apply_alu(alu_op::bitwise_and, 12, 10), 8.0f);
+    EXPECT_EQ(apply_alu(alu_op::bitwise_or, 12, 10), 14.0f);
+    EXPECT_EQ(apply_alu(alu_op::bitwise_xor, 12, 10), 6.0f);
+    EXPECT_EQ(apply_alu(alu_op::left_shift, 3, 4), 48.0f);
+    EXPECT_EQ(apply_alu(alu_op::right_shift, -16, 2), -4.0f);  // the sign kept
+    EXPECT_EQ(apply_alu(alu_op::left_shift, 3, 40), 0.0f);     // shifted out
+}
+
+TEST(Alu, ReversedOperationsAndAPerPartitionSecondOperand) {
+    // (2 - x) / s[p], s from src2
+    instruction ts =
+        make_instruction(opcode::tensor_scalar, alu_op::subtract, tile(dtype::float32, 2, 2),
+                         tile(dtype::float32, 2, 2), {}, 2.0f);
+    ts.alu1 = alu_op::divide;
+    ts.src2 = tile(dtype::float32, 2, 1);
+    ts.flags = trn::flag::reverse0;
+    std::vector<std::uint8_t> out, unused;
+    trn::execute_alu(ts, pack_f32({1, 3, 5, -2}), {}, pack_f32({2, 4}), out, unused);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{0.5f, -0.5f, -0.75f, 1.0f}));
+    ts.flags = trn::flag::reverse0 | trn::flag::reverse1;  // s[p] / (2 - x)
+    trn::execute_alu(ts, pack_f32({1, 3, 5, -2}), {}, pack_f32({2, 4}), out, unused);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{2, -2, -4.0f / 3.0f, 1.0f}));
+}
+
+TEST(Alu, ReduceOpcodesWriteTheirSecondOutputFromTheRoundedResult) {
+    // activation_reduce: exp(x * s[p]) into bf16, then the row sums of the bf16 values
+    instruction ar = make_instruction(opcode::activation_reduce, alu_op::add,
+                                      tile(dtype::bfloat16, 2, 3), tile(dtype::float32, 2, 3));
+    ar.func = trn::act_func::identity;
+    ar.src2 = tile(dtype::float32, 2, 1);
+    ar.dst1 = tile(dtype::float32, 2, 1);
+    std::vector<std::uint8_t> out, sums;
+    trn::execute_alu(ar, pack_f32({1, 2, 3, 1.00390625f, 0, 0}), {}, pack_f32({1, 2}), out, sums);
+    // 1.00390625 * 2 = 2.0078125 rounds to 2.0 in bf16 (8 bits of mantissa): the sum is 2
+    EXPECT_EQ(unpack_f32(sums), (std::vector<float>{6, 2}));
+    instruction tsr =
+        make_instruction(opcode::tensor_scalar_reduce, alu_op::multiply, tile(dtype::float32, 2, 3),
+                         tile(dtype::float32, 2, 3), {}, -1.0f);
+    tsr.alu1 = alu_op::max;
+    tsr.dst1 = tile(dtype::float32, 2, 1);
+    trn::execute_alu(tsr, pack_f32({1, 2, 3, -4, 5, -6}), {}, {}, out, sums);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{-1, -2, -3, 4, -5, 6}));
+    EXPECT_EQ(unpack_f32(sums), (std::vector<float>{-1, 6}));
+}
+
+TEST(Alu, VectorEngineReciprocalAndTranspose) {
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(make_instruction(opcode::reciprocal, alu_op::bypass,
+                                      tile(dtype::float32, 1, 3), tile(dtype::float32, 1, 3)),
+                     pack_f32({2, -4, 0.5f}), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{0.5f, -0.25f, 2}));
+    trn::execute_alu(make_instruction(opcode::transpose, alu_op::bypass, tile(dtype::float32, 3, 2),
+                                      tile(dtype::float32, 2, 3)),
+                     pack_f32({1, 2, 3, 4, 5, 6}), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{1, 4, 2, 5, 3, 6}));
 }
 
 }  // namespace

@@ -394,3 +394,47 @@ TEST(CostTable, EveryRuleCitesItsSourceAndAppliesToAKnownIsa) {
 }
 
 }  // namespace
+
+namespace {
+
+// The instructions of the 2.21-2.26 notes: the same formula on NC-v2 and NC-v3.
+TEST(CostTable, ReduceVariantsReciprocalAndVectorTranspose) {
+    for (const int isa : {2, 3}) {
+        const cost_table t(isa, min_ii);
+        for (const std::uint32_t n : sizes) {
+            instruction ar = make_instruction(opcode::activation_reduce, alu_op::add, op(S, f32, n),
+                                              op(S, f32, n));
+            ar.dst1 = op(S, f32, 1);
+            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::act, ar), std::max(min_ii, double(n)) + min_ii)
+                << n;
+            instruction tsr = make_instruction(opcode::tensor_scalar_reduce, alu_op::add,
+                                               op(S, bf16, n), op(S, bf16, n), {}, 1.0f);
+            tsr.dst1 = op(S, f32, 1);
+            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, tsr), std::max(min_ii, double(n)) + min_ii)
+                << n;
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::reciprocal, alu_op::bypass,
+                                                            op(S, f32, n), op(S, f32, n))),
+                std::max(min_ii, 8.0 * n))
+                << n;
+            // a per-partition scale costs nothing more
+            instruction scaled =
+                make_instruction(opcode::activation, alu_op::bypass, op(S, f32, n), op(S, f32, n));
+            scaled.src2 = op(S, f32, 1);
+            EXPECT_DOUBLE_EQ(t.cycles(engine_kind::act, scaled), std::max(min_ii, double(n)));
+        }
+        for (const std::uint32_t n : {1u, 8u, 32u})
+            EXPECT_DOUBLE_EQ(
+                t.cycles(engine_kind::dve, make_instruction(opcode::transpose, alu_op::bypass,
+                                                            op(S, f32, 32, n), op(P, f32, n, 32))),
+                std::max(min_ii, 32.0));
+        // the Vector engine transposes at most 32 x 32; the Scalar engine not at all
+        EXPECT_EQ(
+            t.match(engine_kind::dve, make_instruction(opcode::transpose, alu_op::bypass,
+                                                       op(S, f32, 64, 64), op(S, f32, 64, 64))),
+            nullptr);
+        EXPECT_FALSE(t.supports(engine_kind::act, opcode::reciprocal));
+    }
+}
+
+}  // namespace

@@ -472,6 +472,18 @@ TEST_F(cli, generated_config_doc_is_current) {
         << "docs/config.md is stale: run scripts/gen-docs";
 }
 
+TEST_F(cli, generated_instructions_doc_is_current) {
+    auto r = run_sim("--list-instructions --format markdown");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_EQ(r.output, read(std::string(SOURCE_DIR) + "/docs/instructions.md"))
+        << "docs/instructions.md is stale: run scripts/gen-docs";
+    r = run_sim("--list-instructions");
+    ASSERT_EQ(r.status, 0);
+    EXPECT_NE(r.output.find("activation_reduce (trace format 3+)"), std::string::npos);
+    EXPECT_NE(r.output.find("max(MIN_II, N) + MIN_II cycles"), std::string::npos);
+    EXPECT_EQ(run_sim("--list-instructions --format json").status, 2);
+}
+
 TEST_F(cli, timeline_has_a_track_per_engine_and_queue_without_overlaps) {
     const std::string tl = path("t.json");
     ASSERT_EQ(run_sim("--config trn1 --workload vector_add --param variant=stream "

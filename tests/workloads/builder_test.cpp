@@ -178,6 +178,45 @@ TEST(KernelBuilder, ReadAfterWriteWaitsForTheTransferCount) {
     EXPECT_NO_THROW(validate_program(p, limits()));
 }
 
+TEST(KernelBuilder, AnInstructionWithASecondOutputOrdersBoth) {
+    // activation_reduce writes dst and dst1: a reader of either waits for it, and it waits
+    // for the readers of both (WAR); its scale (src2) is read like any source.
+    kernel_builder kb(options(kernel_style::isa));
+    const hbm_tensor a = kb.input("a", 128 * 8, dtype::float32, 0, 1, 1);
+    const std::size_t tx = kb.declare_tile("x", mem_space::sbuf, 128, 8, dtype::float32);
+    const std::size_t ts = kb.declare_tile("s", mem_space::sbuf, 128, 1, dtype::float32);
+    const std::size_t ty = kb.declare_tile("y", mem_space::sbuf, 128, 8, dtype::float32);
+    const std::size_t tr = kb.declare_tile("r", mem_space::sbuf, 128, 1, dtype::float32);
+    const tile x = kb.next(tx), s = kb.next(ts), y = kb.next(ty), r = kb.next(tr);
+    kb.load(x, a, kb.view(a, 0, 128, 8, 8));  // q0 transfer 1
+    kb.memset(s, 2.0f);                       // dve 1
+    kb.tensor_copy(r, s);                     // dve 2 reads s... and writes r
+    instruction ins;
+    ins.op = opcode::activation_reduce;
+    ins.func = act_func::exp;
+    ins.alu = alu_op::add;
+    kb.set_place("k.py:7");
+    kb.instruction_op(engine_kind::act, ins, y, &x, nullptr, &s, &r);  // act 1
+    kb.set_place("");
+    kb.tensor_copy(s, r);  // dve 3: reads r (RAW on act 1's dst1)
+    const program p = kb.finish();
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 1u);
+    EXPECT_EQ(act[0].src2, s.op);
+    EXPECT_EQ(act[0].dst1, r.op);
+    EXPECT_EQ(wait_value(act[0], semaphore_of_queue(0)), 1u);  // x loaded
+    EXPECT_EQ(wait_value(act[0], dve_sem), 2u);                // s set, r written (WAW)
+    const auto& dve = stream(p, engine_kind::dve);
+    ASSERT_EQ(dve.size(), 3u);
+    EXPECT_EQ(wait_value(dve[2], semaphore_of_engine(engine_kind::act)), 1u);
+    // the place is the activation's only
+    EXPECT_EQ(p.sources.of_engine(engine_kind::act, 0), "k.py:7");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 0), "");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 2), "");
+    EXPECT_EQ(p.sources.of_queue(0, 0), "");
+    EXPECT_NO_THROW(validate_program(p, limits()));
+}
+
 TEST(KernelBuilder, DisjointPartsOfATileAreNotOrdered) {
     // Four loads fill the four quarters of one tile (as `strip[:, r*W:(r+1)*W] = nl.load(...)`
     // does): none waits for another. A read of two quarters waits for those two loads only; a

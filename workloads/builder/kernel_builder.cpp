@@ -289,23 +289,26 @@ void kernel_builder::absorb(std::vector<access_rec>& into, const std::vector<acc
 
 void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
-                           const touch& write, bool in_order_writes, const sem_wait* also) {
+                           const touch* writes, std::size_t write_count, bool in_order_writes,
+                           const sem_wait* also) {
     const touch* reads_end = reads + read_count;
+    const touch* writes_end = writes + write_count;
     std::vector<sem_wait>& need = m_need;
     need.clear();
     if (also) require(need, *also);
     for (const touch* r = reads; r != reads_end; ++r)
         for (const auto& w : m_deps[r->dep].writers)
             if (w.where.overlaps(r->where)) require(need, w.done);
-    dep_state& target = m_deps[write.dep];
-    const bool hbm = m_dep_is_hbm[write.dep];
-    if (!hbm) {
-        for (const auto& w : target.writers)
-            if (w.where.overlaps(write.where) && !(in_order_writes && w.done.sem == done))
-                require(need, w.done);
+    for (const touch* write = writes; write != writes_end; ++write) {
+        dep_state& target = m_deps[write->dep];
+        if (!m_dep_is_hbm[write->dep]) {
+            for (const auto& w : target.writers)
+                if (w.where.overlaps(write->where) && !(in_order_writes && w.done.sem == done))
+                    require(need, w.done);
+        }
+        for (const auto& r : target.readers)
+            if (r.where.overlaps(write->where)) require(need, r.done);
     }
-    for (const auto& r : target.readers)
-        if (r.where.overlaps(write.where)) require(need, r.done);
     std::sort(need.begin(), need.end(),
               [](const sem_wait& a, const sem_wait& b) { return a.sem < b.sem; });
     auto& waited = m_waited[std::size_t(issuer)];
@@ -322,18 +325,23 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
     const sem_wait me{done, done_value};
     for (const touch* r = reads; r != reads_end; ++r)
         note(m_deps[r->dep].readers, {r->where, me});
-    if (hbm) {
-        note(target.writers, {region{}, me});
-    } else {
+    for (const touch* write = writes; write != writes_end; ++write) {
+        dep_state& target = m_deps[write->dep];
+        if (m_dep_is_hbm[write->dep]) {
+            note(target.writers, {region{}, me});
+            continue;
+        }
         // Accesses this write covers are implied by it: it waited for them (or, for in-order
         // writes, follows them on its own semaphore).
-        const auto covered = [&](const access_rec& a) { return write.where.covers(a.where); };
+        const auto covered = [&](const access_rec& a) { return write->where.covers(a.where); };
         target.writers.erase(std::remove_if(target.writers.begin(), target.writers.end(), covered),
                              target.writers.end());
         target.readers.erase(std::remove_if(target.readers.begin(), target.readers.end(), covered),
                              target.readers.end());
-        note(target.writers, {write.where, me});
+        note(target.writers, {write->where, me});
     }
+    placed(m_prog.sources.engines[std::size_t(issuer)],
+           m_prog.engines[std::size_t(issuer)].size() + 1);
     m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
     grew();
 }
@@ -369,8 +377,8 @@ std::size_t kernel_builder::queue_for(const hbm_tensor& t) {
 
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
                          const tile& chip) {
-    if (hbm_side.partitions != chip.op.partitions || hbm_side.row_bytes() != chip.op.row_bytes())
-        throw std::logic_error("DMA shape mismatch on tensor " + t.name);
+    if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
+        throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     const std::size_t q = queue_for(t);
     m_prog.queues[q].push_back(is_load ? dma_transfer{chip.op, hbm_side}
                                        : dma_transfer{hbm_side, chip.op});
@@ -390,8 +398,11 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     const bool other = n > 1 && m_queue_trigger[q] != trigger;
     m_queue_trigger[q] = trigger;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
+    if (m_prog.sources.queues.size() < m_prog.queues.size())
+        m_prog.sources.queues.resize(m_prog.queues.size());
+    placed(m_prog.sources.queues[q], m_prog.queues[q].size());
     issue(trigger, std::move(ins), semaphore_of_queue(q), n, is_load ? &tensor : &buf, 1,
-          is_load ? buf : tensor, false, other ? &previous : nullptr);
+          is_load ? &buf : &tensor, 1, false, other ? &previous : nullptr);
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
@@ -426,15 +437,55 @@ instruction second_op(instruction ins, alu_op op1, float imm1) {
 
 void kernel_builder::engine_op(engine_kind on, instruction ins,
                                std::initializer_list<const tile*> reads, const tile& dst,
-                               bool in_order_writes) {
+                               bool in_order_writes, const tile* dst1) {
     touch r[3] = {};
     if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;
     for (const tile* t : reads)
         r[n++] = {m_buffer_dep[t->buffer], region_of(t->op)};
     const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
-    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n,
-          {m_buffer_dep[dst.buffer], region_of(dst.op)}, in_order_writes);
+    const touch w[2] = {{m_buffer_dep[dst.buffer], region_of(dst.op)},
+                        dst1 ? touch{m_buffer_dep[dst1->buffer], region_of(dst1->op)} : touch{}};
+    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, w, dst1 ? 2 : 1,
+          in_order_writes);
+}
+
+void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile& dst,
+                                    const tile* src0, const tile* src1, const tile* src2,
+                                    const tile* dst1) {
+    ins.dst = dst.op;
+    const tile* reads[3] = {};
+    std::size_t n = 0;
+    for (const auto& [t, slot] :
+         {std::pair<const tile*, operand*>{src0, &ins.src0}, {src1, &ins.src1}, {src2, &ins.src2}})
+        if (t) {
+            *slot = t->op;
+            reads[n++] = t;
+        }
+    if (dst1) ins.dst1 = dst1->op;
+    switch (n) {
+        case 0:
+            engine_op(on, std::move(ins), {}, dst, false, dst1);
+            break;
+        case 1:
+            engine_op(on, std::move(ins), {reads[0]}, dst, false, dst1);
+            break;
+        case 2:
+            engine_op(on, std::move(ins), {reads[0], reads[1]}, dst, false, dst1);
+            break;
+        default:
+            engine_op(on, std::move(ins), {reads[0], reads[1], reads[2]}, dst, false, dst1);
+    }
+}
+
+void kernel_builder::set_place(const std::string& place) {
+    m_place = place.empty() ? 0 : m_prog.sources.intern(place);
+}
+
+void kernel_builder::placed(std::vector<std::uint32_t>& ids, std::size_t count) {
+    if (!m_place && ids.empty()) return;  // no place yet: the list stays empty
+    ids.resize(count, 0);
+    ids.back() = m_place;
 }
 
 void kernel_builder::tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,

@@ -192,6 +192,15 @@ class kernel_builder {
                 bool double_row = false);
     // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.
     void transpose(const tile& dst, const tile& src);
+    // Any engine instruction (core/isa.h): `ins` (opcode, operations, immediates, flags) with
+    // its operands taken from the tiles given (null: none); waits derived as for the others.
+    // Contract: the operands are what the opcode declares; the program's validation checks.
+    void instruction_op(engine_kind on, instruction ins, const tile& dst, const tile* src0,
+                        const tile* src1 = nullptr, const tile* src2 = nullptr,
+                        const tile* dst1 = nullptr);
+    // The kernel source line ("FILE:LINE", "" for none) the next instructions and transfers
+    // come from, kept in the program's sources (trace format 3's at=).
+    void set_place(const std::string& place);
     double matmul_flops() const { return m_flops; }
 
     // Phases: tiles declared after begin_phase() are freed by end_phase(), so a later phase can
@@ -257,10 +266,14 @@ class kernel_builder {
     // (PSUM accumulation), so no wait on its own semaphore is needed for them. `also`: one more
     // wait the instruction needs.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
-               const touch* reads, std::size_t read_count, const touch& write,
-               bool in_order_writes = false, const sem_wait* also = nullptr);
+               const touch* reads, std::size_t read_count, const touch* writes,
+               std::size_t write_count, bool in_order_writes = false,
+               const sem_wait* also = nullptr);
     void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
-                   const tile& dst, bool in_order_writes = false);
+                   const tile& dst, bool in_order_writes = false, const tile* dst1 = nullptr);
+    // Sets the newest entry of a stream's place list (count entries long) to the current place.
+    void placed(std::vector<std::uint32_t>& ids, std::size_t count);
+    std::uint32_t m_place = 0;  // the current place's id in the program's sources (0: none)
     std::size_t queue_for(const hbm_tensor& t);
     // The estimated engine time of `ins` on `e` (cost table at the engine's clock), and its
     // addition to e's total.

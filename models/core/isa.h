@@ -1,0 +1,105 @@
+#pragma once
+// The instruction set, declared once: every opcode, ALU operation, activation function and flag
+// with its name, the trace format version that introduced it, and (opcodes) the fields it takes
+// and its semantics. The enums (core/program.h), the trace reader and writer, the NKI
+// recording, the cost table's input sizes and `sim --list-instructions` all read these lists.
+#include <cstdint>
+
+namespace trn {
+
+// The fields of an instruction a trace line may give (besides wait=).
+namespace field {
+constexpr std::uint16_t dst = 1 << 0, src0 = 1 << 1, src1 = 1 << 2, src2 = 1 << 3, dst1 = 1 << 4,
+                        alu = 1 << 5, imm = 1 << 6, alu1 = 1 << 7, imm1 = 1 << 8, func = 1 << 9,
+                        flags = 1 << 10, queue = 1 << 11;
+}  // namespace field
+// Each field's trace name and the trace format version that introduced it.
+struct field_info {
+    const char* name;
+    std::uint16_t bit;
+    int since;
+};
+constexpr field_info all_fields[] = {
+    {"dst", field::dst, 1},   {"src0", field::src0, 1},   {"src1", field::src1, 1},
+    {"src2", field::src2, 3}, {"dst1", field::dst1, 3},   {"alu", field::alu, 1},
+    {"imm", field::imm, 1},   {"alu1", field::alu1, 2},   {"imm1", field::imm1, 2},
+    {"func", field::func, 1}, {"flags", field::flags, 1}, {"queue", field::queue, 1},
+};
+
+// X(name, fields, since, input_sized, semantics): `since` the trace format version that
+// introduced it; `input_sized`: its cost counts src0's free size N, not dst's (the output is
+// smaller than the input).
+#define TRN_OPCODES(X)                                                                             \
+    X(tensor_tensor, field::dst | field::src0 | field::src1 | field::alu, 1, false,                \
+      "dst = src0 alu src1")                                                                       \
+    X(tensor_scalar,                                                                               \
+      field::dst | field::src0 | field::src1 | field::src2 | field::alu | field::imm |             \
+          field::alu1 | field::imm1 | field::flags,                                                \
+      1, false,                                                                                    \
+      "dst = (src0 alu s0) alu1 s1: s0 is imm or src1[p, 0], s1 imm1 or src2[p, 0]; "              \
+      "flags=rev0 / rev1 swap an operation's operands")                                            \
+    X(tensor_copy, field::dst | field::src0, 1, false, "dst = src0 (dtype converted)")             \
+    X(memset, field::dst | field::imm, 1, false, "dst = imm")                                      \
+    X(activation, field::dst | field::src0 | field::src1 | field::src2 | field::func | field::imm, \
+      1, false,                                                                                    \
+      "dst = func(src0 * scale + bias): scale is src2[p, 0] if given, else imm (0 means 1); "      \
+      "bias src1[p, 0] if given, else 0")                                                          \
+    X(tensor_reduce, field::dst | field::src0 | field::alu | field::flags, 1, true,                \
+      "dst[p, j] = reduce alu over group j of src0[p, :] cut into dst's elems equal groups "       \
+      "(dst [P, 1]: the whole row); flags=neg negates it")                                         \
+    X(iota, field::dst | field::imm | field::imm1, 1, false, "dst[p, i] = imm + imm1 * p + i")     \
+    X(dma_trigger, field::queue, 1, false, "starts the next transfer of DMA queue `queue`")        \
+    X(matmul, field::dst | field::src0 | field::src1 | field::flags, 1, false,                     \
+      "dst[m, n] (+)= sum over k of src0[k, m] * src1[k, n] (src0 stationary, src1 moving); "      \
+      "flags=acc adds to dst, flags=double_row is the NeuronCore-v3 fp8 2x mode")                  \
+    X(transpose, field::dst | field::src0, 1, false,                                               \
+      "dst[f, p] = src0[p, f]: the Tensor engine into PSUM, or the Vector engine in blocks of "    \
+      "32 x 32")                                                                                   \
+    X(max8, field::dst | field::src0, 1, true,                                                     \
+      "dst[p, 0..7] = the 8 largest values of src0[p, :], largest first")                          \
+    X(find_index8, field::dst | field::src0 | field::src1, 1, true,                                \
+      "dst[p, j] = the first i with src0[p, i] == src1[p, j] (-1: none)")                          \
+    X(scalar_tensor_tensor,                                                                        \
+      field::dst | field::src0 | field::src1 | field::alu | field::imm | field::alu1 |             \
+          field::flags,                                                                            \
+      2, false, "dst = (src0 alu imm) alu1 src1; flags=rev0 / rev1 swap an operation's operands")  \
+    X(tensor_tensor_scan,                                                                          \
+      field::dst | field::src0 | field::src1 | field::alu | field::imm | field::alu1 |             \
+          field::flags,                                                                            \
+      2, false,                                                                                    \
+      "dst[p, i] = (src0[p, i] alu dst[p, i-1]) alu1 src1[p, i], dst[p, -1] = imm: a scan "        \
+      "along the free axis")                                                                       \
+    X(activation_reduce,                                                                           \
+      field::dst | field::dst1 | field::src0 | field::src1 | field::src2 | field::func |           \
+          field::imm | field::alu,                                                                 \
+      3, false, "activation, and dst1[p, 0] = reduce alu over dst[p, :] in the same pass")         \
+    X(tensor_scalar_reduce,                                                                        \
+      field::dst | field::dst1 | field::src0 | field::src1 | field::alu | field::imm |             \
+          field::alu1 | field::flags,                                                              \
+      3, false,                                                                                    \
+      "dst = src0 alu (imm or src1[p, 0]), and dst1[p, 0] = reduce alu1 over dst[p, :] in the "    \
+      "same pass; flags=rev0 swaps the operation's operands")                                      \
+    X(reciprocal, field::dst | field::src0, 3, false,                                              \
+      "dst = 1 / src0 on the Vector engine (more precise than the Scalar engine's, 8x slower)")
+
+// X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
+// int32 value of their operands).
+#define TRN_ALU_OPS(X)                                                                 \
+    X(bypass, 1)                                                                       \
+    X(add, 1)                                                                          \
+    X(subtract, 1)                                                                     \
+    X(multiply, 1) X(max, 1) X(min, 1) X(divide, 3) X(pow, 3) X(mod, 3) X(abs_max, 3)  \
+        X(is_equal, 3) X(not_equal, 3) X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3) \
+            X(logical_and, 3) X(logical_or, 3) X(logical_xor, 3) X(bitwise_and, 3)     \
+                X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
+
+// X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
+#define TRN_ACT_FUNCS(X)                                                                         \
+    X(identity, 1)                                                                               \
+    X(relu, 1)                                                                                   \
+    X(exp, 1)                                                                                    \
+    X(reciprocal, 1) X(rsqrt, 2) X(sqrt, 2) X(square, 2) X(sigmoid, 2) X(tanh, 2) X(silu, 2)     \
+        X(gelu, 2) X(log, 2) X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) \
+            X(arctan, 3) X(abs, 3) X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3)
+
+}  // namespace trn
