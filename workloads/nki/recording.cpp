@@ -129,11 +129,8 @@ class reader {
         fail(std::string("unknown ") + what + " '" + s + "'");
     }
 
-    alu_op alu(const std::string& s) const {
-        static constexpr alu_op all[] = {alu_op::bypass,   alu_op::add, alu_op::subtract,
-                                         alu_op::multiply, alu_op::max, alu_op::min};
-        return named(s, all, alu_name, "operation");
-    }
+    alu_op alu(const std::string& s) const { return named(s, all_alu_ops, alu_name, "operation"); }
+    opcode code(const std::string& s) const { return named(s, all_opcodes, opcode_name, "opcode"); }
     engine_kind engine(const std::string& s) const {
         return named(s, all_engines, engine_name, "engine");
     }
@@ -181,6 +178,7 @@ constexpr op_syntax op_names[] = {
     {"matmul", nki_op_kind::matmul},
     {"transpose", nki_op_kind::transpose},
     {"print", nki_op_kind::print},
+    {"ins", nki_op_kind::instruction},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -303,6 +301,49 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             if (w.empty()) rd.fail("print needs a tile");
             tiles({0});
             break;
+        case nki_op_kind::instruction: {  // ENGINE OPCODE field=value ...
+            if (w.size() < 3) rd.fail("expected ENGINE OPCODE field=value...");
+            op.engine = rd.engine(w[0]);
+            op.code = rd.code(w[1]);
+            static const char* const tile_fields[] = {"dst", "src0", "src1", "src2", "dst1"};
+            for (std::size_t i = 2; i < w.size(); ++i) {
+                const auto eq = w[i].find('=');
+                if (eq == std::string::npos) rd.fail("expected field=value, got '" + w[i] + "'");
+                const std::string k = w[i].substr(0, eq), v = w[i].substr(eq + 1);
+                const auto* f = std::find_if(std::begin(all_fields), std::end(all_fields),
+                                             [&](const field_info& x) { return k == x.name; });
+                if (f == std::end(all_fields) || !(info(op.code).fields & f->bit))
+                    rd.fail("field '" + k + "' does not apply to " + w[1]);
+                const auto* t = std::find(std::begin(tile_fields), std::end(tile_fields), k);
+                if (t != std::end(tile_fields)) {
+                    op.slots[std::size_t(t - std::begin(tile_fields))] =
+                        static_cast<std::int8_t>(op.tiles.size());
+                    op.tiles.push_back(rd.tile(v));
+                } else if (k == "alu") {
+                    op.alu0 = rd.alu(v);
+                } else if (k == "alu1") {
+                    op.alu1 = rd.alu(v);
+                } else if (k == "imm") {
+                    op.imm0 = rd.real(v);
+                } else if (k == "imm1") {
+                    op.imm1 = rd.real(v);
+                } else if (k == "func") {
+                    op.func = rd.func(v);
+                } else if (k == "flags") {
+                    for (const auto& name : rd.split(v, '|')) {
+                        const auto* fl =
+                            std::find_if(std::begin(all_flags), std::end(all_flags),
+                                         [&](const flag_info& x) { return name == x.name; });
+                        if (fl == std::end(all_flags)) rd.fail("unknown flag '" + name + "'");
+                        op.flags |= fl->bit;
+                    }
+                } else {
+                    rd.fail("field '" + k + "' is not given in a recording");
+                }
+            }
+            if (op.slots[0] < 0) rd.fail(w[1] + " needs dst=");
+            break;
+        }
         case nki_op_kind::loop:
         case nki_op_kind::end:
             break;
@@ -400,12 +441,22 @@ nki_recording parse_recording(std::istream& in) {
             op.loop = open.back();
             open.pop_back();
             r.ops.push_back(op);
+        } else if (w[0] == "place") {
+            if (w.size() < 3 || rd.count(w[1]) != r.places.size() + 1)
+                rd.fail("place N FILE:LINE, numbered from 1 in order");
+            r.places.push_back(rest_after(line, 2));
         } else {
             nki_op op;
             const auto* s = std::find_if(std::begin(op_names), std::end(op_names),
                                          [&](const op_syntax& o) { return w[0] == o.name; });
             if (s == std::end(op_names)) rd.fail("unknown operation '" + w[0] + "'");
             op.kind = s->kind;
+            auto w_end = w.end();
+            if (w.size() > 1 && w.back().rfind("at=", 0) == 0) {  // its place, last
+                op.place = static_cast<std::uint32_t>(rd.count(w.back().substr(3)));
+                if (op.place == 0 || op.place > r.places.size()) rd.fail("unknown place");
+                --w_end;
+            }
             std::size_t first = 1;
             if (w.size() > 1 && w[1].rfind("if=", 0) == 0) {
                 op.when = rd.loop_ids(w[1].substr(3));
@@ -415,7 +466,7 @@ nki_recording parse_recording(std::istream& in) {
                 if (w.size() <= first) rd.fail("print needs a tile");
                 op.tiles.push_back(rd.tile(w[first]));
             } else {
-                read_operands(op, std::vector<std::string>(w.begin() + first, w.end()), rd);
+                read_operands(op, std::vector<std::string>(w.begin() + first, w_end), rd);
             }
             for (const auto& t : op.tiles)
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
@@ -620,6 +671,7 @@ class expander {
                 i = m_end[i];
             } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
                 try {
+                    m_kb.set_place(op.place ? m_r.places[op.place - 1] : std::string());
                     exec(op);
                 } catch (const nki_op_error&) {
                     throw;
@@ -767,6 +819,25 @@ class expander {
             case nki_op_kind::transpose:
                 m_kb.transpose(t(0), t(1));
                 break;
+            case nki_op_kind::instruction: {
+                instruction ins;
+                ins.op = op.code;
+                ins.alu = op.alu0;
+                ins.alu1 = op.alu1;
+                ins.imm = op.imm0;
+                ins.imm1 = op.imm1;
+                ins.func = op.func;
+                ins.flags = op.flags;
+                tile resolved[5];
+                const tile* at[5] = {};
+                for (std::size_t i = 0; i < 5; ++i)
+                    if (op.slots[i] >= 0) {
+                        resolved[i] = t(std::size_t(op.slots[i]));
+                        at[i] = &resolved[i];
+                    }
+                m_kb.instruction_op(op.engine, ins, resolved[0], at[1], at[2], at[3], at[4]);
+                break;
+            }
             case nki_op_kind::print:
             case nki_op_kind::loop:
             case nki_op_kind::end:

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 #include <cstdint>
 #include <istream>
 #include <stdexcept>
@@ -89,7 +90,8 @@ enum class nki_op_kind : std::uint8_t {
     find_index8,
     matmul,
     transpose,
-    print,  // values only: no instruction
+    print,        // values only: no instruction
+    instruction,  // any instruction of the ISA (core/isa.h): `ins ENGINE OPCODE field=value...`
 };
 
 struct nki_op {
@@ -109,6 +111,12 @@ struct nki_op {
     bool accumulate = false;
     bool double_row = false;  // matmul: the fp8 double-row mode (NeuronCore-v3)
     std::vector<std::uint32_t> fresh;
+    // instruction: its opcode and flags, and which of `tiles` is each of its tile fields (dst,
+    // src0, src1, src2, dst1; -1: none)
+    opcode code = opcode::tensor_copy;
+    std::uint8_t flags = 0;
+    std::array<std::int8_t, 5> slots{-1, -1, -1, -1, -1};
+    std::uint32_t place = 0;  // one plus its index in the recording's places (0: none)
 };
 
 struct nki_recording {
@@ -116,7 +124,8 @@ struct nki_recording {
     std::vector<nki_tensor> tensors;
     std::vector<nki_decl> decls;
     std::vector<nki_op> ops;
-    std::uint32_t loops = 0;  // loop ids are 0 .. loops - 1
+    std::uint32_t loops = 0;          // loop ids are 0 .. loops - 1
+    std::vector<std::string> places;  // the kernel's source lines ("FILE:LINE") ops came from
 };
 
 // Reads a recording's text form; a malformed one throws std::invalid_argument naming the line.

@@ -4,6 +4,7 @@ depends on the loop index or carries state between iterations (which unroll the 
 need); the recording is small; its text form."""
 
 import os
+import sys
 import unittest
 
 import numpy as np
@@ -441,6 +442,9 @@ class PythonThatNeedsUnrolling(unittest.TestCase):
         self.check(last_index_after_the_loop, want, self.a)
 
 
+named_add_line = sys._getframe().f_lineno + 4  # the line of `def named_add`
+
+
 @nki.jit
 def named_add(a, b):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm, name='out')
@@ -459,7 +463,17 @@ class TextForm(unittest.TestCase):
     def test_a_small_kernel(self):
         a = np.zeros((512, 64), np.float32)
         t = trnsim.nki.trace_kernel(named_add, (a, a), {}, False)
-        self.assertEqual(t.trace.text(), '''trnsim-nki-recording 1
+        here = os.path.abspath(__file__)
+        text = t.trace.text()
+        # each instruction names its kernel line: `place N FILE:LINE` and ` at=N`
+        places = [line.split(' ', 2)[2] for line in text.splitlines()
+                  if line.startswith('place ')]
+        self.assertEqual([p.rsplit(':', 1)[0] for p in places], [here] * 4)
+        self.assertEqual([int(p.rsplit(':', 1)[1]) for p in places],
+                         [named_add_line + n for n in (5, 6, 7, 8)])
+        text = '\n'.join(line.rsplit(' at=', 1)[0] for line in text.splitlines()
+                         if not line.startswith('place ')) + '\n'
+        self.assertEqual(text, '''trnsim-nki-recording 1
 style nl
 tensor input float32 32768 a
 tensor input float32 32768 b

@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtypes
 from ._errors import KernelError
 from ._index import Affine
-from ._prims import PRIMS
+from ._prims import PRIMS, reduce_rows
 from ._tensors import TileRef
 
 def read_values(arr, dtype):
@@ -41,14 +41,14 @@ def _validity(kind, valids, shape):
     """Which result elements of a primitive are computed only from valid operand elements."""
     if not valids:  # memset, iota: nothing read
         return np.ones(shape, dtype=bool)
-    if kind in _ELEMENTWISE:
+    if kind in _ELEMENTWISE or PRIMS[kind].elementwise:
         out = np.ones(shape, dtype=bool)
         for v in valids:
             out &= v if v.shape == shape else v.reshape(shape[0], -1)[:, :1]
         return out
-    if kind == 'transpose':
+    if kind in ('transpose', 'isa.transpose'):
         return valids[0].T.reshape(shape)
-    if kind == 'tensor_tensor_scan':  # each element depends on the ones before it in its row
+    if kind in ('tensor_tensor_scan', 'isa.tensor_tensor_scan'):  # and the ones before it
         both = valids[0] & valids[1].reshape(valids[0].shape)
         return np.logical_and.accumulate(both, axis=1).reshape(shape)
     # reductions, max8, find_index8: a row's results depend on the whole row
@@ -265,8 +265,11 @@ class Interpreter:
                                   'it)', op.site)
         dst, ddt = self._tile(op.args[0])
         vals, valids = [], []
+        second = None  # the second output (O) of an instruction that has one
         for what, a in zip(prim.layout[1:], op.args[1:]):
-            if what in ('T', 'T?') and a is not None:
+            if what == 'O':
+                second = a
+            elif what in ('T', 'T?') and a is not None:
                 v, ok = self._read_tile(a, op)
                 vals.append(v)
                 valids.append(ok)
@@ -297,6 +300,12 @@ class Interpreter:
             valid = _validity(op.kind, valids, dst.shape)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
                          out, valid)
+        if second is not None:  # the reduction of each row of dst as stored
+            stored, ok = self._read_tile(op.args[0], op)
+            rows = stored.reshape(stored.shape[0], -1).astype(np.float32)
+            alu = op.args[prim.fields.index(prim.reduce)]
+            self._write_tile(second, reduce_rows(alu, rows),
+                             ok.reshape(ok.shape[0], -1).all(axis=1)[:, None])
 
     def output(self, tensor):
         """The values of an HBM tensor, in its shape."""

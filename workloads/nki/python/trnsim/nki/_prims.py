@@ -4,17 +4,84 @@ in the recording's text form, which workloads/nki/recording.cpp reads) and its v
 on [partitions, elements] arrays in float32, int32 for int32; the interpreter rounds the result
 to the destination's dtype).
 
-Operand kinds: T a tile (dst first), T? an optional tile, H an HBM access, alu an operation,
-eng an engine, func an activation function, f a number, acc a matmul's accumulation, str text
-(the rest of the line)."""
+Operand kinds: T a tile (dst first), T? an optional tile, O a second output tile, H an HBM
+access, alu an operation, eng an engine, func an activation function, f a number, acc a matmul's
+accumulation, flags instruction flags ('rev0|neg', '' for none), str text (the rest of the line).
+
+The primitives declared with `instruction` are one instruction of the model's ISA each
+(models/core/isa.h), recorded generically as `ins ENGINE OPCODE field=value ...` with the
+trace's field names; a new instruction needs its declaration there, its cost rule, and one here."""
 
 import math
 
 import numpy as np
 
+def _as_int(v):
+    """The int32 value of a bitwise operation's operand (truncated, saturated; NaN the least),
+    as the model's ALU takes it."""
+    v = np.asarray(v, dtype=np.float64)
+    out = np.trunc(np.clip(np.nan_to_num(v, nan=-2.0 ** 31), -2.0 ** 31, 2.0 ** 31 - 1))
+    return out.astype(np.int64)
+
+
+def _from_int(v):
+    return np.asarray(np.asarray(v, dtype=np.int64).astype(np.int32), dtype=np.float32)
+
+
+def _mod(a, b):
+    """numpy's mod (the divisor's sign), as the model's ALU computes it."""
+    m = np.fmod(a, b)
+    return np.where((m != 0) & ((b < 0) != (m < 0)), m + b, m).astype(np.float32)
+
+
+def _shift_left(a, b):
+    n, v = _as_int(b), _as_int(a)
+    ok = (n >= 0) & (n <= 31)
+    r = np.where(ok, (v << np.where(ok, n, 0)) & 0xffffffff, 0)
+    return np.asarray(r).astype(np.uint32).view(np.int32).astype(np.float32)
+
+
+def _shift_right(a, b):
+    n = _as_int(b)
+    return _from_int(np.where(n >= 0, _as_int(a) >> np.clip(n, 0, 31), 0))
+
+
+def _flag(f):
+    return lambda a, b: f(a, b).astype(np.float32)
+
+
+# The ALU operations (models/core/isa.h), in float32: comparisons and logical operations give
+# 1 or 0; the bitwise operations act on the int32 values of their operands.
 ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply, 'max': np.maximum,
-       'min': np.minimum}
-REDUCE = {'add': np.sum, 'max': np.max, 'min': np.min}
+       'min': np.minimum, 'divide': np.divide, 'pow': np.power, 'mod': _mod,
+       'abs_max': lambda a, b: np.maximum(np.abs(a), np.abs(b)),
+       'is_equal': _flag(np.equal), 'not_equal': _flag(np.not_equal),
+       'is_gt': _flag(np.greater), 'is_ge': _flag(np.greater_equal), 'is_lt': _flag(np.less),
+       'is_le': _flag(np.less_equal),
+       'logical_and': _flag(lambda a, b: (a != 0) & (b != 0)),
+       'logical_or': _flag(lambda a, b: (a != 0) | (b != 0)),
+       'logical_xor': _flag(lambda a, b: (a != 0) ^ (b != 0)),
+       'bitwise_and': lambda a, b: _from_int(_as_int(a) & _as_int(b)),
+       'bitwise_or': lambda a, b: _from_int(_as_int(a) | _as_int(b)),
+       'bitwise_xor': lambda a, b: _from_int(_as_int(a) ^ _as_int(b)),
+       'left_shift': _shift_left, 'right_shift': _shift_right}
+def alu(name, a, b, reverse=False):
+    """a <name> b (b <name> a when `reverse`), in float32."""
+    with np.errstate(all='ignore'):
+        out = ALU[name](b, a) if reverse else ALU[name](a, b)
+    return np.asarray(out, dtype=np.float32)
+
+
+def reduce_rows(name, x, groups=1):
+    """The reduction `name` of each of `groups` equal groups of each row of x [P, N], in order
+    (a left fold, as the model's ALU): [P, groups]."""
+    p = x.shape[0]
+    g = x.reshape(p, groups, -1)
+    acc = g[:, :, 0].astype(np.float32)
+    with np.errstate(all='ignore'):
+        for k in range(1, g.shape[2]):
+            acc = ALU[name](acc, g[:, :, k]).astype(np.float32)
+    return acc
 ENGINES = ('pe', 'dve', 'act', 'pool', 'sp')
 
 
@@ -26,8 +93,10 @@ def _erf(x):
     return erf(x)
 
 
-# The activation functions of the Scalar engine (models/core/program.h, act_func), by the
-# builder's names.
+_INV_SQRT2 = np.float32(0.70710678118654752)
+
+# The activation functions of the Scalar engine (models/core/isa.h), by the model's names, in
+# float32 in the model's order of operations.
 ACT = {'identity': lambda x: x,
        'relu': lambda x: np.maximum(x, 0),
        'exp': np.exp,
@@ -39,16 +108,39 @@ ACT = {'identity': lambda x: x,
        'tanh': np.tanh,
        'silu': lambda x: x / (1.0 + np.exp(-x)),
        'gelu': lambda x: 0.5 * x * (1.0 + _erf(x * np.float32(0.70710678))),
-       'log': np.log}
+       'log': np.log,
+       'gelu_apprx_tanh': lambda x: np.float32(0.5) * x * (np.float32(1) + np.tanh(
+           np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x))),
+       'softplus': lambda x: np.log1p(np.exp(x)),
+       'mish': lambda x: x * np.tanh(np.log1p(np.exp(x))),
+       'sin': np.sin, 'cos': np.cos, 'arctan': np.arctan, 'abs': np.abs, 'sign': np.sign,
+       'erf': lambda x: _erf(x).astype(np.float32),
+       'gelu_dx': lambda x: (np.float32(0.5) * (np.float32(1) + _erf(x * _INV_SQRT2).astype(
+           np.float32)) + x * _INV_SQRT2 * np.float32(0.56418958354775628) *
+           np.exp(np.float32(-0.5) * x * x)),
+       'silu_dx': lambda x: _silu_dx(x),
+       'negative': np.negative}
+
+
+def _silu_dx(x):
+    s = np.float32(1) / (np.float32(1) + np.exp(-x))
+    return s * (np.float32(1) + x * (np.float32(1) - s))
 
 
 class Prim:
     """A primitive: its name (the builder call), operand kinds and values. impl takes the
-    operands after dst (tiles as arrays; and dst's [partitions, elements] shape last when
-    `shaped`) and returns dst's values."""
+    operands after dst (tiles as arrays, a second output O left out; and dst's [partitions,
+    elements] shape last when `shaped`) and returns dst's values. An instruction primitive
+    (`opcode` set) names its operands by the trace's fields (`fields`, in layout order);
+    `reduce`: the field whose operation reduces each row of dst (as stored) into the second
+    output; `elementwise`: each result element depends on the same element of each tile operand
+    (a [P, 1] operand: its partition's)."""
 
-    def __init__(self, name, layout, impl, shaped):
+    def __init__(self, name, layout, impl, shaped, opcode=None, fields=(), reduce=None,
+                 elementwise=False):
         self.name, self.layout, self.impl, self.shaped = name, layout, impl, shaped
+        self.opcode, self.fields, self.reduce = opcode, fields, reduce
+        self.elementwise = elementwise
 
 
 PRIMS = {}
@@ -57,6 +149,25 @@ PRIMS = {}
 def prim(name, *layout, shaped=False):
     def declare(impl):
         PRIMS[name] = Prim(name, layout, impl, shaped)
+        return impl
+    return declare
+
+
+_FIELD_KINDS = {'dst': 'T', 'src0': 'T', 'src1': 'T', 'src2': 'T', 'dst1': 'O', 'alu': 'alu',
+                'alu1': 'alu', 'imm': 'f', 'imm1': 'f', 'func': 'func', 'flags': 'flags',
+                'eng': 'eng'}
+
+
+def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=True):
+    """Declares primitive `name`, one `opcode` instruction (models/core/isa.h) with the trace
+    fields given in order (dst first; a tile field ending in '?' is optional; 'eng' the engine
+    that runs it)."""
+    names = tuple(f.rstrip('?') for f in fields)
+    layout = tuple(_FIELD_KINDS[n] + ('?' if f.endswith('?') else '')
+                   for f, n in zip(fields, names))
+
+    def declare(impl):
+        PRIMS[name] = Prim(name, layout, impl, shaped, opcode, names, reduce, elementwise)
         return impl
     return declare
 
@@ -138,7 +249,7 @@ def _tensor_tensor_scan(a, b, initial, alu0, alu1):
 
 @prim('tensor_reduce', 'T', 'T', 'alu', 'eng')
 def _tensor_reduce(a, alu, engine):
-    return REDUCE[alu](a, axis=1).reshape(a.shape[0], 1)
+    return reduce_rows(alu, a)
 
 
 @prim('max8', 'T', 'T')
@@ -167,3 +278,91 @@ def _transpose(a):
 @prim('print', 'T', 'str')
 def _print(a, prefix):
     print(prefix, a)
+
+
+def _per_partition(t, a):
+    return t.reshape(a.shape[0], 1)
+
+
+def _scalar(tile, imm, a):
+    """A [P, 1] operand's values, or the immediate."""
+    return np.float32(imm) if tile is None else _per_partition(tile, a)
+
+
+@instruction('isa.tensor_scalar', 'tensor_scalar', 'dst', 'src0', 'src1?', 'src2?', 'alu', 'imm',
+             'alu1', 'imm1', 'flags', 'eng')
+def _isa_tensor_scalar(a, s0, s1, alu0, imm, alu1, imm1, flags, engine):
+    x = alu(alu0, a, _scalar(s0, imm, a), 'rev0' in flags)
+    if alu1 == 'bypass':
+        return x
+    return alu(alu1, x, _scalar(s1, imm1, a), 'rev1' in flags)
+
+
+@instruction('isa.tensor_tensor', 'tensor_tensor', 'dst', 'src0', 'src1', 'alu', 'eng')
+def _isa_tensor_tensor(a, b, alu0, engine):
+    return alu(alu0, a, b.reshape(a.shape))
+
+
+def _activate(a, bias, scale, func, imm):
+    s = _scalar(scale, imm if imm else 1.0, a)
+    b = np.float32(0) if bias is None else _per_partition(bias, a)
+    with np.errstate(all='ignore'):
+        return np.asarray(ACT[func]((a * s + b).astype(np.float32)), dtype=np.float32)
+
+
+@instruction('isa.activation', 'activation', 'dst', 'src0', 'src1?', 'src2?', 'func', 'imm',
+             'eng')
+def _isa_activation(a, bias, scale, func, imm, engine):
+    """func(a * scale + bias): scale src2 [P, 1] or imm (0: 1), bias src1 [P, 1] or 0."""
+    return _activate(a, bias, scale, func, imm)
+
+
+@instruction('isa.activation_reduce', 'activation_reduce', 'dst', 'dst1', 'src0', 'src1?',
+             'src2?', 'func', 'imm', 'alu', 'eng', reduce='alu')
+def _isa_activation_reduce(a, bias, scale, func, imm, alu0, engine):
+    return _activate(a, bias, scale, func, imm)
+
+
+@instruction('isa.tensor_scalar_reduce', 'tensor_scalar_reduce', 'dst', 'dst1', 'src0', 'src1?',
+             'alu', 'imm', 'alu1', 'flags', 'eng', reduce='alu1')
+def _isa_tensor_scalar_reduce(a, s0, alu0, imm, alu1, flags, engine):
+    return alu(alu0, a, _scalar(s0, imm, a), 'rev0' in flags)
+
+
+@instruction('isa.tensor_reduce', 'tensor_reduce', 'dst', 'src0', 'alu', 'flags', 'eng',
+             shaped=True, elementwise=False)
+def _isa_tensor_reduce(a, alu0, flags, engine, shape):
+    """Each of dst's elements reduces its group of a's row; 'neg' negates."""
+    r = reduce_rows(alu0, a, int(np.prod(shape[1:])))
+    return -r if 'neg' in flags else r
+
+
+@instruction('isa.reciprocal', 'reciprocal', 'dst', 'src0', 'eng')
+def _isa_reciprocal(a, engine):
+    with np.errstate(all='ignore'):
+        return np.float32(1) / a
+
+
+@instruction('isa.transpose', 'transpose', 'dst', 'src0', 'eng', elementwise=False)
+def _isa_transpose(a, engine):
+    """The Vector engine's transpose (at most 32 x 32)."""
+    return a.T
+
+
+@instruction('isa.scalar_tensor_tensor', 'scalar_tensor_tensor', 'dst', 'src0', 'src1', 'alu',
+             'imm', 'alu1', 'flags', 'eng')
+def _isa_scalar_tensor_tensor(a, b, alu0, imm, alu1, flags, engine):
+    return alu(alu1, alu(alu0, a, np.float32(imm), 'rev0' in flags), b.reshape(a.shape),
+               'rev1' in flags)
+
+
+@instruction('isa.tensor_tensor_scan', 'tensor_tensor_scan', 'dst', 'src0', 'src1', 'alu', 'imm',
+             'alu1', 'flags', 'eng', elementwise=False)
+def _isa_tensor_tensor_scan(a, b, alu0, imm, alu1, flags, engine):
+    y = b.reshape(a.shape)
+    out = np.empty_like(a, dtype=np.float32)
+    prev = np.full(a.shape[0], imm, dtype=np.float32)
+    for i in range(a.shape[1]):
+        prev = alu(alu1, alu(alu0, a[:, i], prev, 'rev0' in flags), y[:, i], 'rev1' in flags)
+        out[:, i] = prev
+    return out

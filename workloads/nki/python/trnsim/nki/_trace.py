@@ -449,12 +449,21 @@ class Trace:
         layout = _LAYOUT[kind]
         if self.first:
             when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
-        words = [kind]
+        generic = PRIMS[kind] if kind in PRIMS and PRIMS[kind].opcode else None
+        words = ['ins' if generic else kind]
         if when:
             words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
+        if generic:  # ins ENGINE OPCODE field=value ...
+            words += [args[generic.fields.index('eng')], generic.opcode]
         out = []
-        for what, a in zip(layout, args):
-            if what == 'T' or what == 'T?':
+        for i, (what, a) in enumerate(zip(layout, args)):
+            if generic:
+                field = generic.fields[i]
+                if field == 'eng' or (what in ('T?', 'flags') and not a):
+                    out.append(a)
+                    continue
+                words.append(field + '=')
+            if what in ('T', 'T?', 'O'):
                 if a is None:
                     words.append('-')
                 else:
@@ -485,6 +494,10 @@ class Trace:
             out.append(a)
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
+        if generic:  # the field and its value as one word
+            line = words[0:3 + bool(when)] + [a + b for a, b in zip(words[3 + bool(when)::2],
+                                                                    words[4 + bool(when)::2])]
+            words = line
         self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx))
         if kind != 'declare':
             self.executed += self.multiplicity() if self.frames else 1
@@ -498,7 +511,21 @@ class Trace:
                 elems *= s
             lines.append(f'tensor {kind} {t.dtype_name} {elems} {_one_line(t.name)}')
         lines.extend(d.line() for d in self.decl_list)
-        lines.extend(op.line for op in self.ops)
+        # each instruction's kernel line: `place N FILE:LINE`, and ` at=N` on the op
+        places = {}
+        body = []
+        for op in self.ops:
+            site = op.site
+            if op.kind in ('declare', 'loop', 'end', 'print') or not site or not site[1]:
+                body.append(op.line)
+                continue
+            key = f'{site[0]}:{site[1]}'
+            n = places.get(key)
+            if n is None:
+                n = places[key] = len(places) + 1
+                lines.append(f'place {n} {_one_line(key)}')
+            body.append(f'{op.line} at={n}')
+        lines.extend(body)
         return '\n'.join(lines) + '\n'
 
 
