@@ -118,9 +118,9 @@ class Editions(unittest.TestCase):
             nki0.baremetal
         with self.assertRaisesRegex(UnsupportedAttribute, 'nki.simulate: not in beta 1'):
             nki1.simulate
-        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.language.softmax: not supported '
+        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.language.rms_norm: not supported '
                                     'by trnsim yet'):
-            nl0.softmax
+            nl0.rms_norm
         self.assertFalse(hasattr(nl0, 'arange'))
         self.assertTrue(hasattr(nl1, 'arange'))
         self.assertIn('affine_range', dir(nl0))
@@ -146,9 +146,9 @@ class Editions(unittest.TestCase):
         with self.assertRaisesRegex(UnsupportedAttribute, r'no such API in nki.language \(the '
                                     r'NKI API reference, SDK 2.33\)$'):
             nl0.frobnicate
-        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.language.softmax: not supported '
+        with self.assertRaisesRegex(UnsupportedAttribute, 'nki.language.rms_norm: not supported '
                                     'by trnsim yet'):
-            nl0.softmax
+            nl0.rms_norm
 
     def test_what_trnsim_declares_is_in_the_reference(self):
         # kept beyond the reference: nki.benchmark in 0.x (the model's latency), and beta 1's

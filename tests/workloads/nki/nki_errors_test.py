@@ -79,7 +79,7 @@ class DocumentedErrors(unittest.TestCase):
                     bad.takes_doubles, np.zeros((128, 4), np.float64))
 
     def test_unsupported_api(self):
-        self.expect('unknown', 'nki.language.softmax: not supported', bad.unknown_api,
+        self.expect('unknown', 'nki.language.rms_norm: not supported', bad.unknown_api,
                     np.zeros((128, 4), np.float32), error=AttributeError)
 
     def test_unknown_attribute_of_a_tensor(self):

@@ -10,6 +10,7 @@ import trnsim.nki as nki
 from trnsim.nki import _runner
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
+import nki_isa_test
 import nki_ops_test
 import matmul
 import transpose
@@ -47,7 +48,45 @@ def model_run(kernel, shape, outputs):
                               for n in names]
 
 
+def model_and_frontend(kernel, shape, lo=None):
+    """kernel(x: float32 `shape`) run functionally on the model (the model's seeded x) and by
+    the frontend on the same x: [(model's output, frontend's output)] for each output."""
+    traced = nki.trace_kernel(kernel, (nt.tensor[list(shape), nl.float32],), {}, False)
+    p = _runner.platform()
+    p.run(traced.program, 'kernel')
+    x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'), 'float32')
+    x = x.reshape(shape)
+    if lo is not None:  # the model's inputs are uniform in [0, 1)
+        x = x + np.float32(lo)
+    outs = kernel(x.copy()) if lo is None else None
+    outs = outs if isinstance(outs, (list, tuple)) else [outs]
+    names = [t.name for t, kind, _ in traced.trace.tensors if kind == 'output']
+    return [(as_float(p.read_region(traced.program, n), 'float32'),
+             np.asarray(o, np.float32).reshape(-1)) for n, o in zip(names, outs)]
+
+
 class FunctionalEquality(unittest.TestCase):
+
+    def test_the_isa_issues_instructions_as_the_engines_compute(self):
+        """Reversed and per-partition operands, grouped and negated reductions, the reduce
+        variants, the Vector engine's reciprocal and transpose, the new ALU operations and a
+        casting DMA: the model's functional run equals the frontend's values bit for bit, except
+        the transcendental functions (within 2 fp32 ulp)."""
+        exact = [nki_isa_test.reversed_and_tile_operands_beta1,
+                 nki_isa_test.partial_reductions_beta1,
+                 nki_isa_test.vector_transpose_and_reduce_nki0]
+        for kernel in exact:
+            for i, (model, frontend) in enumerate(model_and_frontend(kernel, (128, 32))):
+                np.testing.assert_array_equal(model, frontend, err_msg=f'{kernel} output {i}')
+        # one transcendental function per value: within 2 ulp (libm's and numpy's exp, erf,
+        # rsqrt differ by one at most); a softmax chains exp, a sum of those, its reciprocal
+        # and a multiply, and the one-ulp differences of exp add up in the sum: within 8
+        for kernel, ulps in ((nki_isa_test.rms_norm_beta1, [2]),
+                             (nki_isa_test.language_functions_beta1, [2, 2, 8, 2, 2, 2]),
+                             (nki_isa_test.row_softmax_nki0, [8])):
+            for i, (model, frontend) in enumerate(model_and_frontend(kernel, (128, 64))):
+                np.testing.assert_array_max_ulp(model, frontend, ulps[i])
+
 
     def test_alloc_bad_is_wrong_as_the_model_computes_it(self):
         (a, b), expected = driver('vector_add', {'variant': 'alloc_bad', 'n': 256000},

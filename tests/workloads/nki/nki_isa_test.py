@@ -68,5 +68,198 @@ class TransposeMode(unittest.TestCase):
             transpose_nki0(y, np.eye(32, dtype=np.float32))
 
 
+# Kernels of the ISA issue's instructions, written from the ISA reference in the style of
+# attention and normalisation kernels.
+
+@nki0.jit
+def row_softmax_nki0(x):
+    """softmax over each row: the negated max (tensor_reduce negate), exp shifted by it with its
+    row sums in the same instruction (activation_reduce), their reciprocal (Vector engine) and
+    the scaling by a per-partition tile."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    neg_max = nl0.ndarray((x.shape[0], 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_reduce(neg_max, nl0.maximum, t, axis=1, negate=True, keepdims=True)
+    e = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    total = nl0.ndarray((x.shape[0], 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.activation_reduce(e, nl0.exp, t, reduce_op=nl0.add, reduce_res=total, bias=neg_max)
+    inv = nl0.ndarray((x.shape[0], 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.reciprocal(inv, total)
+    y = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.tensor_scalar(y, e, nl0.multiply, inv)
+    nisa0.dma_copy(out, y)
+    return out
+
+
+@nki1.jit
+def rms_norm_beta1(x):
+    """x / sqrt(mean(x^2) + eps) per row: the squares and their sum in one activation, rsqrt of
+    the mean, and the scaling as an activation's per-partition scale."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    ss = nl1.ndarray((x.shape[0], 1), dtype=nl1.float32, buffer=nl1.sbuf)
+    nisa1.activation_reduce(op=nl1.square, data=t, reduce_op=np.add, reduce_res=ss)
+    mean = nisa1.tensor_scalar(ss, np.multiply, 1.0 / x.shape[1], op1=np.add, operand1=1e-6)
+    rinv = nisa1.activation(op=nl1.rsqrt, data=mean)
+    nl1.store(out, value=nisa1.activation(op=nl1.copy, data=t, scale=rinv))
+    return out
+
+
+@nki1.jit
+def reversed_and_tile_operands_beta1(x):
+    """(m - x) / d with m and d per-partition tiles, and 1 / x and 3 - x from reversed
+    operations, in one instruction each."""
+    outs = [nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm) for _ in range(3)]
+    t = nl1.load(x)
+    m = nisa1.tensor_reduce(nl1.max, t, axis=(1,), keepdims=True)
+    d = nisa1.tensor_reduce(np.add, t, axis=[1], keepdims=True)
+    nl1.store(outs[0], value=nisa1.tensor_scalar(t, nl1.subtract, m, reverse0=True,
+                                                 op1=nl1.divide, operand1=d))
+    nl1.store(outs[1], value=nisa1.tensor_scalar(t, np.divide, 1.0, reverse0=True))
+    nl1.store(outs[2], value=nisa1.scalar_tensor_tensor(data=t, op0=nl1.subtract, operand0=3.0,
+                                                        reverse0=True, op1=nl1.add,
+                                                        operand1=t))
+    return outs
+
+
+@nki1.jit
+def partial_reductions_beta1(x):
+    """A [128, 4, 8] tile reduced over its last axis (negated), over its last two, and (nl)
+    over its middle one, then nl.sum over axes 2 and 4 of a [128, 2, 2, 2, 4] view (an
+    average pool's window)."""
+    t = nl1.load(x)  # [128, 32] seen as [128, 4, 8]
+    v = t.reshape((x.shape[0], 4, 8))
+    a = nisa1.tensor_reduce(np.add, v, axis=(2,), negate=True)
+    b = nisa1.tensor_reduce(nl1.max, v, axis=(1, 2))
+    c = nl1.sum(v, axis=1)
+    w = t.reshape((x.shape[0], 2, 2, 2, 4))
+    d = nl1.max(w, axis=[2, 4])
+    outs = []
+    for r in (a, b, c, d):
+        o = nl1.ndarray(r.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+        nl1.store(o, value=r)
+        outs.append(o)
+    return outs
+
+
+@nki0.jit
+def vector_transpose_and_reduce_nki0(x):
+    """A 32 x 32 block transposed by the Vector engine into SBUF, and x - 0.5 with its row max in
+    the same Vector-engine instruction (tensor_scalar_reduce)."""
+    out = nl0.ndarray((32, 32), dtype=x.dtype, buffer=nl0.shared_hbm)
+    red = nl0.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    tt = nl0.ndarray((32, 32), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.nc_transpose(tt, t[0:32, 0:32], engine=nisa0.vector_engine)
+    nisa0.dma_copy(out, tt)
+    shifted = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    mx = nl0.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.tensor_scalar_reduce(shifted, t, nl0.subtract, 0.5, reduce_op=nl0.maximum,
+                               reduce_res=mx)
+    nisa0.dma_copy(red, mx)
+    return out, red
+
+
+@nki1.jit
+def language_functions_beta1(x):
+    """nl.divide, comparisons, nl.softmax, nl.erf, the / operators and a DMA that casts."""
+    outs = [nl1.ndarray(x.shape, dtype=nl1.float32, buffer=nl1.shared_hbm) for _ in range(6)]
+    t = nl1.load(x, dtype=nl1.bfloat16)  # the DMA casts float32 to bfloat16
+    u = nl1.load(x)
+    nl1.store(outs[0], value=nl1.divide(u, nl1.add(u, 1.0)))
+    nl1.store(outs[1], value=nl1.greater(u, 0.5))
+    nl1.store(outs[2], value=nl1.softmax(u, axis=1))
+    nl1.store(outs[3], value=nl1.erf(u))
+    nl1.store(outs[4], value=2.0 / (u + 1.0))
+    nl1.store(outs[5], value=nl1.copy(t, dtype=nl1.float32))
+    return outs
+
+
+def _softmax(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+class AttentionAndNormalisation(unittest.TestCase):
+
+    def test_row_softmax(self):
+        (x,) = s.random_inputs((128, 64), lo=-4.0, hi=4.0)
+        np.testing.assert_allclose(row_softmax_nki0(x), _softmax(x), rtol=1e-5, atol=1e-7)
+        k = kinds(row_softmax_nki0, x)
+        for prim in ('isa.tensor_reduce', 'isa.activation_reduce', 'isa.reciprocal'):
+            self.assertEqual(k.count(prim), 1, prim)
+
+    def test_rms_norm(self):
+        (x,) = s.random_inputs((128, 256), lo=-2.0, hi=2.0)
+        want = x / np.sqrt((x * x).mean(axis=1, keepdims=True) + 1e-6)
+        np.testing.assert_allclose(rms_norm_beta1(x), want, rtol=1e-5)
+        k = kinds(rms_norm_beta1, x)
+        self.assertEqual(k.count('isa.activation_reduce'), 1)
+        self.assertEqual(k.count('isa.activation'), 1)  # the tile scale
+
+    def test_reversed_operations_and_tile_operands(self):
+        (x,) = s.random_inputs((128, 16), lo=0.5, hi=2.0)
+        a, b, c = reversed_and_tile_operands_beta1(x)
+        m = x.max(axis=1, keepdims=True)
+        d = x.sum(axis=1, keepdims=True, dtype=np.float32)
+        np.testing.assert_allclose(a, (m - x) / d, rtol=1e-6)
+        np.testing.assert_array_equal(b, np.float32(1) / x)
+        np.testing.assert_array_equal(c, (np.float32(3) - x) + x)
+        self.assertEqual(kinds(reversed_and_tile_operands_beta1, x).count('isa.tensor_scalar'), 2)
+
+    def test_reductions_over_some_axes(self):
+        (x,) = s.random_inputs((128, 32), lo=-1.0, hi=1.0)
+        a, b, c, d = partial_reductions_beta1(x)
+        v = x.reshape(128, 4, 8)
+        np.testing.assert_allclose(a, -v.sum(axis=2), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(b, v.max(axis=(1, 2)).reshape(b.shape))
+        np.testing.assert_allclose(c, v.sum(axis=1), rtol=1e-6, atol=1e-6)
+        np.testing.assert_array_equal(d, x.reshape(128, 2, 2, 2, 4).max(axis=(2, 4)))
+
+    def test_vector_transpose_and_tensor_scalar_reduce(self):
+        (x,) = s.random_inputs((128, 48))
+        out, red = vector_transpose_and_reduce_nki0(x)
+        np.testing.assert_array_equal(out, x[:32, :32].T)
+        np.testing.assert_array_equal(red, (x - np.float32(0.5)).max(axis=1, keepdims=True))
+
+    def test_language_functions(self):
+        (x,) = s.random_inputs((128, 40), lo=-1.0, hi=1.0)
+        outs = language_functions_beta1(x)
+        np.testing.assert_array_equal(outs[0], x / (x + np.float32(1)))
+        np.testing.assert_array_equal(outs[1], (x > 0.5).astype(np.float32))
+        np.testing.assert_allclose(outs[2], _softmax(x), rtol=1e-5, atol=1e-7)
+        from scipy.special import erf
+        np.testing.assert_allclose(outs[3], erf(x), rtol=1e-6, atol=1e-7)
+        np.testing.assert_array_equal(outs[4], np.float32(2) / (x + np.float32(1)))
+        np.testing.assert_array_equal(outs[5], x.astype(nl1.bfloat16).astype(np.float32))
+
+
+class IsaErrors(unittest.TestCase):
+
+    def test_reduced_axes_must_be_the_last(self):
+        @nki1.jit
+        def middle_axis(x):
+            out = nl1.ndarray((x.shape[0], 8), dtype=x.dtype, buffer=nl1.shared_hbm)
+            v = nl1.load(x).reshape((x.shape[0], 4, 8))
+            nl1.store(out, value=nisa1.tensor_reduce(np.add, v, axis=(1,)))
+            return out
+
+        with self.assertRaisesRegex(KernelError, r'axis \(1,\): the reduced axes must be the '
+                                    'last free axes'):
+            middle_axis(np.ones((128, 32), np.float32))
+
+    def test_a_vector_transpose_is_at_most_32_by_32(self):
+        @nki1.jit
+        def too_big(x):
+            out = nl1.ndarray((x.shape[1], x.shape[0]), dtype=x.dtype, buffer=nl1.shared_hbm)
+            nl1.store(out, value=nisa1.nc_transpose(nl1.load(x), engine=nisa1.vector_engine))
+            return out
+
+        with self.assertRaisesRegex(KernelError, r'at most 32 x 32, got \(64, 16\)'):
+            too_big(np.ones((64, 16), np.float32))
+
+
 if __name__ == '__main__':
     unittest.main()

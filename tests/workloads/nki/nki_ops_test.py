@@ -153,7 +153,9 @@ def transpose_by_identity(x):
     return out
 
 
-UNARY = ('rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu', 'gelu', 'log', 'negative')
+UNARY = ('rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu', 'gelu', 'log', 'negative',
+         'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos', 'arctan', 'abs', 'sign', 'erf',
+         'gelu_dx', 'silu_dx')
 
 
 @nki.jit
@@ -172,8 +174,13 @@ def unary_functions(x):
 def unary_reference(x):
     from scipy.special import erf
     x = x.astype(np.float64)
-    return [1 / np.sqrt(x), np.sqrt(x), x * x, 1 / (1 + np.exp(-x)), np.tanh(x),
-            x / (1 + np.exp(-x)), 0.5 * x * (1 + erf(x / np.sqrt(2))), np.log(x), -x]
+    sig = 1 / (1 + np.exp(-x))
+    phi = 0.5 * (1 + erf(x / np.sqrt(2)))
+    return [1 / np.sqrt(x), np.sqrt(x), x * x, sig, np.tanh(x), x * sig, x * phi, np.log(x), -x,
+            0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
+            np.log1p(np.exp(x)), x * np.tanh(np.log1p(np.exp(x))), np.sin(x), np.cos(x),
+            np.arctan(x), np.abs(x), np.sign(x), erf(x),
+            phi + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi), sig * (1 + x * (1 - sig))]
 
 
 @nki.jit

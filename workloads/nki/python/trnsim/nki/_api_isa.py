@@ -4,11 +4,12 @@ it writes its first argument, dst."""
 
 import numpy as np
 
-from . import _ops, _tensors
+from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported, user_site
 from ._dtypes import dtype_name
 from ._index import IndexExpr, IndexRange, concrete
 from ._registry import api, value
+from ._trace import current
 
 
 class Engine:
@@ -41,18 +42,43 @@ value('isa.matmul_perf_mode', MatmulPerfMode, '0.3+')
 
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).
+# nl function -> the model's ALU operation (models/core/isa.h)
 _ALU = {'language.add': 'add', 'language.subtract': 'subtract', 'language.multiply': 'multiply',
         'language.maximum': 'max', 'language.minimum': 'min', 'language.max': 'max',
-        'language.min': 'min'}
+        'language.min': 'min', 'language.divide': 'divide', 'language.power': 'pow',
+        'language.mod': 'mod', 'language.fmod': 'mod', 'language.abs_max': 'abs_max',
+        'language.equal': 'is_equal', 'language.not_equal': 'not_equal',
+        'language.greater': 'is_gt', 'language.greater_equal': 'is_ge', 'language.less': 'is_lt',
+        'language.less_equal': 'is_le', 'language.logical_and': 'logical_and',
+        'language.logical_or': 'logical_or', 'language.logical_xor': 'logical_xor',
+        'language.bitwise_and': 'bitwise_and', 'language.bitwise_or': 'bitwise_or',
+        'language.bitwise_xor': 'bitwise_xor', 'language.left_shift': 'left_shift',
+        'language.right_shift': 'right_shift'}
 _NUMPY_ALU = {np.add: 'add', np.subtract: 'subtract', np.multiply: 'multiply', np.maximum: 'max',
-              np.minimum: 'min'}
+              np.minimum: 'min', np.divide: 'divide', np.true_divide: 'divide',
+              np.power: 'pow', np.mod: 'mod', np.equal: 'is_equal', np.not_equal: 'not_equal',
+              np.greater: 'is_gt', np.greater_equal: 'is_ge', np.less: 'is_lt',
+              np.less_equal: 'is_le', np.logical_and: 'logical_and',
+              np.logical_or: 'logical_or', np.logical_xor: 'logical_xor',
+              np.bitwise_and: 'bitwise_and', np.bitwise_or: 'bitwise_or',
+              np.bitwise_xor: 'bitwise_xor', np.left_shift: 'left_shift',
+              np.right_shift: 'right_shift', np.max: 'max', np.min: 'min'}
 _REDUCE = {'language.add': 'add', 'language.sum': 'add', 'language.max': 'max',
-           'language.maximum': 'max', 'language.min': 'min', 'language.minimum': 'min'}
+           'language.maximum': 'max', 'language.min': 'min', 'language.minimum': 'min',
+           'language.multiply': 'multiply', 'language.subtract': 'subtract'}
+_NUMPY_REDUCE = {np.add: 'add', np.sum: 'add', np.maximum: 'max', np.max: 'max',
+                 np.minimum: 'min', np.min: 'min', np.multiply: 'multiply',
+                 np.subtract: 'subtract'}
+# nl function -> the Scalar engine's activation function
 _ACT = {f'language.{f}': f for f in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square',
-                                      'sigmoid', 'tanh', 'silu', 'gelu', 'log')}
+                                      'sigmoid', 'tanh', 'silu', 'gelu', 'log',
+                                      'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos',
+                                      'arctan', 'abs', 'sign', 'erf', 'gelu_dx', 'silu_dx',
+                                      'negative')}
 _ACT['language.copy'] = 'identity'
 _NUMPY_ACT = {np.exp: 'exp', np.sqrt: 'sqrt', np.square: 'square', np.tanh: 'tanh',
-              np.log: 'log'}
+              np.log: 'log', np.sin: 'sin', np.cos: 'cos', np.arctan: 'arctan', np.abs: 'abs',
+              np.sign: 'sign', np.negative: 'negative', np.reciprocal: 'reciprocal'}
 COMMUTATIVE = _ops.COMMUTATIVE
 
 
@@ -73,11 +99,12 @@ def _alu(api_name, op, site, what='op'):
 
 
 def _two_alus(api_name, op0, op1, reverse0, reverse1, site):
-    """The two operations of a two-operation instruction; a reversed one must commute."""
+    """The two operations of a two-operation instruction, and its flags (a reversed operation
+    that does not commute: rev0, rev1)."""
     alu0, alu1 = _alu(api_name, op0, site, 'op0'), _alu(api_name, op1, site, 'op1')
-    if (reverse0 and alu0 not in COMMUTATIVE) or (reverse1 and alu1 not in COMMUTATIVE):
-        raise unsupported(api_name, 'a reversed non-commutative operation', site)
-    return alu0, alu1
+    flags = _ops._flags('rev0' if reverse0 and alu0 not in COMMUTATIVE else '',
+                        'rev1' if reverse1 and alu1 not in COMMUTATIVE else '')
+    return alu0, alu1, flags
 
 
 def _check(api_name, site, mask=None, engine=None, allowed=('dve', 'act', 'pool', None)):
@@ -88,8 +115,11 @@ def _check(api_name, site, mask=None, engine=None, allowed=('dve', 'act', 'pool'
 
 
 def _result(p, dst, site):
-    """The instruction's result: returned (beta 1), or written into dst."""
+    """The instruction's result: returned (beta 1), or written into dst. An instruction with a
+    second output (reduce_res) is recorded now, its result used or not."""
     if dst is None:
+        if isinstance(p, _ops.Pending) and 'O' in _prims.PRIMS[p.prim].layout:
+            return p.materialize()
         return p
     _ops.assign(dst, p, site)
     return dst
@@ -140,9 +170,14 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
 @api('isa.nc_transpose', beta1='data, engine=None, mask=None, dst=None, dtype=None',
      v0='dst, data, engine=None')
 def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
-    """data [P, F] as [F, P] in PSUM through the Tensor engine."""
+    """data [P, F] as [F, P]: in PSUM through the Tensor engine, or (engine=vector, at most
+    32 x 32) on the Vector engine."""
     site = user_site()
-    _check('nisa.nc_transpose', site, None, engine, ('pe', None))
+    _check('nisa.nc_transpose', site, None, engine, ('pe', 'dve', None))
+    if engine == 'dve':  # the Vector engine's, at most 32 x 32
+        if mask is not None:
+            raise unsupported('nisa.nc_transpose', 'mask= with engine=vector', site)
+        return _result(_ops.vector_transpose('nisa.nc_transpose', site, data, dtype), dst, site)
     p = _ops.transpose('nisa.nc_transpose', site, data, mask)
     if dtype is not None and dtype_name(dtype) != p.dtype_name:
         raise unsupported('nisa.nc_transpose', f'dtype={dtype_name(dtype)} (the transpose '
@@ -160,12 +195,48 @@ def activation(op, data, dst=None, bias=None, scale=1.0, mask=None, dtype=None, 
     """op(data * scale + bias), bias a [P, 1] tile (Scalar engine)."""
     site = user_site()
     _check('nisa.activation', site, None, engine, ('act', None))
-    if reduce_op is not None or reduce_res is not None:
-        raise unsupported('nisa.activation', 'reduce_op= / reduce_res= (the reduction in the '
-                          'same instruction)', site)
     func = _named(_ACT, _NUMPY_ACT, 'nisa.activation', op, site)
+    if reduce_res is not None:
+        _reduce_cmd('nisa.activation', reduce_cmd, site)
+        ralu = 'add' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation',
+                                                       reduce_op, site, 'reduce_op')
+        return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype,
+                                       mask, bias, ralu, reduce_res), dst, site)
+    if reduce_op is not None:
+        raise KernelError('nisa.activation', 'reduce_op= needs reduce_res=', site)
     return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype, mask,
                                    bias), dst, site)
+
+
+def _reduce_cmd(api_name, cmd, site):
+    """A reduction into reduce_res from zero (the default, reset_reduce) is supported; the
+    accumulating commands of the engine's registers are not yet."""
+    name = getattr(cmd, 'name', getattr(cmd, 'value', cmd))
+    if cmd is not None and name not in ('reset_reduce', 'idle', 'reset'):
+        raise unsupported(api_name, f'reduce_cmd={name} (a reduction accumulated across '
+                          'instructions in the engine\'s registers)', site)
+
+
+@api('isa.activation_reduce',
+     beta1='op, data, *, reduce_op, reduce_res, bias=None, scale=1.0, mask=None, dtype=None',
+     v0='dst, op, data, reduce_op, reduce_res, bias=None, scale=1.0')
+def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scale=1.0, mask=None,
+                      dtype=None):
+    """op(data * scale + bias), and the reduce_op reduction of each partition's results into
+    reduce_res [P, 1], in one Scalar-engine instruction."""
+    site = user_site()
+    _check('nisa.activation_reduce', site, mask)
+    func = _named(_ACT, _NUMPY_ACT, 'nisa.activation_reduce', op, site)
+    ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation_reduce', reduce_op, site, 'reduce_op')
+    if ralu != 'add' and current_isa_version(site) < 3:
+        raise KernelError('nisa.activation_reduce', f'reduce_op={ralu}: NeuronCore-v2 reduces '
+                          'with add only', site)
+    return _result(_ops.activation('nisa.activation_reduce', site, func, data, scale, None,
+                                   dtype, None, bias, ralu, reduce_res), dst, site)
+
+
+def current_isa_version(site):
+    return current('nisa.activation_reduce').limits['isa_version']
 
 
 @api('isa.tensor_tensor', beta1='data1, data2, op, dtype=None, mask=None, engine=None, dst=None',
@@ -186,8 +257,8 @@ def tensor_tensor(data1, data2, op, dst=None, dtype=None, mask=None, engine=None
         'engine=None')
 def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, operand1=None,
                   reverse1=False, dtype=None, mask=None, engine=None):
-    """(data <op0> operand0) <op1> operand1: operand0 a number or a [P, 1] tile, operand1 a
-    number, one instruction."""
+    """(data <op0> operand0) <op1> operand1: each operand a number or a [P, 1] tile, either
+    operation reversed (operand <op> data) by reverse0 / reverse1; one instruction."""
     site = user_site()
     _check('nisa.tensor_scalar', site, None, engine)
     alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site, 'op1')
@@ -195,6 +266,32 @@ def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, opera
                                       _alu('nisa.tensor_scalar', op0, site, 'op0'), operand0,
                                       engine, dtype, reverse0, mask, alu1, operand1, reverse1),
                    dst, site)
+
+
+@api('isa.tensor_scalar_reduce',
+     beta1='*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, '
+           'mask=None',
+     v0='dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False')
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, dst=None, reverse0=False,
+                         dtype=None, mask=None):
+    """data <op0> operand0 (a number or a [P, 1] tile), and the reduce_op reduction of each
+    partition's results into reduce_res [P, 1], in one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.tensor_scalar_reduce', site, mask)
+    alu0 = _alu('nisa.tensor_scalar_reduce', op0, site, 'op0')
+    ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.tensor_scalar_reduce', reduce_op, site,
+                  'reduce_op')
+    return _result(_ops.tensor_scalar_reduce('nisa.tensor_scalar_reduce', site, data, alu0,
+                                             operand0, ralu, reduce_res, reverse0, dtype),
+                   dst, site)
+
+
+@api('isa.reciprocal', beta1='data, *, dtype=None, mask=None', v0='dst, data')
+def reciprocal(data, dst=None, dtype=None, mask=None):
+    """1 / data on the Vector engine (8 times slower than the Scalar engine's reciprocal
+    activation, and more precise: hardware-facts 2)."""
+    site = user_site()
+    return _result(_ops.reciprocal('nisa.reciprocal', site, data, dtype, mask), dst, site)
 
 
 @api('isa.iota', beta1='expr, dtype, mask=None', v0_2='dst, pattern, offset, channel_multiplier=0',
@@ -251,9 +348,11 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, dst=None, reverse0=
     shape, in one Vector-engine instruction."""
     site = user_site()
     _check('nisa.scalar_tensor_tensor', site, None, engine, ('dve', None))
-    alu0, alu1 = _two_alus('nisa.scalar_tensor_tensor', op0, op1, reverse0, reverse1, site)
+    alu0, alu1, flags = _two_alus('nisa.scalar_tensor_tensor', op0, op1, reverse0, reverse1,
+                                  site)
     return _result(_ops.scalar_tensor_tensor('nisa.scalar_tensor_tensor', site, data, alu0,
-                                             operand0, alu1, operand1, dtype, mask), dst, site)
+                                             operand0, alu1, operand1, dtype, mask, flags),
+                   dst, site)
 
 
 @api('isa.tensor_tensor_scan',
@@ -266,23 +365,22 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, dst=None, reverse0=False
     out[:, -1] = initial (a number); one Vector-engine instruction."""
     site = user_site()
     _check('nisa.tensor_tensor_scan', site, mask)
-    alu0, alu1 = _two_alus('nisa.tensor_tensor_scan', op0, op1, reverse0, reverse1, site)
+    alu0, alu1, flags = _two_alus('nisa.tensor_tensor_scan', op0, op1, reverse0, reverse1, site)
     return _result(_ops.tensor_tensor_scan('nisa.tensor_tensor_scan', site, data0, data1,
-                                           initial, alu0, alu1, dtype), dst, site)
+                                           initial, alu0, alu1, dtype, flags), dst, site)
 
 
 @api('isa.tensor_reduce',
      beta1='op, data, axis, mask=None, dtype=None, negate=False, keepdims=False, dst=None',
      v0='dst, op, data, axis, negate=False, keepdims=False')
 def tensor_reduce(op, data, axis, dst=None, mask=None, dtype=None, negate=False, keepdims=False):
-    """The reduction of data over its free axes, one value per partition (Vector engine)."""
+    """The reduction of data over its last free axes (all of them: one value per partition),
+    negated by negate=True at no cost (Vector engine)."""
     site = user_site()
     _check('nisa.tensor_reduce', site)
-    if negate:
-        raise unsupported('nisa.tensor_reduce', 'negate=True', site)
-    alu = _named(_REDUCE, None, 'nisa.tensor_reduce', op, site)
+    alu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.tensor_reduce', op, site)
     return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype,
-                               None, mask), dst, site)
+                               None, mask, bool(negate)), dst, site)
 
 
 @api('isa.tensor_copy', beta1='src, mask=None, dtype=None, engine=None, dst=None',

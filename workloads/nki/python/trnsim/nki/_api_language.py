@@ -271,8 +271,12 @@ def store(dst, value, mask=None):
     _ops.store('nl.store', user_site(), dst, value, mask)
 
 
-def _binary(qualname, alu):
-    @api(qualname, 'beta1 0.3+', beta1='x, y, dtype=None, mask=None', v0_3_plus='x, y, dtype=None')
+def _binary(qualname, alu, eds='beta1 0.3+'):
+    signatures = {'beta1': 'x, y, dtype=None, mask=None'}
+    if eds != 'beta1':
+        signatures['v0_3_plus'] = 'x, y, dtype=None'
+
+    @api(qualname, eds, **signatures)
     def op(x, y, dtype=None, mask=None):
         return _ops.tensor_tensor(f'nl.{op.__name__}', user_site(), x, y, alu, None, dtype, mask)
     op.__name__ = qualname.rpartition('.')[2]
@@ -280,9 +284,20 @@ def _binary(qualname, alu):
     return op
 
 
+# nl's elementwise functions of two operands, as the Vector engine's ALU operations
+# (models/core/isa.h): comparisons and logical operations give 1 or 0.
 for _name, _alu in (('add', 'add'), ('subtract', 'subtract'), ('multiply', 'multiply'),
-                    ('maximum', 'max'), ('minimum', 'min')):
-    _binary(f'language.{_name}', _alu)
+                    ('maximum', 'max'), ('minimum', 'min'), ('divide', 'divide'),
+                    ('power', 'pow'), ('mod', 'mod'), ('fmod', 'mod'), ('equal', 'is_equal'),
+                    ('not_equal', 'not_equal'), ('greater', 'is_gt'),
+                    ('greater_equal', 'is_ge'), ('less', 'is_lt'), ('less_equal', 'is_le'),
+                    ('logical_and', 'logical_and'), ('logical_or', 'logical_or'),
+                    ('logical_xor', 'logical_xor'), ('bitwise_and', 'bitwise_and'),
+                    ('bitwise_or', 'bitwise_or'), ('bitwise_xor', 'bitwise_xor'),
+                    ('left_shift', 'left_shift'), ('right_shift', 'right_shift')):
+    # divide and mod are in beta 1's reference, not in 0.x's (there, the / operator)
+    _binary(f'language.{_name}', _alu,
+            'beta1' if _name in ('divide', 'mod', 'fmod') else 'beta1 0.3+')
 
 
 def _unary(func, scale=1.0, name=None):
@@ -298,7 +313,8 @@ def _unary(func, scale=1.0, name=None):
 
 
 for _name in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu',
-              'gelu', 'log'):
+              'gelu', 'log', 'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos', 'arctan', 'abs',
+              'sign', 'erf', 'gelu_dx', 'silu_dx'):
     _unary(_name)
 _unary('identity', -1.0, 'negative')
 
@@ -342,6 +358,34 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False):
         n *= d
     total = _ops.reduce('nl.mean', site, t, 'add', axis, keepdims, dtype, None, mask)
     return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
+
+
+@api('language.softmax', 'beta1 0.3+', beta1='x, axis, dtype=None, compute_dtype=None, mask=None',
+     v0_3_plus='x, axis, dtype=None')
+def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
+    """exp(x - max) / sum over the free axes, one value set per partition, in four
+    instructions as a compiler lowers it (a model choice): the negated max (Vector), the
+    exponential shifted by it with its sum in the same pass (Scalar), the sum's reciprocal
+    (Vector) and the scaling (Vector)."""
+    site = user_site()
+    _no_mask('nl.softmax', mask, site)
+    t = _ops.operand(x, 'nl.softmax', site)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if sorted(int(a) for a in axes) != list(range(1, len(t.shape))):
+        raise unsupported('nl.softmax', f'a softmax over axis {axis} (only over all the free '
+                          'axes)', site)
+    trace = _trace.current('nl.softmax')
+    neg_max = trace.declare('nl.softmax', site, (t.partitions, 1), 'float32', 'sbuf',
+                            name='softmax_max')
+    _ops.assign(neg_max, _ops.reduce('nl.softmax', site, t, 'max', axes, True, 'float32',
+                                     negate=True), site)
+    total = trace.declare('nl.softmax', site, (t.partitions, 1), 'float32', 'sbuf',
+                          name='softmax_sum')
+    e = _ops.activation('nl.softmax', site, 'exp', t, 1.0, None, 'float32', None, neg_max,
+                        'add', total)
+    inv = _ops.reciprocal('nl.softmax', site, total)
+    return _ops.tensor_scalar('nl.softmax', site, e, 'multiply', inv, None,
+                              dtype or t.dtype_name)
 
 
 @api('language.transpose', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
@@ -457,22 +501,13 @@ def _negative(a):
 
 
 def _divide(a, b):
-    """t / c: a multiply by 1/c, exact when c is a power of two; other divisions need the
-    Vector engine's divide (not in the model yet)."""
-    site = user_site()
-    if _ops.is_number(b):
-        c = float(b)
-        m, _ = math.frexp(c) if c else (0.0, 0)
-        if c and abs(m) == 0.5:
-            return _ops.tensor_scalar('tile / number', site, a, 'multiply', 1.0 / c, None)
-        raise unsupported('tile / number', f'a division by {b:g} (only by a power of two, a '
-                          'multiply, exactly; multiplying by the reciprocal rounds once more)',
-                          site)
-    raise unsupported('tile / tile', 'a division of tiles', site)
+    """t / u: the Vector engine's divide (u a tile, a [P, 1] tile or a number)."""
+    return _ops.tensor_tensor('nl.divide', user_site(), a, b, 'divide', None)
 
 
 def _rdivide(a, b):
-    raise unsupported('number / tile', 'a division by a tile', user_site())
+    """c / t: the divide with its operands reversed, one instruction."""
+    return _ops.tensor_tensor('nl.divide', user_site(), b, a, 'divide', None)
 
 
 _ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,

@@ -12,6 +12,7 @@ from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        Tile, TileBlocks, TileRuns, Typed)
+from ._prims import PRIMS
 from ._trace import current
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
@@ -259,7 +260,8 @@ def split(operands, contiguous, api, site):
 
 def _emit_split(p, dst, accumulate, site):
     """p into dst where an operand is several runs: one instruction (transfer) per run."""
-    if p.prim not in ELEMENTWISE:
+    prim = PRIMS[p.prim]
+    if p.prim not in ELEMENTWISE and not (prim.elementwise and 'O' not in prim.layout):
         raise unsupported(p.api, RUNS_ONLY, site)
     if dst.partitions != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
@@ -276,6 +278,20 @@ def _emit_split(p, dst, accumulate, site):
         q.shape = q.full_shape = pieces[0].shape
         q.region = None
         emit_into(q, pieces[0], accumulate, site)
+
+
+def _written(t, trace, written):
+    """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
+    loops, its version and last write (`written`: the loop iterations of this write)."""
+    root = t.root
+    _note_write(t, trace)
+    note_use(t, trace)
+    if root.group is not None:
+        settle_block_writes(root.group)
+        if isinstance(root.block, Affine):  # which logical tile: known once its loops end
+            root.group.symbolic_writes.append((root.block, written))
+    root.version += 1
+    root.last_write = written
 
 
 def emit_into(p, dst, accumulate, site):
@@ -309,18 +325,16 @@ def emit_into(p, dst, accumulate, site):
             args = args + ('double_row',)
     else:
         flush_zero(dst, site)
-    _note_write(dst, trace)
-    note_use(dst, trace)
     # a write in the first iteration only of some loops is, for their later iterations, a
     # write from before them
     written = () if not trace.frames else tuple(
         (f, p) for f, p in trace.chain() if not any(f.loop is loop for loop in trace.first))
-    if root.group is not None:
-        settle_block_writes(root.group)
-        if isinstance(root.block, Affine):  # which logical tile: known once its loops end
-            root.group.symbolic_writes.append((root.block, written))
-    root.version += 1
-    root.last_write = written
+    _written(dst, trace, written)
+    prim = PRIMS[p.prim]
+    for what, a in zip(prim.layout[1:], args):
+        if what == 'O':  # a second output (the reduction of an instruction that has one)
+            flush_zero(a, site)
+            _written(a, trace, written)
     identity = getattr(p, 'identity', None)
     if identity is not None:  # read by the values run only (is_transpose's moving operand)
         note_use(identity, trace)
@@ -386,9 +400,8 @@ def load(api, site, src, dtype=None, mask=None):
     if src.rows > trace.limits['partitions']:
         raise KernelError(api, f'number of partitions {src.rows} exceeds the architecture '
                           f'limit of {trace.limits["partitions"]}', site)
-    name = src.tensor.dtype_name
-    if dtype is not None and _dtypes.dtype_name(dtype) != name:
-        raise unsupported(api, 'a dtype cast in a DMA is not supported yet', site)
+    # a dtype other than the tensor's: the DMA casts each element (through fp32)
+    name = src.tensor.dtype_name if dtype is None else _dtypes.dtype_name(dtype)
     full = src.shape
     region = mask_region(mask, full, api, site)
     if region is not None:
@@ -398,12 +411,6 @@ def load(api, site, src, dtype=None, mask=None):
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
     p.hbm = src if region is None else None
     return p
-
-
-def _check_dma_dtype(api, site, tile, tensor):
-    if _dtypes.SIZES[tile.dtype_name] != _dtypes.SIZES[tensor.dtype_name]:
-        raise unsupported(api, f'a DMA between {tile.dtype_name} and {tensor.dtype_name} (a '
-                          'cast) is not supported yet', site)
 
 
 def _require_sbuf(api, site, tile):
@@ -418,8 +425,7 @@ def load_into(api, site, dst, src, mask=None):
     if isinstance(dst, (Tile, TileRuns)):
         _require_sbuf(api, site, dst)
     p = load(api, site, src, None, mask)
-    _check_dma_dtype(api, site, dst, src.tensor if isinstance(src, HbmAccess) else src)
-    assign(dst, p, site)
+    assign(dst, p, site)  # into dst's dtype: the DMA casts
 
 
 def store(api, site, dst, value, mask=None):
@@ -452,8 +458,7 @@ def store(api, site, dst, value, mask=None):
         raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
     if dst.oob:
         raise KernelError(api, dst.oob, site)
-    _require_sbuf(api, site, src)
-    _check_dma_dtype(api, site, src, dst.tensor)
+    _require_sbuf(api, site, src)  # (into the tensor's dtype: the DMA casts)
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
@@ -481,14 +486,13 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         if alu == 'subtract' and is_number(a):  # c - t: (t * -1) + c, exactly
             return tensor_scalar(api, site, b, 'multiply', -1.0, engine, dtype, mask=mask,
                                  alu1='add', scalar1=a)
-        raise unsupported(api, f'a scalar first operand of {alu}', site)
+        return tensor_scalar(api, site, b, alu, a, engine, dtype, reverse=True, mask=mask)
     A, B = operand(a, api, site, True), operand(b, api, site, True)
     if B.broadcast_from is not None:  # a per-partition scalar: tensor_scalar's tile operand
         return tensor_scalar(api, site, A, alu, B.broadcast_from, engine, dtype, mask=mask)
-    if A.broadcast_from is not None and alu in COMMUTATIVE:
-        return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype, mask=mask)
-    if A.broadcast_from is not None or B.broadcast_from is not None:
-        raise unsupported(api, 'a broadcast first operand', site)
+    if A.broadcast_from is not None:
+        return tensor_scalar(api, site, B, alu, A.broadcast_from, engine, dtype,
+                             reverse=alu not in COMMUTATIVE, mask=mask)
     # numpy broadcasting of a [1, F] operand across partitions: repeated into a tile first
     if B.partitions == 1 and A.partitions > 1 and B.elems in (1, A.elems):
         B = operand(partition_broadcast(api, site, B, (A.partitions, B.elems)), api, site)
@@ -503,6 +507,8 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
         # m - t of a [P, 1] m: (t - m) * -1 in one instruction (exact: negation is)
         return tensor_scalar(api, site, B, alu, A, engine, dtype, mask=mask, alu1='multiply',
                              scalar1=-1.0)
+    if A.partitions == B.partitions and A.elems == 1 and B.elems > 1:  # m <op> t, reversed
+        return tensor_scalar(api, site, B, alu, A, engine, dtype, reverse=True, mask=mask)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)
@@ -527,33 +533,77 @@ def _per_partition(x, A, full, region, what, api, site):
     return S
 
 
+def _flags(*names):
+    return '|'.join(n for n in names if n)
+
+
 def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, mask=None,
                   alu1=None, scalar1=None, reverse1=False):
-    """(a <alu> scalar) and, with alu1, then <alu1> scalar1 (a number) in the same instruction."""
+    """(a <alu> scalar) and, with alu1, then <alu1> scalar1, in one instruction: each scalar a
+    number or a [P, 1] tile; `reverse`: scalar <alu> a (and `reverse1` for the second)."""
     A = operand(a, api, site)
     full = A.shape
     region = mask_region(mask, full, api, site)
     A = _view(A, region, api, site)
     dt = _name(dtype, A.dtype_name)
-    if reverse and alu not in COMMUTATIVE:
-        raise unsupported(api, f'a reversed {alu}', site)
-    op1, imm1 = 'bypass', 0.0
-    if alu1 is not None:
-        if reverse1 and alu1 not in COMMUTATIVE:
-            raise unsupported(api, f'a reversed {alu1}', site)
-        if not _number(scalar1):
-            raise unsupported(api, 'a tile as the second operand (operand1=)', site)
-        op1, imm1 = alu1, float(scalar1)
+    rev0 = reverse and alu not in COMMUTATIVE
+    rev1 = alu1 is not None and reverse1 and alu1 not in COMMUTATIVE
+    S = S1 = None
     if isinstance(scalar, (Tile, Pending)):
         S = _per_partition(scalar, A, full, region, 'a per-partition scalar', api, site)
-        return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar_ap',
-                       (A, alu, S, _engine(engine, 'dve'), op1, imm1), region=region,
-                       full_shape=full)
-    if not _number(scalar):
+    elif not _number(scalar):
         raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
+    op1, imm1 = 'bypass', 0.0
+    if alu1 is not None:
+        op1 = alu1
+        if isinstance(scalar1, (Tile, Pending)):
+            S1 = _per_partition(scalar1, A, full, region, 'the second scalar (operand1)', api,
+                                site)
+        elif _number(scalar1):
+            imm1 = float(scalar1)
+        else:
+            raise KernelError(api, f'expected a tile or a number as operand1, got '
+                              f'{type(scalar1).__name__}', site)
+    eng = _engine(engine, 'dve')
+    if rev0 or rev1 or S1 is not None:  # trace format 3's tensor_scalar
+        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_scalar',
+                       (A, S, S1, alu, 0.0 if S is not None else float(scalar), op1, imm1,
+                        _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''), eng),
+                       region=region, full_shape=full)
+    if S is not None:
+        return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar_ap',
+                       (A, alu, S, eng, op1, imm1), region=region, full_shape=full)
     return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar',
-                   (A, alu, float(scalar), _engine(engine, 'dve'), op1, imm1), region=region,
-                   full_shape=full)
+                   (A, alu, float(scalar), eng, op1, imm1), region=region, full_shape=full)
+
+
+def tensor_scalar_reduce(api, site, a, alu, scalar, reduce_alu, reduce_res, reverse=False,
+                         dtype=None):
+    """a <alu> scalar (a number or a [P, 1] tile), and the reduce_alu reduction of each row of
+    the result into reduce_res [P, 1], in one Vector-engine instruction."""
+    A = operand(a, api, site)
+    R = _reduce_result(reduce_res, A, api, site)
+    S = None
+    if isinstance(scalar, (Tile, Pending)):
+        S = _per_partition(scalar, A, A.shape, None, 'operand0', api, site)
+    elif not _number(scalar):
+        raise KernelError(api, f'expected a tile or a number, got {type(scalar).__name__}', site)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
+                   'isa.tensor_scalar_reduce',
+                   (R, A, S, alu, 0.0 if S is not None else float(scalar), reduce_alu,
+                    'rev0' if reverse and alu not in COMMUTATIVE else '', 'dve'))
+
+
+def _reduce_result(t, A, api, site):
+    """The [P, 1] tile an instruction's row reductions are written to."""
+    if isinstance(t, Pending):
+        t = t.materialize()
+    if not isinstance(t, Tile):
+        raise KernelError(api, f'reduce_res must be a tile, got {type(t).__name__}', site)
+    if t.partitions != A.partitions or t.elems != 1:
+        raise KernelError(api, f'shape mismatch: reduce_res must be of shape ({A.partitions}, '
+                          f'1), got {t.shape}', site)
+    return t
 
 
 def _two_tiles_and_a_number(api, site, a, b, number, what):
@@ -568,39 +618,83 @@ def _two_tiles_and_a_number(api, site, a, b, number, what):
     return A, B, float(number)
 
 
-def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=None):
-    """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number."""
+def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=None, flags=''):
+    """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number; flags
+    rev0 / rev1 reverse an operation."""
     A, B, imm = _two_tiles_and_a_number(api, site, a, b, scalar, 'operand0')
     full = A.shape
     region = mask_region(mask, full, api, site)
     if region is not None:
         A, B = _view(A, region, api, site), _view(B, region, api, site)
-    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'scalar_tensor_tensor',
+    dt = _name(dtype, A.dtype_name)
+    if flags:
+        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.scalar_tensor_tensor',
+                       (A, B, alu0, imm, alu1, flags, 'dve'), region=region, full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'scalar_tensor_tensor',
                    (A, alu0, imm, alu1, B), region=region, full_shape=full)
 
 
-def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None):
+def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None, flags=''):
     """out[:, i] = (a[:, i] <alu0> out[:, i-1]) <alu1> b[:, i], from `initial` (a number), in
     one Vector-engine instruction."""
     A, B, init = _two_tiles_and_a_number(api, site, a, b, initial, 'the initial value')
     if A.space == 'psum' and B.space == 'psum':
         raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
+    if flags:
+        return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
+                       'isa.tensor_tensor_scan', (A, B, alu0, init, alu1, flags, 'dve'))
     return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'tensor_tensor_scan',
                    (A, B, init, alu0, alu1))
 
 
-def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None):
-    """func(a * scale + bias), bias a [P, 1] tile (one value per partition) or None."""
+def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None,
+               reduce_alu=None, reduce_res=None):
+    """func(a * scale + bias): scale a number or a [P, 1] tile, bias a [P, 1] tile or None;
+    with reduce_res, the reduce_alu reduction of each row of the result into it [P, 1], in the
+    same instruction."""
     A = operand(a, api, site)
     full = A.shape
     region = mask_region(mask, full, api, site)
     A = _view(A, region, api, site)
-    if not _number(scale):
-        raise unsupported(api, 'a tile as the activation scale', site)
     B = None if bias is None else _per_partition(bias, A, full, region, 'the bias', api, site)
-    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'activation',
-                   (A, func, float(scale), _engine(engine, 'act'), B), region=region,
-                   full_shape=full)
+    SC = None
+    if not _number(scale):
+        if not isinstance(scale, (Tile, Pending)):
+            raise KernelError(api, f'scale must be a number or a tile, got '
+                              f'{type(scale).__name__}', site)
+        SC = _per_partition(scale, A, full, region, 'the scale', api, site)
+    dt, eng = _name(dtype, A.dtype_name), _engine(engine, 'act')
+    if reduce_res is not None:
+        if region is not None:
+            raise unsupported(api, 'a mask on an activation with a reduction', site)
+        R = _reduce_result(reduce_res, A, api, site)
+        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation_reduce',
+                       (R, A, B, SC, func, 1.0 if SC is None else 0.0, reduce_alu, eng))
+    if SC is not None:
+        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
+                       (A, B, SC, func, 0.0, eng), region=region, full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'activation',
+                   (A, func, float(scale), eng, B), region=region, full_shape=full)
+
+
+def reciprocal(api, site, a, dtype=None, mask=None):
+    """1 / a on the Vector engine (nisa.reciprocal)."""
+    A = operand(a, api, site)
+    full = A.shape
+    region = mask_region(mask, full, api, site)
+    A = _view(A, region, api, site)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'isa.reciprocal',
+                   (A, 'dve'), region=region, full_shape=full)
+
+
+def vector_transpose(api, site, a, dtype=None):
+    """a [P, F] as [F, P] on the Vector engine: at most 32 x 32, SBUF or PSUM."""
+    A = operand(a, api, site)
+    if isinstance(A, TileRuns) or A.partitions > 32 or A.elems > 32:
+        raise KernelError(api, f'a Vector-engine transpose takes at most 32 x 32, got {A.shape}',
+                          site)
+    return Pending(api, site, (A.elems, A.partitions), _name(dtype, A.dtype_name), 'sbuf',
+                   'isa.transpose', (A, 'dve'))
 
 
 def iota(api, site, shape, offset, partition_step, dtype):
@@ -633,27 +727,70 @@ def memset(api, site, shape, value, dtype, engine=None):
                    (float(value), _engine(engine, 'dve')))
 
 
-def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mask=None):
-    """One value per partition: the reduction over the free axes (of the part a mask keeps)."""
+def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mask=None,
+           negate=False):
+    """The reduction over free axes: over all of them, one value per partition; over the last
+    ones (consecutive), one value per element of the others, in one instruction; over others
+    (an nl reduction only), after copying the tile so that they come last, as the compiler
+    would. `negate`: the result times -1 (free on the Vector engine)."""
     A = operand(a, api, site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    free = tuple(range(1, len(A.shape)))
-    if not axes or 0 in axes or any(x not in free for x in axes) or len(A.shape) < 2:
+    try:
+        axes = tuple(sorted(int(x) for x in axes))
+    except TypeError:
+        raise KernelError(api, f'axis must be integers, got {axis!r}', site) from None
+    n = len(A.shape)
+    free = tuple(range(1, n))
+    if not axes or 0 in axes or any(x not in free for x in axes) or n < 2 or \
+            len(set(axes)) != len(axes):
         raise unsupported(api, f'a reduction over axis {axis} (only the free axes of a tile '
-                          'reduce, into one value per partition)', site)
-    if set(axes) != set(free):
-        raise unsupported(api, 'a reduction over some of the free axes', site)
-    full = (A.partitions, 1) if keepdims else (A.partitions,)
-    region = mask_region(mask, A.shape, api, site)
-    out_region = None
-    if region is not None:
-        A = _view(A, region, api, site)
-        out_region = (region[0], slice(None)) if keepdims else (region[0],)
-    shape = (A.partitions, 1) if keepdims else (A.partitions,)
-    if alu not in ('add', 'max', 'min'):
+                          'reduce)', site)
+    if alu not in ('add', 'max', 'min', 'multiply', 'subtract'):
         raise unsupported(api, f'a {alu} reduction', site)
-    return Pending(api, site, shape, _name(dtype, A.dtype_name), 'sbuf', 'tensor_reduce',
-                   (A, alu, _engine(engine, 'dve')), region=out_region, full_shape=full)
+    dt = _name(dtype, A.dtype_name)
+    if set(axes) == set(free) and not negate:
+        full = (A.partitions, 1) if keepdims else (A.partitions,)
+        region = mask_region(mask, A.shape, api, site)
+        out_region = None
+        if region is not None:
+            A = _view(A, region, api, site)
+            out_region = (region[0], slice(None)) if keepdims else (region[0],)
+        shape = (A.partitions, 1) if keepdims else (A.partitions,)
+        return Pending(api, site, shape, dt, 'sbuf', 'tensor_reduce',
+                       (A, alu, _engine(engine, 'dve')), region=out_region, full_shape=full)
+    if mask is not None:
+        raise unsupported(api, 'a mask on a reduction over some of the free axes, or negated',
+                          site)
+    kept = tuple(x for x in free if x not in axes)
+    orig = A.shape
+    sizes = tuple(A.shape[x] for x in kept)
+    suffix = axes == free[len(kept):]
+    if not suffix:
+        if not api.startswith('nl.'):
+            raise KernelError(api, f'axis {axis}: the reduced axes must be the last free axes, '
+                              'consecutive (the ISA reference)', site)
+        A = _moved_last(api, site, A, kept, axes)
+    elif isinstance(A, TileRuns) or merge(A.free_dims()) is None:  # not one run: copied first
+        A = _moved_last(api, site, A, kept, axes)
+    if keepdims:
+        out = tuple(orig[x] if x == 0 or x in kept else 1 for x in range(n))
+    else:
+        out = (A.partitions,) + sizes
+    return Pending(api, site, out, dt, 'sbuf', 'isa.tensor_reduce',
+                   (A, alu, 'neg' if negate else '', _engine(engine, 'dve')))
+
+
+def _moved_last(api, site, A, kept, axes):
+    """A copied into a tile of its own with the `axes` last (one copy per run of A)."""
+    trace = current(api)
+    dims = A.free_dims()
+    order = [x - 1 for x in kept] + [x - 1 for x in axes]
+    shape = (A.partitions,) + tuple(A.shape[1 + d] for d in order)
+    p0, f0 = (A.p0, A.f0) if isinstance(A, TileRuns) else (A.pabs, A.fabs)
+    moved = TileRuns(A.root, p0, A.partitions, f0, [dims[d] for d in order], site)
+    t = trace.declare(api, site, shape, A.dtype_name, 'sbuf', name='reduce_in')
+    emit_into(copy(api, site, moved, A.dtype_name, 'dve'), t, False, site)
+    return t
 
 
 def matmul(api, site, stationary, moving, double_row=False):
