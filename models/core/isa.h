@@ -11,7 +11,7 @@ namespace trn {
 namespace field {
 constexpr std::uint16_t dst = 1 << 0, src0 = 1 << 1, src1 = 1 << 2, src2 = 1 << 3, dst1 = 1 << 4,
                         alu = 1 << 5, imm = 1 << 6, alu1 = 1 << 7, imm1 = 1 << 8, func = 1 << 9,
-                        flags = 1 << 10, queue = 1 << 11;
+                        flags = 1 << 10, queue = 1 << 11, imm2 = 1 << 12, imm3 = 1 << 13;
 }  // namespace field
 // Each field's trace name and the trace format version that introduced it.
 struct field_info {
@@ -24,6 +24,7 @@ constexpr field_info all_fields[] = {
     {"src2", field::src2, 3}, {"dst1", field::dst1, 3},   {"alu", field::alu, 1},
     {"imm", field::imm, 1},   {"alu1", field::alu1, 2},   {"imm1", field::imm1, 2},
     {"func", field::func, 1}, {"flags", field::flags, 1}, {"queue", field::queue, 1},
+    {"imm2", field::imm2, 3}, {"imm3", field::imm3, 3},
 };
 
 // X(name, fields, since, input_sized, semantics): `since` the trace format version that
@@ -79,27 +80,35 @@ constexpr field_info all_fields[] = {
       3, false,                                                                                    \
       "dst = src0 alu (imm or src1[p, 0]), and dst1[p, 0] = reduce alu1 over dst[p, :] in the "    \
       "same pass; flags=rev0 swaps the operation's operands")                                      \
+    X(affine_select,                                                                               \
+      field::dst | field::src0 | field::alu | field::imm | field::imm1 | field::imm2 |             \
+          field::imm3,                                                                             \
+      3, false,                                                                                    \
+      "dst[p, i] = src0[p, i] where (imm + imm1 * p + imm2 * i) alu 0 holds, else imm3 (a "        \
+      "predicate the GpSimd engine computes element by element: a causal mask)")                   \
     X(reciprocal, field::dst | field::src0, 3, false,                                              \
       "dst = 1 / src0 on the Vector engine (more precise than the Scalar engine's, 8x slower)")
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).
-#define TRN_ALU_OPS(X)                                                                 \
-    X(bypass, 1)                                                                       \
-    X(add, 1)                                                                          \
-    X(subtract, 1)                                                                     \
-    X(multiply, 1) X(max, 1) X(min, 1) X(divide, 3) X(pow, 3) X(mod, 3) X(abs_max, 3)  \
-        X(is_equal, 3) X(not_equal, 3) X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3) \
-            X(logical_and, 3) X(logical_or, 3) X(logical_xor, 3) X(bitwise_and, 3)     \
-                X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
+#define TRN_ALU_OPS(X)                                                                    \
+    X(bypass, 1)                                                                          \
+    X(add, 1)                                                                             \
+    X(subtract, 1)                                                                        \
+    X(multiply, 1)                                                                        \
+    X(max, 1) X(min, 1) X(divide, 3) X(pow, 3) X(mod, 3) X(abs_max, 3) X(is_equal, 3)     \
+        X(not_equal, 3) X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3) X(logical_and, 3) \
+            X(logical_or, 3) X(logical_xor, 3) X(bitwise_and, 3) X(bitwise_or, 3)         \
+                X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
 
 // X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
-#define TRN_ACT_FUNCS(X)                                                                         \
-    X(identity, 1)                                                                               \
-    X(relu, 1)                                                                                   \
-    X(exp, 1)                                                                                    \
-    X(reciprocal, 1) X(rsqrt, 2) X(sqrt, 2) X(square, 2) X(sigmoid, 2) X(tanh, 2) X(silu, 2)     \
-        X(gelu, 2) X(log, 2) X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) \
-            X(arctan, 3) X(abs, 3) X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3)
+#define TRN_ACT_FUNCS(X)                                                                           \
+    X(identity, 1)                                                                                 \
+    X(relu, 1)                                                                                     \
+    X(exp, 1)                                                                                      \
+    X(reciprocal, 1)                                                                               \
+    X(rsqrt, 2) X(sqrt, 2) X(square, 2) X(sigmoid, 2) X(tanh, 2) X(silu, 2) X(gelu, 2) X(log, 2)   \
+        X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) X(arctan, 3) X(abs, 3) \
+            X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3)
 
 }  // namespace trn

@@ -194,7 +194,8 @@ bool operand::operator==(const operand& o) const {
 bool instruction::operator==(const instruction& o) const {
     return op == o.op && alu == o.alu && alu1 == o.alu1 && imm1 == o.imm1 && dst == o.dst &&
            src0 == o.src0 && src1 == o.src1 && src2 == o.src2 && dst1 == o.dst1 && imm == o.imm &&
-           queue == o.queue && flags == o.flags && func == o.func && waits == o.waits;
+           imm2 == o.imm2 && imm3 == o.imm3 && queue == o.queue && flags == o.flags &&
+           func == o.func && waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -403,6 +404,7 @@ void validate_program(const program& p, const program_limits& lim) {
                     [[fallthrough]];
                 case opcode::tensor_copy:
                 case opcode::reciprocal:
+                case opcode::affine_select:
                 case opcode::tensor_reduce:
                 case opcode::max8:
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);

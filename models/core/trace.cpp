@@ -101,6 +101,8 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
                 if (ins.alu1 != alu_op::bypass) out << " alu1=" << alu_name(ins.alu1);
                 if (ins.imm1 != 0) out << " imm1=" << format_float(ins.imm1);
+                if (ins.imm2 != 0) out << " imm2=" << format_float(ins.imm2);
+                if (ins.imm3 != 0) out << " imm3=" << format_float(ins.imm3);
                 if (ins.func != act_func::identity) out << " func=" << act_func_name(ins.func);
                 if (ins.flags) {
                     const char* sep = " flags=";
@@ -488,6 +490,10 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.imm = lp.real(v, "immediate");
                 else if (k == "imm1")
                     ins.imm1 = lp.real(v, "immediate");
+                else if (k == "imm2")
+                    ins.imm2 = lp.real(v, "immediate");
+                else if (k == "imm3")
+                    ins.imm3 = lp.real(v, "immediate");
                 else if (k == "alu1") {
                     ins.alu1 = alu_of(v);
                 } else if (k == "queue") {

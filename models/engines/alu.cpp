@@ -153,6 +153,15 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, 1.0f / in0(i));
             break;
+        case opcode::affine_select:  // the predicate in double: exact for integer steps
+            for (std::uint32_t p = 0; p < d.partitions; ++p)
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    const std::size_t i = std::size_t{p} * d.elems + j;
+                    const double v = double{ins.imm} + double{ins.imm1} * p + double{ins.imm2} * j;
+                    out(i, apply_alu(ins.alu, static_cast<float>(v), 0.0f) != 0.0f ? in0(i)
+                                                                                   : ins.imm3);
+                }
+            break;
         case opcode::scalar_tensor_tensor:
             for (std::size_t i = 0; i < n; ++i)
                 out(i, apply_ordered(ins.alu1, apply_ordered(ins.alu, in0(i), ins.imm, rev0),

@@ -51,6 +51,7 @@ const std::vector<cost_rule>& cost_table::rules() {
         {pool, opcode::tensor_scalar, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::tensor_copy, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::memset, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
+        {pool, opcode::affine_select, operand_case::sbuf_only, 0, 1, false, 150, isa_v2},
     };
     return table;
 }

@@ -198,6 +198,13 @@ program rich_program() {
                                            op(sbuf, 0, 128, 18000, 16, dtype::float32),
                                            op(sbuf, 0, 128, 1024, 16, dtype::float32),
                                            op(sbuf, 0, 128, 2048, 16, dtype::float32)));
+    instruction select = make_instruction(opcode::affine_select, alu_op::is_ge,
+                                          op(sbuf, 0, 128, 18500, 16, dtype::float32),
+                                          op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, 2.0f);
+    select.imm1 = 1;
+    select.imm2 = -1;
+    select.imm3 = -9984.0f;
+    pool.push_back(select);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");

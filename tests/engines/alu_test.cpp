@@ -413,3 +413,19 @@ TEST(Alu, VectorEngineReciprocalAndTranspose) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Alu, AffineSelectKeepsWhereThePredicateHolds) {
+    // p - i >= 0: the lower triangle kept, the rest filled
+    instruction s = make_instruction(opcode::affine_select, alu_op::is_ge,
+                                     tile(dtype::float32, 2, 3), tile(dtype::float32, 2, 3));
+    s.imm1 = 1;
+    s.imm2 = -1;
+    s.imm3 = -9984.0f;
+    std::vector<std::uint8_t> out;
+    trn::execute_alu(s, pack_f32({1, 2, 3, 4, 5, 6}), {}, out);
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{1, -9984, -9984, 4, 5, -9984}));
+}
+
+}  // namespace

@@ -327,6 +327,10 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
                     op.imm0 = rd.real(v);
                 } else if (k == "imm1") {
                     op.imm1 = rd.real(v);
+                } else if (k == "imm2") {
+                    op.imm2 = rd.real(v);
+                } else if (k == "imm3") {
+                    op.imm3 = rd.real(v);
                 } else if (k == "func") {
                     op.func = rd.func(v);
                 } else if (k == "flags") {
@@ -826,6 +830,8 @@ class expander {
                 ins.alu1 = op.alu1;
                 ins.imm = op.imm0;
                 ins.imm1 = op.imm1;
+                ins.imm2 = op.imm2;
+                ins.imm3 = op.imm3;
                 ins.func = op.func;
                 ins.flags = op.flags;
                 tile resolved[5];

@@ -177,6 +177,30 @@ def language_functions_beta1(x):
     return outs
 
 
+@nki1.jit
+def causal_mask_beta1(scores):
+    """Attention scores with the future masked: a query row keeps the keys up to its own."""
+    out = nl1.ndarray(scores.shape, dtype=scores.dtype, buffer=nl1.shared_hbm)
+    i_q = nl1.arange(scores.shape[0])[:, None]
+    i_k = nl1.arange(scores.shape[1])[None, :]
+    t = nl1.load(scores)
+    nl1.store(out, value=nisa1.affine_select(pred=(i_q - i_k >= 0), on_true_tile=t,
+                                             on_false_value=-9984.0))
+    return out
+
+
+@nki0.jit
+def causal_mask_nki0(scores):
+    out = nl0.ndarray(scores.shape, dtype=scores.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(scores.shape, dtype=scores.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, scores)
+    m = nl0.ndarray(scores.shape, dtype=scores.dtype, buffer=nl0.sbuf)
+    nisa0.affine_select(m, pattern=[[-1, scores.shape[1]]], offset=0, channel_multiplier=1,
+                        on_true_tile=t, on_false_value=-9984.0, cmp_op=nl0.greater_equal)
+    nisa0.dma_copy(out, m)
+    return out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -234,6 +258,18 @@ class AttentionAndNormalisation(unittest.TestCase):
         np.testing.assert_allclose(outs[3], erf(x), rtol=1e-6, atol=1e-7)
         np.testing.assert_array_equal(outs[4], np.float32(2) / (x + np.float32(1)))
         np.testing.assert_array_equal(outs[5], x.astype(nl1.bfloat16).astype(np.float32))
+
+
+class AffineSelect(unittest.TestCase):
+
+    def test_a_causal_mask_in_both_editions(self):
+        (x,) = s.random_inputs((128, 96), lo=-1.0, hi=1.0)
+        want = np.where(np.tril(np.ones((128, 96), bool)), x, np.float32(-9984.0))
+        np.testing.assert_array_equal(causal_mask_beta1(x), want)
+        np.testing.assert_array_equal(causal_mask_nki0(x), want)
+        self.assertEqual(kinds(causal_mask_beta1, x).count('isa.affine_select'), 1)
+        # one GpSimd instruction, 150 + N cycles (hardware-facts 2)
+        self.assertEqual(s.counts(s.frontend_stats(causal_mask_beta1, x))['pool'], 1)
 
 
 class IsaErrors(unittest.TestCase):

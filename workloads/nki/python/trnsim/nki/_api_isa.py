@@ -2,12 +2,14 @@
 beta 1 (SDK 2.2x) an instruction returns its result (and takes an optional dst=); from NKI 0.2
 it writes its first argument, dst."""
 
+import math
+
 import numpy as np
 
 from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported, user_site
 from ._dtypes import dtype_name
-from ._index import IndexExpr, IndexRange, concrete
+from ._index import AffinePredicate, IndexExpr, IndexRange, concrete
 from ._registry import api, value
 from ._trace import current
 
@@ -284,6 +286,59 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, dst=None, r
     return _result(_ops.tensor_scalar_reduce('nisa.tensor_scalar_reduce', site, data, alu0,
                                              operand0, ralu, reduce_res, reverse0, dtype),
                    dst, site)
+
+
+_CMP = {'language.equal': 'is_equal', 'language.not_equal': 'not_equal',
+        'language.greater': 'is_gt', 'language.greater_equal': 'is_ge',
+        'language.less': 'is_lt', 'language.less_equal': 'is_le'}
+_NUMPY_CMP = {np.equal: 'is_equal', np.not_equal: 'not_equal', np.greater: 'is_gt',
+              np.greater_equal: 'is_ge', np.less: 'is_lt', np.less_equal: 'is_le'}
+
+
+@api('isa.affine_select', beta1='pred, on_true_tile, on_false_value, *, mask=None, dtype=None',
+     v0='dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value, cmp_op=None')
+def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=None, offset=0,
+                  channel_multiplier=0, cmp_op=None, mask=None, dtype=None):
+    """on_true_tile where an affine predicate of the element's indices holds, else
+    on_false_value, on the GpSimd engine (a causal mask). Beta 1: `pred` a comparison of
+    nl.arange index expressions (`i_q - i_k >= 0`); NKI 0.x: the value offset +
+    channel_multiplier * p + the pattern's steps (as nisa.iota), compared with 0 by cmp_op
+    (nl.equal by default)."""
+    site = user_site()
+    _check('nisa.affine_select', site, mask)
+    if dst is not None:
+        t = _ops.operand(on_true_tile, 'nisa.affine_select', site)
+        cmp = 'is_equal' if cmp_op is None else _named(_CMP, _NUMPY_CMP, 'nisa.affine_select',
+                                                        cmp_op, site, 'cmp_op')
+        dims = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
+        total = math.prod(n for _, n in dims)
+        if total != t.elems:
+            raise KernelError('nisa.affine_select', f'the pattern {pattern} gives {total} values '
+                              f'per partition; on_true_tile has {t.elems}', site)
+        fstep = dims[-1][0] if dims else 0
+        for k, (st, _) in enumerate(dims):
+            if st != fstep * math.prod(n for _, n in dims[k + 1:]):
+                raise unsupported('nisa.affine_select', f'the pattern {pattern} (only patterns '
+                                  'that number the free elements in order)', site)
+        flat = t if len(t.shape) == 2 else t.reshape((t.partitions, t.elems))
+        return _result(_ops.affine_select('nisa.affine_select', site,
+                                          [int(channel_multiplier), fstep], int(offset), flat,
+                                          on_false_value, cmp), dst, site)
+    if not isinstance(pred, AffinePredicate):
+        raise KernelError('nisa.affine_select', 'pred must be a comparison of nl.arange index '
+                          'expressions (such as i_q - i_k >= 0)', site)
+    t = _ops.operand(on_true_tile, 'nisa.affine_select', site)
+    e = pred.expr
+    if any(a >= len(t.shape) for a in e.terms):
+        raise KernelError('nisa.affine_select', f'the predicate uses a tile axis that a tile '
+                          f'of shape {t.shape} does not have', site)
+    for a, (n, _) in e.terms.items():
+        if n != t.shape[a]:
+            raise KernelError('nisa.affine_select', f'the predicate ranges over {n} indices on '
+                              f'axis {a}; on_true_tile has {t.shape[a]}', site)
+    steps = [e.terms.get(a, (0, 0))[1] for a in range(len(t.shape))]
+    return _ops.affine_select('nisa.affine_select', site, steps, concrete(e.const), t,
+                              on_false_value, pred.op, dtype)
 
 
 @api('isa.reciprocal', beta1='data, *, dtype=None, mask=None', v0='dst, data')

@@ -197,6 +197,8 @@ class IndexRange(UserFacing):
     def __sub__(self, other):
         if isinstance(other, (INTEGER, Affine)):
             return self.__add__(-other)
+        if isinstance(other, (IndexRange, IndexExpr)):
+            return IndexExpr.of(self) - other
         raise unsupported('index expression', 'only index - integer is supported in an index')
 
     def __mul__(self, other):
@@ -237,6 +239,12 @@ class IndexRange(UserFacing):
     __truediv__ = __rtruediv__ = __rsub__ = __neg__ = __pow__ = __rfloordiv__ = __rmod__ = \
         _unsupported
 
+    def _compare(self, n, op, **bound):
+        """A mask for a comparison with an integer; an affine predicate with another index."""
+        if isinstance(n, (IndexRange, IndexExpr)):
+            return AffinePredicate(IndexExpr.of(self) - n, op)
+        return self._bound(**bound)
+
     def _bound(self, lo=None, hi=None):
         """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)."""
         if self.axis is None:
@@ -248,15 +256,23 @@ class IndexRange(UserFacing):
         return Mask({self.axis: (i_lo, i_hi)})
 
     def __lt__(self, n):
+        if isinstance(n, (IndexRange, IndexExpr)):
+            return self._compare(n, 'is_lt')
         return self._bound(hi=concrete(n))
 
     def __le__(self, n):
+        if isinstance(n, (IndexRange, IndexExpr)):
+            return self._compare(n, 'is_le')
         return self._bound(hi=concrete(n) + 1)
 
     def __ge__(self, n):
+        if isinstance(n, (IndexRange, IndexExpr)):
+            return self._compare(n, 'is_ge')
         return self._bound(lo=concrete(n))
 
     def __gt__(self, n):
+        if isinstance(n, (IndexRange, IndexExpr)):
+            return self._compare(n, 'is_gt')
         return self._bound(lo=concrete(n) + 1)
 
     def __getitem__(self, key):
@@ -304,6 +320,8 @@ class IndexExpr(UserFacing):
     __radd__ = __add__
 
     def __sub__(self, other):
+        if isinstance(other, IndexRange):
+            other = IndexExpr.of(other)
         return self.__add__(-other)
 
     def __mul__(self, other):
@@ -313,6 +331,32 @@ class IndexExpr(UserFacing):
         return IndexExpr(self.const * k, {a: (n, c * k) for a, (n, c) in self.terms.items()})
 
     __rmul__ = __mul__
+
+    def __neg__(self):
+        return self * -1
+
+    # a comparison of the expression with an integer or another expression: the predicate
+    # nisa.affine_select evaluates (expression - other <op> 0)
+    def __ge__(self, n):
+        return AffinePredicate(self - n, 'is_ge')
+
+    def __gt__(self, n):
+        return AffinePredicate(self - n, 'is_gt')
+
+    def __le__(self, n):
+        return AffinePredicate(self - n, 'is_le')
+
+    def __lt__(self, n):
+        return AffinePredicate(self - n, 'is_lt')
+
+
+class AffinePredicate(UserFacing):
+    """`expr <op> 0` over the tile's indices (op is_ge, is_gt, is_le, is_lt): the predicate of
+    nisa.affine_select (beta 1), computed element by element by the GpSimd engine."""
+    _kind = 'an affine predicate'
+
+    def __init__(self, expr, op):
+        self.expr, self.op = expr, op
 
 
 class Mask:

@@ -677,6 +677,28 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
                    (A, func, float(scale), eng, B), region=region, full_shape=full)
 
 
+def affine_select(api, site, steps, const, on_true, fill, cmp, dtype=None):
+    """on_true where const + steps[0] * p + sum of steps[k] * (index k) <cmp> 0 over the tile's
+    axes (steps: one per axis of on_true), else fill, in one GpSimd instruction: the free
+    steps must number the free elements in order (each the innermost's times the sizes after
+    it)."""
+    A = operand(on_true, api, site)
+    if isinstance(A, TileRuns) or A.space != 'sbuf':
+        raise KernelError(api, 'on_true_tile must be a tile in SBUF', site)
+    free = list(steps[1:])
+    sizes = list(A.shape[1:])
+    fstep = free[-1] if free else 0
+    for k, st in enumerate(free):
+        if st != fstep * math.prod(sizes[k + 1:]):
+            raise unsupported(api, f'a predicate whose steps {tuple(steps)} do not number the '
+                              f'free elements of a {A.shape} tile in order', site)
+    if not _number(fill):
+        raise KernelError(api, f'on_false_value must be a number, got {type(fill).__name__}',
+                          site)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'isa.affine_select',
+                   (A, cmp, float(const), float(steps[0]), float(fstep), float(fill), 'pool'))
+
+
 def reciprocal(api, site, a, dtype=None, mask=None):
     """1 / a on the Vector engine (nisa.reciprocal)."""
     A = operand(a, api, site)

@@ -154,7 +154,8 @@ def prim(name, *layout, shaped=False):
 
 
 _FIELD_KINDS = {'dst': 'T', 'src0': 'T', 'src1': 'T', 'src2': 'T', 'dst1': 'O', 'alu': 'alu',
-                'alu1': 'alu', 'imm': 'f', 'imm1': 'f', 'func': 'func', 'flags': 'flags',
+                'alu1': 'alu', 'imm': 'f', 'imm1': 'f', 'imm2': 'f', 'imm3': 'f', 'func': 'func',
+                'flags': 'flags',
                 'eng': 'eng'}
 
 
@@ -366,3 +367,14 @@ def _isa_tensor_tensor_scan(a, b, alu0, imm, alu1, flags, engine):
         prev = alu(alu1, alu(alu0, a[:, i], prev, 'rev0' in flags), y[:, i], 'rev1' in flags)
         out[:, i] = prev
     return out
+
+
+@instruction('isa.affine_select', 'affine_select', 'dst', 'src0', 'alu', 'imm', 'imm1', 'imm2',
+             'imm3', 'eng', shaped=True)
+def _isa_affine_select(a, cmp, c, pstep, fstep, fill, engine, shape):
+    """a where (c + pstep * p + fstep * i) <cmp> 0, else fill (GpSimd engine)."""
+    p = np.arange(shape[0], dtype=np.float64)[:, None]
+    i = np.arange(int(np.prod(shape[1:])), dtype=np.float64)[None, :]
+    v = (np.float64(c) + np.float64(pstep) * p + np.float64(fstep) * i).astype(np.float32)
+    keep = alu(cmp, v, np.float32(0)) != 0
+    return np.where(keep, a.reshape(shape[0], -1), np.float32(fill))
