@@ -201,6 +201,25 @@ def causal_mask_nki0(scores):
     return out
 
 
+@nki1.jit
+def load_transposed_beta1(w):
+    """w [K, M] loaded transposed, [M, K], by nl.load_transpose2d and by nisa.dma_transpose."""
+    outs = [nl1.ndarray((w.shape[1], w.shape[0]), dtype=w.dtype, buffer=nl1.shared_hbm)
+            for _ in range(2)]
+    nl1.store(outs[0], value=nl1.load_transpose2d(w))
+    nl1.store(outs[1], value=nisa1.dma_transpose(w[:, :]))
+    return outs
+
+
+@nki0.jit
+def dma_transpose_nki0(w):
+    out = nl0.ndarray((w.shape[1], w.shape[0]), dtype=w.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray((w.shape[1], w.shape[0]), dtype=w.dtype, buffer=nl0.sbuf)
+    nisa0.dma_transpose(t, w)
+    nisa0.dma_copy(out, t)
+    return out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -270,6 +289,19 @@ class AffineSelect(unittest.TestCase):
         self.assertEqual(kinds(causal_mask_beta1, x).count('isa.affine_select'), 1)
         # one GpSimd instruction, 150 + N cycles (hardware-facts 2)
         self.assertEqual(s.counts(s.frontend_stats(causal_mask_beta1, x))['pool'], 1)
+
+
+class DmaTranspose(unittest.TestCase):
+
+    def test_transposed_loads(self):
+        (w,) = s.random_inputs((48, 128))
+        a, b = load_transposed_beta1(w)
+        np.testing.assert_array_equal(a, w.T)
+        np.testing.assert_array_equal(b, w.T)
+        np.testing.assert_array_equal(dma_transpose_nki0(w), w.T)
+        # a transfer per row of w (a column of the tile: 128 one-element rows), and the store
+        stats = s.frontend_stats(dma_transpose_nki0, w)
+        self.assertEqual(s.counts(stats)['dma'], 48 + 1)
 
 
 class IsaErrors(unittest.TestCase):

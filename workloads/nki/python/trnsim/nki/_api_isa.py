@@ -483,6 +483,26 @@ def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
     return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
 
 
+@api('isa.dma_transpose', beta1='src, axes=None, *, mask=None, dtype=None',
+     v0='dst, src, axes=None, dge_mode=None')
+def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None):
+    """A 2-D HBM tensor (part) [K, M] into SBUF as [M, K] by the DMA engines, as
+    nl.load_transpose2d (a transfer per column, a descriptor per element: a model choice)."""
+    site = user_site()
+    if axes is not None and tuple(int(a) for a in axes) != (1, 0):
+        raise unsupported('nisa.dma_transpose', f'axes={tuple(axes)} (only the 2-D (1, 0))',
+                          site)
+    view = _ops.transposed_hbm('nisa.dma_transpose', src, site)
+    p = _ops.load('nisa.dma_transpose', site, view, dtype, mask)
+    if dst is None:
+        return p
+    if not isinstance(dst, (_tensors.Tile, _tensors.TileRuns)):
+        raise KernelError('nisa.dma_transpose', f'dst must be a tile, got {type(dst).__name__}',
+                          site)
+    _ops.assign(dst, p, site)
+    return dst
+
+
 @api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
      v0_2='dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, unique_indices=True',
      v0_3_plus='dst, src, oob_mode=None, dge_mode=None, engine=None')

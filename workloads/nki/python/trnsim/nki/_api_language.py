@@ -264,6 +264,16 @@ def load(src, mask=None, dtype=None):
     return _ops.load('nl.load', user_site(), src, dtype, mask)
 
 
+@api('language.load_transpose2d', 'beta1 0.3+', beta1='src, mask=None, dtype=None',
+     v0_3_plus='src, dtype=None')
+def load_transpose2d(src, mask=None, dtype=None):
+    """src [K, M] (HBM) into a new SBUF tile [M, K], transposed by the DMA: one transfer per
+    column of src, one descriptor per element (a model choice; no cost is published)."""
+    site = user_site()
+    return _ops.load('nl.load_transpose2d', site,
+                     _ops.transposed_hbm('nl.load_transpose2d', src, site), dtype, mask)
+
+
 @api('language.store', 'beta1 0.3+', beta1='dst, value, mask=None', v0_3_plus='dst, value',
      note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
 def store(dst, value, mask=None):

@@ -9,7 +9,7 @@ import math
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import NOTHING, Affine, NeedsUnroll, mask_region, merge, same
+from ._index import NOTHING, Affine, IndexRange, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        Tile, TileBlocks, TileRuns, Typed)
 from ._prims import PRIMS
@@ -411,6 +411,21 @@ def load(api, site, src, dtype=None, mask=None):
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
     p.hbm = src if region is None else None
     return p
+
+
+def transposed_hbm(api, src, site):
+    """src [K, M] in HBM read as [M, K]: src[i_f, i_p], a DMA transfer per column of src (a
+    descriptor per element; no faster DMA transpose is modelled: a model choice)."""
+    if isinstance(src, HbmTensor):
+        src = src[...]
+    if not isinstance(src, HbmAccess):
+        raise unsupported(api, f'a transpose of {type(src).__name__} (only of a 2-D HBM '
+                          'tensor or part, into SBUF)', site)
+    if len(src.shape) != 2:
+        raise unsupported(api, f'a transpose of a {len(src.shape)}-D tensor part (only 2-D)',
+                          site)
+    k, m = src.shape
+    return src[IndexRange(0, k)._with(axis=1), IndexRange(0, m)._with(axis=0)]
 
 
 def _require_sbuf(api, site, tile):
