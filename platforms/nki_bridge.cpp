@@ -54,13 +54,13 @@ class platform {
     bool boolean(const std::string& key) const { return m_cfg.boolean(key); }
 
     // A kernel's recording (its text form, workloads/nki/recording.h) built into a program:
-    // (program, the races of tiles the kernel placed itself, matmul flops).
+    // (program, the races of tiles the kernel placed itself, matmul flops, the build's notes).
     py::tuple build_recording(const std::string& text) const {
         std::istringstream in(text);
         const trn::nki_recording r = trn::parse_recording(in);
         trn::kernel_builder kb(trn::kernel_builder::options(m_cfg, m_core->limits(), r.style));
         trn::program p = trn::expand_recording(r, kb);
-        return py::make_tuple(std::move(p), kb.races(), kb.matmul_flops());
+        return py::make_tuple(std::move(p), kb.races(), kb.matmul_flops(), kb.notes());
     }
 
     // A C++ driver's program, for comparisons with the frontend.

@@ -126,6 +126,10 @@ class kernel_builder {
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
     std::uint32_t buffers_that_fit(std::uint64_t bytes, std::uint64_t loop_trips = 0) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
+    std::uint64_t psum_free() const { return m_opt.limits.psum_partition_bytes - m_psum_used; }
+    // What the build decided that a user should hear (a rotation reduced to fit), in order.
+    void note(const std::string& what) { m_notes.push_back(what); }
+    const std::vector<std::string>& notes() const { return m_notes; }
     // The buffer count of each of a kernel's declarations, decided together before any is
     // declared (a frontend that knows the whole kernel): `single` ones get 1; each other one
     // at most policy_buffers(unrolled_trips(loops)). In each of SBUF and PSUM they share the
@@ -306,6 +310,7 @@ class kernel_builder {
     std::vector<bool> m_decl_freed;
     bool m_direct = false;  // a tile was placed by the kernel (declare_tile_at)
     std::vector<std::string> m_races;
+    std::vector<std::string> m_notes;
 };
 
 }  // namespace trn

@@ -646,6 +646,51 @@ class expander {
                     ? std::max<std::uint32_t>(buffers[i], static_cast<std::uint32_t>(s.keep))
                     : buffers[i];
         }
+        fit(automatic, requests);
+    }
+
+    // When the plan, with the instances a kernel keeps, does not fit, rotation is reduced
+    // (the largest tiles first, never below what the kernel keeps alive), as the compiler's
+    // allocator would; each declaration left with fewer buffers than its loops ask for is
+    // said in the build's notes. What still does not fit is the allocation's error.
+    void fit(const std::vector<std::size_t>& automatic, const std::vector<tile_request>& requests) {
+        for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
+            const std::uint64_t unit = space == mem_space::sbuf ? 64 : m_kb.opts().psum_bank_bytes;
+            const std::uint64_t free =
+                space == mem_space::sbuf ? m_kb.sbuf_free() : m_kb.psum_free();
+            auto per_buffer = [&](std::size_t i) {
+                return (requests[i].bytes + unit - 1) / unit * unit * requests[i].count;
+            };
+            std::uint64_t total = 0;
+            for (std::size_t i = 0; i < automatic.size(); ++i)
+                if (requests[i].space == space)
+                    total += per_buffer(i) * m_decls[automatic[i]].buffers;
+            while (total > free) {
+                std::size_t pick = automatic.size();
+                for (std::size_t i = 0; i < automatic.size(); ++i) {
+                    const decl_state& s = m_decls[automatic[i]];
+                    if (requests[i].space == space &&
+                        s.buffers > std::max<std::size_t>(1, s.keep) &&
+                        (pick == automatic.size() || per_buffer(i) > per_buffer(pick)))
+                        pick = i;
+                }
+                if (pick == automatic.size()) break;
+                --m_decls[automatic[pick]].buffers;
+                total -= per_buffer(pick);
+            }
+        }
+        for (std::size_t i = 0; i < automatic.size(); ++i) {
+            const tile_request& r = requests[i];
+            const std::uint32_t want =
+                r.single ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(r.loops));
+            const std::uint32_t got = m_decls[automatic[i]].buffers;
+            if (got < want)
+                m_kb.note(std::string(mem_space_name(r.space)) + " tile '" +
+                          m_r.decls[automatic[i]].name + "' rotates over " + std::to_string(got) +
+                          " buffer" + (got == 1 ? "" : "s") + ", not " + std::to_string(want) +
+                          ": the kernel's tiles fit only so (the compiler's allocator reduces "
+                          "rotation the same way)");
+        }
     }
 
     bool first_iteration(const std::vector<std::uint32_t>& loops) const {

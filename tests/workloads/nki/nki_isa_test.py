@@ -304,6 +304,61 @@ class DmaTranspose(unittest.TestCase):
         self.assertEqual(s.counts(stats)['dma'], 48 + 1)
 
 
+@nki1.jit
+def hoisting_past_sbuf(x, w, big):
+    """nl.matmul of x's tiles (transposed for it, hoisted by the compiler) beside a resident
+    table that leaves too little SBUF for every hoisted transpose."""
+    m_size, k_size = x.shape
+    out = nl1.ndarray((m_size, 512), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    keep = nl1.load(big)
+    ws = nl1.ndarray((k_size // 128, nl1.par_dim(128), 512), dtype=w.dtype, buffer=nl1.sbuf)
+    for k in nl1.affine_range(k_size // 128):
+        ws[k] = nl1.load(w[k * 128:(k + 1) * 128, :])
+    xs = nl1.ndarray((m_size // 128, k_size // 128, nl1.par_dim(128), 128), dtype=x.dtype,
+                     buffer=nl1.sbuf)
+    for m in nl1.affine_range(m_size // 128):
+        for k in nl1.affine_range(k_size // 128):
+            xs[m, k] = nl1.load(x[m * 128:(m + 1) * 128, k * 128:(k + 1) * 128])
+    for r in nl1.affine_range(2):
+        for m in nl1.affine_range(m_size // 128):
+            ps = nl1.zeros((nl1.par_dim(128), 512), dtype=nl1.float32, buffer=nl1.psum)
+            for k in nl1.affine_range(k_size // 128):
+                ps += nl1.matmul(xs[m, k], ws[k])
+            nl1.store(out[m * 128:(m + 1) * 128, :], value=nl1.add(ps, keep[:, 0:512]))
+    return out
+
+
+class SbufFit(unittest.TestCase):
+    """A kernel that fits on the hardware fits in the model: the builder reduces what the
+    compiler would (rotation, hoisting) before it reports that a kernel cannot fit, and says
+    so in the build's notes."""
+
+    def test_hoisting_gives_way_to_the_kernels_tiles(self):
+        x = np.ones((1024, 2048), nl1.bfloat16)
+        w = np.ones((2048, 512), nl1.bfloat16)
+        big = np.ones((128, 40 * 1024), np.float32)  # 160 KiB of each partition (trn2: 224)
+        t = trace_kernel(hoisting_past_sbuf, (x, w, big), {}, False)
+        self.assertEqual(len(t.notes), 1)
+        self.assertIn('not hoisted out of loops', t.notes[0])
+
+    def test_reduced_rotation_is_said(self):
+        @nki1.jit
+        @nki1.compiler.skip_middle_end_transformations
+        def rotating(a):
+            out = nl1.ndarray(a.shape, dtype=a.dtype, buffer=nl1.shared_hbm)
+            for i in nl1.affine_range(a.shape[0] // 128):
+                t = nl1.ndarray((nl1.par_dim(128), a.shape[1]), dtype=a.dtype, buffer=nl1.sbuf)
+                t[...] = nl1.load(a[i * 128:(i + 1) * 128, :])
+                nl1.store(out[i * 128:(i + 1) * 128, :], value=t)
+            return out
+
+        # 4 rotating buffers of 80 KiB do not fit in 224 KiB; 2 do
+        a = np.ones((512, 20 * 1024), np.float32)
+        t = trace_kernel(rotating, (a,), {}, False)
+        self.assertEqual(len(t.notes), 1)
+        self.assertRegex(t.notes[0], r"sbuf tile '.*' rotates over 2 buffers, not 4")
+
+
 class IsaErrors(unittest.TestCase):
 
     def test_reduced_axes_must_be_the_last(self):

@@ -1018,8 +1018,11 @@ def hoisted_transpose(api, site, x):
     elif entry is not None and any(not r.placed for r in entry['readers']):
         slot += 1  # the current tile is still to be read: a tile of its own
     if entry is None or slot != entry['slot']:
+        # within the share of SBUF, and within what the kernel's own tiles leave (at one
+        # buffer each): the compiler hoists only what fits
         if trace.hoisted_bytes + row_bytes > trace.limits['hoist_share'] * \
-                trace.limits['sbuf_bytes']:
+                trace.limits['sbuf_bytes'] or trace.declared_sbuf + trace.hoisted_bytes + \
+                row_bytes > trace.limits['sbuf_bytes']:
             return copy(api, site, flipped, dtype=x.dtype_name), None
         trace.hoisted_bytes += row_bytes
     # inside the loops opened since x was last written, only in their first iteration

@@ -163,7 +163,7 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
+def _record(fn, style, args, kwargs, values, where, unrolled, grid=(), hoist=True):
     """The kernel's trace, traced again with the loops it needs unrolled until none is left
     (`unrolled`, the loops to unroll, grows); with a launch grid, each instance in turn."""
     try:
@@ -171,8 +171,10 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=()):
     except (TypeError, ValueError):
         names = []
     while True:
-        trace = _trace.Trace(limits(), style, values, frozenset(unrolled),
-                             _settings['loops_once'])
+        lim = limits()
+        if not hoist:
+            lim = dict(lim, hoist_share=0.0)
+        trace = _trace.Trace(lim, style, values, frozenset(unrolled), _settings['loops_once'])
         bound = []
 
         def wrap(value, name):
@@ -277,7 +279,7 @@ def _unroll(unrolled, loops, why, site):
 
 
 def _build(trace, where):
-    """(program, races, flops) of a recording; (None, loop) when the builder needs that loop of
+    """(program, races, flops, notes) of a recording; (None, loop) when the builder needs that loop of
     it unrolled."""
     try:
         return platform().build_recording(trace.text()), None
@@ -311,22 +313,36 @@ def trace_kernel(kernel, args, kwargs, values):
     gc.disable()
     unrolled = set()
     recording = 0.0
+    hoist = True
     try:
         while True:
             t0 = time.perf_counter()
             trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled,
-                                        grid)
+                                        grid, hoist)
             t1 = time.perf_counter()
             recording += t1 - t0
-            built, loop = _build(trace, where)
+            try:
+                built, loop = _build(trace, where)
+            except KernelError as e:
+                # SBUF the hoisted transposes took: the compiler hoists only what fits, so
+                # the kernel is built again transposing at every call (said in a note)
+                if not (hoist and trace.hoisted_bytes and 'does not fit' in str(e)):
+                    raise
+                hoist = False
+                continue
             if built is not None:
+                if not hoist:
+                    built = built[:3] + (built[3] + [
+                        'the transposes of nl.matmul operands are not hoisted out of loops: the '
+                        "kernel's tiles fit in SBUF only so (a tile is transposed at every "
+                        'call)'],)
                 break
             _unroll(unrolled, (loop,), 'a phase of the builder (memory reused by later tiles) '
                     'begins or ends inside its first iteration', where)
     finally:
         if gc_was_enabled:
             gc.enable()
-    program, races, flops = built
+    program, races, flops, notes = built
     if _settings['recording_out']:
         with open(_settings['recording_out'], 'w') as f:
             f.write(trace.text())
@@ -340,6 +356,8 @@ def trace_kernel(kernel, args, kwargs, values):
     if not _settings['quiet']:
         for race in races:
             print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
+        for note in dict.fromkeys(notes):  # (once each)
+            print(f'trnsim: note: {where[0]}:{where[1]}: {note}', file=sys.stderr)
     t2 = time.perf_counter()
     outputs = None
     if values:
@@ -383,7 +401,9 @@ def trace_kernel(kernel, args, kwargs, values):
     if values:
         survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
                 'ops': len(trace.ops), 'executed': trace.executed})
-    return Traced(trace, program, outputs, desc, flops, (recording, t2 - t1))
+    traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1))
+    traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
+    return traced
 
 
 def _check_return(r, where):

@@ -135,6 +135,7 @@ class Trace:
         # nl.matmul's transposes of its x, hoisted (_api_language): key -> entry
         self.transposed = {}
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
+        self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
         self.first = ()  # loop indices: what is recorded now runs in their first iteration only
         # (weak reference, `first` then) of each tile and result made while a loop recorded
         # once is open: what an iteration makes must not live on into the next one
@@ -390,6 +391,8 @@ class Trace:
                                           f'{elems * size} bytes per partition does not fit in '
                                           f'the {sbuf} bytes of an SBUF partition', site)
                 phys = [where(b) for b in _block_indices(blocks)]
+            if space == 'sbuf' and identity is None:
+                self.declared_sbuf += elems * size * nblocks
             decl = Decl(len(self.decl_list), label, space, p, elems, dtype, nblocks,
                         bool(blocks), alloc, offsets, phys)
             decl.carried = identity is not None
