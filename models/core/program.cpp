@@ -403,6 +403,8 @@ void validate_program(const program& p, const program_limits& lim) {
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     [[fallthrough]];
                 case opcode::tensor_copy:
+                case opcode::bn_stats:
+                case opcode::bn_aggr:
                 case opcode::reciprocal:
                 case opcode::affine_select:
                 case opcode::tensor_reduce:
@@ -428,6 +430,16 @@ void validate_program(const program& p, const program_limits& lim) {
                                                  std::to_string(ins.dst.elems) +
                                                  " elements do not divide src0's " +
                                                  std::to_string(ins.src0.elems) + " into groups");
+                            break;
+                        case opcode::bn_stats:
+                            if (ins.dst.elems != 6 || ins.src0.elems > 512)
+                                throw user_error(where() +
+                                                 ": bn_stats takes [P, N <= 512] and gives [P, 6]");
+                            break;
+                        case opcode::bn_aggr:
+                            if (ins.dst.elems != 2 || ins.src0.elems % 3 != 0)
+                                throw user_error(where() +
+                                                 ": bn_aggr takes [P, 3k] and gives [P, 2]");
                             break;
                         case opcode::max8:
                         case opcode::find_index8:

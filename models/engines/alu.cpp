@@ -153,6 +153,45 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, 1.0f / in0(i));
             break;
+        case opcode::bn_stats:  // per half: count, mean, sum of squared deviations
+            for (std::uint32_t p = 0; p < d.partitions; ++p)
+                for (std::uint32_t half = 0; half < 2; ++half) {
+                    const std::size_t row = std::size_t{p} * ins.src0.elems;
+                    float count = 0, sum = 0;
+                    for (std::uint32_t j = half; j < ins.src0.elems; j += 2) {
+                        sum += in0(row + j);
+                        count += 1;
+                    }
+                    const float mean = count > 0 ? sum / count : 0.0f;
+                    float m2 = 0;
+                    for (std::uint32_t j = half; j < ins.src0.elems; j += 2) {
+                        const float dev = in0(row + j) - mean;
+                        m2 += dev * dev;
+                    }
+                    out(std::size_t{p} * 6 + 3 * half, count);
+                    out(std::size_t{p} * 6 + 3 * half + 1, mean);
+                    out(std::size_t{p} * 6 + 3 * half + 2, m2);
+                }
+            break;
+        case opcode::bn_aggr:  // the triples combined (Chan et al.'s parallel variance)
+            for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                const std::size_t row = std::size_t{p} * ins.src0.elems;
+                const std::uint32_t k = ins.src0.elems / 3;
+                float count = 0, weighted = 0;
+                for (std::uint32_t t = 0; t < k; ++t) {
+                    count += in0(row + 3 * t);
+                    weighted += in0(row + 3 * t) * in0(row + 3 * t + 1);
+                }
+                const float mean = count > 0 ? weighted / count : 0.0f;
+                float m2 = 0;
+                for (std::uint32_t t = 0; t < k; ++t) {
+                    const float n = in0(row + 3 * t), dev = in0(row + 3 * t + 1) - mean;
+                    if (n > 0) m2 += in0(row + 3 * t + 2) + n * dev * dev;
+                }
+                out(std::size_t{p} * 2, mean);
+                out(std::size_t{p} * 2 + 1, count > 0 ? m2 / count : 0.0f);
+            }
+            break;
         case opcode::affine_select:  // the predicate in double: exact for integer steps
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t j = 0; j < d.elems; ++j) {

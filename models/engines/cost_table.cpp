@@ -39,6 +39,8 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::tensor_tensor_scan, any, 0, 2, true, 0, isa_table},
         {dve, opcode::tensor_scalar_reduce, any, 0, 1, true, 0, isa_v2, true},
         {dve, opcode::reciprocal, any, 0, 8, true, 0, isa_v2},
+        {dve, opcode::bn_stats, any, 0, 1, true, 0, isa_v2},
+        {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
@@ -107,6 +109,8 @@ std::string formula(const cost_rule& r) {
         std::snprintf(n, sizeof n, "N");
     else if (r.per_elem < 1)
         std::snprintf(n, sizeof n, "N/%g", 1 / r.per_elem);
+    else if (r.per_elem != static_cast<long>(r.per_elem))  // 13/3: "13N/3"
+        std::snprintf(n, sizeof n, "%gN/3", r.per_elem * 3);
     else
         std::snprintf(n, sizeof n, "%gN", r.per_elem);
     std::string out = r.min_ii ? std::string("max(MIN_II, ") + n + ")" : n;

@@ -205,6 +205,12 @@ program rich_program() {
     select.imm2 = -1;
     select.imm3 = -9984.0f;
     pool.push_back(select);
+    dve.push_back(make_instruction(opcode::bn_stats, alu_op::bypass,
+                                   op(sbuf, 0, 128, 18600, 6, dtype::float32),
+                                   op(sbuf, 0, 128, 1024, 16, dtype::float32)));
+    dve.push_back(make_instruction(opcode::bn_aggr, alu_op::bypass,
+                                   op(sbuf, 0, 128, 18700, 2, dtype::float32),
+                                   op(sbuf, 0, 128, 18600, 6, dtype::float32)));
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");

@@ -429,3 +429,21 @@ TEST(Alu, AffineSelectKeepsWhereThePredicateHolds) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(Alu, BnStatsAndBnAggrGiveTheMeanAndVariance) {
+    // a row of 1..6: even elements 1 3 5 (mean 3, squared deviations 8), odd 2 4 6 (4, 8)
+    std::vector<std::uint8_t> stats, out;
+    trn::execute_alu(make_instruction(opcode::bn_stats, alu_op::bypass, tile(dtype::float32, 1, 6),
+                                      tile(dtype::float32, 1, 6)),
+                     pack_f32({1, 2, 3, 4, 5, 6}), {}, stats);
+    EXPECT_EQ(unpack_f32(stats), (std::vector<float>{3, 3, 8, 3, 4, 8}));
+    trn::execute_alu(make_instruction(opcode::bn_aggr, alu_op::bypass, tile(dtype::float32, 1, 2),
+                                      tile(dtype::float32, 1, 6)),
+                     stats, {}, out);
+    // mean 3.5, variance (8 + 8 + 3 * 0.25 + 3 * 0.25) / 6 = 17.5 / 6
+    EXPECT_EQ(unpack_f32(out), (std::vector<float>{3.5f, 17.5f / 6}));
+}
+
+}  // namespace

@@ -220,6 +220,31 @@ def dma_transpose_nki0(w):
     return out
 
 
+@nki0.jit
+def layer_norm_nki0(x):
+    """(x - mean) * rsqrt(var + eps) per row, the statistics by bn_stats on each 512-element
+    half and one bn_aggr, the normalisation one tensor_scalar with two per-partition operands."""
+    p, f = x.shape
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    size = min(f, 512)
+    chunks = f // size
+    stats = nl0.ndarray((p, 6 * chunks), dtype=nl0.float32, buffer=nl0.sbuf)
+    for c in range(chunks):
+        nisa0.bn_stats(stats[:, 6 * c:6 * (c + 1)], t[:, size * c:size * (c + 1)])
+    mv = nl0.ndarray((p, 2), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.bn_aggr(mv, stats)
+    var_eps = nl0.ndarray((p, 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_scalar(var_eps, mv[:, 1:2], nl0.add, 1e-5)
+    rstd = nl0.ndarray((p, 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.activation(rstd, nl0.rsqrt, var_eps)
+    y = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.tensor_scalar(y, t, nl0.subtract, mv[:, 0:1], op1=nl0.multiply, operand1=rstd)
+    nisa0.dma_copy(out, y)
+    return out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -233,6 +258,16 @@ class AttentionAndNormalisation(unittest.TestCase):
         k = kinds(row_softmax_nki0, x)
         for prim in ('isa.tensor_reduce', 'isa.activation_reduce', 'isa.reciprocal'):
             self.assertEqual(k.count(prim), 1, prim)
+
+    def test_layer_norm_by_bn_stats(self):
+        (x,) = s.random_inputs((128, 1024), lo=-3.0, hi=5.0)
+        mean = x.mean(axis=1, keepdims=True, dtype=np.float64)
+        var = x.var(axis=1, keepdims=True, dtype=np.float64)
+        np.testing.assert_allclose(layer_norm_nki0(x), (x - mean) / np.sqrt(var + 1e-5),
+                                   rtol=2e-5, atol=2e-5)
+        k = kinds(layer_norm_nki0, x)
+        self.assertEqual((k.count('isa.bn_stats'), k.count('isa.bn_aggr')), (2, 1))
+        self.assertEqual(k.count('isa.tensor_scalar'), 1)  # two tile operands, one instruction
 
     def test_rms_norm(self):
         (x,) = s.random_inputs((128, 256), lo=-2.0, hi=2.0)

@@ -341,6 +341,24 @@ def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=Non
                               on_false_value, pred.op, dtype)
 
 
+@api('isa.bn_stats', beta1='data, *, mask=None, dtype=None', v0='dst, data')
+def bn_stats(data, dst=None, mask=None, dtype=None):
+    """Per partition, the count, mean and variance * count of the even and the odd elements of
+    data (at most 512 elements): [P, 6], one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.bn_stats', site, mask)
+    return _result(_ops.bn_stats('nisa.bn_stats', site, data, dtype), dst, site)
+
+
+@api('isa.bn_aggr', beta1='data, *, mask=None, dtype=None', v0='dst, data')
+def bn_aggr(data, dst=None, mask=None, dtype=None):
+    """The mean and variance of each partition from one or more bn_stats results: [P, 2], one
+    Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.bn_aggr', site, mask)
+    return _result(_ops.bn_aggr('nisa.bn_aggr', site, data, dtype), dst, site)
+
+
 @api('isa.reciprocal', beta1='data, *, dtype=None, mask=None', v0='dst, data')
 def reciprocal(data, dst=None, dtype=None, mask=None):
     """1 / data on the Vector engine (8 times slower than the Scalar engine's reciprocal

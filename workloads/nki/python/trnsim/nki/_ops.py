@@ -714,6 +714,31 @@ def affine_select(api, site, steps, const, on_true, fill, cmp, dtype=None):
                    (A, cmp, float(const), float(steps[0]), float(fstep), float(fill), 'pool'))
 
 
+def bn_stats(api, site, a, dtype=None):
+    """The count, mean and variance * count of the even and the odd elements of each
+    partition ([P, 6], Vector engine; at most 512 elements)."""
+    A = operand(a, api, site)
+    if isinstance(A, TileRuns) or merge(A.free_dims()) is None:
+        raise unsupported(api, 'data of several runs', site)
+    if A.elems > 512:
+        raise KernelError(api, f'at most 512 elements per partition (nl.tile_size.'
+                          f'bn_stats_fmax), got {A.elems}', site)
+    return Pending(api, site, (A.partitions, 6), _name(dtype, 'float32'), 'sbuf',
+                   'isa.bn_stats', (A, 'dve'))
+
+
+def bn_aggr(api, site, a, dtype=None):
+    """The mean and variance of each partition from its bn_stats triples ([P, 2])."""
+    A = operand(a, api, site)
+    if isinstance(A, TileRuns) or merge(A.free_dims()) is None:
+        raise unsupported(api, 'data of several runs', site)
+    if A.elems % 3:
+        raise KernelError(api, f'bn_stats triples: the elements per partition must be a '
+                          f'multiple of 3, got {A.elems}', site)
+    return Pending(api, site, (A.partitions, 2), _name(dtype, 'float32'), 'sbuf',
+                   'isa.bn_aggr', (A, 'dve'))
+
+
 def reciprocal(api, site, a, dtype=None, mask=None):
     """1 / a on the Vector engine (nisa.reciprocal)."""
     A = operand(a, api, site)

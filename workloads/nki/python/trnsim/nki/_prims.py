@@ -378,3 +378,38 @@ def _isa_affine_select(a, cmp, c, pstep, fstep, fill, engine, shape):
     v = (np.float64(c) + np.float64(pstep) * p + np.float64(fstep) * i).astype(np.float32)
     keep = alu(cmp, v, np.float32(0)) != 0
     return np.where(keep, a.reshape(shape[0], -1), np.float32(fill))
+
+
+@instruction('isa.bn_stats', 'bn_stats', 'dst', 'src0', 'eng', elementwise=False)
+def _isa_bn_stats(a, engine):
+    """Per half (even, then odd elements): count, mean, sum of squared deviations, in fp32 in
+    the model's order (left folds)."""
+    out = []
+    for half in (0, 1):
+        x = a[:, half::2].astype(np.float32)
+        n = np.float32(x.shape[1])
+        total = reduce_rows('add', x)[:, 0] if x.shape[1] else np.zeros(a.shape[0], np.float32)
+        mean = total / n if n > 0 else np.zeros_like(total)
+        dev = (x - mean[:, None]).astype(np.float32)
+        m2 = reduce_rows('add', dev * dev)[:, 0] if x.shape[1] else np.zeros_like(total)
+        out += [np.full(a.shape[0], n, np.float32), mean, m2]
+    return np.stack(out, axis=1).astype(np.float32)
+
+
+@instruction('isa.bn_aggr', 'bn_aggr', 'dst', 'src0', 'eng', elementwise=False)
+def _isa_bn_aggr(a, engine):
+    """The (count, mean, M2) triples of each row combined: mean, variance (fp32)."""
+    t = a.reshape(a.shape[0], -1, 3).astype(np.float32)
+    count = np.zeros(a.shape[0], np.float32)
+    weighted = np.zeros(a.shape[0], np.float32)
+    for k in range(t.shape[1]):
+        count = count + t[:, k, 0]
+        weighted = weighted + t[:, k, 0] * t[:, k, 1]
+    with np.errstate(all='ignore'):
+        mean = np.where(count > 0, weighted / count, np.float32(0)).astype(np.float32)
+        m2 = np.zeros(a.shape[0], np.float32)
+        for k in range(t.shape[1]):
+            dev = t[:, k, 1] - mean
+            m2 = np.where(t[:, k, 0] > 0, m2 + (t[:, k, 2] + t[:, k, 0] * dev * dev), m2)
+        var = np.where(count > 0, m2 / count, np.float32(0))
+    return np.stack([mean, var], axis=1).astype(np.float32)
