@@ -394,10 +394,12 @@ void validate_program(const program& p, const program_limits& lim) {
                             throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
                                              "partition count");
                     }
-                    if ((ins.op == opcode::activation_reduce ||
-                         ins.op == opcode::tensor_scalar_reduce) != ins.dst1.valid())
-                        throw user_error(where() + ": dst1 (the reduction) is given exactly with " +
+                    if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
+                        ins.op != opcode::tensor_scalar_reduce)
+                        throw user_error(where() + ": dst1 (a reduction) is given only with " +
                                          "the *_reduce opcodes");
+                    if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
+                        throw user_error(where() + ": tensor_scalar_reduce needs dst1");
                     if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
                         ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);

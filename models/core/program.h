@@ -86,6 +86,11 @@ constexpr std::uint8_t double_row = 2;  // fp8 matmul in the v3 double-row mode 
 constexpr std::uint8_t reverse0 = 4;    // the first operation takes its operands swapped
 constexpr std::uint8_t reverse1 = 8;    // the second operation takes its operands swapped
 constexpr std::uint8_t negate = 16;     // tensor_reduce negates its result
+// activation_reduce and the Scalar engine's reduce registers (one per partition): the
+// reduction adds to them (reduce_cmd.reduce) rather than replacing them; or they are zeroed
+// and nothing is reduced (reduce_cmd.reset). dst1, if given, receives them.
+constexpr std::uint8_t reduce_accumulate = 32;
+constexpr std::uint8_t reduce_reset = 64;
 }  // namespace flag
 // The flags' trace names (acc, double_row, rev0, rev1, neg) and the version of each.
 struct flag_info {
@@ -93,11 +98,11 @@ struct flag_info {
     const char* name;
     int since;
 };
-constexpr flag_info all_flags[] = {{flag::accumulate, "acc", 1},
-                                   {flag::double_row, "double_row", 2},
-                                   {flag::reverse0, "rev0", 3},
-                                   {flag::reverse1, "rev1", 3},
-                                   {flag::negate, "neg", 3}};
+constexpr flag_info all_flags[] = {
+    {flag::accumulate, "acc", 1},    {flag::double_row, "double_row", 2},
+    {flag::reverse0, "rev0", 3},     {flag::reverse1, "rev1", 3},
+    {flag::negate, "neg", 3},        {flag::reduce_accumulate, "racc", 3},
+    {flag::reduce_reset, "rzero", 3}};
 
 enum class alu_op : std::uint8_t { TRN_ALU_OPS(TRN_ENUM) };
 constexpr alu_op all_alu_ops[] = {

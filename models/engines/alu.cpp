@@ -99,7 +99,8 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
 
 void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                  const std::vector<std::uint8_t>& src1, const std::vector<std::uint8_t>& src2,
-                 std::vector<std::uint8_t>& dst, std::vector<std::uint8_t>& dst1) {
+                 std::vector<std::uint8_t>& dst, std::vector<std::uint8_t>& dst1,
+                 std::vector<float>* regs) {
     const operand& d = ins.dst;
     dst.resize(d.bytes());
     const std::size_t ds = dtype_size(d.type);
@@ -229,7 +230,30 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                 const float scale = ins.src2.valid() ? in2(p) : (ins.imm == 0 ? 1.0f : ins.imm);
                 out(i, apply_act(ins.func, in0(i) * scale + bias));
             }
-            if (ins.op == opcode::activation_reduce) reduce_rows(ins.alu);
+            if (ins.op == opcode::activation_reduce) {  // through the reduce registers
+                std::vector<float> own;
+                std::vector<float>& r = regs ? *regs : own;
+                if (r.size() < std::size_t{d.partition} + d.partitions)
+                    r.resize(std::size_t{d.partition} + d.partitions, 0.0f);
+                for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                    float& reg = r[std::size_t{d.partition} + p];
+                    if (ins.flags & flag::reduce_reset) {
+                        reg = 0.0f;
+                        continue;
+                    }
+                    float acc = stored(std::size_t{p} * d.elems);
+                    for (std::uint32_t j = 1; j < d.elems; ++j)
+                        acc = apply_alu(ins.alu, acc, stored(std::size_t{p} * d.elems + j));
+                    reg =
+                        (ins.flags & flag::reduce_accumulate) ? apply_alu(ins.alu, reg, acc) : acc;
+                }
+                if (ins.dst1.valid()) {
+                    dst1.resize(ins.dst1.bytes());
+                    for (std::uint32_t p = 0; p < d.partitions; ++p)
+                        store_element(&dst1[p * dtype_size(ins.dst1.type)], ins.dst1.type,
+                                      r[std::size_t{d.partition} + p]);
+                }
+            }
             break;
         case opcode::tensor_reduce: {  // dst.elems groups of src0's row
             const std::uint32_t group = ins.src0.elems / d.elems;

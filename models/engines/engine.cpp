@@ -277,7 +277,7 @@ issue_timing engine::execute(const instruction& ins) {
     if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, ins.src0, &m_a);
     if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, ins.src1, &m_b);
     if (ins.src2.valid()) touch(tlm::TLM_READ_COMMAND, ins.src2, &m_c);
-    if (m_functional) execute_alu(ins, m_a, m_b, m_c, m_d, m_d1);
+    if (m_functional) execute_alu(ins, m_a, m_b, m_c, m_d, m_d1, &m_reduce_regs);
     touch(tlm::TLM_WRITE_COMMAND, ins.dst, &m_d);
     if (ins.dst1.valid()) touch(tlm::TLM_WRITE_COMMAND, ins.dst1, &m_d1);
     return {start, busy, start + busy, start + busy + m_latency};

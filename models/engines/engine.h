@@ -125,12 +125,14 @@ class engine : public engine_base {
 
   protected:
     issue_timing execute(const instruction& ins) override;
+    void reset() override { m_reduce_regs.clear(); }  // a new program: registers at zero
 
   private:
     cost_table m_costs;
     sc_core::sc_time m_trigger_time;
     std::vector<std::uint8_t> m_a, m_b, m_c, m_d, m_d1;  // functional staging
-    tlm::tlm_generic_payload m_ring;                     // doorbell writes
+    std::vector<float> m_reduce_regs;  // the reduce registers (activation_reduce), functional
+    tlm::tlm_generic_payload m_ring;   // doorbell writes
 };
 
 }  // namespace trn

@@ -167,6 +167,11 @@ program rich_program() {
     scaled.alu = alu_op::add;
     scaled.dst1 = op(sbuf, 0, 128, 3088, 1, dtype::float32);
     act.push_back(scaled);
+    scaled.flags = flag::reduce_accumulate;
+    scaled.dst1 = {};
+    act.push_back(scaled);
+    scaled.flags = flag::reduce_reset;
+    act.push_back(scaled);
     instruction tsr = make_instruction(opcode::tensor_scalar_reduce, alu_op::subtract,
                                        op(sbuf, 0, 128, 17100, 16, dtype::float32),
                                        op(sbuf, 0, 128, 1024, 16, dtype::float32), {}, 3.0f);

@@ -83,7 +83,8 @@ class FunctionalEquality(unittest.TestCase):
         for kernel, ulps in ((nki_isa_test.rms_norm_beta1, [2]),
                              (nki_isa_test.language_functions_beta1, [2, 2, 8, 2, 2, 2]),
                              (nki_isa_test.row_softmax_nki0, [8]),
-                             (nki_isa_test.layer_norm_nki0, [2])):
+                             (nki_isa_test.layer_norm_nki0, [2]),
+                             (nki_isa_test.chunked_row_sums_nki0, [8])):
             for i, (model, frontend) in enumerate(model_and_frontend(kernel, (128, 64))):
                 np.testing.assert_array_max_ulp(model, frontend, ulps[i])
 

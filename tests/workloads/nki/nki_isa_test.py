@@ -245,6 +245,26 @@ def layer_norm_nki0(x):
     return out
 
 
+@nki0.jit
+def chunked_row_sums_nki0(x):
+    """exp(x) in four chunks of columns, their row sums accumulated across the chunks in the
+    Scalar engine's reduce registers (reset_reduce, then reduce), read out with the last."""
+    p, f = x.shape
+    out = nl0.ndarray((p, 1), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    e = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    total = nl0.ndarray((p, 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    chunks, size = 4, f // 4
+    for c in range(chunks):
+        cmd = nisa0.reduce_cmd.reset_reduce if c == 0 else nisa0.reduce_cmd.reduce
+        nisa0.activation(e[:, c * size:(c + 1) * size], nl0.exp, t[:, c * size:(c + 1) * size],
+                         reduce_op=nl0.add, reduce_res=total if c == chunks - 1 else None,
+                         reduce_cmd=cmd)
+    nisa0.dma_copy(out, total)
+    return out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -268,6 +288,13 @@ class AttentionAndNormalisation(unittest.TestCase):
         k = kinds(layer_norm_nki0, x)
         self.assertEqual((k.count('isa.bn_stats'), k.count('isa.bn_aggr')), (2, 1))
         self.assertEqual(k.count('isa.tensor_scalar'), 1)  # two tile operands, one instruction
+
+    def test_row_sums_accumulated_in_the_reduce_registers(self):
+        (x,) = s.random_inputs((128, 512), lo=-2.0, hi=2.0)
+        np.testing.assert_allclose(chunked_row_sums_nki0(x),
+                                   np.exp(x.astype(np.float64)).sum(axis=1, keepdims=True),
+                                   rtol=1e-5)
+        self.assertEqual(kinds(chunked_row_sums_nki0, x).count('isa.activation_reduce'), 4)
 
     def test_rms_norm(self):
         (x,) = s.random_inputs((128, 256), lo=-2.0, hi=2.0)

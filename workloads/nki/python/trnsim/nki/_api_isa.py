@@ -120,7 +120,7 @@ def _result(p, dst, site):
     """The instruction's result: returned (beta 1), or written into dst. An instruction with a
     second output (reduce_res) is recorded now, its result used or not."""
     if dst is None:
-        if isinstance(p, _ops.Pending) and 'O' in _prims.PRIMS[p.prim].layout:
+        if isinstance(p, _ops.Pending) and {'O', 'O?'} & set(_prims.PRIMS[p.prim].layout):
             return p.materialize()
         return p
     _ops.assign(dst, p, site)
@@ -198,25 +198,53 @@ def activation(op, data, dst=None, bias=None, scale=1.0, mask=None, dtype=None, 
     site = user_site()
     _check('nisa.activation', site, None, engine, ('act', None))
     func = _named(_ACT, _NUMPY_ACT, 'nisa.activation', op, site)
-    if reduce_res is not None:
-        _reduce_cmd('nisa.activation', reduce_cmd, site)
+    flags = _reduce_cmd('nisa.activation', reduce_cmd, site)
+    if reduce_res is not None or flags is not None:
         ralu = 'add' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation',
                                                        reduce_op, site, 'reduce_op')
         return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype,
-                                       mask, bias, ralu, reduce_res), dst, site)
+                                       mask, bias, ralu, reduce_res, flags), dst, site)
     if reduce_op is not None:
-        raise KernelError('nisa.activation', 'reduce_op= needs reduce_res=', site)
+        raise KernelError('nisa.activation', 'reduce_op= needs reduce_res= or reduce_cmd=', site)
     return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype, mask,
                                    bias), dst, site)
 
 
 def _reduce_cmd(api_name, cmd, site):
-    """A reduction into reduce_res from zero (the default, reset_reduce) is supported; the
-    accumulating commands of the engine's registers are not yet."""
-    name = getattr(cmd, 'name', getattr(cmd, 'value', cmd))
-    if cmd is not None and name not in ('reset_reduce', 'idle', 'reset'):
-        raise unsupported(api_name, f'reduce_cmd={name} (a reduction accumulated across '
-                          'instructions in the engine\'s registers)', site)
+    """The flags of activation_reduce for a reduce_cmd (nisa.reduce_cmd): '' for reset_reduce
+    (and for idle or none, with which a reduce_res is written as by activation_reduce),
+    'racc' for reduce, 'rzero' for reset."""
+    name = getattr(cmd, 'name', cmd)
+    if cmd is None or name in ('idle', 'reset_reduce'):
+        return '' if name == 'reset_reduce' else None
+    if name == 'reduce':
+        return 'racc'
+    if name == 'reset':
+        return 'rzero'
+    raise unsupported(api_name, f'reduce_cmd={name}', site)
+
+
+class _ReduceCmd:
+    """One command of nisa.reduce_cmd."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'reduce_cmd.{self.name}'
+
+
+class ReduceCmd:
+    """nisa.reduce_cmd: what an activation does with the Scalar engine's reduce registers."""
+
+    idle = _ReduceCmd('idle')
+    reset = _ReduceCmd('reset')
+    reduce = _ReduceCmd('reduce')
+    reset_reduce = _ReduceCmd('reset_reduce')
+    load_reduce = _ReduceCmd('load_reduce')
+
+
+value('isa.reduce_cmd', ReduceCmd)
 
 
 @api('isa.activation_reduce',

@@ -12,6 +12,7 @@ from . import _dtypes
 from ._errors import KernelError
 from ._index import Affine
 from ._prims import PRIMS, reduce_rows
+from ._prims import alu as alu_op
 from ._tensors import TileRef
 
 def read_values(arr, dtype):
@@ -74,6 +75,10 @@ class Interpreter:
         self.index = {}  # loop id -> current index
         self.hbm = []  # flat values of each HBM tensor
         self.written = []
+        # the Scalar engine's reduce registers (activation_reduce), and which hold valid values
+        parts = trace.limits['partitions']
+        self.reduce_regs = np.zeros((parts, 1), np.float32)
+        self.reduce_ok = np.ones((parts, 1), bool)
         for t, kind, values in trace.tensors:
             n = int(np.prod(t.shape))
             dt = _dtypes.holder(t.dtype_name)
@@ -267,7 +272,7 @@ class Interpreter:
         vals, valids = [], []
         second = None  # the second output (O) of an instruction that has one
         for what, a in zip(prim.layout[1:], op.args[1:]):
-            if what == 'O':
+            if what in ('O', 'O?'):
                 second = a
             elif what in ('T', 'T?') and a is not None:
                 v, ok = self._read_tile(a, op)
@@ -300,12 +305,27 @@ class Interpreter:
             valid = _validity(op.kind, valids, dst.shape)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
                          out, valid)
-        if second is not None:  # the reduction of each row of dst as stored
+        if prim.reduce is not None:  # the reduction of each row of dst as stored
             stored, ok = self._read_tile(op.args[0], op)
             rows = stored.reshape(stored.shape[0], -1).astype(np.float32)
             alu = op.args[prim.fields.index(prim.reduce)]
-            self._write_tile(second, reduce_rows(alu, rows),
-                             ok.reshape(ok.shape[0], -1).all(axis=1)[:, None])
+            r, r_ok = reduce_rows(alu, rows), ok.reshape(ok.shape[0], -1).all(axis=1)[:, None]
+            if prim.opcode == 'activation_reduce':  # through the Scalar engine's registers
+                flags = op.args[prim.fields.index('flags')]
+                p0 = self.value(op.args[0][3])
+                rows_at = slice(p0, p0 + r.shape[0])
+                if 'rzero' in flags:
+                    self.reduce_regs[rows_at] = 0
+                    self.reduce_ok[rows_at] = True
+                elif 'racc' in flags:
+                    self.reduce_regs[rows_at] = alu_op(alu, self.reduce_regs[rows_at], r)
+                    self.reduce_ok[rows_at] &= r_ok
+                else:
+                    self.reduce_regs[rows_at] = r
+                    self.reduce_ok[rows_at] = r_ok
+                r, r_ok = self.reduce_regs[rows_at].copy(), self.reduce_ok[rows_at].copy()
+            if second is not None:
+                self._write_tile(second, r, r_ok)
 
     def output(self, tensor):
         """The values of an HBM tensor, in its shape."""

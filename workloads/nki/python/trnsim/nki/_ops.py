@@ -261,7 +261,8 @@ def split(operands, contiguous, api, site):
 def _emit_split(p, dst, accumulate, site):
     """p into dst where an operand is several runs: one instruction (transfer) per run."""
     prim = PRIMS[p.prim]
-    if p.prim not in ELEMENTWISE and not (prim.elementwise and 'O' not in prim.layout):
+    if p.prim not in ELEMENTWISE and not (prim.elementwise and 'O' not in prim.layout and
+                                          'O?' not in prim.layout):
         raise unsupported(p.api, RUNS_ONLY, site)
     if dst.partitions != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
@@ -332,7 +333,7 @@ def emit_into(p, dst, accumulate, site):
     _written(dst, trace, written)
     prim = PRIMS[p.prim]
     for what, a in zip(prim.layout[1:], args):
-        if what == 'O':  # a second output (the reduction of an instruction that has one)
+        if what in ('O', 'O?') and a is not None:  # a second output (a row reduction)
             flush_zero(a, site)
             _written(a, trace, written)
     identity = getattr(p, 'identity', None)
@@ -663,10 +664,11 @@ def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None, flags='
 
 
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None,
-               reduce_alu=None, reduce_res=None):
+               reduce_alu=None, reduce_res=None, reduce_flags=None):
     """func(a * scale + bias): scale a number or a [P, 1] tile, bias a [P, 1] tile or None;
     with reduce_res, the reduce_alu reduction of each row of the result into it [P, 1], in the
-    same instruction."""
+    same instruction, through the Scalar engine's reduce registers (`reduce_flags` not None:
+    'racc' reduces onto them, 'rzero' zeroes them; reduce_res may then be None)."""
     A = operand(a, api, site)
     full = A.shape
     region = mask_region(mask, full, api, site)
@@ -679,12 +681,15 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
                               f'{type(scale).__name__}', site)
         SC = _per_partition(scale, A, full, region, 'the scale', api, site)
     dt, eng = _name(dtype, A.dtype_name), _engine(engine, 'act')
-    if reduce_res is not None:
+    if reduce_res is not None or reduce_flags is not None:
         if region is not None:
             raise unsupported(api, 'a mask on an activation with a reduction', site)
-        R = _reduce_result(reduce_res, A, api, site)
+        if eng != 'act':
+            raise KernelError(api, 'the reduce registers are the Scalar engine\'s', site)
+        R = None if reduce_res is None else _reduce_result(reduce_res, A, api, site)
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation_reduce',
-                       (R, A, B, SC, func, 1.0 if SC is None else 0.0, reduce_alu, eng))
+                       (R, A, B, SC, func, 1.0 if SC is None else 0.0, reduce_alu or 'add',
+                        reduce_flags or '', eng))
     if SC is not None:
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
                        (A, B, SC, func, 0.0, eng), region=region, full_shape=full)

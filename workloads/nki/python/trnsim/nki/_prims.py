@@ -318,9 +318,11 @@ def _isa_activation(a, bias, scale, func, imm, engine):
     return _activate(a, bias, scale, func, imm)
 
 
-@instruction('isa.activation_reduce', 'activation_reduce', 'dst', 'dst1', 'src0', 'src1?',
-             'src2?', 'func', 'imm', 'alu', 'eng', reduce='alu')
-def _isa_activation_reduce(a, bias, scale, func, imm, alu0, engine):
+@instruction('isa.activation_reduce', 'activation_reduce', 'dst', 'dst1?', 'src0', 'src1?',
+             'src2?', 'func', 'imm', 'alu', 'flags', 'eng', reduce='alu')
+def _isa_activation_reduce(a, bias, scale, func, imm, alu0, flags, engine):
+    """The activation; its row reductions go through the Scalar engine's reduce registers
+    (the interpreter keeps them: racc adds onto them, rzero zeroes them) into dst1."""
     return _activate(a, bias, scale, func, imm)
 
 

@@ -462,11 +462,11 @@ class Trace:
         for i, (what, a) in enumerate(zip(layout, args)):
             if generic:
                 field = generic.fields[i]
-                if field == 'eng' or (what in ('T?', 'flags') and not a):
+                if field == 'eng' or (what in ('T?', 'O?', 'flags') and not a):
                     out.append(a)
                     continue
                 words.append(field + '=')
-            if what in ('T', 'T?', 'O'):
+            if what in ('T', 'T?', 'O', 'O?'):
                 if a is None:
                     words.append('-')
                 else:
