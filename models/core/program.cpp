@@ -374,6 +374,7 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::tensor_tensor:
                 case opcode::scalar_tensor_tensor:
                 case opcode::tensor_tensor_scan:
+                case opcode::select:
                     check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
                     if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
                         throw user_error(where() + ": both inputs in PSUM is not supported");
@@ -390,12 +391,14 @@ void validate_program(const program& p, const program_limits& lim) {
                         check_operand(*extra, role, lim, p.hbm_bytes, where);
                         if (extra->space == mem_space::hbm)
                             throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                        if (extra->partitions != ins.dst.partitions || extra->elems != 1)
+                        const bool full = ins.op == opcode::select && extra == &ins.src2 &&
+                                          extra->elems == ins.dst.elems;  // select's else-tile
+                        if (extra->partitions != ins.dst.partitions || (extra->elems != 1 && !full))
                             throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
                                              "partition count");
                     }
                     if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
-                        ins.op != opcode::tensor_scalar_reduce)
+                        ins.op != opcode::tensor_scalar_reduce && ins.op != opcode::select)
                         throw user_error(where() + ": dst1 (a reduction) is given only with " +
                                          "the *_reduce opcodes");
                     if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
@@ -462,7 +465,7 @@ void validate_program(const program& p, const program_limits& lim) {
                         default:
                             if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
                                 throw user_error(where() + ": src0 and dst shapes differ");
-                            if ((ins.op == opcode::tensor_tensor ||
+                            if ((ins.op == opcode::tensor_tensor || ins.op == opcode::select ||
                                  ins.op == opcode::scalar_tensor_tensor ||
                                  ins.op == opcode::tensor_tensor_scan) &&
                                 ins.src1.elems != ins.dst.elems)

@@ -154,6 +154,20 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, 1.0f / in0(i));
             break;
+        case opcode::select: {  // src2 [P, 1], of dst's shape, or imm
+            const bool per_partition = ins.src2.valid() && ins.src2.elems == 1 && d.elems > 1;
+            const std::size_t s2 = ins.src2.valid() ? dtype_size(ins.src2.type) : 0;
+            for (std::size_t i = 0; i < n; ++i) {
+                const bool keep = (in0(i) != 0.0f) != rev0;
+                const float other =
+                    !ins.src2.valid() ? ins.imm
+                                      : load_element(&src2[(per_partition ? i / d.elems : i) * s2],
+                                                     ins.src2.type);
+                out(i, keep ? in1(i) : other);
+            }
+            if (ins.dst1.valid()) reduce_rows(ins.alu);
+            break;
+        }
         case opcode::bn_stats:  // per half: count, mean, sum of squared deviations
             for (std::uint32_t p = 0; p < d.partitions; ++p)
                 for (std::uint32_t half = 0; half < 2; ++half) {

@@ -40,6 +40,9 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::tensor_scalar_reduce, any, 0, 1, true, 0, isa_v2, true},
         {dve, opcode::reciprocal, any, 0, 8, true, 0, isa_v2},
         {dve, opcode::bn_stats, any, 0, 1, true, 0, isa_v2},
+        // tensor_copy_predicated's formula (select_reduce's is not published: the same)
+        {dve, opcode::select, operand_case::mixed_psum_sbuf, 0, 1, true, 0, isa_v2},
+        {dve, opcode::select, any, 0, 2, true, 0, isa_v2},
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)

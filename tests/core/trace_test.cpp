@@ -210,6 +210,14 @@ program rich_program() {
     select.imm2 = -1;
     select.imm3 = -9984.0f;
     pool.push_back(select);
+    instruction sel =
+        make_instruction(opcode::select, alu_op::max, op(sbuf, 0, 128, 18800, 16, dtype::float32),
+                         op(sbuf, 0, 128, 1024, 16, dtype::uint8),
+                         op(sbuf, 0, 128, 2048, 16, dtype::float32), -1.0f);
+    sel.src2 = op(sbuf, 0, 128, 3072, 1, dtype::float32);
+    sel.dst1 = op(sbuf, 0, 128, 18900, 1, dtype::float32);
+    sel.flags = flag::reverse0;
+    dve.push_back(sel);
     dve.push_back(make_instruction(opcode::bn_stats, alu_op::bypass,
                                    op(sbuf, 0, 128, 18600, 6, dtype::float32),
                                    op(sbuf, 0, 128, 1024, 16, dtype::float32)));

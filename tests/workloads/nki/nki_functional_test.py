@@ -72,6 +72,7 @@ class FunctionalEquality(unittest.TestCase):
         casting DMA: the model's functional run equals the frontend's values bit for bit, except
         the transcendental functions (within 2 fp32 ulp)."""
         exact = [nki_isa_test.reversed_and_tile_operands_beta1, nki_isa_test.causal_mask_beta1,
+                 nki_isa_test.selections_beta1,
                  nki_isa_test.partial_reductions_beta1,
                  nki_isa_test.vector_transpose_and_reduce_nki0]
         for kernel in exact:

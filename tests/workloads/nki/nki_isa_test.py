@@ -265,6 +265,27 @@ def chunked_row_sums_nki0(x):
     return out
 
 
+@nki1.jit
+def selections_beta1(x):
+    """nl.where with a tile and a number, tensor_copy_predicated into a tile, and select_reduce
+    with its row max: the predicate a comparison computed on the Vector engine."""
+    outs = [nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm) for _ in range(3)]
+    row_max = nl1.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    big = nl1.greater(t, 0.5, dtype=nl1.uint8)
+    nl1.store(outs[0], value=nl1.where(big, t, 0.0))
+    base = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.sbuf)
+    base[...] = nl1.multiply(t, -1.0)
+    nisa1.tensor_copy_predicated(src=t, dst=base, predicate=big, reverse_pred=True)
+    nl1.store(outs[1], value=base)
+    sel = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.sbuf)
+    mx = nl1.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl1.sbuf)
+    nisa1.select_reduce(dst=sel, predicate=big, on_true=t, on_false=-1.0, reduce_res=mx)
+    nl1.store(outs[2], value=sel)
+    nl1.store(row_max, value=mx)
+    return outs + [row_max]
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -419,6 +440,19 @@ class SbufFit(unittest.TestCase):
         t = trace_kernel(rotating, (a,), {}, False)
         self.assertEqual(len(t.notes), 1)
         self.assertRegex(t.notes[0], r"sbuf tile '.*' rotates over 2 buffers, not 4")
+
+
+class Selections(unittest.TestCase):
+
+    def test_where_predicated_copy_and_select_reduce(self):
+        (x,) = s.random_inputs((128, 40))
+        a, b, c, m = selections_beta1(x)
+        big = x > 0.5
+        np.testing.assert_array_equal(a, np.where(big, x, 0))
+        np.testing.assert_array_equal(b, np.where(~big, x, -x))
+        np.testing.assert_array_equal(c, np.where(big, x, -1))
+        np.testing.assert_array_equal(m, np.where(big, x, -1).max(axis=1, keepdims=True))
+        self.assertEqual(kinds(selections_beta1, x).count('isa.select'), 3)
 
 
 class IsaErrors(unittest.TestCase):

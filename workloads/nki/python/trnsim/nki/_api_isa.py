@@ -387,6 +387,44 @@ def bn_aggr(data, dst=None, mask=None, dtype=None):
     return _result(_ops.bn_aggr('nisa.bn_aggr', site, data, dtype), dst, site)
 
 
+@api('isa.tensor_copy_predicated',
+     beta1='src, dst, predicate, mask=None, dtype=None, reverse_pred=False',
+     v0='dst, src, predicate, reverse_pred=False')
+def tensor_copy_predicated(src, dst, predicate, mask=None, dtype=None, reverse_pred=False):
+    """src copied into dst where predicate is not 0 (is 0, with reverse_pred), dst unchanged
+    elsewhere: one Vector-engine select reading dst as its other operand."""
+    site = user_site()
+    _check('nisa.tensor_copy_predicated', site, mask)
+    if isinstance(dst, _ops.Pending):
+        dst = dst.materialize()
+    _ops.assign(dst, _ops.select('nisa.tensor_copy_predicated', site, predicate, src, dst,
+                                 bool(reverse_pred)), site)
+    return dst
+
+
+@api('isa.select_reduce',
+     beta1='*, dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, '
+           'reduce_op=None, reverse_pred=False, mask=None, dtype=None',
+     v0='dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None, reduce_op=None, '
+        'reverse_pred=False')
+def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd=None,
+                  reduce_op=None, reverse_pred=False, mask=None, dtype=None):
+    """np.where(predicate, on_true, on_false) into dst and, with reduce_res, each partition's
+    max of it, in one Vector-engine instruction."""
+    site = user_site()
+    _check('nisa.select_reduce', site, mask)
+    if _reduce_cmd('nisa.select_reduce', reduce_cmd, site) not in (None, ''):
+        name = getattr(reduce_cmd, 'name', reduce_cmd)
+        raise unsupported('nisa.select_reduce', f'reduce_cmd={name} (a reduction across '
+                          'instructions)', site)
+    ralu = 'max' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, 'nisa.select_reduce',
+                                                   reduce_op, site, 'reduce_op')
+    if ralu != 'max':
+        raise KernelError('nisa.select_reduce', f'reduce_op={ralu}: only max', site)
+    return _result(_ops.select('nisa.select_reduce', site, predicate, on_true, on_false,
+                               bool(reverse_pred), reduce_res, ralu, dtype), dst, site)
+
+
 @api('isa.reciprocal', beta1='data, *, dtype=None, mask=None', v0='dst, data')
 def reciprocal(data, dst=None, dtype=None, mask=None):
     """1 / data on the Vector engine (8 times slower than the Scalar engine's reciprocal
@@ -549,6 +587,26 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
     return dst
 
 
+class _OobMode:
+    """One mode of nisa.oob_mode."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'oob_mode.{self.name}'
+
+
+class OobMode:
+    """nisa.oob_mode: what a DMA of device-computed indices does out of bounds."""
+
+    skip = _OobMode('skip')
+    error = _OobMode('error')
+
+
+value('isa.oob_mode', OobMode)
+
+
 @api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
      v0_2='dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, unique_indices=True',
      v0_3_plus='dst, src, oob_mode=None, dge_mode=None, engine=None')
@@ -558,8 +616,12 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
     site = user_site()
     if dst_rmw_op is not None:
         raise unsupported('nisa.dma_copy', 'dst_rmw_op= (a DMA that adds into dst)', site)
-    if oob_mode is not None:
-        raise unsupported('nisa.dma_copy', f'oob_mode={oob_mode}', site)
+    # oob_mode (skip or error) is about indices computed on the device (an indirect DMA); the
+    # accesses here are known when the kernel is traced, and one out of bounds is an error
+    # at its line whatever the mode
+    if oob_mode is not None and getattr(oob_mode, 'name', oob_mode) not in ('skip', 'error'):
+        raise KernelError('nisa.dma_copy', f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
+                          'error)', site)
     hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
     if isinstance(src, hbm) and isinstance(dst, hbm):
         raise unsupported('nisa.dma_copy', 'a copy from HBM to HBM', site)

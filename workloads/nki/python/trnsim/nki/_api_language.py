@@ -370,6 +370,20 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False):
     return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
 
 
+@api('language.where', 'beta1 0.3+', beta1='condition, x, y, dtype=None, mask=None',
+     v0_3_plus='condition, x, y, dtype=None')
+def where(condition, x, y, dtype=None, mask=None):
+    """x where condition is not 0, else y: one Vector-engine select (y a number, a [P, 1] tile
+    or a tile; x a tile, or a number when y is a tile: the condition inverted)."""
+    site = user_site()
+    _no_mask('nl.where', mask, site)
+    if _ops.is_number(x):
+        if _ops.is_number(y):
+            raise unsupported('nl.where', 'two numbers as x and y', site)
+        return _ops.select('nl.where', site, condition, y, x, True, dtype=dtype)
+    return _ops.select('nl.where', site, condition, x, y, dtype=dtype)
+
+
 @api('language.softmax', 'beta1 0.3+', beta1='x, axis, dtype=None, compute_dtype=None, mask=None',
      v0_3_plus='x, axis, dtype=None')
 def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):

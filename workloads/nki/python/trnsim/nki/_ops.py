@@ -744,6 +744,33 @@ def bn_aggr(api, site, a, dtype=None):
                    'isa.bn_aggr', (A, 'dve'))
 
 
+def select(api, site, pred, on_true, on_false, reverse=False, reduce_res=None, reduce_alu='max',
+           dtype=None):
+    """on_true where pred is not 0 (is 0 with `reverse`), else on_false (a number, a [P, 1]
+    tile or a tile of on_true's shape); with reduce_res, each row's reduce_alu reduction of the
+    result too, in one Vector-engine instruction."""
+    Pr, T = operand(pred, api, site), operand(on_true, api, site)
+    for t in (Pr, T):
+        if isinstance(t, TileRuns):
+            raise unsupported(api, 'an operand of several runs', site)
+    if Pr.partitions != T.partitions or Pr.elems != T.elems:
+        raise KernelError(api, f'shape mismatch: the predicate {Pr.shape} and the values '
+                          f'{T.shape}', site)
+    F, imm = None, 0.0
+    if _number(on_false):
+        imm = float(on_false)
+    else:
+        F = operand(on_false, api, site)
+        if isinstance(F, TileRuns) or F.partitions != T.partitions or \
+                F.elems not in (1, T.elems):
+            raise KernelError(api, f'shape mismatch: on_false must be a number, a '
+                              f'({T.partitions}, 1) tile or of shape {T.shape}, got {F.shape}',
+                              site)
+    R = None if reduce_res is None else _reduce_result(reduce_res, T, api, site)
+    return Pending(api, site, T.shape, _name(dtype, T.dtype_name), 'sbuf', 'isa.select',
+                   (R, Pr, T, F, imm, reduce_alu, 'rev0' if reverse else '', 'dve'))
+
+
 def reciprocal(api, site, a, dtype=None, mask=None):
     """1 / a on the Vector engine (nisa.reciprocal)."""
     A = operand(a, api, site)

@@ -415,3 +415,18 @@ def _isa_bn_aggr(a, engine):
             m2 = np.where(t[:, k, 0] > 0, m2 + (t[:, k, 2] + t[:, k, 0] * dev * dev), m2)
         var = np.where(count > 0, m2 / count, np.float32(0))
     return np.stack([mean, var], axis=1).astype(np.float32)
+
+
+@instruction('isa.select', 'select', 'dst', 'dst1?', 'src0', 'src1', 'src2?', 'imm', 'alu',
+             'flags', 'eng', reduce='alu')
+def _isa_select(pred, on_true, on_false, imm, alu0, flags, engine):
+    """on_true where pred is not 0 (is, with rev0), else on_false ([P, 1], of the shape, or
+    imm); the optional second output reduces each row (the interpreter)."""
+    keep = (pred != 0) != ('rev0' in flags)
+    if on_false is None:
+        other = np.float32(imm)
+    elif on_false.size == pred.shape[0] and pred.size != pred.shape[0]:
+        other = on_false.reshape(pred.shape[0], 1)
+    else:
+        other = on_false.reshape(pred.shape)
+    return np.where(keep, on_true.reshape(pred.shape), other).astype(np.float32)
