@@ -286,6 +286,28 @@ def selections_beta1(x):
     return outs + [row_max]
 
 
+@nki1.jit
+@nki1.compiler.skip_middle_end_transformations
+def matmul_psum_banks_beta1(lhsT, rhs):
+    """lhsT.T @ rhs in 128 x 512 blocks, the accumulators placed by the kernel in PSUM banks
+    (two banks, rotated: nki.compiler.psum.mod_alloc) and the operands in SBUF."""
+    k, m = lhsT.shape
+    _, n = rhs.shape
+    out = nl1.ndarray((m, n), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    blocks = (m // 128) * (n // 512)
+    acc = nl1.zeros((blocks, nl1.par_dim(128), 512), dtype=nl1.float32,
+                    buffer=nki1.compiler.psum.mod_alloc(base_bank=0, num_bank_tiles=(2,)))
+    for i in nl1.affine_range(m // 128):
+        for j in nl1.affine_range(n // 512):
+            b = i * (n // 512) + j
+            for kk in nl1.affine_range(k // 128):
+                a_t = nl1.load(lhsT[kk * 128:(kk + 1) * 128, i * 128:(i + 1) * 128])
+                r_t = nl1.load(rhs[kk * 128:(kk + 1) * 128, j * 512:(j + 1) * 512])
+                acc[b] += nisa1.nc_matmul(a_t, r_t)
+            nl1.store(out[i * 128:(i + 1) * 128, j * 512:(j + 1) * 512], value=nl1.copy(acc[b]))
+    return out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -453,6 +475,16 @@ class Selections(unittest.TestCase):
         np.testing.assert_array_equal(c, np.where(big, x, -1))
         np.testing.assert_array_equal(m, np.where(big, x, -1).max(axis=1, keepdims=True))
         self.assertEqual(kinds(selections_beta1, x).count('isa.select'), 3)
+
+
+class PsumDirectAllocation(unittest.TestCase):
+
+    def test_accumulators_in_the_banks_the_kernel_chose(self):
+        a, b = s.random_inputs((256, 256), (256, 1024))
+        np.testing.assert_allclose(matmul_psum_banks_beta1(a, b), a.T @ b, rtol=1e-5)
+        t = trace_kernel(matmul_psum_banks_beta1, (a, b), {}, False)
+        decl = next(d for d in t.trace.decl_list if d.space == 'psum')
+        self.assertEqual(sorted(set(decl.offsets)), [0, 2048])  # banks 0 and 1
 
 
 class IsaErrors(unittest.TestCase):

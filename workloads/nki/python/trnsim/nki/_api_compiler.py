@@ -30,11 +30,13 @@ def force_auto_alloc(kernel=None):
 
 
 class DirectAlloc:
-    """A direct SBUF allocation: the byte address of every logical tile of a tensor."""
+    """A direct allocation: the byte address of every logical tile of a tensor, in SBUF, or
+    (`psum`) in PSUM, where func gives (bank, partition, address in the bank)."""
 
-    def __init__(self, func, key):
+    def __init__(self, func, key, psum=False):
         self.func = func
         self._key = key
+        self.space = 'psum' if psum else 'sbuf'
 
     def key(self):
         return self._key
@@ -44,7 +46,11 @@ class DirectAlloc:
         offsets, where = [], {}
         for b in itertools.product(*(range(n) for n in blocks)):
             got = self.func(b, partitions, tile_bytes)
-            part, addr = got if isinstance(got, tuple) else (0, got)
+            if self.space == 'psum':  # (bank, partition, address in the bank)
+                bank, part, addr = got if len(got) == 3 else (got[0], 0, got[1])
+                addr = int(bank) * PSUM_BANK + int(addr)
+            else:
+                part, addr = got if isinstance(got, tuple) else (0, got)
             if part != 0:
                 raise unsupported(api_name, 'a direct allocation at a partition offset', site)
             if addr not in offsets:
@@ -92,16 +98,32 @@ class Sbuf:
         return None
 
 
+PSUM_BANK = 2048  # bytes of a PSUM bank per partition (core.psum.bank_size)
+
+
 class Psum:
-    """nki.compiler.psum: direct allocation in PSUM (not supported yet)."""
+    """nki.compiler.psum: direct allocation in PSUM, in banks of 2 KiB per partition."""
 
     @staticmethod
-    def mod_alloc(**kwargs):
-        raise unsupported('nki.compiler.psum.mod_alloc')
+    def mod_alloc(*, base_bank=0, base_addr=0, base_partition=0, num_bank_tiles=(),
+                  num_par_tiles=(), num_free_tiles=()):
+        """Logical tile idx in bank base_bank + (idx mod num_bank_tiles, linearised), at
+        base_addr + (idx mod num_free_tiles, linearised) x tile bytes in it."""
+        if base_partition != 0 or num_par_tiles:
+            raise unsupported('nki.compiler.psum.mod_alloc', 'base_partition / num_par_tiles')
+
+        def func(idx, pdim_size, fdim_size):
+            return (_modulo(base_bank, tuple(num_bank_tiles), 1)(idx), 0,
+                    _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
+        return DirectAlloc(func, ('psum mod', base_bank, base_addr, tuple(num_bank_tiles),
+                                  tuple(num_free_tiles)), psum=True)
 
     @staticmethod
     def alloc(func):
-        raise unsupported('nki.compiler.psum.alloc')
+        """Logical tile idx where func(idx, partitions, bytes) puts it: (bank, partition,
+        address in the bank)."""
+        a = Sbuf.alloc(func)
+        return DirectAlloc(func, ('psum',) + a.key(), psum=True)
 
     @staticmethod
     def auto_alloc():

@@ -206,7 +206,7 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
                              shared=buffer.name == 'shared_hbm', site=site)
     alloc = None
     if not isinstance(space, str):
-        alloc, space = space, 'sbuf'
+        alloc, space = space, getattr(space, 'space', 'sbuf')
     t = trace.declare(api_name, site, shape, dt, space, alloc, name or None)
     if zero:
         tiles = [t] if isinstance(t, Tile) else [

@@ -68,7 +68,7 @@ class Interpreter:
         self.trace = trace
         self.warnings = []
         self._warned = set()
-        self.sbuf_mask = None  # the SBUF image's written bytes
+        self.images = {}  # space -> (byte image, its written bytes) of directly allocated tiles
         self.writers = {}  # HBM tensor -> index of each element's last writer (-1: none)
         self.writer_list = []  # (op, its independent loops' iterations)
         self.writer_ids = {}
@@ -92,7 +92,6 @@ class Interpreter:
                     keep[a[0]] = max(keep[a[0]], a[1] + 1)
         self.instances = {d.id: collections.deque(maxlen=max(1, keep[d.id]))
                           for d in trace.decl_list}
-        self.sbuf = None
 
     def value(self, x):
         if isinstance(x, Affine):
@@ -133,19 +132,22 @@ class Interpreter:
         block, p0, f0 = self.value(block), self.value(p0), self.value(f0)
         step = es if fc > 1 else 1
         part = (slice(p0, p0 + pc), slice(f0, f0 + step * (fc - 1) + 1, step))
-        if decl.offsets is not None:  # directly allocated: the SBUF image
-            if self.sbuf is None:
+        if decl.offsets is not None:  # directly allocated: the SBUF (PSUM) image
+            if decl.space not in self.images:
                 # all ones: NaN in every float format, -1 in the integers
-                shape = (self.trace.limits['partitions'], self.trace.limits['sbuf_bytes'])
-                self.sbuf = np.full(shape, 0xFF, dtype=np.uint8)
-                self.sbuf_mask = np.zeros(shape, dtype=bool)
+                shape = (self.trace.limits['partitions'],
+                         self.trace.limits['sbuf_bytes' if decl.space == 'sbuf' else
+                                           'psum_bytes'])
+                self.images[decl.space] = (np.full(shape, 0xFF, dtype=np.uint8),
+                                           np.zeros(shape, dtype=bool))
+            image, image_mask = self.images[decl.space]
             off = decl.offsets[decl.phys[block]]
-            raw = self.sbuf[:decl.partitions, off:off + decl.bytes]
+            raw = image[:decl.partitions, off:off + decl.bytes]
             arr = raw.view(np.dtype(decl.dtype)).reshape(decl.partitions, decl.elems)
             if not mask:
                 return arr[part], decl.dtype
             size = _dtypes.SIZES[decl.dtype]
-            written = self.sbuf_mask[:decl.partitions, off:off + decl.bytes].reshape(
+            written = image_mask[:decl.partitions, off:off + decl.bytes].reshape(
                 decl.partitions, decl.elems, size)[part]
             return arr[part], decl.dtype, written
         inst = self.instances[decl_id][back]

@@ -118,6 +118,7 @@ def limits():
                    'moving_max': p.integer('core.pe.moving_max'),
                    'psum_bank': p.size('core.psum.bank_size'),
                    'sbuf_bytes': p.sbuf_partition_bytes(),
+                   'psum_bytes': p.psum_partition_bytes(),
                    'isa_version': p.integer('core.isa_version'),
                    'double_row': p.boolean('core.pe.double_row'),
                    'hoist_share': p.real('compiler.hoist_sbuf_share')}

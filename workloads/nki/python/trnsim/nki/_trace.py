@@ -381,15 +381,22 @@ class Trace:
         if decl is None:
             offsets, phys = None, None
             if alloc is not None:
-                if space != 'sbuf':
-                    raise unsupported(api, 'direct allocation in PSUM is not supported yet', site)
+                if space != alloc.space:
+                    raise KernelError(api, f'a {alloc.space.upper()} allocation for a tile in '
+                                      f'{space}', site)
                 offsets, where = alloc.layout(blocks, p, elems * size, api, site)
-                sbuf = self.limits['sbuf_bytes']
+                cap = self.limits['sbuf_bytes' if space == 'sbuf' else 'psum_bytes']
+                bank = self.limits['psum_bank']
                 for off in offsets:
-                    if off < 0 or off + elems * size > sbuf:
+                    if off < 0 or off + elems * size > cap:
                         raise KernelError(api, f'direct allocation at byte {off} of a tile of '
                                           f'{elems * size} bytes per partition does not fit in '
-                                          f'the {sbuf} bytes of an SBUF partition', site)
+                                          f'the {cap} bytes of a {space.upper()} partition',
+                                          site)
+                    if space == 'psum' and off // bank != (off + elems * size - 1) // bank:
+                        raise KernelError(api, f'direct allocation at byte {off} of a tile of '
+                                          f'{elems * size} bytes per partition crosses a PSUM '
+                                          'bank', site)
                 phys = [where(b) for b in _block_indices(blocks)]
             if space == 'sbuf' and identity is None:
                 self.declared_sbuf += elems * size * nblocks
