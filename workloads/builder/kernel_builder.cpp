@@ -192,10 +192,10 @@ std::size_t kernel_builder::declare_tile(const std::string& name, mem_space spac
 
 std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space space,
                                             std::uint32_t partitions, std::uint32_t elems,
-                                            dtype type, std::uint64_t offset,
-                                            std::uint32_t buffers) {
+                                            dtype type, std::uint64_t offset, std::uint32_t buffers,
+                                            std::uint32_t first_partition) {
     m_direct = true;
-    check_tile(name, partitions, elems);
+    check_tile(name, first_partition + partitions, elems);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
                                                        : m_opt.limits.psum_partition_bytes;
@@ -209,6 +209,7 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
     d.shape.space = space;
     d.shape.type = type;
     d.shape.partitions = partitions;
+    d.shape.partition = static_cast<std::uint16_t>(first_partition);
     d.shape.elems = elems;
     for (std::uint32_t b = 0; b < buffers; ++b) {
         d.buffers.push_back(new_buffer());

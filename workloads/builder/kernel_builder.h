@@ -100,10 +100,11 @@ class kernel_builder {
     std::size_t declare_tile(const std::string& name, mem_space space, std::uint32_t partitions,
                              std::uint32_t elems, dtype type, std::uint32_t buffers = 0,
                              std::uint64_t loop_trips = 0);
-    // Direct allocation at a byte offset of every partition, `buffers` consecutive buffers.
+    // Direct allocation at a byte offset of partitions [first_partition, + partitions),
+    // `buffers` consecutive buffers.
     std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
                                 std::uint32_t elems, dtype type, std::uint64_t offset,
-                                std::uint32_t buffers);
+                                std::uint32_t buffers, std::uint32_t first_partition = 0);
     // count declarations of the same tile that share one buffer count (the largest up to the
     // style's that lets all of them fit), e.g. the K/128 tiles of a hoisted operand.
     std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,

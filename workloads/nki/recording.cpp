@@ -418,7 +418,16 @@ nki_recording parse_recording(std::istream& in) {
             d.blocked = rd.count(w[6]) != 0;
             d.single = rd.count(w[7]) != 0;
             d.loops = rd.counts(w[8]);
-            d.offsets = rd.counts(w[9]);
+            if (w[9] != "-")  // OFFSET or PARTITION@OFFSET, each buffer
+                for (const auto& place : rd.split(w[9], ',')) {
+                    const auto at = place.find('@');
+                    d.first_partitions.push_back(
+                        at == std::string::npos
+                            ? 0
+                            : static_cast<std::uint32_t>(rd.count(place.substr(0, at))));
+                    d.offsets.push_back(
+                        rd.count(at == std::string::npos ? place : place.substr(at + 1)));
+                }
             for (const auto p : rd.counts(w[10]))
                 d.phys.push_back(static_cast<std::uint32_t>(p));
             d.name = rest_after(line, 11);
@@ -427,6 +436,8 @@ nki_recording parse_recording(std::istream& in) {
                 rd.fail("a direct allocation needs a buffer for each tile");
             for (const auto p : d.phys)
                 if (p >= d.offsets.size()) rd.fail("a tile's buffer out of range");
+            for (const auto first : d.first_partitions)
+                if (first > 0xffff) rd.fail("a first partition out of range");
             r.decls.push_back(d);
         } else if (w[0] == "loop") {
             if (w.size() != 3) rd.fail("loop L<id> TRIPS");
@@ -738,10 +749,13 @@ class expander {
         decl_state& s = m_decls[d];
         if (!s.declared) {
             if (!nd.offsets.empty()) {
-                for (const std::uint64_t off : nd.offsets)
-                    s.ids.push_back(m_kb.declare_tile_at(nd.name + "@" + std::to_string(off),
-                                                         nd.space, nd.partitions, nd.elems, nd.type,
-                                                         off, 1));
+                for (std::size_t b = 0; b < nd.offsets.size(); ++b) {
+                    const std::uint32_t first = nd.first_partitions[b];
+                    s.ids.push_back(m_kb.declare_tile_at(
+                        nd.name + "@" + (first ? std::to_string(first) + ":" : std::string()) +
+                            std::to_string(nd.offsets[b]),
+                        nd.space, nd.partitions, nd.elems, nd.type, nd.offsets[b], 1, first));
+                }
             } else if (nd.count == 1) {
                 s.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
                                                   nd.type, s.buffers));

@@ -66,6 +66,7 @@ struct nki_decl {
     bool single = false;   // keeps one buffer (runs once, or carries state)
     std::vector<std::uint64_t> loops;    // trip counts of the NKI loops around it, outermost first
     std::vector<std::uint64_t> offsets;  // direct allocation: the byte offset of each buffer
+    std::vector<std::uint32_t> first_partitions;  // ... and its first partition
     std::vector<std::uint32_t> phys;     // ... and each logical tile's buffer among them
 };
 

@@ -484,7 +484,32 @@ class PsumDirectAllocation(unittest.TestCase):
         np.testing.assert_allclose(matmul_psum_banks_beta1(a, b), a.T @ b, rtol=1e-5)
         t = trace_kernel(matmul_psum_banks_beta1, (a, b), {}, False)
         decl = next(d for d in t.trace.decl_list if d.space == 'psum')
-        self.assertEqual(sorted(set(decl.offsets)), [0, 2048])  # banks 0 and 1
+        self.assertEqual(sorted(set(decl.offsets)), [(0, 0), (0, 2048)])  # banks 0 and 1
+
+
+@nki1.jit
+def halves_at_partition_offsets_beta1(a):
+    """a [64, F] added to itself through tiles the kernel placed at partitions 0 and 64 of the
+    same bytes (nki.compiler.sbuf.mod_alloc(base_partition=, num_par_tiles=))."""
+    out = nl1.ndarray(a.shape, dtype=a.dtype, buffer=nl1.shared_hbm)
+    t = nl1.ndarray((2, nl1.par_dim(64), a.shape[1]), dtype=a.dtype,
+                    buffer=nki1.compiler.sbuf.mod_alloc(base_addr=0, base_partition=0,
+                                                         num_par_tiles=(2,)))
+    t[0] = nl1.load(a)
+    t[1] = nl1.multiply(t[0], 2.0)
+    nl1.store(out, value=t[1])
+    return out
+
+
+class SbufPartitionOffsets(unittest.TestCase):
+
+    def test_tiles_at_partition_offsets(self):
+        (a,) = s.random_inputs((64, 32))
+        np.testing.assert_array_equal(halves_at_partition_offsets_beta1(a), 2 * a)
+        t = trace_kernel(halves_at_partition_offsets_beta1, (a,), {}, False)
+        decl = next(d for d in t.trace.decl_list if d.offsets)
+        self.assertEqual(sorted(decl.offsets), [(0, 0), (64, 0)])
+        self.assertEqual(decl.line().split()[9], '0,64@0')  # the recording's PARTITION@BYTE
 
 
 class IsaErrors(unittest.TestCase):

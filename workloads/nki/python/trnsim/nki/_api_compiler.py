@@ -3,7 +3,6 @@
 import itertools
 import math
 
-from ._errors import unsupported
 from ._registry import api, value
 
 
@@ -42,7 +41,8 @@ class DirectAlloc:
         return self._key
 
     def layout(self, blocks, partitions, tile_bytes, api_name, site):
-        """(distinct byte offsets, block index -> position in them)."""
+        """(distinct (first partition, byte offset) places, block index -> position in
+        them)."""
         offsets, where = [], {}
         for b in itertools.product(*(range(n) for n in blocks)):
             got = self.func(b, partitions, tile_bytes)
@@ -51,11 +51,10 @@ class DirectAlloc:
                 addr = int(bank) * PSUM_BANK + int(addr)
             else:
                 part, addr = got if isinstance(got, tuple) else (0, got)
-            if part != 0:
-                raise unsupported(api_name, 'a direct allocation at a partition offset', site)
-            if addr not in offsets:
-                offsets.append(addr)
-            where[b] = offsets.index(addr)
+            place = (int(part), int(addr))
+            if place not in offsets:
+                offsets.append(place)
+            where[b] = offsets.index(place)
         return offsets, where.__getitem__
 
 
@@ -72,13 +71,13 @@ class Sbuf:
 
     @staticmethod
     def mod_alloc(*, base_addr, base_partition=0, num_par_tiles=(), num_free_tiles=()):
-        """Logical tile idx at base_addr + (idx mod num_free_tiles, linearised) x tile bytes."""
-        if base_partition != 0 or num_par_tiles:
-            raise unsupported('nki.compiler.sbuf.mod_alloc', 'base_partition / num_par_tiles')
-
+        """Logical tile idx at partition base_partition + (idx mod num_par_tiles, linearised) x
+        its partitions, byte base_addr + (idx mod num_free_tiles, linearised) x tile bytes."""
         def func(idx, pdim_size, fdim_size):
-            return (0, _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
-        return DirectAlloc(func, ('mod', base_addr, tuple(num_free_tiles)))
+            return (_modulo(base_partition, tuple(num_par_tiles), pdim_size)(idx),
+                    _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
+        return DirectAlloc(func, ('mod', base_addr, base_partition, tuple(num_par_tiles),
+                                  tuple(num_free_tiles)))
 
     @staticmethod
     def alloc(func):
@@ -109,13 +108,12 @@ class Psum:
                   num_par_tiles=(), num_free_tiles=()):
         """Logical tile idx in bank base_bank + (idx mod num_bank_tiles, linearised), at
         base_addr + (idx mod num_free_tiles, linearised) x tile bytes in it."""
-        if base_partition != 0 or num_par_tiles:
-            raise unsupported('nki.compiler.psum.mod_alloc', 'base_partition / num_par_tiles')
-
         def func(idx, pdim_size, fdim_size):
-            return (_modulo(base_bank, tuple(num_bank_tiles), 1)(idx), 0,
+            return (_modulo(base_bank, tuple(num_bank_tiles), 1)(idx),
+                    _modulo(base_partition, tuple(num_par_tiles), pdim_size)(idx),
                     _modulo(base_addr, tuple(num_free_tiles), fdim_size)(idx))
-        return DirectAlloc(func, ('psum mod', base_bank, base_addr, tuple(num_bank_tiles),
+        return DirectAlloc(func, ('psum mod', base_bank, base_addr, base_partition,
+                                  tuple(num_bank_tiles), tuple(num_par_tiles),
                                   tuple(num_free_tiles)), psum=True)
 
     @staticmethod

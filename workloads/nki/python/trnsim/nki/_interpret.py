@@ -141,13 +141,14 @@ class Interpreter:
                 self.images[decl.space] = (np.full(shape, 0xFF, dtype=np.uint8),
                                            np.zeros(shape, dtype=bool))
             image, image_mask = self.images[decl.space]
-            off = decl.offsets[decl.phys[block]]
-            raw = image[:decl.partitions, off:off + decl.bytes]
+            first, off = decl.offsets[decl.phys[block]]
+            rows = slice(first, first + decl.partitions)
+            raw = image[rows, off:off + decl.bytes]
             arr = raw.view(np.dtype(decl.dtype)).reshape(decl.partitions, decl.elems)
             if not mask:
                 return arr[part], decl.dtype
             size = _dtypes.SIZES[decl.dtype]
-            written = image_mask[:decl.partitions, off:off + decl.bytes].reshape(
+            written = image_mask[rows, off:off + decl.bytes].reshape(
                 decl.partitions, decl.elems, size)[part]
             return arr[part], decl.dtype, written
         inst = self.instances[decl_id][back]

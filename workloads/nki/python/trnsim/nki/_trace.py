@@ -63,9 +63,11 @@ class Decl:
 
     def line(self):
         lst = lambda xs: ','.join(str(x) for x in xs) if xs else '-'  # noqa: E731
+        places = lambda xs: ','.join(f'{p}@{o}' if p else str(o)  # noqa: E731
+                                     for p, o in xs) if xs else '-'
         single = int(self.carried or self.instances == 1)
         return (f'decl {self.space} {self.partitions} {self.elems} {self.dtype} {self.count} '
-                f'{int(self.blocked)} {single} {lst(self.loops)} {lst(self.offsets or [])} '
+                f'{int(self.blocked)} {single} {lst(self.loops)} {places(self.offsets or [])} '
                 f'{lst(self.phys or [])} {_one_line(self.label)}')
 
 
@@ -387,7 +389,13 @@ class Trace:
                 offsets, where = alloc.layout(blocks, p, elems * size, api, site)
                 cap = self.limits['sbuf_bytes' if space == 'sbuf' else 'psum_bytes']
                 bank = self.limits['psum_bank']
-                for off in offsets:
+                parts = self.limits['partitions']
+                for first, off in offsets:
+                    if first < 0 or first + p > parts:
+                        raise KernelError(api, f'direct allocation at partition {first} of a '
+                                          f'tile of {p} partitions: number of partitions '
+                                          f'{first + p} exceeds the architecture limit of '
+                                          f'{parts}', site)
                     if off < 0 or off + elems * size > cap:
                         raise KernelError(api, f'direct allocation at byte {off} of a tile of '
                                           f'{elems * size} bytes per partition does not fit in '
