@@ -281,6 +281,10 @@ def _emit_split(p, dst, accumulate, site):
         emit_into(q, pieces[0], accumulate, site)
 
 
+# the primitives with a second output tile
+_SECOND_OUTPUT = frozenset(n for n, p in PRIMS.items() if {'O', 'O?'} & set(p.layout))
+
+
 def _written(t, trace, written):
     """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
     loops, its version and last write (`written`: the loop iterations of this write)."""
@@ -331,11 +335,11 @@ def emit_into(p, dst, accumulate, site):
     written = () if not trace.frames else tuple(
         (f, p) for f, p in trace.chain() if not any(f.loop is loop for loop in trace.first))
     _written(dst, trace, written)
-    prim = PRIMS[p.prim]
-    for what, a in zip(prim.layout[1:], args):
-        if what in ('O', 'O?') and a is not None:  # a second output (a row reduction)
-            flush_zero(a, site)
-            _written(a, trace, written)
+    if p.prim in _SECOND_OUTPUT:
+        for what, a in zip(PRIMS[p.prim].layout[1:], args):
+            if what in ('O', 'O?') and a is not None:  # a second output (a row reduction)
+                flush_zero(a, site)
+                _written(a, trace, written)
     identity = getattr(p, 'identity', None)
     if identity is not None:  # read by the values run only (is_transpose's moving operand)
         note_use(identity, trace)

@@ -467,7 +467,7 @@ class Trace:
         layout = _LAYOUT[kind]
         if self.first:
             when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
-        generic = PRIMS[kind] if kind in PRIMS and PRIMS[kind].opcode else None
+        generic = PRIMS[kind] if kind in _GENERIC else None
         words = ['ins' if generic else kind]
         if when:
             words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
@@ -532,22 +532,23 @@ class Trace:
         # each instruction's kernel line: `place N FILE:LINE`, and ` at=N` on the op
         places = {}
         body = []
+        plain = ('declare', 'loop', 'end', 'print')
         for op in self.ops:
             site = op.site
-            if op.kind in ('declare', 'loop', 'end', 'print') or not site or not site[1]:
+            if op.kind in plain or not site or not site[1]:
                 body.append(op.line)
                 continue
-            key = f'{site[0]}:{site[1]}'
-            n = places.get(key)
-            if n is None:
-                n = places[key] = len(places) + 1
-                lines.append(f'place {n} {_one_line(key)}')
-            body.append(f'{op.line} at={n}')
+            at = places.get(site)
+            if at is None:
+                at = places[site] = f' at={len(places) + 1}'
+                lines.append(f'place {len(places)} {_one_line(f"{site[0]}:{site[1]}")}')
+            body.append(op.line + at)
         lines.extend(body)
         return '\n'.join(lines) + '\n'
 
 
 _LAYOUT = {name: p.layout for name, p in PRIMS.items()}
+_GENERIC = frozenset(name for name, p in PRIMS.items() if p.opcode)  # `ins ...` lines
 _LAYOUT['declare'] = ('decl',)
 
 
