@@ -308,6 +308,23 @@ def matmul_psum_banks_beta1(lhsT, rhs):
     return out
 
 
+@nki1.jit
+def loop_max_beta1(x):
+    """The elementwise max and sum of x's 128-row tiles, by nl.loop_reduce over an
+    affine_range loop (recorded once) and over a Python loop (unrolled)."""
+    outs = [nl1.ndarray((128, x.shape[1]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+            for _ in range(2)]
+    for k in nl1.affine_range(x.shape[0] // 128):
+        a = nl1.load(x[k * 128:(k + 1) * 128, :])
+        m = nl1.loop_reduce(a, op=np.max, loop_indices=[k], dtype=nl1.float32)
+    for k in range(x.shape[0] // 128):
+        a = nl1.load(x[k * 128:(k + 1) * 128, :])
+        t = nl1.loop_reduce(a, op=nl1.add, loop_indices=[k], dtype=nl1.float32)
+    nl1.store(outs[0], value=m)
+    nl1.store(outs[1], value=t)
+    return outs
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -462,6 +479,18 @@ class SbufFit(unittest.TestCase):
         t = trace_kernel(rotating, (a,), {}, False)
         self.assertEqual(len(t.notes), 1)
         self.assertRegex(t.notes[0], r"sbuf tile '.*' rotates over 2 buffers, not 4")
+
+
+class LoopReduce(unittest.TestCase):
+
+    def test_reductions_across_iterations(self):
+        (x,) = s.random_inputs((512, 16), lo=-2.0, hi=-1.0)  # negative: the max starts lowest
+        m, t = loop_max_beta1(x)
+        tiles = x.reshape(4, 128, 16)
+        np.testing.assert_array_equal(m, tiles.max(axis=0))
+        np.testing.assert_allclose(t, tiles.sum(axis=0), rtol=1e-6)
+        k = kinds(loop_max_beta1, x)
+        self.assertEqual(k.count('memset'), 2)  # each accumulator set once
 
 
 class Selections(unittest.TestCase):

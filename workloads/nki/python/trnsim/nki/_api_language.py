@@ -370,6 +370,32 @@ def mean(x, axis, dtype=None, mask=None, keepdims=False):
     return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
 
 
+_LOOP_REDUCE = {np.add: 'add', np.multiply: 'multiply', np.max: 'max', np.maximum: 'max',
+                np.min: 'min', np.minimum: 'min'}
+_LOOP_REDUCE_NL = {'language.add': 'add', 'language.multiply': 'multiply',
+                   'language.maximum': 'max', 'language.max': 'max', 'language.minimum': 'min',
+                   'language.min': 'min'}
+
+
+@api('language.loop_reduce', 'beta1', beta1='x, op, loop_indices, *, dtype=None, mask=None')
+def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
+    """x reduced with op across the iterations of the loops of loop_indices, into a tile of
+    its own (one Vector-engine instruction per iteration, after the accumulator is set to op's
+    identity in the first)."""
+    site = user_site()
+    _no_mask('nl.loop_reduce', mask, site)
+    alu = _LOOP_REDUCE_NL.get(getattr(op, '_nki_api', None))
+    if alu is None:
+        try:
+            alu = _LOOP_REDUCE.get(op)
+        except TypeError:
+            alu = None
+    if alu is None:
+        raise unsupported('nl.loop_reduce', f'op={getattr(op, "__name__", op)}', site)
+    indices = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
+    return _ops.loop_reduce('nl.loop_reduce', site, x, alu, indices, dtype)
+
+
 @api('language.where', 'beta1 0.3+', beta1='condition, x, y, dtype=None, mask=None',
      v0_3_plus='condition, x, y, dtype=None')
 def where(condition, x, y, dtype=None, mask=None):

@@ -775,6 +775,45 @@ def select(api, site, pred, on_true, on_false, reverse=False, reduce_res=None, r
                    (R, Pr, T, F, imm, reduce_alu, 'rev0' if reverse else '', 'dve'))
 
 
+_IDENTITY = {'add': 0.0, 'multiply': 1.0, 'max': -3.4028234663852886e38,
+             'min': 3.4028234663852886e38}
+
+
+def loop_reduce(api, site, x, alu, indices, dtype=None):
+    """nl.loop_reduce: x reduced across the iterations of the loops of `indices` into one
+    accumulator tile per call site, as `b = nisa.tensor_tensor(b, x, op)` with b made before
+    those loops (the reference's equivalence): in their first iteration the accumulator is
+    set to op's identity (Vector engine), then each iteration is one Vector-engine
+    tensor_tensor. Returns the accumulator."""
+    trace = current(api)
+    X = operand(x, api, site)
+    if isinstance(X, TileRuns):
+        raise unsupported(api, 'an operand of several runs', site)
+    if alu not in _IDENTITY:
+        raise unsupported(api, f'a {alu} loop reduction (add, multiply, max, min)', site)
+    loops, first = [], True
+    for i in indices:
+        if isinstance(i, Affine):
+            loops += [loop for loop in i.loops() if not any(loop is x for x in loops)]
+        elif isinstance(i, int) or type(i).__module__ == 'numpy':
+            first = first and int(i) == 0
+        else:
+            raise KernelError(api, f'loop_indices must be loop indices, got {type(i).__name__}',
+                              site)
+    dt = _name(dtype, X.dtype_name)
+    key = (site, X.shape, dt)
+    entry = trace.loop_reduced.get(key)
+    if entry is None or (first and not loops) or (loops and not trace.visible(entry[1])):
+        with trace.first_only(loops):
+            acc = trace.declare(api, site, X.shape, dt, 'sbuf', name='loop_reduce',
+                                identity=('loop_reduce', site))
+            emit_into(memset(api, site, X.shape, _IDENTITY[alu], dt, 'dve'), acc, False, site)
+        entry = trace.loop_reduced[key] = (acc, trace.chain())
+    acc = entry[0]
+    emit_into(tensor_tensor(api, site, acc, X, alu, 'dve', dt), acc, False, site)
+    return acc
+
+
 def reciprocal(api, site, a, dtype=None, mask=None):
     """1 / a on the Vector engine (nisa.reciprocal)."""
     A = operand(a, api, site)

@@ -136,6 +136,7 @@ class Trace:
         self.poisoned = None  # a loop recorded once was left by `break` or `return`
         # nl.matmul's transposes of its x, hoisted (_api_language): key -> entry
         self.transposed = {}
+        self.loop_reduced = {}  # nl.loop_reduce's accumulators, by call site
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
         self.first = ()  # loop indices: what is recorded now runs in their first iteration only
