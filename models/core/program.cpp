@@ -141,6 +141,12 @@ float apply_act(act_func f, float x) {
         }
         case act_func::negative:
             return -x;
+        case act_func::tan:
+            return std::tan(x);
+        case act_func::erf_dx:  // d/dx of erf
+            return 1.1283791670955126f * std::exp(-x * x);
+        case act_func::gelu_apprx_sigmoid:  // x * sigmoid(1.702 x)
+            return x / (1.0f + std::exp(-1.702f * x));
     }
     return x;
 }

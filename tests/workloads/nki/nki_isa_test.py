@@ -325,6 +325,27 @@ def loop_max_beta1(x):
     return outs
 
 
+@nki1.jit
+def language_more_beta1(x):
+    """nl.zeros_like, nl.expand_dims, nl.prod, nl.var, nl.logical_not, nl.invert and
+    nisa.get_nc_version."""
+    outs = [nl1.ndarray((x.shape[0], 1), dtype=nl1.float32, buffer=nl1.shared_hbm)
+            for _ in range(3)]
+    flags = nl1.ndarray(x.shape, dtype=nl1.float32, buffer=nl1.shared_hbm)
+    bits = nl1.ndarray(x.shape, dtype=nl1.int32, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    z = nl1.zeros_like(t)
+    nl1.store(outs[0], value=nl1.prod(nl1.add(t, z), axis=1, keepdims=True))
+    nl1.store(outs[1], value=nl1.var(t, axis=1))
+    col = nl1.expand_dims(nl1.sum(t, axis=1), 1)
+    nl1.store(outs[2], value=col)
+    nl1.store(flags, value=nl1.logical_not(nl1.greater(t, 1.0)))
+    ints = nl1.copy(nl1.multiply(t, 4.0), dtype=nl1.int32)
+    nl1.store(bits, value=nl1.invert(ints, dtype=nl1.int32))
+    assert nisa1.get_nc_version() in (nisa1.nc_version.gen2, nisa1.nc_version.gen3)
+    return outs + [flags, bits]
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -479,6 +500,19 @@ class SbufFit(unittest.TestCase):
         t = trace_kernel(rotating, (a,), {}, False)
         self.assertEqual(len(t.notes), 1)
         self.assertRegex(t.notes[0], r"sbuf tile '.*' rotates over 2 buffers, not 4")
+
+
+class LanguageMore(unittest.TestCase):
+
+    def test_like_expand_prod_var_not_invert(self):
+        (x,) = s.random_inputs((128, 12), lo=0.5, hi=1.5)
+        p, v, col, flags, bits = language_more_beta1(x)
+        np.testing.assert_allclose(p, x.prod(axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_allclose(v, x.var(axis=1, keepdims=True, dtype=np.float64),
+                                   rtol=1e-4, atol=1e-6)
+        np.testing.assert_allclose(col, x.sum(axis=1, keepdims=True), rtol=1e-5)
+        np.testing.assert_array_equal(flags, (x <= 1.0).astype(np.float32))
+        np.testing.assert_array_equal(bits, ~(x * np.float32(4)).astype(np.int32))
 
 
 class LoopReduce(unittest.TestCase):

@@ -155,7 +155,7 @@ def transpose_by_identity(x):
 
 UNARY = ('rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu', 'gelu', 'log', 'negative',
          'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos', 'arctan', 'abs', 'sign', 'erf',
-         'gelu_dx', 'silu_dx')
+         'gelu_dx', 'silu_dx', 'tan', 'erf_dx', 'gelu_apprx_sigmoid')
 
 
 @nki.jit
@@ -180,7 +180,8 @@ def unary_reference(x):
             0.5 * x * (1 + np.tanh(np.sqrt(2 / np.pi) * (x + 0.044715 * x ** 3))),
             np.log1p(np.exp(x)), x * np.tanh(np.log1p(np.exp(x))), np.sin(x), np.cos(x),
             np.arctan(x), np.abs(x), np.sign(x), erf(x),
-            phi + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi), sig * (1 + x * (1 - sig))]
+            phi + x * np.exp(-0.5 * x * x) / np.sqrt(2 * np.pi), sig * (1 + x * (1 - sig)),
+            np.tan(x), 2 / np.sqrt(np.pi) * np.exp(-x * x), x / (1 + np.exp(-1.702 * x))]
 
 
 @nki.jit

@@ -42,6 +42,23 @@ class MatmulPerfMode:
 
 value('isa.matmul_perf_mode', MatmulPerfMode, '0.3+')
 
+
+class NcVersion:
+    """nisa.nc_version: the NeuronCore generation (gen2: Trn1 and Inf2, gen3: Trn2)."""
+
+    gen2 = 'gen2'
+    gen3 = 'gen3'
+
+
+value('isa.nc_version', NcVersion)
+
+
+@api('isa.get_nc_version', signature='')
+def get_nc_version():
+    """The NeuronCore generation of the platform the kernel is traced for (--config)."""
+    return {2: NcVersion.gen2, 3: NcVersion.gen3}[current('nisa.get_nc_version')
+                                                   .limits['isa_version']]
+
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).
 # nl function -> the model's ALU operation (models/core/isa.h)
@@ -76,7 +93,7 @@ _ACT = {f'language.{f}': f for f in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt
                                       'sigmoid', 'tanh', 'silu', 'gelu', 'log',
                                       'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos',
                                       'arctan', 'abs', 'sign', 'erf', 'gelu_dx', 'silu_dx',
-                                      'negative')}
+                                      'negative', 'tan', 'erf_dx', 'gelu_apprx_sigmoid')}
 _ACT['language.copy'] = 'identity'
 _NUMPY_ACT = {np.exp: 'exp', np.sqrt: 'sqrt', np.square: 'square', np.tanh: 'tanh',
               np.log: 'log', np.sin: 'sin', np.cos: 'cos', np.arctan: 'arctan', np.abs: 'abs',

@@ -28,8 +28,9 @@ class Buffer:
         return f'nl.{self.name}'
 
 
-for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm'):
-    value(f'language.{_name}', Buffer(_name))
+BUFFERS = {_name: Buffer(_name) for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm')}
+for _name, _buffer in BUFFERS.items():
+    value(f'language.{_name}', _buffer)
 
 
 class TileSize:
@@ -236,6 +237,45 @@ def zeros(shape, dtype, buffer=None, name='', address=None, lazy_initialization=
     return _tensor('nl.zeros', shape, dtype, buffer, name, True, address)
 
 
+def _like(api_name, a, dtype, buffer, site):
+    shape = getattr(a, 'shape', None)
+    if shape is None:
+        raise KernelError(api_name, f'expected a tensor or tile, got {type(a).__name__}', site)
+    space = getattr(a, 'space', None)
+    if buffer is None:  # a tile's memory; an HBM tensor's like: a tensor in HBM
+        buffer = BUFFERS.get(space if space in ('sbuf', 'psum') else 'shared_hbm')
+    return tuple(shape), a.dtype_name if dtype is None else dtype, buffer
+
+
+@api('language.zeros_like', 'beta1 0.3+', signature="a, dtype=None, buffer=None, name=''")
+def zeros_like(a, dtype=None, buffer=None, name=''):
+    """A zeroed tensor of a's shape (and dtype, and memory, unless given)."""
+    shape, dt, buf = _like('nl.zeros_like', a, dtype, buffer, user_site())
+    return _tensor('nl.zeros_like', shape, dt, buf, name, True)
+
+
+@api('language.empty_like', 'beta1 0.3+', signature="a, dtype=None, buffer=None, name=''")
+def empty_like(a, dtype=None, buffer=None, name=''):
+    """An uninitialised tensor of a's shape (and dtype, and memory, unless given)."""
+    shape, dt, buf = _like('nl.empty_like', a, dtype, buffer, user_site())
+    return _tensor('nl.empty_like', shape, dt, buf, name, False)
+
+
+@api('language.expand_dims', 'beta1 0.3+', signature='data, axis')
+def expand_dims(data, axis):
+    """data with a dimension of 1 inserted at `axis` (a free axis): a view, no instruction."""
+    site = user_site()
+    if isinstance(data, _ops.Pending):
+        data = data.materialize()
+    shape = list(getattr(data, 'shape', ()))
+    axes = axis if isinstance(axis, (tuple, list)) else (axis,)
+    for a in sorted(int(x) if int(x) >= 0 else len(shape) + len(axes) + int(x) for x in axes):
+        if a == 0 and isinstance(data, Tile):
+            raise unsupported('nl.expand_dims', 'a new partition dimension', site)
+        shape.insert(a, 1)
+    return data.reshape(tuple(shape))
+
+
 @api('language.full', signature="shape, fill_value, dtype, buffer=None, name=''")
 def full(shape, fill_value, dtype, buffer=None, name=''):
     """A tensor filled with one value (a memset)."""
@@ -324,7 +364,7 @@ def _unary(func, scale=1.0, name=None):
 
 for _name in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square', 'sigmoid', 'tanh', 'silu',
               'gelu', 'log', 'gelu_apprx_tanh', 'softplus', 'mish', 'sin', 'cos', 'arctan', 'abs',
-              'sign', 'erf', 'gelu_dx', 'silu_dx'):
+              'sign', 'erf', 'gelu_dx', 'silu_dx', 'tan', 'erf_dx', 'gelu_apprx_sigmoid'):
     _unary(_name)
 _unary('identity', -1.0, 'negative')
 
@@ -347,6 +387,7 @@ def _reduction(qualname, alu):
 
 
 _reduction('language.max', 'max')
+_reduction('language.prod', 'multiply')
 _reduction('language.min', 'min')
 _reduction('language.sum', 'add')
 
@@ -436,6 +477,48 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
     inv = _ops.reciprocal('nl.softmax', site, total)
     return _ops.tensor_scalar('nl.softmax', site, e, 'multiply', inv, None,
                               dtype or t.dtype_name)
+
+
+@api('language.var', 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None',
+     v0_3_plus='x, axis, dtype=None')
+def var(x, axis, dtype=None, mask=None):
+    """The variance over the free axes (one value per partition): bn_stats on each run of at
+    most 512 elements and one bn_aggr (Vector engine), as the ISA reference suggests for means
+    and variances (a model choice for how nl.var lowers)."""
+    site = user_site()
+    _no_mask('nl.var', mask, site)
+    t = _ops.operand(x, 'nl.var', site)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    if sorted(int(a) for a in axes) != list(range(1, len(t.shape))):
+        raise unsupported('nl.var', f'a variance over axis {axis} (only over all the free '
+                          'axes)', site)
+    if len(t.shape) != 2:
+        t = t.reshape((t.partitions, t.elems))
+    trace = _trace.current('nl.var')
+    chunks = -(-t.elems // 512)
+    stats = trace.declare('nl.var', site, (t.partitions, 6 * chunks), 'float32', 'sbuf',
+                          name='var_stats')
+    for c in range(chunks):
+        part = t[:, 512 * c:min(t.elems, 512 * (c + 1))]
+        _ops.assign(stats[:, 6 * c:6 * (c + 1)], _ops.bn_stats('nl.var', site, part), site)
+    mv = _ops.bn_aggr('nl.var', site, stats).materialize()
+    return _ops.copy('nl.var', site, mv[:, 1:2], dtype or t.dtype_name)
+
+
+@api('language.logical_not', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
+     v0_3_plus='x, dtype=None')
+def logical_not(x, dtype=None, mask=None):
+    """1 where x is 0, else 0: one Vector-engine comparison with 0."""
+    return _ops.tensor_scalar('nl.logical_not', user_site(), x, 'is_equal', 0.0, None, dtype,
+                              mask=mask)
+
+
+@api('language.invert', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
+     v0_3_plus='x, dtype=None')
+def invert(x, dtype=None, mask=None):
+    """The bitwise not of x's integer values: an exclusive or with -1 (Vector engine)."""
+    return _ops.tensor_scalar('nl.invert', user_site(), x, 'bitwise_xor', -1.0, None, dtype,
+                              mask=mask)
 
 
 @api('language.transpose', 'beta1 0.3+', beta1='x, dtype=None, mask=None',

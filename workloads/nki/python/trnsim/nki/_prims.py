@@ -119,7 +119,10 @@ ACT = {'identity': lambda x: x,
            np.float32)) + x * _INV_SQRT2 * np.float32(0.56418958354775628) *
            np.exp(np.float32(-0.5) * x * x)),
        'silu_dx': lambda x: _silu_dx(x),
-       'negative': np.negative}
+       'negative': np.negative,
+       'tan': np.tan,
+       'erf_dx': lambda x: np.float32(1.1283791670955126) * np.exp(-x * x),
+       'gelu_apprx_sigmoid': lambda x: x / (np.float32(1) + np.exp(np.float32(-1.702) * x))}
 
 
 def _silu_dx(x):
