@@ -390,6 +390,7 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::activation:
                 case opcode::activation_reduce:
                 case opcode::tensor_scalar_reduce:
+                case opcode::range_select:
                     for (const auto& [extra, role] :
                          {std::pair<const operand*, const char*>{&ins.src2, "src2"},
                           {&ins.dst1, "dst1"}}) {
@@ -404,7 +405,8 @@ void validate_program(const program& p, const program_limits& lim) {
                                              "partition count");
                     }
                     if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
-                        ins.op != opcode::tensor_scalar_reduce && ins.op != opcode::select)
+                        ins.op != opcode::tensor_scalar_reduce && ins.op != opcode::select &&
+                        ins.op != opcode::range_select)
                         throw user_error(where() + ": dst1 (a reduction) is given only with " +
                                          "the *_reduce opcodes");
                     if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
@@ -464,6 +466,7 @@ void validate_program(const program& p, const program_limits& lim) {
                         case opcode::activation:
                         case opcode::activation_reduce:
                         case opcode::tensor_scalar_reduce:
+                        case opcode::range_select:
                             if (ins.src1.valid() && ins.src1.elems != 1)
                                 throw user_error(where() + ": a " + opcode_name(ins.op) +
                                                  " operand must be [P, 1]");

@@ -154,6 +154,19 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, 1.0f / in0(i));
             break;
+        case opcode::range_select:  // the element's free index against per-partition bounds
+            for (std::uint32_t p = 0; p < d.partitions; ++p) {
+                const float lo = in1(p), hi = in2(p);
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    const std::size_t i = std::size_t{p} * d.elems + j;
+                    const float at = static_cast<float>(j) + ins.imm;
+                    const bool keep =
+                        apply_alu(ins.alu, at, lo) != 0.0f && apply_alu(ins.alu1, at, hi) != 0.0f;
+                    out(i, keep ? in0(i) : ins.imm1);
+                }
+            }
+            if (ins.dst1.valid()) reduce_rows(alu_op::max);
+            break;
         case opcode::select: {  // src2 [P, 1], of dst's shape, or imm
             const bool per_partition = ins.src2.valid() && ins.src2.elems == 1 && d.elems > 1;
             const std::size_t s2 = ins.src2.valid() ? dtype_size(ins.src2.type) : 0;

@@ -43,6 +43,7 @@ const std::vector<cost_rule>& cost_table::rules() {
         // tensor_copy_predicated's formula (select_reduce's is not published: the same)
         {dve, opcode::select, operand_case::mixed_psum_sbuf, 0, 1, true, 0, isa_v2},
         {dve, opcode::select, any, 0, 2, true, 0, isa_v2},
+        {dve, opcode::range_select, any, 3, 1, true, 0, isa_v2},  // NeuronCore-v3 and newer
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)

@@ -218,6 +218,15 @@ program rich_program() {
     sel.dst1 = op(sbuf, 0, 128, 18900, 1, dtype::float32);
     sel.flags = flag::reverse0;
     dve.push_back(sel);
+    instruction window = make_instruction(opcode::range_select, alu_op::is_ge,
+                                          op(sbuf, 0, 128, 19000, 16, dtype::float32),
+                                          op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                          op(sbuf, 0, 128, 3072, 1, dtype::float32), 0.5f);
+    window.alu1 = alu_op::is_lt;
+    window.src2 = op(sbuf, 0, 128, 3080, 1, dtype::float32);
+    window.imm1 = -3.0f;
+    window.dst1 = op(sbuf, 0, 128, 19100, 1, dtype::float32);
+    dve.push_back(window);
     dve.push_back(make_instruction(opcode::bn_stats, alu_op::bypass,
                                    op(sbuf, 0, 128, 18600, 6, dtype::float32),
                                    op(sbuf, 0, 128, 1024, 16, dtype::float32)));

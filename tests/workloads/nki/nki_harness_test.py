@@ -109,7 +109,7 @@ assert (nki.simulate(copy)(a) == a).all()
     def test_an_unsupported_name_imported_by_name_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, 'imports.py')
-            for name, message in (('range_select', 'nki.isa.range_select: not supported by '
+            for name, message in (('local_gather', 'nki.isa.local_gather: not supported by '
                                    'trnsim yet'),
                                   ('nc_matmull', 'nki.isa.nc_matmull: no such API in nki.isa '
                                    '(the NKI API reference, SDK 2.26.1; did you mean '

@@ -346,6 +346,26 @@ def language_more_beta1(x):
     return outs + [flags, bits]
 
 
+@nki0.jit
+def window_max_nki0(x, lo, hi):
+    """Each row kept on the columns lo[p] <= i < hi[p] (a sliding attention window), the rest
+    the lowest float, and the row max: nisa.range_select (NeuronCore-v3)."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    mx_out = nl0.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    b0 = nl0.ndarray((x.shape[0], 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    b1 = nl0.ndarray((x.shape[0], 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    nisa0.dma_copy(b0, lo)
+    nisa0.dma_copy(b1, hi)
+    sel = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.sbuf)
+    mx = nl0.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.range_select(sel, t, nl0.greater_equal, nl0.less, b0, b1, reduce_res=mx)
+    nisa0.dma_copy(out, sel)
+    nisa0.dma_copy(mx_out, mx)
+    return out, mx_out
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -513,6 +533,19 @@ class LanguageMore(unittest.TestCase):
         np.testing.assert_allclose(col, x.sum(axis=1, keepdims=True), rtol=1e-5)
         np.testing.assert_array_equal(flags, (x <= 1.0).astype(np.float32))
         np.testing.assert_array_equal(bits, ~(x * np.float32(4)).astype(np.int32))
+
+
+class RangeSelect(unittest.TestCase):
+
+    def test_a_window_per_row(self):
+        (x,) = s.random_inputs((128, 64), lo=-1.0, hi=1.0)
+        lo = (np.arange(128, dtype=np.float32) % 40)[:, None]
+        hi = lo + 16
+        out, mx = window_max_nki0(x, lo, hi)
+        i = np.arange(64)[None, :]
+        want = np.where((i >= lo) & (i < hi), x, np.float32(-3.4028234663852886e38))
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(mx, want.max(axis=1, keepdims=True))
 
 
 class LoopReduce(unittest.TestCase):

@@ -442,6 +442,37 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                                bool(reverse_pred), reduce_res, ralu, dtype), dst, site)
 
 
+_FP32_MIN = -3.4028234663852886e38  # the most negative float32 (the reference's FP32_MIN)
+
+
+@api('isa.range_select',
+     beta1='*, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, '
+           'reduce_res=None, reduce_op=None, range_start=0, on_false_value=None, mask=None, '
+           'dtype=None',
+     v0='dst, on_true_tile, comp_op0, comp_op1, bound0, bound1, reduce_cmd=None, '
+        'reduce_res=None, reduce_op=None, range_start=0, on_false_value=None')
+def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, dst=None, reduce_cmd=None,
+                 reduce_res=None, reduce_op=None, range_start=0, on_false_value=None, mask=None,
+                 dtype=None):
+    """on_true_tile where its free index + range_start passes comp_op0 against bound0 and
+    comp_op1 against bound1 ([P, 1] tiles), else on_false_value (FP32_MIN by default), and the
+    max of each partition's result into reduce_res: one Vector-engine instruction
+    (NeuronCore-v3)."""
+    site = user_site()
+    _check('nisa.range_select', site, mask)
+    if _reduce_cmd('nisa.range_select', reduce_cmd, site) not in (None, ''):
+        raise unsupported('nisa.range_select', 'reduce_cmd= accumulating across instructions',
+                          site)
+    if reduce_op is not None and _named(_REDUCE, _NUMPY_REDUCE, 'nisa.range_select', reduce_op,
+                                        site, 'reduce_op') != 'max':
+        raise KernelError('nisa.range_select', 'reduce_op: only max', site)
+    cmp0 = _named(_CMP, _NUMPY_CMP, 'nisa.range_select', comp_op0, site, 'comp_op0')
+    cmp1 = _named(_CMP, _NUMPY_CMP, 'nisa.range_select', comp_op1, site, 'comp_op1')
+    fill = _FP32_MIN if on_false_value is None or on_false_value is Ellipsis else on_false_value
+    return _result(_ops.range_select('nisa.range_select', site, on_true_tile, cmp0, cmp1, bound0,
+                                     bound1, range_start, fill, reduce_res, dtype), dst, site)
+
+
 @api('isa.reciprocal', beta1='data, *, dtype=None, mask=None', v0='dst, data')
 def reciprocal(data, dst=None, dtype=None, mask=None):
     """1 / data on the Vector engine (8 times slower than the Scalar engine's reciprocal

@@ -311,7 +311,8 @@ class Interpreter:
         if prim.reduce is not None:  # the reduction of each row of dst as stored
             stored, ok = self._read_tile(op.args[0], op)
             rows = stored.reshape(stored.shape[0], -1).astype(np.float32)
-            alu = op.args[prim.fields.index(prim.reduce)]
+            alu = prim.reduce[1:] if prim.reduce.startswith('=') else \
+                op.args[prim.fields.index(prim.reduce)]
             r, r_ok = reduce_rows(alu, rows), ok.reshape(ok.shape[0], -1).all(axis=1)[:, None]
             if prim.opcode == 'activation_reduce':  # through the Scalar engine's registers
                 flags = op.args[prim.fields.index('flags')]

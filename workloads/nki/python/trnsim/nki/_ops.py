@@ -814,6 +814,27 @@ def loop_reduce(api, site, x, alu, indices, dtype=None):
     return acc
 
 
+def range_select(api, site, on_true, cmp0, cmp1, bound0, bound1, start, fill, reduce_res=None,
+                 dtype=None):
+    """on_true where the element's free index + start passes both comparisons with the
+    per-partition bounds, else fill, and each row's max into reduce_res (Vector engine,
+    NeuronCore-v3 and newer)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 3:
+        raise KernelError(api, 'range_select needs NeuronCore-v3 or newer (--config trn2)', site)
+    T = operand(on_true, api, site)
+    if isinstance(T, TileRuns):
+        raise unsupported(api, 'an operand of several runs', site)
+    B0 = _per_partition(bound0, T, T.shape, None, 'bound0', api, site)
+    B1 = _per_partition(bound1, T, T.shape, None, 'bound1', api, site)
+    for x, what in ((start, 'range_start'), (fill, 'on_false_value')):
+        if not _number(x):
+            raise KernelError(api, f'{what} must be a number', site)
+    R = None if reduce_res is None else _reduce_result(reduce_res, T, api, site)
+    return Pending(api, site, T.shape, _name(dtype, T.dtype_name), 'sbuf', 'isa.range_select',
+                   (R, T, B0, B1, cmp0, cmp1, float(start), float(fill), 'dve'))
+
+
 def reciprocal(api, site, a, dtype=None, mask=None):
     """1 / a on the Vector engine (nisa.reciprocal)."""
     A = operand(a, api, site)

@@ -136,7 +136,7 @@ class Prim:
     elements] shape last when `shaped`) and returns dst's values. An instruction primitive
     (`opcode` set) names its operands by the trace's fields (`fields`, in layout order);
     `reduce`: the field whose operation reduces each row of dst (as stored) into the second
-    output; `elementwise`: each result element depends on the same element of each tile operand
+    output ('=max': that operation, fixed); `elementwise`: each result element depends on the same element of each tile operand
     (a [P, 1] operand: its partition's)."""
 
     def __init__(self, name, layout, impl, shaped, opcode=None, fields=(), reduce=None,
@@ -433,3 +433,14 @@ def _isa_select(pred, on_true, on_false, imm, alu0, flags, engine):
     else:
         other = on_false.reshape(pred.shape)
     return np.where(keep, on_true.reshape(pred.shape), other).astype(np.float32)
+
+
+@instruction('isa.range_select', 'range_select', 'dst', 'dst1?', 'src0', 'src1', 'src2', 'alu',
+             'alu1', 'imm', 'imm1', 'eng', reduce='=max')
+def _isa_range_select(a, bound0, bound1, cmp0, cmp1, start, fill, engine):
+    """a where (i + start) <cmp0> bound0[p] and (i + start) <cmp1> bound1[p], else fill
+    (NeuronCore-v3; the second output, the row max, the interpreter's)."""
+    at = (np.arange(a.shape[1], dtype=np.float32) + np.float32(start))[None, :]
+    keep = (alu(cmp0, at, bound0.reshape(-1, 1)) != 0) & (alu(cmp1, at, bound1.reshape(-1, 1))
+                                                         != 0)
+    return np.where(keep, a, np.float32(fill)).astype(np.float32)
