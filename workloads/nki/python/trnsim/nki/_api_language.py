@@ -52,6 +52,16 @@ class TileSize:
     def gemm_moving_fmax(self):
         return _trace.limits()['moving_max']
 
+    @property
+    def bn_stats_fmax(self):
+        """The most elements per partition nisa.bn_stats takes (the ISA reference)."""
+        return 512
+
+    @property
+    def total_available_sbuf_size(self):
+        """Bytes of an SBUF partition (core.sbuf.partition_size)."""
+        return _trace.limits()['sbuf_bytes']
+
 
 value('language.tile_size', TileSize())
 

@@ -55,7 +55,7 @@ register_alloc register_load register_move register_store rng scalar_tensor_tens
 select_reduce sendrecv sequence_bounds set_rng_seed tensor_copy tensor_copy_predicated
 tensor_partition_reduce tensor_reduce tensor_scalar tensor_scalar_cumulative
 tensor_scalar_reduce tensor_tensor tensor_tensor_scan VirtualRegister scalar_load scalar_store
-tensor_engine vector_engine scalar_engine gpsimd_engine unknown_engine'''
+tensor_engine vector_engine scalar_engine gpsimd_engine unknown_engine topk'''  # (topk: 2.33's page)
 
 # namespace -> (SDK the list is from, names), per edition family
 NAMES = {
