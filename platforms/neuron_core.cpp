@@ -144,7 +144,7 @@ void neuron_core::load(const program& p) {
         m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr);
     for (const auto& s : p.engines)
         for (const auto& ins : s)
-            for (const operand* o : {&ins.dst, &ins.src0, &ins.src1})
+            for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1})
                 if (o->valid() && o->space == mem_space::sbuf)
                     m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
     for (const auto& q : p.queues)

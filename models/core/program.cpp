@@ -114,8 +114,8 @@ float apply_act(act_func f, float x) {
             return 0.5f * x * (1.0f + std::erf(x * inv_sqrt2));
         case act_func::log:
             return std::log(x);
-        case act_func::gelu_apprx_tanh:
-            return 0.5f * x * (1.0f + std::tanh(0.7978845608028654f * (x + 0.044715f * x * x * x)));
+        case act_func::gelu_apprx_tanh:  // 0.5 x (1 + tanh(u)) as x sigmoid(2u): no cancellation
+            return x / (1.0f + std::exp(-1.5957691216057308f * (x + 0.044715f * x * x * x)));
         case act_func::softplus:
             return std::log1p(std::exp(x));
         case act_func::mish:
@@ -129,7 +129,7 @@ float apply_act(act_func f, float x) {
         case act_func::abs:
             return std::fabs(x);
         case act_func::sign:
-            return static_cast<float>((x > 0.0f) - (x < 0.0f));
+            return std::isnan(x) ? x : static_cast<float>((x > 0.0f) - (x < 0.0f));
         case act_func::erf:
             return std::erf(x);
         case act_func::gelu_dx:  // d/dx of x * Phi(x)
@@ -361,8 +361,9 @@ void validate_program(const program& p, const program_limits& lim) {
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
                     check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
                     if (e != engine_kind::pe) {  // the Vector engine's 32 x 32 transpose
-                        if (ins.op != opcode::transpose || ins.dst.space == mem_space::hbm ||
-                            ins.src0.space == mem_space::hbm)
+                        if (ins.op != opcode::transpose)
+                            throw user_error(where() + ": matmul runs on the Tensor engine (pe)");
+                        if (ins.dst.space == mem_space::hbm || ins.src0.space == mem_space::hbm)
                             throw user_error(where() + ": engines cannot access HBM (use a DMA)");
                         if (ins.dst.partitions != ins.src0.elems ||
                             ins.dst.elems != ins.src0.partitions || ins.dst.partitions > 32 ||
@@ -411,6 +412,9 @@ void validate_program(const program& p, const program_limits& lim) {
                                          "the *_reduce opcodes");
                     if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
                         throw user_error(where() + ": tensor_scalar_reduce needs dst1");
+                    if (ins.op == opcode::range_select && (!ins.src1.valid() || !ins.src2.valid()))
+                        throw user_error(where() +
+                                         ": range_select needs src1 and src2 (its bounds)");
                     if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
                         ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
                         check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);

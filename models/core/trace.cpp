@@ -161,15 +161,21 @@ class line_parser {
 
     // A finite float: NaN and infinities are rejected, subnormals (which the writer can
     // produce) are read back exactly (std::stof would throw on their underflow).
-    float real(const std::string& s, const char* what) const {
+    // `infinite`: "inf" and "-inf", as written, are read too (an immediate such as a mask's
+    // fill value); NaN and values too large for a float never are.
+    float real(const std::string& s, const char* what, bool infinite = false) const {
         if (s.empty() || std::isspace(static_cast<unsigned char>(s[0])))
             fail(std::string("bad ") + what + " '" + s + "'");
+        if (infinite && (s == "inf" || s == "-inf"))
+            return s[0] == '-' ? -std::numeric_limits<float>::infinity()
+                               : std::numeric_limits<float>::infinity();
         char* end = nullptr;
         errno = 0;
         const float v = std::strtof(s.c_str(), &end);
         if (end != s.c_str() + s.size()) fail(std::string("bad ") + what + " '" + s + "'");
         if (!std::isfinite(v) || (errno == ERANGE && std::fabs(v) > 1.0f))
-            fail(std::string(what) + " '" + s + "' is not a finite float");
+            fail(std::string(what) + " '" + s + "' is not a finite float" +
+                 (infinite ? " (or inf, -inf)" : ""));
         return v;
     }
 
@@ -274,6 +280,28 @@ bool field_allowed(opcode op, const std::string& k, int version) {
         return false;
     for (const auto& f : all_fields)
         if (k == f.name) return version >= f.since && (info(op).fields & f.bit);
+    return false;
+}
+
+// Which opcodes take which flag.
+bool flag_applies(opcode op, std::uint8_t bit) {
+    switch (bit) {
+        case flag::accumulate:
+        case flag::double_row:
+            return op == opcode::matmul;
+        case flag::reverse0:
+            return op == opcode::tensor_scalar || op == opcode::scalar_tensor_tensor ||
+                   op == opcode::tensor_tensor_scan || op == opcode::tensor_scalar_reduce ||
+                   op == opcode::select;
+        case flag::reverse1:
+            return op == opcode::tensor_scalar || op == opcode::scalar_tensor_tensor ||
+                   op == opcode::tensor_tensor_scan;
+        case flag::negate:
+            return op == opcode::tensor_reduce;
+        case flag::reduce_accumulate:
+        case flag::reduce_reset:
+            return op == opcode::activation_reduce;
+    }
     return false;
 }
 
@@ -487,13 +515,13 @@ program read_trace(std::istream& in, const std::string& name) {
                 else if (k == "dst1")
                     ins.dst1 = lp.parse_operand(v);
                 else if (k == "imm")
-                    ins.imm = lp.real(v, "immediate");
+                    ins.imm = lp.real(v, "immediate", true);
                 else if (k == "imm1")
-                    ins.imm1 = lp.real(v, "immediate");
+                    ins.imm1 = lp.real(v, "immediate", true);
                 else if (k == "imm2")
-                    ins.imm2 = lp.real(v, "immediate");
+                    ins.imm2 = lp.real(v, "immediate", true);
                 else if (k == "imm3")
-                    ins.imm3 = lp.real(v, "immediate");
+                    ins.imm3 = lp.real(v, "immediate", true);
                 else if (k == "alu1") {
                     ins.alu1 = alu_of(v);
                 } else if (k == "queue") {
@@ -530,6 +558,8 @@ program read_trace(std::istream& in, const std::string& name) {
                         if (!hit)
                             lp.fail("unknown flag '" + f + "' (" + names + " in trace format " +
                                     "version " + tok_version + ")");
+                        if (!flag_applies(ins.op, hit->bit))
+                            lp.fail("flag '" + f + "' does not apply to " + opcode_name(ins.op));
                         ins.flags |= hit->bit;
                     }
                 } else

@@ -27,10 +27,10 @@ float apply_alu(alu_op op, float a, float b) {
             return a - b;
         case alu_op::multiply:
             return a * b;
-        case alu_op::max:
-            return std::max(a, b);
+        case alu_op::max:  // a NaN operand gives NaN (numpy's maximum)
+            return std::isnan(b) ? b : std::max(a, b);
         case alu_op::min:
-            return std::min(a, b);
+            return std::isnan(b) ? b : std::min(a, b);
         case alu_op::divide:
             return a / b;
         case alu_op::pow:
@@ -41,7 +41,7 @@ float apply_alu(alu_op op, float a, float b) {
             return m;
         }
         case alu_op::abs_max:
-            return std::max(std::fabs(a), std::fabs(b));
+            return std::isnan(b) ? b : std::max(std::fabs(a), std::fabs(b));
         case alu_op::is_equal:
             return a == b ? 1.0f : 0.0f;
         case alu_op::not_equal:

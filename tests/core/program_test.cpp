@@ -364,3 +364,36 @@ TEST(ValidateProgram, AccessesAndRegionsStayInsideTheDeclaredHbm) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(ValidateProgram, TraceFormatThreeOperandsAreChecked) {
+    const operand tile = chip_op(mem_space::sbuf, dtype::float32, 0, 128, 16, 0);
+    const operand col = chip_op(mem_space::sbuf, dtype::float32, 0, 128, 1, 4096);
+    program p = valid_program();
+    instruction window;
+    window.op = opcode::range_select;
+    window.alu = alu_op::is_ge;
+    window.alu1 = alu_op::is_lt;
+    window.dst = chip_op(mem_space::sbuf, dtype::float32, 0, 128, 16, 8192);
+    window.src0 = tile;
+    window.src1 = col;  // no src2: a bound missing
+    stream(p, engine_kind::dve).push_back(window);
+    EXPECT_PRED2(contains, violation(p), "range_select needs src1 and src2");
+    program q = valid_program();
+    instruction ts;
+    ts.op = opcode::tensor_scalar;
+    ts.alu = alu_op::add;
+    ts.dst = window.dst;
+    ts.src0 = tile;
+    ts.src2 = tile;  // a second scalar must be [P, 1]
+    stream(q, engine_kind::dve).push_back(ts);
+    EXPECT_PRED2(contains, violation(q), "src2 must be [P, 1]");
+    program r = valid_program();
+    ts.src2 = {};
+    ts.dst1 = col;  // a second output only on the reducing opcodes
+    stream(r, engine_kind::dve).push_back(ts);
+    EXPECT_PRED2(contains, violation(r), "dst1 (a reduction) is given only with");
+}
+
+}  // namespace

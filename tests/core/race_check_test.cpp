@@ -159,3 +159,37 @@ TEST(RaceCheck, CheckNoRacesThrowsTheFirst) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(RaceCheck, SecondOutputsAndThirdInputsAreAccessesToo) {
+    // ACT's activation_reduce writes its dst1 (bytes 512..); DVE reads them unordered: a race.
+    // And DVE's tensor_scalar reads a src2 that ACT writes unordered: a race.
+    program p;
+    instruction reduce;
+    reduce.op = opcode::activation_reduce;
+    reduce.alu = alu_op::add;
+    reduce.dst = sbuf(0, 16, 16, 128);
+    reduce.src0 = sbuf(0, 16, 16, 0);
+    reduce.dst1 = sbuf(0, 16, 1, 512);
+    stream(p, engine_kind::act).push_back(reduce);
+    stream(p, engine_kind::dve).push_back(copy_ins(sbuf(0, 16, 1, 1024), sbuf(0, 16, 1, 512)));
+    auto races = find_races(p);
+    ASSERT_EQ(races.size(), 1u);
+    EXPECT_PRED2(contains, races[0], "bytes 512..");
+    program q;
+    stream(q, engine_kind::act).push_back(copy_ins(sbuf(0, 16, 1, 2048), sbuf(0, 16, 1, 0)));
+    instruction ts;
+    ts.op = opcode::tensor_scalar;
+    ts.alu = alu_op::add;
+    ts.alu1 = alu_op::multiply;
+    ts.dst = sbuf(0, 16, 16, 4096);
+    ts.src0 = sbuf(0, 16, 16, 0);
+    ts.src2 = sbuf(0, 16, 1, 2048);
+    stream(q, engine_kind::dve).push_back(ts);
+    races = find_races(q);
+    ASSERT_EQ(races.size(), 1u);
+    EXPECT_PRED2(contains, races[0], "bytes 2048..");
+}
+
+}  // namespace

@@ -563,11 +563,19 @@ TEST(TraceErrors, FieldsAreGivenOnceAndOnlyWhereTheyApply) {
 }
 
 TEST(TraceErrors, FloatsMustBeFinite) {
-    for (const char* v : {"nan", "inf", "-inf", "1e39"}) {
+    // an immediate may be inf or -inf, as written (a mask's fill value); nothing else infinite
+    for (const char* v : {"nan", "1e39", "INF", "infinity"}) {
         EXPECT_PRED2(contains,
                      line5_error(std::string("dve memset dst=sbuf[0:128]@0:16xfloat32 imm=") + v),
-                     "not a finite float")
+                     "not a finite float (or inf, -inf)")
             << v;
+    }
+    for (const char* v : {"inf", "-inf"}) {
+        const program p = from_text(std::string("trnsim-trace 3\nhbm_bytes 64\nqueues 0\n") +
+                                    "dve memset dst=sbuf[0:128]@0:16xfloat32 imm=" + v + "\n");
+        EXPECT_TRUE(std::isinf(p.engines[std::size_t(engine_kind::dve)][0].imm)) << v;
+    }
+    for (const char* v : {"nan", "inf", "-inf", "1e39"}) {
         EXPECT_PRED2(contains,
                      line5_error(std::string("region x 0 64 float32 input 0 ") + v + " 1"),
                      "not a finite float")
@@ -690,6 +698,10 @@ TEST(TraceVersions, VersionThreeAdditionsAreErrorsInVersionTwo) {
                  error_of(head + "q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/0:8xfloat32 "
                                  "at=k.py:1\n"),
                  "at= is not in trace format version 2");
+    // flags apply to their opcodes only
+    EXPECT_PRED2(contains,
+                 error_of("trnsim-trace 3\nhbm_bytes 64\nqueues 1\n" + ts + " flags=racc\n"),
+                 "flag 'racc' does not apply to tensor_scalar");
     // version 3 reads them, and a place's escapes
     const program p = from_text("trnsim-trace 3\nhbm_bytes 64\nqueues 1\n" + ts +
                                 " src2=sbuf[0:4]@68:1xfloat32 flags=rev0 at=a%20b.py:3\n");

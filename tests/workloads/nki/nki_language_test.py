@@ -624,8 +624,19 @@ def squares_and_sums(x):
 
 @nki1.jit
 def compares(x):
+    outs = [nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm) for _ in range(3)]
     t = nl1.load(x)
-    return t > 0
+    nl1.store(outs[0], value=t > 0.5)
+    nl1.store(outs[1], value=abs(t - 0.5))
+    nl1.store(outs[2], value=(t * 8.0) % 3.0)
+    return outs
+
+
+@nki1.jit
+def floor_divides(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    nl1.store(out, value=nl1.load(x) // 2)
+    return out
 
 
 class MoreOperands(unittest.TestCase):
@@ -650,12 +661,18 @@ class MoreOperands(unittest.TestCase):
         a32, _ = centred(x, np.float32(0.5), np.dtype(np.float32))
         self.assertEqual(a32.dtype, np.float32)
 
-    def test_operators_a_tile_lacks_say_so(self):
+    def test_comparison_abs_and_mod_operators(self):
         (x,) = s.random_inputs((128, 16))
         np.testing.assert_array_equal(squares_and_sums(x), x * x + x)
-        with self.assertRaisesRegex(KernelError, 'comparisons, abs and bitwise operators of '
-                                    'tiles'):
-            compares(x)
+        gt, dist, mod = compares(x)
+        np.testing.assert_array_equal(gt, (x > 0.5).astype(np.float32))
+        np.testing.assert_array_equal(dist, np.abs(x - np.float32(0.5)))
+        np.testing.assert_array_equal(mod, np.mod(x * np.float32(8), np.float32(3)))
+
+    def test_operators_a_tile_lacks_say_so(self):
+        (x,) = s.random_inputs((128, 16))
+        with self.assertRaisesRegex(KernelError, r'~, // and number \*\* tile'):
+            floor_divides(x)
 
     def test_integers_compute_through_float32_and_saturate(self):
         big = np.full((128, 4), 2 ** 31 - 1, np.int32)

@@ -204,7 +204,9 @@ def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
     return _result(p, dst, site)
 
 
-@api('isa.activation', beta1='op, data, bias=None, scale=1.0, mask=None, dtype=None, dst=None',
+@api('isa.activation',
+     beta1='op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, '
+           'mask=None, dtype=None, dst=None',
      v0_2_to_0_6='dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, '
                  'reduce_cmd=None',
      v0_7='dst, op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, '
@@ -308,6 +310,9 @@ def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, opera
     operation reversed (operand <op> data) by reverse0 / reverse1; one instruction."""
     site = user_site()
     _check('nisa.tensor_scalar', site, None, engine)
+    if op1 is None and operand1 is not None:
+        raise KernelError('nisa.tensor_scalar', 'operand1= needs op1= (the second operation)',
+                          site)
     alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site, 'op1')
     return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
                                       _alu('nisa.tensor_scalar', op0, site, 'op0'), operand0,
@@ -355,7 +360,11 @@ def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=Non
         t = _ops.operand(on_true_tile, 'nisa.affine_select', site)
         cmp = 'is_equal' if cmp_op is None else _named(_CMP, _NUMPY_CMP, 'nisa.affine_select',
                                                         cmp_op, site, 'cmp_op')
-        dims = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
+        try:
+            dims = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
+        except (TypeError, ValueError):
+            raise KernelError('nisa.affine_select', f'pattern must be a list of [step, count] '
+                              f'pairs, got {pattern!r}', site) from None
         total = math.prod(n for _, n in dims)
         if total != t.elems:
             raise KernelError('nisa.affine_select', f'the pattern {pattern} gives {total} values '

@@ -526,9 +526,16 @@ def logical_not(x, dtype=None, mask=None):
 @api('language.invert', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
      v0_3_plus='x, dtype=None')
 def invert(x, dtype=None, mask=None):
-    """The bitwise not of x's integer values: an exclusive or with -1 (Vector engine)."""
-    return _ops.tensor_scalar('nl.invert', user_site(), x, 'bitwise_xor', -1.0, None, dtype,
-                              mask=mask)
+    """The bitwise not of x's integer values: an exclusive or with all ones of its width
+    (Vector engine; -1 for signed integers)."""
+    site = user_site()
+    t = _ops.operand(x, 'nl.invert', site)
+    ones = {'uint8': 255.0, 'uint16': 65535.0}.get(_dtypes.dtype_name(dtype) if dtype else
+                                                   t.dtype_name, -1.0)
+    if (_dtypes.dtype_name(dtype) if dtype else t.dtype_name) == 'uint32':
+        raise unsupported('nl.invert', 'a uint32 invert (beyond the int32 values the ALU '
+                          'takes)', site)
+    return _ops.tensor_scalar('nl.invert', site, t, 'bitwise_xor', ones, None, dtype, mask=mask)
 
 
 @api('language.transpose', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
@@ -653,8 +660,17 @@ def _rdivide(a, b):
     return _ops.tensor_tensor('nl.divide', user_site(), b, a, 'divide', None)
 
 
+def _alu_operator(a, b, alu):
+    """t <op> u as nl's function of that operation (a comparison gives 1 or 0)."""
+    return _ops.tensor_tensor(f'tile operator ({alu})', user_site(), a, b, alu, None)
+
+
+def _abs(a):
+    return _ops.activation('abs(tile)', user_site(), 'abs', a)
+
+
 _ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,
-                      rdivide=_rdivide)
+                      rdivide=_rdivide, alu=_alu_operator, abs=_abs)
 
 
 # SPMD (docs/nki.md, "SPMD and logical NeuronCores")

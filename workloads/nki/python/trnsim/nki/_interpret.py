@@ -161,6 +161,15 @@ class Interpreter:
             return held[0][part], decl.dtype
         return held[0][part], decl.dtype, held[1][part]
 
+    def _first_partition(self, ref):
+        """The SBUF partition a tile operand starts at (a direct allocation's own offset
+        added): the registers of partition-indexed engine state are the absolute ones."""
+        decl = self.trace.decl_list[ref[0]]
+        p0 = self.value(ref[3])
+        if decl.offsets is not None:
+            p0 += decl.offsets[decl.phys[self.value(ref[2])]][0]
+        return p0
+
     def _read_tile(self, ref, op):
         """A tile operand's values and which of them are valid: computed only from elements
         something wrote (the others hold NaN, or 4 for integers, as AWS's simulator fills new
@@ -316,7 +325,7 @@ class Interpreter:
             r, r_ok = reduce_rows(alu, rows), ok.reshape(ok.shape[0], -1).all(axis=1)[:, None]
             if prim.opcode == 'activation_reduce':  # through the Scalar engine's registers
                 flags = op.args[prim.fields.index('flags')]
-                p0 = self.value(op.args[0][3])
+                p0 = self._first_partition(op.args[0])
                 rows_at = slice(p0, p0 + r.shape[0])
                 if 'rzero' in flags:
                     self.reduce_regs[rows_at] = 0

@@ -679,6 +679,8 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
     A = _view(A, region, api, site)
     B = None if bias is None else _per_partition(bias, A, full, region, 'the bias', api, site)
     SC = None
+    if _number(scale) and float(scale) == 0.0:  # (the instruction's scale 0 stands for 1)
+        raise unsupported(api, 'scale=0.0 (an activation of the bias alone)', site)
     if not _number(scale):
         if not isinstance(scale, (Tile, Pending)):
             raise KernelError(api, f'scale must be a number or a tile, got '
@@ -692,8 +694,8 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
             raise KernelError(api, 'the reduce registers are the Scalar engine\'s', site)
         R = None if reduce_res is None else _reduce_result(reduce_res, A, api, site)
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation_reduce',
-                       (R, A, B, SC, func, 1.0 if SC is None else 0.0, reduce_alu or 'add',
-                        reduce_flags or '', eng))
+                       (R, A, B, SC, func, float(scale) if SC is None else 0.0,
+                        reduce_alu or 'add', reduce_flags or '', eng))
     if SC is not None:
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
                        (A, B, SC, func, 0.0, eng), region=region, full_shape=full)
@@ -893,11 +895,11 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mas
     would. `negate`: the result times -1 (free on the Vector engine)."""
     A = operand(a, api, site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    try:
-        axes = tuple(sorted(int(x) for x in axes))
-    except TypeError:
-        raise KernelError(api, f'axis must be integers, got {axis!r}', site) from None
     n = len(A.shape)
+    try:  # (a negative axis counts from the last)
+        axes = tuple(sorted(int(x) + n if int(x) < 0 else int(x) for x in axes))
+    except (TypeError, ValueError):
+        raise KernelError(api, f'axis must be integers, got {axis!r}', site) from None
     free = tuple(range(1, n))
     if not axes or 0 in axes or any(x not in free for x in axes) or n < 2 or \
             len(set(axes)) != len(axes):

@@ -109,8 +109,8 @@ ACT = {'identity': lambda x: x,
        'silu': lambda x: x / (1.0 + np.exp(-x)),
        'gelu': lambda x: 0.5 * x * (1.0 + _erf(x * np.float32(0.70710678))),
        'log': np.log,
-       'gelu_apprx_tanh': lambda x: np.float32(0.5) * x * (np.float32(1) + np.tanh(
-           np.float32(0.7978845608028654) * (x + np.float32(0.044715) * x * x * x))),
+       'gelu_apprx_tanh': lambda x: x / (np.float32(1) + np.exp(
+           np.float32(-1.5957691216057308) * (x + np.float32(0.044715) * x * x * x))),
        'softplus': lambda x: np.log1p(np.exp(x)),
        'mish': lambda x: x * np.tanh(np.log1p(np.exp(x))),
        'sin': np.sin, 'cos': np.cos, 'arctan': np.arctan, 'abs': np.abs, 'sign': np.sign,

@@ -79,18 +79,59 @@ class Arithmetic:
         raise unsupported('tile ** number', f'a power {other!r} (only t ** 2, a multiply)',
                           user_site())
 
-    def _not_yet(self, *args):
-        raise unsupported('tile operator', 'comparisons, abs and bitwise operators of tiles '
-                          '(nl.greater, nl.abs, ...)', user_site())
+    # comparisons (1 or 0), bitwise operators and % as the Vector engine's ALU operations
+    def __lt__(self, other):
+        return OPERATORS['alu'](self, other, 'is_lt')
 
-    __lt__ = __le__ = __gt__ = __ge__ = __abs__ = __and__ = __or__ = __xor__ = __invert__ = \
-        __rpow__ = __floordiv__ = __mod__ = _not_yet
+    def __le__(self, other):
+        return OPERATORS['alu'](self, other, 'is_le')
+
+    def __gt__(self, other):
+        return OPERATORS['alu'](self, other, 'is_gt')
+
+    def __ge__(self, other):
+        return OPERATORS['alu'](self, other, 'is_ge')
+
+    def __and__(self, other):
+        return OPERATORS['alu'](self, other, 'bitwise_and')
+
+    def __or__(self, other):
+        return OPERATORS['alu'](self, other, 'bitwise_or')
+
+    def __xor__(self, other):
+        return OPERATORS['alu'](self, other, 'bitwise_xor')
+
+    def __mod__(self, other):
+        return OPERATORS['alu'](self, other, 'mod')
+
+    def __abs__(self):
+        return OPERATORS['abs'](self)
+
+    def _not_yet(self, *args):
+        raise unsupported('tile operator', '~, // and number ** tile of tiles (nl.invert, ...)',
+                          user_site())
+
+    __invert__ = __rpow__ = __floordiv__ = _not_yet
 
     __radd__ = __add__
     __rmul__ = __mul__
 
 
-class HbmTensor(Typed):
+class InHbm:
+    """Arithmetic on a tensor in HBM is an error naming the line: the engines compute on
+    tiles (load it first)."""
+
+    __slots__ = ()
+
+    def _in_hbm(self, *args):
+        raise KernelError('HBM tensor arithmetic', 'the engines compute on tiles in SBUF or '
+                          'PSUM: load the tensor first (nl.load or nisa.dma_copy)', user_site())
+
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = __truediv__ = \
+        __rtruediv__ = __neg__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = _in_hbm
+
+
+class HbmTensor(InHbm, Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray); `id` is
     its place in the recording."""
     _kind = 'an HBM tensor'
@@ -118,7 +159,7 @@ class HbmTensor(Typed):
                           'nisa.dma_copy')
 
 
-class HbmAccess(Typed):
+class HbmAccess(InHbm, Typed):
     """Part of an HBM tensor as a DMA operand: rows (the partition dimension, its first logical
     axis, any row stride) of free elements (`dims`, the other logical axes: [(size, stride)]);
     its first element may depend on loop indices. When the free elements are one contiguous
