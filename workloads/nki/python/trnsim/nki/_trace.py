@@ -468,58 +468,58 @@ class Trace:
         layout = _LAYOUT[kind]
         if self.first:
             when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
-        generic = PRIMS[kind] if kind in _GENERIC else None
-        words = ['ins' if generic else kind]
+        words = [kind]
         if when:
             words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
-        if generic:  # ins ENGINE OPCODE field=value ...
-            words += [args[generic.fields.index('eng')], generic.opcode]
         out = []
-        for i, (what, a) in enumerate(zip(layout, args)):
-            if generic:
-                field = generic.fields[i]
-                if field == 'eng' or (what in ('T?', 'O?', 'flags') and not a):
-                    out.append(a)
-                    continue
-                words.append(field + '=')
-            if what in ('T', 'T?', 'O', 'O?'):
-                if a is None:
-                    words.append('-')
-                else:
-                    if a.__class__ is Tile:
-                        a = self.tile_ref(a, api, site)
-                    b, p0, f0 = a[2], a[3], a[5]
-                    words.append(f'T{a[0]}.{a[1]}.{b if b.__class__ is int else text(b)}:'
-                                 f'{p0 if p0.__class__ is int else text(p0)}:{a[4]}:'
-                                 f'{f0 if f0.__class__ is int else text(f0)}:{a[6]}:{a[7]}')
-            elif what == 'H':
-                if not isinstance(a, HbmRef):
-                    a = a.ref()
-                self._check_open(a[1])
-                words.append(f'H{a[0]}:{text(a[1])}:{a[2]}:{a[3]}:{a[4]}')
-            elif what == 'decl':
-                words.append(str(a.id))
-            elif what == 'f':
-                words.append(_number(a))
-            elif what == 'acc':
-                if isinstance(a, tuple):
-                    words.append('!' + ','.join(f'L{loop.id}' for loop in a))
-                else:
-                    words.append('1' if a else '0')
-            elif what == 'str':
-                words.append(_one_line(str(a)))
-            else:
-                words.append(str(a))
-            out.append(a)
+        word = self._word
+        if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
+            generic = PRIMS[kind]
+            words[0] = 'ins'
+            words += [args[generic.fields.index('eng')], generic.opcode]
+            for field, what, a in zip(generic.fields, layout, args):
+                if field != 'eng' and (a or what not in _OPTIONAL):
+                    w, a = word(what, a, api, site)
+                    words.append(f'{field}={w}')
+                out.append(a)
+        else:
+            for what, a in zip(layout, args):
+                w, a = word(what, a, api, site)
+                words.append(w)
+                out.append(a)
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
-        if generic:  # the field and its value as one word
-            line = words[0:3 + bool(when)] + [a + b for a, b in zip(words[3 + bool(when)::2],
-                                                                    words[4 + bool(when)::2])]
-            words = line
         self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx))
         if kind != 'declare':
             self.executed += self.multiplicity() if self.frames else 1
+
+    def _word(self, what, a, api, site):
+        """(the recording's word for operand `a` of kind `what`, the operand as kept)."""
+        if what in _TILES:
+            if a is None:
+                return '-', a
+            if a.__class__ is Tile:
+                a = self.tile_ref(a, api, site)
+            b, p0, f0 = a[2], a[3], a[5]
+            return (f'T{a[0]}.{a[1]}.{b if b.__class__ is int else text(b)}:'
+                    f'{p0 if p0.__class__ is int else text(p0)}:{a[4]}:'
+                    f'{f0 if f0.__class__ is int else text(f0)}:{a[6]}:{a[7]}'), a
+        if what == 'H':
+            if not isinstance(a, HbmRef):
+                a = a.ref()
+            self._check_open(a[1])
+            return f'H{a[0]}:{text(a[1])}:{a[2]}:{a[3]}:{a[4]}', a
+        if what == 'decl':
+            return str(a.id), a
+        if what == 'f':
+            return _number(a), a
+        if what == 'acc':
+            if isinstance(a, tuple):
+                return '!' + ','.join(f'L{loop.id}' for loop in a), a
+            return ('1' if a else '0'), a
+        if what == 'str':
+            return _one_line(str(a)), a
+        return str(a), a
 
     def text(self):
         """The recording's text form (recording.h, docs/nki.md)."""
@@ -550,6 +550,8 @@ class Trace:
 
 _LAYOUT = {name: p.layout for name, p in PRIMS.items()}
 _GENERIC = frozenset(name for name, p in PRIMS.items() if p.opcode)  # `ins ...` lines
+_TILES = frozenset(('T', 'T?', 'O', 'O?'))
+_OPTIONAL = frozenset(('T?', 'O?', 'flags'))  # left out of an `ins` line when empty
 _LAYOUT['declare'] = ('decl',)
 
 
