@@ -358,6 +358,13 @@ class AffinePredicate(UserFacing):
     def __init__(self, expr, op):
         self.expr, self.op = expr, op
 
+    def _combined(self, other):
+        raise unsupported('affine predicate', 'comparisons of indices with other indices '
+                          'combined with & or | (nisa.affine_select takes one: the reference '
+                          'suggests nl.where for more)', user_site())
+
+    __and__ = __rand__ = __or__ = __ror__ = _combined
+
 
 class Mask:
     """A rectangular mask (comparisons of tile indices, combined with &): on each tile axis,
