@@ -162,17 +162,10 @@ constexpr op_syntax op_names[] = {
     {"declare", nki_op_kind::declare},
     {"load", nki_op_kind::load},
     {"store", nki_op_kind::store},
-    {"tensor_tensor", nki_op_kind::tensor_tensor},
-    {"tensor_scalar", nki_op_kind::tensor_scalar},
-    {"tensor_scalar_ap", nki_op_kind::tensor_scalar_ap},
     {"tensor_copy", nki_op_kind::tensor_copy},
     {"copy", nki_op_kind::copy},
     {"memset", nki_op_kind::memset},
-    {"activation", nki_op_kind::activation},
     {"iota", nki_op_kind::iota},
-    {"scalar_tensor_tensor", nki_op_kind::scalar_tensor_tensor},
-    {"tensor_tensor_scan", nki_op_kind::tensor_tensor_scan},
-    {"tensor_reduce", nki_op_kind::tensor_reduce},
     {"max8", nki_op_kind::max8},
     {"find_index8", nki_op_kind::find_index8},
     {"matmul", nki_op_kind::matmul},
@@ -205,29 +198,6 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             op.hbm = rd.hbm(w[0]);
             tiles({1});
             break;
-        case nki_op_kind::tensor_tensor:
-            need(5);
-            tiles({0, 1, 2});
-            op.alu0 = rd.alu(w[3]);
-            op.engine = rd.engine(w[4]);
-            break;
-        case nki_op_kind::tensor_scalar:
-            need(7);
-            tiles({0, 1});
-            op.alu0 = rd.alu(w[2]);
-            op.imm0 = rd.real(w[3]);
-            op.engine = rd.engine(w[4]);
-            op.alu1 = rd.alu(w[5]);
-            op.imm1 = rd.real(w[6]);
-            break;
-        case nki_op_kind::tensor_scalar_ap:
-            need(7);
-            tiles({0, 1, 3});
-            op.alu0 = rd.alu(w[2]);
-            op.engine = rd.engine(w[4]);
-            op.alu1 = rd.alu(w[5]);
-            op.imm1 = rd.real(w[6]);
-            break;
         case nki_op_kind::tensor_copy:
             need(3);
             tiles({0, 1});
@@ -245,42 +215,11 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             op.imm0 = rd.real(w[1]);
             op.engine = rd.engine(w[2]);
             break;
-        case nki_op_kind::activation:
-            need(6);
-            tiles({0, 1});
-            op.func = rd.func(w[2]);
-            op.imm0 = rd.real(w[3]);
-            op.engine = rd.engine(w[4]);
-            if (w[5] != "-") {
-                tiles({5});
-                op.has_bias = true;
-            }
-            break;
         case nki_op_kind::iota:
             need(3);
             tiles({0});
             op.imm0 = rd.real(w[1]);
             op.imm1 = rd.real(w[2]);
-            break;
-        case nki_op_kind::scalar_tensor_tensor:
-            need(6);
-            tiles({0, 1, 5});
-            op.alu0 = rd.alu(w[2]);
-            op.imm0 = rd.real(w[3]);
-            op.alu1 = rd.alu(w[4]);
-            break;
-        case nki_op_kind::tensor_tensor_scan:
-            need(6);
-            tiles({0, 1, 2});
-            op.imm0 = rd.real(w[3]);
-            op.alu0 = rd.alu(w[4]);
-            op.alu1 = rd.alu(w[5]);
-            break;
-        case nki_op_kind::tensor_reduce:
-            need(4);
-            tiles({0, 1});
-            op.alu0 = rd.alu(w[2]);
-            op.engine = rd.engine(w[3]);
             break;
         case nki_op_kind::find_index8:
             need(3);
@@ -828,15 +767,6 @@ class expander {
                 m_kb.store(m_tensors[op.hbm.tensor], dst, t(0));
                 break;
             }
-            case nki_op_kind::tensor_tensor:
-                m_kb.tensor_tensor(t(0), t(1), t(2), op.alu0, op.engine);
-                break;
-            case nki_op_kind::tensor_scalar:
-                m_kb.tensor_scalar(t(0), t(1), op.alu0, op.imm0, op.engine, op.alu1, op.imm1);
-                break;
-            case nki_op_kind::tensor_scalar_ap:
-                m_kb.tensor_scalar_ap(t(0), t(1), op.alu0, t(2), op.engine, op.alu1, op.imm1);
-                break;
             case nki_op_kind::tensor_copy:
                 m_kb.tensor_copy(t(0), t(1), op.engine);
                 break;
@@ -846,27 +776,8 @@ class expander {
             case nki_op_kind::memset:
                 m_kb.memset(t(0), op.imm0, op.engine);
                 break;
-            case nki_op_kind::activation: {
-                const tile dst = t(0), src = t(1);
-                if (op.has_bias) {
-                    const tile bias = t(2);
-                    m_kb.activation(dst, src, op.func, op.imm0, op.engine, &bias);
-                } else {
-                    m_kb.activation(dst, src, op.func, op.imm0, op.engine, nullptr);
-                }
-                break;
-            }
             case nki_op_kind::iota:
                 m_kb.iota(t(0), op.imm0, op.imm1);
-                break;
-            case nki_op_kind::scalar_tensor_tensor:
-                m_kb.scalar_tensor_tensor(t(0), t(1), op.alu0, op.imm0, op.alu1, t(2));
-                break;
-            case nki_op_kind::tensor_tensor_scan:
-                m_kb.tensor_tensor_scan(t(0), t(1), t(2), op.imm0, op.alu0, op.alu1);
-                break;
-            case nki_op_kind::tensor_reduce:
-                m_kb.tensor_reduce(t(0), t(1), op.alu0, op.engine);
                 break;
             case nki_op_kind::max8:
                 m_kb.max8(t(0), t(1));

@@ -67,7 +67,7 @@ struct nki_decl {
     std::vector<std::uint64_t> loops;    // trip counts of the NKI loops around it, outermost first
     std::vector<std::uint64_t> offsets;  // direct allocation: the byte offset of each buffer
     std::vector<std::uint32_t> first_partitions;  // ... and its first partition
-    std::vector<std::uint32_t> phys;     // ... and each logical tile's buffer among them
+    std::vector<std::uint32_t> phys;              // ... and each logical tile's buffer among them
 };
 
 enum class nki_op_kind : std::uint8_t {
@@ -76,17 +76,10 @@ enum class nki_op_kind : std::uint8_t {
     declare,  // a new instance of a declaration
     load,
     store,
-    tensor_tensor,
-    tensor_scalar,
-    tensor_scalar_ap,
     tensor_copy,
     copy,
     memset,
-    activation,
     iota,
-    scalar_tensor_tensor,
-    tensor_tensor_scan,
-    tensor_reduce,
     max8,
     find_index8,
     matmul,
@@ -106,7 +99,6 @@ struct nki_op {
     engine_kind engine = engine_kind::dve;
     act_func func = act_func::identity;
     float imm0 = 0, imm1 = 0;
-    bool has_bias = false;  // activation: tiles[2] is its bias
     // matmul: adds to dst unless every loop of `fresh` is at index 0 (accumulate = 1: always;
     // 0 with `fresh` empty: never).
     bool accumulate = false;

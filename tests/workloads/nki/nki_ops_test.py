@@ -392,7 +392,7 @@ class EveryOperation(unittest.TestCase):
         # the masked copy: one instruction per kept run of 4 elements (2 of them)
         self.assertEqual(recorded(masked_copy, w).count('copy'), 2)
         np.testing.assert_array_equal(add_into_runs(w), w + np.float32(1))
-        self.assertEqual(recorded(add_into_runs, w).count('tensor_scalar'), 4)
+        self.assertEqual(recorded(add_into_runs, w).count('isa.tensor_scalar'), 4)
         np.testing.assert_array_equal(broadcast_into_runs(w), np.broadcast_to(w[0:1], w.shape))
 
     def test_dma_of_a_tile_part_in_several_runs(self):
@@ -415,7 +415,7 @@ class EveryOperation(unittest.TestCase):
 
         np.testing.assert_allclose(engine_on_runs(w), np.exp(w), rtol=2e-6)
         # one activation per run (6), into a tile of its own
-        self.assertEqual(recorded(engine_on_runs, w).count('activation'), 6)
+        self.assertEqual(recorded(engine_on_runs, w).count('isa.activation'), 6)
 
     def test_matmul_transposes_are_hoisted_in_nl_kernels(self):
         x, y = s.random_inputs((64, 96), (96, 40))

@@ -34,8 +34,7 @@ def fill_value(dtype):
 
 # The primitives each of whose result elements depends on the same element of each operand
 # (a [P, 1] operand: on its partition's element).
-_ELEMENTWISE = ('load', 'tensor_tensor', 'tensor_scalar', 'tensor_scalar_ap', 'tensor_copy',
-                'copy', 'activation', 'scalar_tensor_tensor')
+_ELEMENTWISE = ('load', 'tensor_copy', 'copy')  # and the instructions declared elementwise
 
 
 def _validity(kind, valids, shape):
@@ -49,7 +48,7 @@ def _validity(kind, valids, shape):
         return out
     if kind in ('transpose', 'isa.transpose'):
         return valids[0].T.reshape(shape)
-    if kind in ('tensor_tensor_scan', 'isa.tensor_tensor_scan'):  # and the ones before it
+    if kind == 'isa.tensor_tensor_scan':  # each element depends on the ones before it
         both = valids[0] & valids[1].reshape(valids[0].shape)
         return np.logical_and.accumulate(both, axis=1).reshape(shape)
     # reductions, max8, find_index8: a row's results depend on the whole row

@@ -207,8 +207,8 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 # The primitives that apply element by element (what split() may cut into runs).
-ELEMENTWISE = ('load', 'store', 'tensor_tensor', 'tensor_scalar', 'tensor_scalar_ap',
-               'tensor_copy', 'copy', 'memset', 'activation', 'scalar_tensor_tensor')
+ELEMENTWISE = ('load', 'store', 'tensor_copy', 'copy', 'memset')  # and the instructions
+# declared elementwise in _prims (without a second output)
 
 
 def _several_runs(x):
@@ -537,7 +537,7 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
     if region is not None:
         A, B = _view(A, region, api, site), _view(B, region, api, site)
     dt = _name(dtype, A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
-    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_tensor',
+    return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_tensor',
                    (A, B, alu, _engine(engine, 'dve')), region=region, full_shape=full)
 
 
@@ -584,17 +584,10 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
         else:
             raise KernelError(api, f'expected a tile or a number as operand1, got '
                               f'{type(scalar1).__name__}', site)
-    eng = _engine(engine, 'dve')
-    if rev0 or rev1 or S1 is not None:  # trace format 3's tensor_scalar
-        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_scalar',
-                       (A, S, S1, alu, 0.0 if S is not None else float(scalar), op1, imm1,
-                        _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''), eng),
-                       region=region, full_shape=full)
-    if S is not None:
-        return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar_ap',
-                       (A, alu, S, eng, op1, imm1), region=region, full_shape=full)
-    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_scalar',
-                   (A, alu, float(scalar), eng, op1, imm1), region=region, full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_scalar',
+                   (A, S, S1, alu, 0.0 if S is not None else float(scalar), op1, imm1,
+                    _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''),
+                    _engine(engine, 'dve')), region=region, full_shape=full)
 
 
 def tensor_scalar_reduce(api, site, a, alu, scalar, reduce_alu, reduce_res, reverse=False,
@@ -646,12 +639,9 @@ def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=N
     region = mask_region(mask, full, api, site)
     if region is not None:
         A, B = _view(A, region, api, site), _view(B, region, api, site)
-    dt = _name(dtype, A.dtype_name)
-    if flags:
-        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.scalar_tensor_tensor',
-                       (A, B, alu0, imm, alu1, flags, 'dve'), region=region, full_shape=full)
-    return Pending(api, site, A.shape, dt, 'sbuf', 'scalar_tensor_tensor',
-                   (A, alu0, imm, alu1, B), region=region, full_shape=full)
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
+                   'isa.scalar_tensor_tensor', (A, B, alu0, imm, alu1, flags, 'dve'),
+                   region=region, full_shape=full)
 
 
 def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None, flags=''):
@@ -660,11 +650,8 @@ def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None, flags='
     A, B, init = _two_tiles_and_a_number(api, site, a, b, initial, 'the initial value')
     if A.space == 'psum' and B.space == 'psum':
         raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
-    if flags:
-        return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
-                       'isa.tensor_tensor_scan', (A, B, alu0, init, alu1, flags, 'dve'))
-    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf', 'tensor_tensor_scan',
-                   (A, B, init, alu0, alu1))
+    return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
+                   'isa.tensor_tensor_scan', (A, B, alu0, init, alu1, flags, 'dve'))
 
 
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None,
@@ -696,11 +683,9 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation_reduce',
                        (R, A, B, SC, func, float(scale) if SC is None else 0.0,
                         reduce_alu or 'add', reduce_flags or '', eng))
-    if SC is not None:
-        return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
-                       (A, B, SC, func, 0.0, eng), region=region, full_shape=full)
-    return Pending(api, site, A.shape, dt, 'sbuf', 'activation',
-                   (A, func, float(scale), eng, B), region=region, full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
+                   (A, B, SC, func, 0.0 if SC is not None else float(scale), eng),
+                   region=region, full_shape=full)
 
 
 def affine_select(api, site, steps, const, on_true, fill, cmp, dtype=None):
@@ -916,8 +901,9 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mas
             A = _view(A, region, api, site)
             out_region = (region[0], slice(None)) if keepdims else (region[0],)
         shape = (A.partitions, 1) if keepdims else (A.partitions,)
-        return Pending(api, site, shape, dt, 'sbuf', 'tensor_reduce',
-                       (A, alu, _engine(engine, 'dve')), region=out_region, full_shape=full)
+        return Pending(api, site, shape, dt, 'sbuf', 'isa.tensor_reduce',
+                       (A, alu, '', _engine(engine, 'dve')), region=out_region,
+                       full_shape=full)
     if mask is not None:
         raise unsupported(api, 'a mask on a reduction over some of the free axes, or negated',
                           site)

@@ -186,25 +186,6 @@ def _store(src):
     return src
 
 
-@prim('tensor_tensor', 'T', 'T', 'T', 'alu', 'eng')
-def _tensor_tensor(a, b, alu, engine):
-    return ALU[alu](a, b.reshape(a.shape))
-
-
-def _second(v, alu1, imm1):
-    return v if alu1 == 'bypass' else ALU[alu1](v, np.float32(imm1))
-
-
-@prim('tensor_scalar', 'T', 'T', 'alu', 'f', 'eng', 'alu', 'f')
-def _tensor_scalar(a, alu, imm, engine, alu1, imm1):
-    return _second(ALU[alu](a, np.float32(imm)), alu1, imm1)
-
-
-@prim('tensor_scalar_ap', 'T', 'T', 'alu', 'T', 'eng', 'alu', 'f')
-def _tensor_scalar_ap(a, alu, scalar, engine, alu1, imm1):
-    return _second(ALU[alu](a, scalar.reshape(a.shape[0], 1)), alu1, imm1)
-
-
 @prim('tensor_copy', 'T', 'T', 'eng')
 def _tensor_copy(a, engine):
     return a
@@ -220,40 +201,11 @@ def _memset(value, engine):
     return np.float32(value)
 
 
-@prim('activation', 'T', 'T', 'func', 'f', 'eng', 'T?')
-def _activation(a, func, scale, engine, bias):
-    x = a * np.float32(scale)
-    if bias is not None:
-        x = x + bias.reshape(a.shape[0], 1)
-    return ACT[func](x).astype(np.float32)
-
-
 @prim('iota', 'T', 'f', 'f', shaped=True)
 def _iota(offset, partition_step, shape):
     p, n = shape
     return (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
             np.arange(n, dtype=np.float64)[None, :])
-
-
-@prim('scalar_tensor_tensor', 'T', 'T', 'alu', 'f', 'alu', 'T')
-def _scalar_tensor_tensor(a, alu0, imm, alu1, b):
-    return ALU[alu1](ALU[alu0](a, np.float32(imm)), b.reshape(a.shape))
-
-
-@prim('tensor_tensor_scan', 'T', 'T', 'T', 'f', 'alu', 'alu')
-def _tensor_tensor_scan(a, b, initial, alu0, alu1):
-    y = b.reshape(a.shape)
-    out = np.empty_like(a, dtype=np.float32)
-    prev = np.full(a.shape[0], initial, dtype=np.float32)
-    for i in range(a.shape[1]):
-        prev = ALU[alu1](ALU[alu0](a[:, i], prev), y[:, i]).astype(np.float32)
-        out[:, i] = prev
-    return out
-
-
-@prim('tensor_reduce', 'T', 'T', 'alu', 'eng')
-def _tensor_reduce(a, alu, engine):
-    return reduce_rows(alu, a)
 
 
 @prim('max8', 'T', 'T')
@@ -351,8 +303,8 @@ def _isa_reciprocal(a, engine):
 
 @instruction('isa.transpose', 'transpose', 'dst', 'src0', 'eng', elementwise=False)
 def _isa_transpose(a, engine):
-    """The Vector engine's transpose (at most 32 x 32)."""
-    return a.T
+    """The Vector engine's transpose (at most 32 x 32): the Tensor engine's values."""
+    return _transpose(a)
 
 
 @instruction('isa.scalar_tensor_tensor', 'scalar_tensor_tensor', 'dst', 'src0', 'src1', 'alu',
