@@ -159,19 +159,10 @@ struct op_syntax {
     nki_op_kind kind;
 };
 constexpr op_syntax op_names[] = {
-    {"declare", nki_op_kind::declare},
-    {"load", nki_op_kind::load},
-    {"store", nki_op_kind::store},
-    {"tensor_copy", nki_op_kind::tensor_copy},
-    {"copy", nki_op_kind::copy},
-    {"memset", nki_op_kind::memset},
-    {"iota", nki_op_kind::iota},
-    {"max8", nki_op_kind::max8},
-    {"find_index8", nki_op_kind::find_index8},
-    {"matmul", nki_op_kind::matmul},
-    {"transpose", nki_op_kind::transpose},
-    {"print", nki_op_kind::print},
-    {"ins", nki_op_kind::instruction},
+    {"declare", nki_op_kind::declare}, {"load", nki_op_kind::load},
+    {"store", nki_op_kind::store},     {"copy", nki_op_kind::copy},
+    {"matmul", nki_op_kind::matmul},   {"transpose", nki_op_kind::transpose},
+    {"print", nki_op_kind::print},     {"ins", nki_op_kind::instruction},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -198,32 +189,10 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             op.hbm = rd.hbm(w[0]);
             tiles({1});
             break;
-        case nki_op_kind::tensor_copy:
-            need(3);
-            tiles({0, 1});
-            op.engine = rd.engine(w[2]);
-            break;
         case nki_op_kind::copy:
-        case nki_op_kind::max8:
         case nki_op_kind::transpose:
             need(2);
             tiles({0, 1});
-            break;
-        case nki_op_kind::memset:
-            need(3);
-            tiles({0});
-            op.imm0 = rd.real(w[1]);
-            op.engine = rd.engine(w[2]);
-            break;
-        case nki_op_kind::iota:
-            need(3);
-            tiles({0});
-            op.imm0 = rd.real(w[1]);
-            op.imm1 = rd.real(w[2]);
-            break;
-        case nki_op_kind::find_index8:
-            need(3);
-            tiles({0, 1, 2});
             break;
         case nki_op_kind::matmul:
             op.double_row = w.size() == 5 && w[4] == "double_row";
@@ -767,23 +736,8 @@ class expander {
                 m_kb.store(m_tensors[op.hbm.tensor], dst, t(0));
                 break;
             }
-            case nki_op_kind::tensor_copy:
-                m_kb.tensor_copy(t(0), t(1), op.engine);
-                break;
             case nki_op_kind::copy:
                 m_kb.copy(t(0), t(1));
-                break;
-            case nki_op_kind::memset:
-                m_kb.memset(t(0), op.imm0, op.engine);
-                break;
-            case nki_op_kind::iota:
-                m_kb.iota(t(0), op.imm0, op.imm1);
-                break;
-            case nki_op_kind::max8:
-                m_kb.max8(t(0), t(1));
-                break;
-            case nki_op_kind::find_index8:
-                m_kb.find_index8(t(0), t(1), t(2));
                 break;
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));

@@ -76,12 +76,7 @@ enum class nki_op_kind : std::uint8_t {
     declare,  // a new instance of a declaration
     load,
     store,
-    tensor_copy,
     copy,
-    memset,
-    iota,
-    max8,
-    find_index8,
     matmul,
     transpose,
     print,        // values only: no instruction

@@ -558,7 +558,7 @@ class LoopReduce(unittest.TestCase):
         np.testing.assert_array_equal(m, tiles.max(axis=0))
         np.testing.assert_allclose(t, tiles.sum(axis=0), rtol=1e-6)
         k = kinds(loop_max_beta1, x)
-        self.assertEqual(k.count('memset'), 2)  # each accumulator set once
+        self.assertEqual(k.count('isa.memset'), 2)  # each accumulator set once
 
 
 class Selections(unittest.TestCase):

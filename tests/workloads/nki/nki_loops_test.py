@@ -423,7 +423,7 @@ class PythonThatNeedsUnrolling(unittest.TestCase):
         want = np.stack([sum(prods[:k], np.zeros_like(prods[0])) for k in range(4)])
         t = self.check(running_sums, want, a, b)
         self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 1)  # recorded once
-        memsets = [op for op in t.trace.ops if op.kind == 'memset']
+        memsets = [op for op in t.trace.ops if op.kind == 'isa.memset']
         self.assertEqual(len(memsets), 1)
         self.assertEqual(len(memsets[0].when), 1)  # in the first iteration only
 

@@ -91,7 +91,7 @@ decl psum 128 128 float32 1 0 1 - - - acc
 declare 0
 declare 1
 loop L0 3
-memset if=L0 T1.0.0:0:128:0:128:1 0.0 dve
+ins if=L0 dve memset dst=T1.0.0:0:128:0:128:1
 loop L1 2
 load T0.0.0:0:128:0:128:1 H0:16384*L1:128:128:128
 matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 !L1
@@ -135,7 +135,7 @@ decl sbuf 128 64 float32 1 0 0 8 - - t
 loop L0 4
 declare 0
 load T0.0.0:0:128:0:64:1 H0:64*L0:128:64:512
-tensor_copy T0.0.0:0:128:0:64:1 T0.1.0:0:128:0:64:1 dve
+ins dve tensor_copy dst=T0.0.0:0:128:0:64:1 src0=T0.1.0:0:128:0:64:1
 end L0
 )");
     // the first iteration has no instance before the latest
@@ -189,7 +189,7 @@ TEST(Recording, MistakesNameTheirLine) {
                   .find("undeclared"),
               std::string::npos);
     EXPECT_NE(parse_error("style nl\ndecl sbuf 128 64 float32 1 0 0 - - - t\n"
-                          "memset T0.0.0:0:128:0:64:1 x dve\n")
+                          "ins dve memset dst=T0.0.0:0:128:0:64:1 imm=x\n")
                   .find("bad number 'x'"),
               std::string::npos);
     EXPECT_NE(parse_error("style nl\nloop L0 2\n").find("not closed"), std::string::npos);

@@ -34,7 +34,7 @@ def fill_value(dtype):
 
 # The primitives each of whose result elements depends on the same element of each operand
 # (a [P, 1] operand: on its partition's element).
-_ELEMENTWISE = ('load', 'tensor_copy', 'copy')  # and the instructions declared elementwise
+_ELEMENTWISE = ('load', 'copy')  # and the instructions declared elementwise
 
 
 def _validity(kind, valids, shape):

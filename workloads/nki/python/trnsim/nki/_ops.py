@@ -115,7 +115,7 @@ def flush_zero(tile, site):
         return
     root.zero_done.append(trace.chain())
     root.writes.append((_part(root), trace.chain()))
-    trace.emit('memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'),
+    trace.emit('isa.memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'),
                trace.opened_since(root.chain))
 
 
@@ -207,7 +207,7 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 # The primitives that apply element by element (what split() may cut into runs).
-ELEMENTWISE = ('load', 'store', 'tensor_copy', 'copy', 'memset')  # and the instructions
+ELEMENTWISE = ('load', 'store', 'copy')  # and the instructions
 # declared elementwise in _prims (without a second output)
 
 
@@ -846,8 +846,8 @@ def iota(api, site, shape, offset, partition_step, dtype):
     """A tile of `shape` with value offset + partition_step * p + i at partition p, free
     element i (GpSimd engine)."""
     shape = tuple(int(x) for x in shape)
-    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'iota',
-                   (float(offset), float(partition_step)))
+    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'isa.iota',
+                   (float(offset), float(partition_step), 'pool'))
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
@@ -863,12 +863,12 @@ def copy(api, site, a, dtype=None, engine=None, mask=None):
     if engine is None:
         return Pending(api, site, A.shape, dt, 'sbuf', 'copy', (A,), region=region,
                        full_shape=full)
-    return Pending(api, site, A.shape, dt, 'sbuf', 'tensor_copy', (A, engine), region=region,
-                   full_shape=full)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_copy', (A, engine),
+                   region=region, full_shape=full)
 
 
 def memset(api, site, shape, value, dtype, engine=None):
-    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'memset',
+    return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'isa.memset',
                    (float(value), _engine(engine, 'dve')))
 
 
@@ -1023,7 +1023,7 @@ def max8(api, site, a):
     if A.elems < 8:
         raise KernelError(api, f'max8 needs at least 8 elements per partition, got {A.shape}',
                           site)
-    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf', 'max8', (A,))
+    return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf', 'isa.max8', (A, 'dve'))
 
 
 def find_index8(api, site, data, vals):
@@ -1031,7 +1031,8 @@ def find_index8(api, site, data, vals):
     if V.partitions != D.partitions or V.elems != 8:
         raise KernelError(api, f'shape mismatch: the values must be of shape '
                           f'({D.partitions}, 8), got {V.shape}', site)
-    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf', 'find_index8', (D, V))
+    return Pending(api, site, (D.partitions, 8), 'int32', 'sbuf', 'isa.find_index8',
+                   (D, V, 'dve'))
 
 
 def settle_block_writes(group):

@@ -186,38 +186,9 @@ def _store(src):
     return src
 
 
-@prim('tensor_copy', 'T', 'T', 'eng')
-def _tensor_copy(a, engine):
-    return a
-
-
 @prim('copy', 'T', 'T')
 def _copy(a):
     return a
-
-
-@prim('memset', 'T', 'f', 'eng')
-def _memset(value, engine):
-    return np.float32(value)
-
-
-@prim('iota', 'T', 'f', 'f', shaped=True)
-def _iota(offset, partition_step, shape):
-    p, n = shape
-    return (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
-            np.arange(n, dtype=np.float64)[None, :])
-
-
-@prim('max8', 'T', 'T')
-def _max8(a):
-    return -np.sort(-a, axis=1)[:, :8]
-
-
-@prim('find_index8', 'T', 'T', 'T')
-def _find_index8(data, vals):
-    v = vals.reshape(data.shape[0], 8)
-    hit = data[:, :, None] == v[:, None, :]
-    return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
 
 
 @prim('matmul', 'T', 'T', 'T', 'acc', 'mode?')
@@ -396,3 +367,37 @@ def _isa_range_select(a, bound0, bound1, cmp0, cmp1, start, fill, engine):
     keep = (alu(cmp0, at, bound0.reshape(-1, 1)) != 0) & (alu(cmp1, at, bound1.reshape(-1, 1))
                                                          != 0)
     return np.where(keep, a, np.float32(fill)).astype(np.float32)
+
+
+@instruction('isa.tensor_copy', 'tensor_copy', 'dst', 'src0', 'eng')
+def _isa_tensor_copy(a, engine):
+    return a
+
+
+@instruction('isa.memset', 'memset', 'dst', 'imm', 'eng')
+def _isa_memset(value, engine):
+    return np.float32(value)
+
+
+@instruction('isa.iota', 'iota', 'dst', 'imm', 'imm1', 'eng', shaped=True,
+             elementwise=False)
+def _isa_iota(offset, partition_step, engine, shape):
+    """offset + partition_step * p + i (computed in double, as the model)."""
+    p, n = shape
+    return (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
+            np.arange(n, dtype=np.float64)[None, :])
+
+
+@instruction('isa.max8', 'max8', 'dst', 'src0', 'eng', elementwise=False)
+def _isa_max8(a, engine):
+    """The 8 largest values of each row, largest first."""
+    return -np.sort(-a, axis=1)[:, :8]
+
+
+@instruction('isa.find_index8', 'find_index8', 'dst', 'src0', 'src1', 'eng',
+             elementwise=False)
+def _isa_find_index8(data, vals, engine):
+    """Where each of 8 values per row first occurs in data (-1: nowhere)."""
+    v = vals.reshape(data.shape[0], 8)
+    hit = data[:, :, None] == v[:, None, :]
+    return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
