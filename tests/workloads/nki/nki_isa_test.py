@@ -170,7 +170,7 @@ def language_functions_beta1(x):
     u = nl1.load(x)
     nl1.store(outs[0], value=nl1.divide(u, nl1.add(u, 1.0)))
     nl1.store(outs[1], value=nl1.greater(u, 0.5))
-    nl1.store(outs[2], value=nl1.softmax(u, axis=1))
+    nl1.store(outs[2], value=nl1.softmax(u, axis=-1))
     nl1.store(outs[3], value=nl1.erf(u))
     nl1.store(outs[4], value=2.0 / (u + 1.0))
     nl1.store(outs[5], value=nl1.copy(t, dtype=nl1.float32))

@@ -472,7 +472,7 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
     _no_mask('nl.softmax', mask, site)
     t = _ops.operand(x, 'nl.softmax', site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if sorted(int(a) for a in axes) != list(range(1, len(t.shape))):
+    if _free_axes(axes, len(t.shape)) != list(range(1, len(t.shape))):
         raise unsupported('nl.softmax', f'a softmax over axis {axis} (only over all the free '
                           'axes)', site)
     trace = _trace.current('nl.softmax')
@@ -489,6 +489,14 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
                               dtype or t.dtype_name)
 
 
+def _free_axes(axes, ndim):
+    """The axes as non-negative numbers, sorted (a negative one counts from the last)."""
+    try:
+        return sorted(int(a) + ndim if int(a) < 0 else int(a) for a in axes)
+    except (TypeError, ValueError):
+        return None
+
+
 @api('language.var', 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None',
      v0_3_plus='x, axis, dtype=None')
 def var(x, axis, dtype=None, mask=None):
@@ -499,7 +507,7 @@ def var(x, axis, dtype=None, mask=None):
     _no_mask('nl.var', mask, site)
     t = _ops.operand(x, 'nl.var', site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if sorted(int(a) for a in axes) != list(range(1, len(t.shape))):
+    if _free_axes(axes, len(t.shape)) != list(range(1, len(t.shape))):
         raise unsupported('nl.var', f'a variance over axis {axis} (only over all the free '
                           'axes)', site)
     if len(t.shape) != 2:
