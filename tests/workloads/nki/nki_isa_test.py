@@ -366,6 +366,22 @@ def window_max_nki0(x, lo, hi):
     return out, mx_out
 
 
+@nki0.jit
+def dma_permutes_nki0(x3, x4):
+    """The DMA engines' transposes of 3-D and 4-D parts: axes (2, 1, 0) and (3, 1, 2, 0)."""
+    o3 = nl0.ndarray((x3.shape[2], x3.shape[1], x3.shape[0]), dtype=x3.dtype,
+                     buffer=nl0.shared_hbm)
+    o4 = nl0.ndarray((x4.shape[3], x4.shape[1], x4.shape[2], x4.shape[0]), dtype=x4.dtype,
+                     buffer=nl0.shared_hbm)
+    t3 = nl0.ndarray(o3.shape, dtype=x3.dtype, buffer=nl0.sbuf)
+    t4 = nl0.ndarray(o4.shape, dtype=x4.dtype, buffer=nl0.sbuf)
+    nisa0.dma_transpose(t3, x3, axes=(2, 1, 0))
+    nisa0.dma_transpose(t4, x4, axes=(3, 1, 2, 0))
+    nisa0.dma_copy(o3, t3)
+    nisa0.dma_copy(o4, t4)
+    return o3, o4
+
+
 def _softmax(x):
     e = np.exp(x - x.max(axis=1, keepdims=True))
     return e / e.sum(axis=1, keepdims=True)
@@ -456,6 +472,12 @@ class AffineSelect(unittest.TestCase):
 
 
 class DmaTranspose(unittest.TestCase):
+
+    def test_permutations_of_three_and_four_dimensions(self):
+        x3, x4 = s.random_inputs((4, 3, 64), (2, 3, 4, 32))
+        o3, o4 = dma_permutes_nki0(x3, x4)
+        np.testing.assert_array_equal(o3, x3.transpose(2, 1, 0))
+        np.testing.assert_array_equal(o4, x4.transpose(3, 1, 2, 0))
 
     def test_transposed_loads(self):
         (w,) = s.random_inputs((48, 128))

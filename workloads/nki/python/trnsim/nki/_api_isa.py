@@ -627,13 +627,11 @@ def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
 @api('isa.dma_transpose', beta1='src, axes=None, *, mask=None, dtype=None',
      v0='dst, src, axes=None, dge_mode=None')
 def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None):
-    """A 2-D HBM tensor (part) [K, M] into SBUF as [M, K] by the DMA engines, as
-    nl.load_transpose2d (a transfer per column, a descriptor per element: a model choice)."""
+    """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
+    [1, 0], [2, 1, 0], [3, 1, 2, 0]; default [1, 0] of a 2-D part) by the DMA engines, as
+    nl.load_transpose2d (a transfer per run: a model choice)."""
     site = user_site()
-    if axes is not None and tuple(int(a) for a in axes) != (1, 0):
-        raise unsupported('nisa.dma_transpose', f'axes={tuple(axes)} (only the 2-D (1, 0))',
-                          site)
-    view = _ops.transposed_hbm('nisa.dma_transpose', src, site)
+    view = _ops.transposed_hbm('nisa.dma_transpose', src, site, axes)
     p = _ops.load('nisa.dma_transpose', site, view, dtype, mask)
     if dst is None:
         return p

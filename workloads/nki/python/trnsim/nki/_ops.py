@@ -418,19 +418,28 @@ def load(api, site, src, dtype=None, mask=None):
     return p
 
 
-def transposed_hbm(api, src, site):
-    """src [K, M] in HBM read as [M, K]: src[i_f, i_p], a DMA transfer per column of src (a
-    descriptor per element; no faster DMA transpose is modelled: a model choice)."""
+def transposed_hbm(api, src, site, axes=None):
+    """src in HBM read with its dimensions permuted: dimension d of the result is `axes[d]` of
+    src (default: the 2-D transpose, (1, 0)), as the index expression src[i_.., ...] with each
+    of src's dimensions on its result axis; a DMA transfer per run of the result (a descriptor
+    per element when the partitions run along src's last dimension; no faster DMA transpose is
+    modelled: a model choice)."""
     if isinstance(src, HbmTensor):
         src = src[...]
     if not isinstance(src, HbmAccess):
-        raise unsupported(api, f'a transpose of {type(src).__name__} (only of a 2-D HBM '
-                          'tensor or part, into SBUF)', site)
-    if len(src.shape) != 2:
-        raise unsupported(api, f'a transpose of a {len(src.shape)}-D tensor part (only 2-D)',
-                          site)
-    k, m = src.shape
-    return src[IndexRange(0, k)._with(axis=1), IndexRange(0, m)._with(axis=0)]
+        raise unsupported(api, f'a transpose of {type(src).__name__} (only of an HBM tensor '
+                          'or part, into SBUF)', site)
+    n = len(src.shape)
+    axes = tuple(range(n))[::-1] if axes is None and n == 2 else axes
+    try:
+        axes = tuple(int(a) for a in axes)
+    except TypeError:
+        raise KernelError(api, f'axes must be a permutation of the dimensions, got {axes!r}',
+                          site) from None
+    if sorted(axes) != list(range(n)):
+        raise KernelError(api, f'axes {axes} is not a permutation of the {n} dimensions of '
+                          f'{src.shape}', site)
+    return src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
 
 
 def _require_sbuf(api, site, tile):
