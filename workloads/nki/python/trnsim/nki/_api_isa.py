@@ -323,13 +323,25 @@ def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, opera
 @api('isa.tensor_scalar_reduce',
      beta1='*, data, op0, operand0, reduce_op, reduce_res, reverse0=False, dtype=None, '
            'mask=None',
-     v0='dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False')
-def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res, dst=None, reverse0=False,
-                         dtype=None, mask=None):
+     v0_2_to_0_6='dst, data, op0, operand0, reduce_op, reduce_res, reverse0=False',
+     v0_7='dst, data, op0, operand0, reduce_op, reduce_res=None, reverse0=False, '
+          'reduce_cmd=None, reduce_init=None, reduce_res_negate=False')
+def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, dst=None,
+                         reverse0=False, dtype=None, mask=None, reduce_cmd=None,
+                         reduce_init=None, reduce_res_negate=False):
     """data <op0> operand0 (a number or a [P, 1] tile), and the reduce_op reduction of each
     partition's results into reduce_res [P, 1], in one Vector-engine instruction."""
     site = user_site()
     _check('nisa.tensor_scalar_reduce', site, mask)
+    if _reduce_cmd('nisa.tensor_scalar_reduce', reduce_cmd, site) not in (None, ''):
+        raise unsupported('nisa.tensor_scalar_reduce', 'reduce_cmd= accumulating across '
+                          'instructions (the Vector engine\'s registers)', site)
+    if reduce_init is not None or reduce_res_negate:
+        raise unsupported('nisa.tensor_scalar_reduce', 'reduce_init= / reduce_res_negate=',
+                          site)
+    if reduce_res is None:
+        raise KernelError('nisa.tensor_scalar_reduce', 'reduce_res= is required (the tile the '
+                          'reduction goes to)', site)
     alu0 = _alu('nisa.tensor_scalar_reduce', op0, site, 'op0')
     ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.tensor_scalar_reduce', reduce_op, site,
                   'reduce_op')
