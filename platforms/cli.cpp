@@ -59,16 +59,30 @@ cli_options parse_cli(int argc, const char* const* argv) {
     // Boost.Program_options builds its error messages by replacing placeholders such as
     // %canonical_option% with the offending token; a token that itself contains the placeholder
     // makes that replacement loop forever (found by tests/fuzz/cli_fuzz.cpp). No option name
-    // contains '%', so such a token is an unknown option, said here.
+    // contains '%', so such a token is an unknown option, said here; and so is an unknown
+    // option with a '%' in its value (`--list=p%original_token%`), whose whole token the
+    // message would hold.
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i] ? argv[i] : "";
-        if (arg.size() > 1 && arg[0] == '-' &&
-            arg.substr(0, arg.find('=')).find('%') != std::string::npos)
+        if (arg.size() < 2 || arg[0] != '-' || arg.find('%') == std::string::npos) continue;
+        const std::string name = arg.substr(0, arg.find('='));
+        const std::string bare = name.substr(name.rfind('-') == 1 ? 2 : 1);
+        if (name.find('%') != std::string::npos ||
+            (name.size() > 2 && name[1] == '-' && !opts.find_nothrow(name.substr(2), false)) ||
+            (name[1] != '-' && !opts.find_nothrow(bare, false, false, true)))
             throw user_error("unrecognised option '" + arg + "' (see sim --help)");
     }
     po::variables_map vm;
     try {
-        po::store(po::command_line_parser(argc, argv).options(opts).run(), vm);
+        // No abbreviated option names: an abbreviation several options share (`--list`) is
+        // an unknown option, named as given, rather than an ambiguity (whose message Boost
+        // builds by substituting the token into itself: a '%' in it loops forever).
+        po::store(po::command_line_parser(argc, argv)
+                      .options(opts)
+                      .style(po::command_line_style::default_style &
+                             ~po::command_line_style::allow_guessing)
+                      .run(),
+                  vm);
         po::notify(vm);
     } catch (const po::error& e) {
         throw user_error(std::string(e.what()) + " (see sim --help)");
