@@ -62,14 +62,21 @@ cli_options parse_cli(int argc, const char* const* argv) {
     // contains '%', so such a token is an unknown option, said here; and so is an unknown
     // option with a '%' in its value (`--list=p%original_token%`), whose whole token the
     // message would hold.
+    auto is_option = [&](const std::string& name) {
+        try {
+            return opts.find_nothrow(name, false) != nullptr;
+        } catch (const po::error&) {
+            return false;
+        }
+    };
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i] ? argv[i] : "";
         if (arg.size() < 2 || arg[0] != '-' || arg.find('%') == std::string::npos) continue;
         const std::string name = arg.substr(0, arg.find('='));
-        const std::string bare = name.substr(name.rfind('-') == 1 ? 2 : 1);
-        if (name.find('%') != std::string::npos ||
-            (name.size() > 2 && name[1] == '-' && !opts.find_nothrow(name.substr(2), false)) ||
-            (name[1] != '-' && !opts.find_nothrow(bare, false, false, true)))
+        const bool long_form = name.size() > 2 && name[1] == '-';
+        const bool known = long_form && is_option(name.substr(2));
+        // (a short option is one letter: "-s"; anything longer with a '%' is not an option)
+        if (name.find('%') != std::string::npos || (long_form ? !known : name.size() != 2))
             throw user_error("unrecognised option '" + arg + "' (see sim --help)");
     }
     po::variables_map vm;
