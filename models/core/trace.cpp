@@ -386,6 +386,15 @@ program read_trace(std::istream& in, const std::string& name) {
     std::string tok_version;
     // each entry's place (sources' id, 0: none), kept in the program only if any has one
     std::array<std::vector<std::uint32_t>, engine_count> engine_places;
+    std::map<std::string, std::uint32_t> place_ids;  // a place's id in p.sources, one-based
+    auto intern = [&](const std::string& place) {
+        auto [it, fresh] = place_ids.emplace(place, 0);
+        if (fresh) {
+            p.sources.names.push_back(place);
+            it->second = static_cast<std::uint32_t>(p.sources.names.size());
+        }
+        return it->second;
+    };
     std::vector<std::vector<std::uint32_t>> queue_places;
     std::string line;
     std::size_t lineno = 0;
@@ -461,7 +470,7 @@ program read_trace(std::istream& in, const std::string& name) {
             std::uint32_t place = 0;
             if (tok.size() == 5) {
                 if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                place = p.sources.intern(parse_place(tok[4].substr(3), lp));
+                place = intern(parse_place(tok[4].substr(3), lp));
             }
             queue_places[q].push_back(place);
         } else if (engines.count(head)) {
@@ -496,7 +505,7 @@ program read_trace(std::istream& in, const std::string& name) {
                 if (!known.count(k)) lp.fail("unknown field '" + k + "'");
                 if (k == "at") {
                     if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                    place = p.sources.intern(parse_place(v, lp));
+                    place = intern(parse_place(v, lp));
                     continue;
                 }
                 if (k != "wait" && !field_allowed(ins.op, k, version))

@@ -479,10 +479,6 @@ void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile&
     }
 }
 
-void kernel_builder::set_place(const std::string& place) {
-    m_place = place.empty() ? 0 : m_prog.sources.intern(place);
-}
-
 void kernel_builder::placed(std::vector<std::uint32_t>& ids, std::size_t count) {
     if (!m_place && ids.empty()) return;  // no place yet: the list stays empty
     ids.resize(count, 0);

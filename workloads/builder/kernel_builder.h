@@ -204,8 +204,11 @@ class kernel_builder {
                         const tile* src1 = nullptr, const tile* src2 = nullptr,
                         const tile* dst1 = nullptr);
     // The kernel source line ("FILE:LINE", "" for none) the next instructions and transfers
-    // come from, kept in the program's sources (trace format 3's at=).
-    void set_place(const std::string& place);
+    // come from, kept in the program's sources (trace format 3's at=); by its id (place_id,
+    // 0 for none) where it is set often.
+    void set_place(const std::string& place) { set_place(place.empty() ? 0 : place_id(place)); }
+    void set_place(std::uint32_t id) { m_place = id; }
+    std::uint32_t place_id(const std::string& place) { return m_prog.sources.intern(place); }
     double matmul_flops() const { return m_flops; }
 
     // Phases: tiles declared after begin_phase() are freed by end_phase(), so a later phase can

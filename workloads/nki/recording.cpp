@@ -438,6 +438,8 @@ class expander {
             m_tensors.push_back(t.input ? m_kb.input(t.name, t.elems, t.type, 0.0f, 1.0f, 0)
                                         : m_kb.output(t.name, t.elems, t.type));
         plan_phases();
+        for (const auto& place : m_r.places)
+            m_place_ids.push_back(m_kb.place_id(place));
         run_range(0, m_r.ops.size());
         return m_kb.finish();
     }
@@ -639,7 +641,7 @@ class expander {
                 i = m_end[i];
             } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
                 try {
-                    m_kb.set_place(op.place ? m_r.places[op.place - 1] : std::string());
+                    m_kb.set_place(op.place ? m_place_ids[op.place - 1] : 0u);
                     exec(op);
                 } catch (const nki_op_error&) {
                     throw;
@@ -777,7 +779,8 @@ class expander {
 
     const nki_recording& m_r;
     kernel_builder& m_kb;
-    std::vector<std::int64_t> m_index;  // each loop's current index
+    std::vector<std::int64_t> m_index;       // each loop's current index
+    std::vector<std::uint32_t> m_place_ids;  // the program's id of each of the places
     std::vector<decl_state> m_decls;
     std::vector<hbm_tensor> m_tensors;
     std::vector<std::size_t> m_end;

@@ -277,15 +277,12 @@ def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scal
     _check('nisa.activation_reduce', site, mask)
     func = _named(_ACT, _NUMPY_ACT, 'nisa.activation_reduce', op, site)
     ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation_reduce', reduce_op, site, 'reduce_op')
-    if ralu != 'add' and current_isa_version(site) < 3:
+    if ralu != 'add' and current('nisa.activation_reduce').limits['isa_version'] < 3:
         raise KernelError('nisa.activation_reduce', f'reduce_op={ralu}: NeuronCore-v2 reduces '
                           'with add only', site)
     return _result(_ops.activation('nisa.activation_reduce', site, func, data, scale, None,
                                    dtype, None, bias, ralu, reduce_res), dst, site)
 
-
-def current_isa_version(site):
-    return current('nisa.activation_reduce').limits['isa_version']
 
 
 @api('isa.tensor_tensor', beta1='data1, data2, op, dtype=None, mask=None, engine=None, dst=None',

@@ -469,12 +469,7 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
     exponential shifted by it with its sum in the same pass (Scalar), the sum's reciprocal
     (Vector) and the scaling (Vector)."""
     site = user_site()
-    _no_mask('nl.softmax', mask, site)
-    t = _ops.operand(x, 'nl.softmax', site)
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if _free_axes(axes, len(t.shape)) != list(range(1, len(t.shape))):
-        raise unsupported('nl.softmax', f'a softmax over axis {axis} (only over all the free '
-                          'axes)', site)
+    t, axes = _over_free_axes('nl.softmax', x, axis, mask, site)
     trace = _trace.current('nl.softmax')
     neg_max = trace.declare('nl.softmax', site, (t.partitions, 1), 'float32', 'sbuf',
                             name='softmax_max')
@@ -489,12 +484,20 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
                               dtype or t.dtype_name)
 
 
-def _free_axes(axes, ndim):
-    """The axes as non-negative numbers, sorted (a negative one counts from the last)."""
+def _over_free_axes(api_name, x, axis, mask, site):
+    """(x as a tile, axis as a tuple) for an operation over all of x's free axes (a negative
+    axis counts from the last); another axis set, or a mask, is unsupported."""
+    _no_mask(api_name, mask, site)
+    t = _ops.operand(x, api_name, site)
+    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
+    n = len(t.shape)
     try:
-        return sorted(int(a) + ndim if int(a) < 0 else int(a) for a in axes)
+        given = sorted(int(a) + n if int(a) < 0 else int(a) for a in axes)
     except (TypeError, ValueError):
-        return None
+        given = None
+    if given != list(range(1, n)):
+        raise unsupported(api_name, f'axis {axis} (only all the free axes)', site)
+    return t, axes
 
 
 @api('language.var', 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None',
@@ -504,12 +507,7 @@ def var(x, axis, dtype=None, mask=None):
     most 512 elements and one bn_aggr (Vector engine), as the ISA reference suggests for means
     and variances (a model choice for how nl.var lowers)."""
     site = user_site()
-    _no_mask('nl.var', mask, site)
-    t = _ops.operand(x, 'nl.var', site)
-    axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
-    if _free_axes(axes, len(t.shape)) != list(range(1, len(t.shape))):
-        raise unsupported('nl.var', f'a variance over axis {axis} (only over all the free '
-                          'axes)', site)
+    t, _ = _over_free_axes('nl.var', x, axis, mask, site)
     if len(t.shape) != 2:
         t = t.reshape((t.partitions, t.elems))
     trace = _trace.current('nl.var')
