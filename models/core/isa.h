@@ -109,7 +109,13 @@ constexpr field_info all_fields[] = {
       "dst[p, i] = src0[p, i] where (i + imm) alu src1[p, 0] and (i + imm) alu1 src2[p, 0] "       \
       "both hold, else imm1; dst1[p, 0], if given, = the max of dst[p, :] (NeuronCore-v3)")        \
     X(reciprocal, field::dst | field::src0, 3, false,                                              \
-      "dst = 1 / src0 on the Vector engine (more precise than the Scalar engine's, 8x slower)")
+      "dst = 1 / src0 on the Vector engine (more precise than the Scalar engine's, 8x slower)")   \
+    X(topk, field::dst | field::dst1 | field::src0 | field::imm | field::imm1, 3, true,            \
+      "per group of 16 partitions: the first imm elements of src0 read as a snake (element e at "  \
+      "partition e % 16, column e / 16), sorted largest first (ties: the lower index first); "     \
+      "result j (j < 16 * dst's columns, dst's columns = ceil(imm1 / 16)) into dst (its value) "   \
+      "and dst1 (its index in the snake) at partition j % 16, column j / 16; past imm: -inf and "  \
+      "index imm (GpSimd engine, NeuronCore-v3)")
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).

@@ -378,6 +378,34 @@ void validate_program(const program& p, const program_limits& lim) {
                         throw user_error(where() +
                                          ": the Tensor engine reads SBUF and writes PSUM");
                     break;
+                case opcode::topk: {
+                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
+                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
+                    check_operand(ins.dst1, "dst1", lim, p.hbm_bytes, where);
+                    const double n = ins.imm, k = ins.imm1;
+                    if (n != static_cast<std::uint32_t>(n) || n < 8 || n >= 65536 ||
+                        k != static_cast<std::uint32_t>(k) || k < 1 || k >= 32768 || k > n)
+                        throw user_error(where() + ": topk takes 8 <= imm (n) < 65536 and " +
+                                         "1 <= imm1 (k) <= n, k < 32768, whole numbers");
+                    const auto cols = static_cast<std::uint32_t>((k + 15) / 16);
+                    for (const operand* o : {&ins.dst, &ins.dst1, &ins.src0})
+                        if (o->space != mem_space::sbuf)
+                            throw user_error(where() + ": topk reads and writes SBUF only");
+                    if (ins.src0.type != dtype::bfloat16 || ins.dst.type != dtype::bfloat16 ||
+                        ins.dst1.type != dtype::uint32)
+                        throw user_error(where() + ": topk takes bf16 src0 and dst, uint32 dst1");
+                    if (ins.src0.partitions % 16 != 0 ||
+                        ins.dst.partitions != ins.src0.partitions ||
+                        ins.dst1.partitions != ins.src0.partitions)
+                        throw user_error(where() + ": topk's operands have the same partition " +
+                                         "count, a multiple of 16");
+                    if (ins.dst.elems != cols || ins.dst1.elems != cols ||
+                        ins.src0.elems < static_cast<std::uint32_t>((n + 15) / 16))
+                        throw user_error(where() + ": topk's dst and dst1 have ceil(k / 16) = " +
+                                         std::to_string(cols) + " columns and src0 at least " +
+                                         "ceil(n / 16)");
+                    break;
+                }
                 case opcode::tensor_tensor:
                 case opcode::scalar_tensor_tensor:
                 case opcode::tensor_tensor_scan:

@@ -154,6 +154,31 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             for (std::size_t i = 0; i < n; ++i)
                 out(i, 1.0f / in0(i));
             break;
+        case opcode::topk: {  // per group of 16 partitions, the snake sorted largest first
+            const auto total = static_cast<std::uint32_t>(ins.imm);
+            const std::uint32_t slots = 16 * d.elems, c0 = ins.src0.elems;
+            dst1.resize(ins.dst1.bytes());
+            const std::size_t s1 = dtype_size(ins.dst1.type);
+            std::vector<std::uint32_t> order(total);
+            for (std::uint32_t g = 0; g < d.partitions; g += 16) {
+                auto at = [&](std::uint32_t e) {
+                    return in0(std::size_t{g + e % 16} * c0 + e / 16);
+                };
+                for (std::uint32_t e = 0; e < total; ++e)
+                    order[e] = e;
+                std::stable_sort(order.begin(), order.end(), [&](std::uint32_t a, std::uint32_t b) {
+                    const float x = at(a), y = at(b);  // NaN the least (a model choice)
+                    return !std::isnan(x) && (std::isnan(y) || x > y);
+                });
+                for (std::uint32_t j = 0; j < slots; ++j) {
+                    const std::size_t i = std::size_t{g + j % 16} * d.elems + j / 16;
+                    out(i, j < total ? at(order[j]) : -std::numeric_limits<float>::infinity());
+                    store_element(&dst1[i * s1], ins.dst1.type,
+                                  static_cast<float>(j < total ? order[j] : total));
+                }
+            }
+            break;
+        }
         case opcode::range_select:  // the element's free index against per-partition bounds
             for (std::uint32_t p = 0; p < d.partitions; ++p) {
                 const float lo = in1(p), hi = in2(p);

@@ -13,6 +13,10 @@ const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota;
 // The instructions documented from the Neuron 2.26 notes onward, whose formulas the ISA
 // reference gives without a NeuronCore version: the same cycles on each (model choice).
 const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
+// topk: 4n + k cycles, n the snake's elements (imm), k the results (imm1).
+double topk_cycles(const instruction& ins) {
+    return 4 * static_cast<double>(ins.imm) + static_cast<double>(ins.imm1);
+}
 }  // namespace
 
 const std::vector<cost_rule>& cost_table::rules() {
@@ -58,6 +62,8 @@ const std::vector<cost_rule>& cost_table::rules() {
         {pool, opcode::tensor_copy, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::memset, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::affine_select, operand_case::sbuf_only, 0, 1, false, 150, isa_v2},
+        {pool, opcode::topk, operand_case::sbuf_only, 3, 0, false, 0, "hardware-facts 2", false,
+         topk_cycles, "4 * imm + imm1 cycles (4n + k)"},
     };
     return table;
 }
@@ -108,6 +114,7 @@ bool matches(operand_case c, const instruction& ins) {
 }  // namespace
 
 std::string formula(const cost_rule& r) {
+    if (r.custom) return r.custom_text;
     char n[32];
     if (r.per_elem == 1)
         std::snprintf(n, sizeof n, "N");
@@ -178,6 +185,7 @@ bool cost_table::supports(engine_kind e, opcode op) const {
 double cost_table::cycles(engine_kind e, const instruction& ins) const {
     const cost_rule* r = match(e, ins);
     if (!r) return 0;
+    if (r->custom) return r->custom(ins);
     // N is the free size of the input for the instructions whose output is smaller than it.
     const double n = info(ins.op).input_sized ? ins.src0.elems : ins.dst.elems;
     double c = r->per_elem * n;

@@ -31,6 +31,9 @@ struct cost_rule {
     double fixed;
     const char* source;
     bool plus_min_ii = false;
+    // An opcode whose cost is not per element of an operand: its cycles, and that as text.
+    double (*custom)(const instruction&) = nullptr;
+    const char* custom_text = nullptr;
 };
 
 // The per-opcode cost table of hardware-facts.md section 2, as data. Rules are tried in order;

@@ -367,6 +367,37 @@ TEST(ValidateProgram, AccessesAndRegionsStayInsideTheDeclaredHbm) {
 
 namespace {
 
+TEST(ValidateProgram, TopkOperandsAreChecked) {
+    auto topk = [](std::uint32_t partitions, std::uint32_t cols, float n, float k) {
+        instruction t;
+        t.op = opcode::topk;
+        t.dst = chip_op(mem_space::sbuf, dtype::bfloat16, 0, partitions, cols, 8192);
+        t.dst1 = chip_op(mem_space::sbuf, dtype::uint32, 0, partitions, cols, 9000);
+        t.src0 = chip_op(mem_space::sbuf, dtype::bfloat16, 0, partitions, 8, 0);
+        t.imm = n;
+        t.imm1 = k;
+        return t;
+    };
+    program ok = valid_program();
+    stream(ok, engine_kind::pool).push_back(topk(32, 2, 128, 20));
+    EXPECT_NO_THROW(validate_program(ok, limits()));
+    for (const auto& [bad, why] :
+         {std::pair<instruction, std::string>{topk(32, 2, 7, 5), "8 <= imm (n) < 65536"},
+          {topk(32, 2, 128, 200), "(k) <= n"},
+          {topk(32, 1, 128, 20), "ceil(k / 16) = 2 columns"},
+          {topk(24, 2, 128, 20), "a multiple of 16"},
+          {topk(32, 2, 129, 20), "src0 at least ceil(n / 16)"}}) {
+        program p = valid_program();
+        stream(p, engine_kind::pool).push_back(bad);
+        EXPECT_PRED2(contains, violation(p), why);
+    }
+    program f = valid_program();
+    instruction t = topk(32, 2, 128, 20);
+    t.dst1.type = dtype::int32;
+    stream(f, engine_kind::pool).push_back(t);
+    EXPECT_PRED2(contains, violation(f), "uint32 dst1");
+}
+
 TEST(ValidateProgram, TraceFormatThreeOperandsAreChecked) {
     const operand tile = chip_op(mem_space::sbuf, dtype::float32, 0, 128, 16, 0);
     const operand col = chip_op(mem_space::sbuf, dtype::float32, 0, 128, 1, 4096);

@@ -233,6 +233,12 @@ program rich_program() {
     dve.push_back(make_instruction(opcode::bn_aggr, alu_op::bypass,
                                    op(sbuf, 0, 128, 18700, 2, dtype::float32),
                                    op(sbuf, 0, 128, 18600, 6, dtype::float32)));
+    instruction top =
+        make_instruction(opcode::topk, alu_op::bypass, op(sbuf, 0, 128, 19200, 2, dtype::bfloat16),
+                         op(sbuf, 0, 128, 19300, 4, dtype::bfloat16), {}, 60.0f);
+    top.imm1 = 20;
+    top.dst1 = op(sbuf, 0, 128, 19400, 2, dtype::uint32);
+    pool.push_back(top);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");

@@ -447,3 +447,55 @@ TEST(Alu, BnStatsAndBnAggrGiveTheMeanAndVariance) {
 }
 
 }  // namespace
+
+namespace {
+
+// bf16 words back to floats (exact).
+std::vector<float> unpack_bf16(const std::vector<std::uint8_t>& b) {
+    std::vector<float> out;
+    for (const std::uint16_t w : words16(b)) {
+        const std::uint32_t u = std::uint32_t{w} << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        out.push_back(f);
+    }
+    return out;
+}
+
+TEST(Alu, TopkSortsEachSnakeOfSixteenPartitionsLargestFirst) {
+    // two groups of 16 partitions, 2 columns each: snake element e at partition e % 16, column
+    // e / 16; n = 20 elements per group are read (the rest ignored), k = 18 results (2 columns)
+    std::vector<float> src(32 * 2, 1000.0f);  // unread slots: larger than every element
+    for (std::uint32_t g = 0; g < 2; ++g)
+        for (std::uint32_t e = 0; e < 20; ++e) {
+            const float v = g == 0 ? static_cast<float>(e) : static_cast<float>(e % 4);
+            src[(g * 16 + e % 16) * 2 + e / 16] = v;
+        }
+    instruction t = make_instruction(opcode::topk, alu_op::bypass, tile(dtype::bfloat16, 32, 2),
+                                     tile(dtype::bfloat16, 32, 2), {}, 20.0f);
+    t.imm1 = 18;
+    t.dst1 = tile(dtype::uint32, 32, 2);
+    std::vector<std::uint8_t> vals, idx;
+    trn::execute_alu(t, pack_bf16(src), {}, {}, vals, idx);
+    const std::vector<float> v = unpack_bf16(vals);
+    std::vector<std::uint32_t> ix(idx.size() / 4);
+    std::memcpy(ix.data(), idx.data(), idx.size());
+    auto slot = [](std::uint32_t g, std::uint32_t j) { return (g * 16 + j % 16) * 2 + j / 16; };
+    for (std::uint32_t j = 0; j < 32; ++j) {
+        if (j < 20) {  // group 0: 19, 18, ... 0 at indices 19, 18, ...
+            EXPECT_EQ(v[slot(0, j)], 19.0f - j) << j;
+            EXPECT_EQ(ix[slot(0, j)], 19u - j) << j;
+        } else {  // past n: -inf, index n
+            EXPECT_EQ(v[slot(0, j)], -std::numeric_limits<float>::infinity()) << j;
+            EXPECT_EQ(ix[slot(0, j)], 20u) << j;
+        }
+    }
+    // group 1: 0 1 2 3 repeated: the 3s first, ties in index order (3, 7, 11, 15, 19)
+    EXPECT_EQ(v[slot(1, 0)], 3.0f);
+    EXPECT_EQ(ix[slot(1, 0)], 3u);
+    EXPECT_EQ(ix[slot(1, 4)], 19u);
+    EXPECT_EQ(v[slot(1, 5)], 2.0f);
+    EXPECT_EQ(ix[slot(1, 5)], 2u);
+}
+
+}  // namespace

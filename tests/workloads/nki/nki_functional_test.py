@@ -64,6 +64,17 @@ def model_and_frontend(kernel, shape):
              np.asarray(o, np.float32).reshape(-1)) for n, o in zip(names, outs)]
 
 
+class FunctionalEqualityV3(unittest.TestCase):
+    """The NeuronCore-v3 instructions (run on trn2: tests/workloads/nki/CMakeLists.txt)."""
+
+    def test_topk_as_the_gpsimd_engine_computes_it(self):
+        if _runner.limits()['isa_version'] < 3:
+            self.skipTest('NeuronCore-v3 instructions: --config trn2')
+        for i, (model, frontend) in enumerate(model_and_frontend(nki_isa_test.topk_fp32_nki0,
+                                                                 (128, 32))):
+            np.testing.assert_array_equal(model, frontend, err_msg=f'output {i}')
+
+
 class FunctionalEquality(unittest.TestCase):
 
     def test_the_isa_issues_instructions_as_the_engines_compute(self):

@@ -558,6 +558,76 @@ class LanguageMore(unittest.TestCase):
         np.testing.assert_array_equal(bits, ~(x * np.float32(4)).astype(np.int32))
 
 
+@nki0.jit
+def topk_nki0(x, n, k):
+    """nisa.topk (GpSimd, NeuronCore-v3): the k largest of each 16-partition snake of x's first
+    n elements, sorted, and their indices, from the first ceil(k / 16) columns."""
+    cols = -(-k // 16)
+    out_v = nl0.ndarray((x.shape[0], cols), dtype=nl0.bfloat16, buffer=nl0.shared_hbm)
+    out_i = nl0.ndarray((x.shape[0], cols), dtype=nl0.uint32, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(x.shape, dtype=nl0.bfloat16, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=x)
+    v = nl0.ndarray((x.shape[0], k), dtype=nl0.bfloat16, buffer=nl0.sbuf)
+    i = nl0.ndarray((x.shape[0], k), dtype=nl0.uint32, buffer=nl0.sbuf)
+    nisa0.topk(v, i, t, n, sorted=True)
+    nisa0.dma_copy(dst=out_v, src=v[:, 0:cols])
+    nisa0.dma_copy(dst=out_i, src=i[:, 0:cols])
+    return out_v, out_i
+
+
+@nki0.jit
+def topk_fp32_nki0(x):
+    """topk of x [128, 32] (float32, cast to bf16 by a copy) with n = 500, k = 40; the values
+    and indices returned as float32 (for the functional comparison)."""
+    t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=x)
+    b = nl0.ndarray(x.shape, dtype=nl0.bfloat16, buffer=nl0.sbuf)
+    nisa0.tensor_copy(dst=b, src=t)
+    v = nl0.ndarray((128, 40), dtype=nl0.bfloat16, buffer=nl0.sbuf)
+    i = nl0.ndarray((128, 40), dtype=nl0.uint32, buffer=nl0.sbuf)
+    nisa0.topk(v, i, b, 500)
+    outs = []
+    for r in (v, i):
+        f = nl0.ndarray((128, 3), dtype=nl0.float32, buffer=nl0.sbuf)
+        nisa0.tensor_copy(dst=f, src=r[:, 0:3])
+        o = nl0.ndarray((128, 3), dtype=nl0.float32, buffer=nl0.shared_hbm)
+        nisa0.dma_copy(dst=o, src=f)
+        outs.append(o)
+    return outs
+
+
+class Topk(unittest.TestCase):
+
+    def check(self, x, n, k):
+        vals, idx = topk_nki0(x, n, k)
+        cols = -(-k // 16)
+        for g in range(x.shape[0] // 16):
+            snake = x[16 * g:16 * g + 16].astype(np.float32).T.reshape(-1)[:n]
+            want = sorted(range(n), key=lambda e: (-snake[e], e))[:16 * cols]
+            got_i = idx[16 * g:16 * g + 16].T.reshape(-1)
+            got_v = vals[16 * g:16 * g + 16].astype(np.float32).T.reshape(-1)
+            np.testing.assert_array_equal(got_i[:len(want)], want)
+            np.testing.assert_array_equal(got_v[:len(want)], snake[want])
+
+    def test_eight_snakes_of_a_tile(self):
+        (x,) = s.random_inputs((128, 40), lo=-1.0, hi=1.0)
+        self.check(x.astype(nl0.bfloat16), 600, 40)
+
+    def test_ties_keep_the_index_order(self):
+        x = (np.arange(32 * 4) % 5).astype(np.float32).reshape(32, 4).astype(nl0.bfloat16)
+        self.check(x, 64, 16)
+
+    def test_recorded_and_its_limits(self):
+        (x,) = s.random_inputs((128, 64), lo=-1.0, hi=1.0)
+        xb = x.astype(nl0.bfloat16)
+        rec = trace_kernel(topk_nki0, (xb, 1000, 64), {}, False)
+        self.assertIn('isa.topk', [op.kind for op in rec.trace.ops])
+        for n, k, why in ((7, 4, '8 <= n < 65536'), (100, 101, 'at most n'),
+                          (2000, 8, 'fewer than ceil')):
+            with self.assertRaisesRegex(KernelError, why):
+                topk_nki0(xb, n, k)
+
+
 class RangeSelect(unittest.TestCase):
 
     def test_a_window_per_row(self):

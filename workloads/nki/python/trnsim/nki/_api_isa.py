@@ -624,6 +624,16 @@ def max8(src, dst=None, mask=None, dtype=None):
     return _result(_ops.max8('nisa.max8', site, src), dst, site)
 
 
+@api('isa.topk', '0.6+', signature='val_dst, idx_dst, src, n, sorted=False')
+def topk(val_dst, idx_dst, src, n, sorted=False):
+    """The k largest values (k = val_dst's free size) of each 16-partition snake of src's first
+    n elements, and their indices, written in the same snake layout into the first ceil(k / 16)
+    columns of val_dst and idx_dst (GpSimd engine, NeuronCore-v3). Largest first, sorted or not
+    (the reference leaves the unsorted order open)."""
+    site = user_site()
+    _ops.topk('nisa.topk', site, val_dst, idx_dst, src, n)
+
+
 @api('isa.nc_find_index8', beta1='data, vals, mask=None, dtype=None, dst=None',
      v0='dst, data, vals')
 def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):

@@ -48,6 +48,9 @@ def _validity(kind, valids, shape):
         return out
     if kind in ('transpose', 'isa.transpose'):
         return valids[0].T.reshape(shape)
+    if kind == 'isa.topk':  # a 16-partition group's results depend on all of its snake
+        groups = valids[0].reshape(-1, 16, valids[0].shape[1]).all(axis=(1, 2))
+        return np.broadcast_to(np.repeat(groups, 16)[:, None], shape).copy()
     if kind == 'isa.tensor_tensor_scan':  # each element depends on the ones before it
         both = valids[0] & valids[1].reshape(valids[0].shape)
         return np.logical_and.accumulate(both, axis=1).reshape(shape)
@@ -314,6 +317,9 @@ class Interpreter:
         else:
             out = prim.impl(*vals)
             valid = _validity(op.kind, valids, dst.shape)
+            if second is not None and prim.reduce is None:  # a second result of its own
+                out, values = out
+                self._write_tile(second, values, valid)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
                          out, valid)
         if prim.reduce is not None:  # the reduction of each row of dst as stored

@@ -1035,6 +1035,44 @@ def max8(api, site, a):
     return Pending(api, site, (A.partitions, 8), A.dtype_name, 'sbuf', 'isa.max8', (A, 'dve'))
 
 
+def topk(api, site, val_dst, idx_dst, src, n):
+    """The k largest of each 16-partition snake of src (its first n elements, element e at
+    partition e % 16, column e / 16), largest first, into the first ceil(k / 16) columns of
+    val_dst (values) and idx_dst (their indices) in the same layout, k = val_dst's free size
+    (GpSimd engine, NeuronCore-v3 and newer; nki.isa.topk of SDK 2.33)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 3:
+        raise KernelError(api, 'topk needs NeuronCore-v3 or newer (--config trn2)', site)
+    S = operand(src, api, site)
+    V, I = (operand(t, api, site) for t in (val_dst, idx_dst))
+    if any(isinstance(t, TileRuns) or len(t.shape) != 2 for t in (S, V, I)):
+        raise unsupported(api, 'operands other than 2-D tiles', site)
+    if not _number(n) or int(n) != n or not 8 <= n < 65536:
+        raise KernelError(api, f'n must be a whole number, 8 <= n < 65536, got {n!r}', site)
+    n, k = int(n), V.elems
+    if not 1 <= k < 32768 or k > n:
+        raise KernelError(api, f'k (val_dst\'s free size {k}) must be at least 1, at most n '
+                          f'({n}) and below 32768', site)
+    if (S.dtype_name, V.dtype_name, I.dtype_name) != ('bfloat16', 'bfloat16', 'uint32'):
+        raise KernelError(api, 'topk takes a bf16 src and val_dst and a uint32 idx_dst, got '
+                          f'{S.dtype_name}, {V.dtype_name} and {I.dtype_name}', site)
+    if I.shape != V.shape:
+        raise KernelError(api, f'shape mismatch: idx_dst {I.shape} and val_dst {V.shape}', site)
+    if S.partitions % 16 or S.partitions != V.partitions:
+        raise KernelError(api, f'src and val_dst must have the same partition count, a multiple '
+                          f'of 16, got {S.partitions} and {V.partitions}', site)
+    used = -(-n // 16)
+    if S.elems < used:
+        raise KernelError(api, f'src has {S.elems} columns, fewer than ceil(n / 16) = {used}',
+                          site)
+    cols = -(-k // 16)
+    S = S.view((slice(None), slice(0, used)), site, api)
+    V, I = (t.view((slice(None), slice(0, cols)), site, api) for t in (V, I))
+    p = Pending(api, site, V.shape, 'bfloat16', 'sbuf', 'isa.topk',
+                (I, S, float(n), float(k), 'pool'))
+    assign(V, p, site)
+
+
 def find_index8(api, site, data, vals):
     D, V = operand(data, api, site), operand(vals, api, site)
     if V.partitions != D.partitions or V.elems != 8:

@@ -394,6 +394,25 @@ def _isa_max8(a, engine):
     return -np.sort(-a, axis=1)[:, :8]
 
 
+@instruction('isa.topk', 'topk', 'dst', 'dst1', 'src0', 'imm', 'imm1', 'eng', shaped=True,
+             elementwise=False)
+def _isa_topk(a, n, k, engine, shape):
+    """Each 16-partition snake's first n elements sorted largest first (NaN last, ties in index
+    order): (values, indices) of results j < 16 * dst's columns at [j % 16, j // 16]; past n,
+    -inf and index n."""
+    n, (parts, cols) = int(n), shape
+    slots = 16 * cols
+    vals = np.full((parts, cols), -np.inf, np.float32)
+    idx = np.full((parts, cols), float(n), np.float32)
+    for g in range(0, parts, 16):
+        snake = a[g:g + 16].T.reshape(-1)[:n]  # element e at partition e % 16, column e // 16
+        order = np.lexsort((np.arange(n), -snake, np.isnan(snake)))[:slots]
+        j = np.arange(len(order))
+        vals[g + j % 16, j // 16] = snake[order]
+        idx[g + j % 16, j // 16] = order
+    return vals, idx
+
+
 @instruction('isa.find_index8', 'find_index8', 'dst', 'src0', 'src1', 'eng',
              elementwise=False)
 def _isa_find_index8(data, vals, engine):
