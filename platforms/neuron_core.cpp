@@ -60,7 +60,11 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                        m_limits.partitions, bank_bytes, conflicts));
         m_router.psum.bind(m_psum.back()->in);
     }
-    const auto dma_engines = static_cast<std::size_t>(cfg.integer("core.dma.engines"));
+    // With hardware DGE the core's transfers use its own engines only: the other groups are
+    // its HBM-stack partner's, not modelled in a one-core run.
+    const auto groups = cfg.integer("core.dma.engine_groups");
+    const auto dma_engines = static_cast<std::size_t>(
+        cfg.integer("core.dma.engines") * (cfg.boolean("core.dma.hardware_dge") ? 1 : groups));
     for (std::size_t e = 0; e < dma_engines; ++e) {
         m_dma_engines.push_back(
             std::make_unique<dma_engine>(("dma" + std::to_string(e)).c_str(), cfg));
@@ -71,8 +75,12 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                            m_sems, q, functional));
         m_router.doorbell.bind(m_dma_queues.back()->doorbell);
         m_dma_queues.back()->mem.bind(m_router.in);
-        for (auto& e : m_dma_engines)
+        std::vector<const busy_port*> ports;
+        for (auto& e : m_dma_engines) {
             m_dma_queues.back()->engines.bind(e->in);
+            ports.push_back(&e->port());
+        }
+        m_dma_queues.back()->set_engine_ports(std::move(ports));
     }
     auto pe = std::make_unique<tensor_engine>("pe", cfg, m_sems, functional);
     m_pe = pe.get();

@@ -11,6 +11,20 @@ void dma_engine::declare_params(param_registry& r) {
            "DMA engines of the NeuronCore; a transfer's partitions are split over all of them in "
            "equal groups (128 partitions over 16 engines: 8 each)",
            "hardware-facts 1d (16 per NC; fan-out 8 partitions per engine)", 1, 256});
+    r.add({"core.dma.engine_groups", param_kind::integer, "1",
+           "groups of core.dma.engines DMA engines a transfer of this core can be placed on: its "
+           "own, and on trn2 those of the other NeuronCore of its HBM stack (idle in a one-core "
+           "run); each transfer fans out over the group that frees first",
+           "hardware-facts 1d (trn2: the two cores of an HBM stack; one trn2 core alone moves "
+           "about 780 GB/s, more than its own 16 engines can)",
+           1, 16});
+    r.add({"core.dma.hardware_dge", param_kind::boolean, "false",
+           "the transfers' descriptors come from the core's hardware descriptor generation "
+           "engine (DGE), which feeds the core's own engines (the first group); false: static "
+           "descriptor rings (neuronx-cc --disable-dge, or no hardware DGE), placed on any of "
+           "core.dma.engine_groups",
+           "hardware-facts 1d (hardware DGE: NC-v3, on by default in neuronx-cc for trn2; "
+           "which engines it feeds: model choice from the trn2 points W5 and S1)"});
     r.add({"core.dma.queues", param_kind::integer, "16", "DMA queues (rings) per engine",
            "hardware-facts 1d (16 queues per engine)", 1, 256});
     r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",

@@ -17,7 +17,8 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
       m_partitions_per_engine(static_cast<std::uint32_t>(
           (cfg.integer("core.sbuf.partitions") + cfg.integer("core.dma.engines") - 1) /
           cfg.integer("core.dma.engines"))),
-      m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
+      m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))),
+      m_own_group_only(cfg.boolean("core.dma.hardware_dge")) {
     doorbell.register_b_transport(this, &dma_queue::b_transport);
     m_mem.set_extension(&m_ext);
 }
@@ -50,16 +51,37 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     job.transfer = &t;
     job.functional = m_functional;
     m_chunk.set_extension(&job);
-    // Partition groups in turn: group g goes to engine g % engines (no division per chunk).
+    // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
+    // the engine group that frees first.
     std::uint32_t group = first / m_partitions_per_engine;
     std::size_t engine = group % m_engine_count;
+    std::size_t base = 0;
+    if (!m_own_group_only && m_ports.size() > m_engine_count) {
+        const std::uint32_t rows = t.src.partitions;
+        const std::size_t used = std::min<std::size_t>(
+            m_engine_count, (first % m_partitions_per_engine + rows + m_partitions_per_engine - 1) /
+                                m_partitions_per_engine);
+        sc_core::sc_time best;
+        for (std::size_t b = 0; b + m_engine_count <= m_ports.size(); b += m_engine_count) {
+            sc_core::sc_time free = sc_core::SC_ZERO_TIME;
+            for (std::size_t k = 0; k < used; ++k) {
+                const sc_core::sc_time& at =
+                    m_ports[b + (engine + k) % m_engine_count]->busy_until();
+                if (at > free) free = at;
+            }
+            if (b == 0 || free < best) {
+                best = free;
+                base = b;
+            }
+        }
+    }
     for (std::uint32_t r = 0; r < t.src.partitions; ++group) {
         const std::uint32_t end =
             std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - first);
         job.row_begin = r;
         job.row_end = end;
         sc_core::sc_time d = start;
-        engines[static_cast<int>(engine)]->b_transport(m_chunk, d);
+        engines[static_cast<int>(base + engine)]->b_transport(m_chunk, d);
         if (d > done) done = d;
         if (!any || job.start < first_chunk) first_chunk = job.start;
         any = true;

@@ -9,6 +9,7 @@
 #include "core/critical_path.h"
 
 #include "core/params.h"
+#include "core/port.h"
 #include "core/program.h"
 #include "core/semaphores.h"
 #include "core/timeline.h"
@@ -34,6 +35,10 @@ class dma_queue : public sc_core::sc_module {
     dma_queue& operator=(const dma_queue&) = delete;
 
     void load(const std::vector<dma_transfer>* transfers);
+    // The booking of every engine bound to `engines`, in binding order, in groups of
+    // core.dma.engines: a transfer goes to the group whose engines it would use free first
+    // (the lowest such group on a tie); with core.dma.hardware_dge, always to the first.
+    void set_engine_ports(std::vector<const busy_port*> ports) { m_ports = std::move(ports); }
     void set_timeline(timeline* t);
     // Records when each transfer was rung, started and finished (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
@@ -47,9 +52,11 @@ class dma_queue : public sc_core::sc_module {
     semaphore_bank& m_sems;
     std::size_t m_index;
     bool m_functional;
-    std::size_t m_engine_count;
+    std::size_t m_engine_count;  // per group
+    std::vector<const busy_port*> m_ports;
     std::uint32_t m_partitions_per_engine;
     sc_core::sc_time m_fixed_latency;
+    bool m_own_group_only;  // hardware DGE: the core's own engines
     const std::vector<dma_transfer>* m_transfers = nullptr;
     std::size_t m_started = 0;
     std::uint64_t m_bytes = 0;
