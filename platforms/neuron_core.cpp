@@ -10,6 +10,7 @@
 #endif
 
 #include "core/error.h"
+#include "platforms/chip.h"
 #include "workloads/builder/kernel_builder.h"
 
 namespace trn {
@@ -22,9 +23,11 @@ void declare_platform_params(param_registry& r) {
     hbm_channel::declare_params(r);
     onchip_bank::declare_params(r);
     kernel_builder::declare_params(r);
+    chip_shape::declare_params(r);
 }
 
-neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional)
+neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional,
+                         const core_wiring* wiring)
     : sc_core::sc_module(name),
       m_functional(functional),
       m_launch(ns(cfg.time_ns("core.launch_overhead"))),
@@ -46,10 +49,19 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
 
     m_debug.bind(m_router.in);
     const auto channels = static_cast<std::size_t>(cfg.integer("core.hbm.channels"));
-    for (std::size_t c = 0; c < channels; ++c) {
-        m_hbm.push_back(std::make_unique<hbm_channel>(("hbm" + std::to_string(c)).c_str(), cfg));
-        m_router.hbm.bind(m_hbm.back()->in);
+    if (wiring) {
+        m_shared_hbm = true;
+        m_stack = wiring->hbm;
+        m_router.set_hbm_base(wiring->hbm_base);
+    } else {
+        for (std::size_t c = 0; c < channels; ++c) {
+            m_hbm.push_back(
+                std::make_unique<hbm_channel>(("hbm" + std::to_string(c)).c_str(), cfg));
+            m_stack.push_back(m_hbm.back().get());
+        }
     }
+    for (hbm_channel* c : m_stack)
+        m_router.hbm.bind(c->in);
     m_sbuf = std::make_unique<onchip_bank>("sbuf", address_map::sbuf_base, m_limits.partitions,
                                            m_limits.sbuf_partition_bytes, false);
     m_router.sbuf.bind(m_sbuf->in);
@@ -75,12 +87,12 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                            m_sems, q, functional));
         m_router.doorbell.bind(m_dma_queues.back()->doorbell);
         m_dma_queues.back()->mem.bind(m_router.in);
-        std::vector<const busy_port*> ports;
+        std::vector<const dma_engine*> engines;
         for (auto& e : m_dma_engines) {
             m_dma_queues.back()->engines.bind(e->in);
-            ports.push_back(&e->port());
+            engines.push_back(e.get());
         }
-        m_dma_queues.back()->set_engine_ports(std::move(ports));
+        m_dma_queues.back()->set_engines(std::move(engines));
     }
     auto pe = std::make_unique<tensor_engine>("pe", cfg, m_sems, functional);
     m_pe = pe.get();
@@ -131,7 +143,7 @@ void neuron_core::load(const program& p) {
     m_begin = sc_core::sc_time_stamp();
     m_sbuf_high_water = 0;
     m_router.reset_stats();
-    for (auto& c : m_hbm)
+    for (hbm_channel* c : m_stack)
         c->reset_stats();
     m_sbuf->reset_stats();
     for (auto& b : m_psum)
@@ -230,7 +242,26 @@ void neuron_core::run() {
         if (shown) std::fprintf(stderr, "\r%*s\r", 72, "");
     }
     announce_main_stack();
-    m_end = sc_core::sc_time_stamp();
+    finish(sc_core::sc_time_stamp());
+}
+
+void neuron_core::back_on_main_stack() {
+    announce_main_stack();
+}
+
+sc_core::sc_time neuron_core::last_completion() const {
+    double end = m_activity.launch_end;
+    for (const auto& stream : m_activity.instructions)
+        for (const auto& a : stream)
+            end = std::max(end, a.complete());
+    for (const auto& queue : m_activity.transfers)
+        for (const auto& t : queue)
+            end = std::max(end, t.done());
+    return ns(end);
+}
+
+void neuron_core::finish(const sc_core::sc_time& end) {
+    m_end = end;
     if (m_program) {
         std::vector<critical_segment> segments;
         m_critical =
@@ -334,11 +365,15 @@ void neuron_core::report(stats_tree& s) const {
     s.add("dma.busiest_engine_ns", dma_busy_max, "ns", "busy time of the busiest DMA engine");
     std::uint64_t rd = 0, wr = 0, misses = 0;
     double hbm_busy = 0;
-    for (const auto& c : m_hbm) {
+    for (const hbm_channel* c : m_stack) {
         rd += c->read_bytes();
         wr += c->write_bytes();
         misses += c->misses();
         hbm_busy = std::max(hbm_busy, c->port().busy_total().to_seconds() * 1e9);
+    }
+    if (m_shared_hbm) {  // the stack's channels serve other cores too: this core's own bytes
+        rd = m_router.hbm_read_bytes();
+        wr = m_router.hbm_write_bytes();
     }
     s.add("hbm.page_misses", static_cast<double>(misses), "count",
           "accesses to a page not open in its bank");
@@ -349,8 +384,8 @@ void neuron_core::report(stats_tree& s) const {
         s.add(k + ".busy_ns", in_ns(port.busy_total()), "ns", busy);
         s.add(k + ".queued_ns", in_ns(port.wait_total()), "ns", queued);
     };
-    for (std::size_t i = 0; i < m_hbm.size(); ++i) {
-        const auto& c = *m_hbm[i];
+    for (std::size_t i = 0; i < m_stack.size(); ++i) {
+        const auto& c = *m_stack[i];
         const std::string k = "hbm.channels.c" + std::to_string(i);
         port_stats(k, c.port(), "time serving accesses",
                    "accesses' time waiting for the channel (summed over accesses)");
@@ -378,7 +413,7 @@ void neuron_core::report(stats_tree& s) const {
     s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
           "time engines queued on the shared PSUM port");
     double act_ns = 0, bw_ns = 0;
-    for (const auto& c : m_hbm) {
+    for (const hbm_channel* c : m_stack) {
         act_ns += c->activation_bound_ns();
         bw_ns += c->bandwidth_bound_ns();
     }

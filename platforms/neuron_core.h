@@ -20,6 +20,13 @@ namespace trn {
 // Every parameter the platform and the kernel builder read, declared once.
 void declare_platform_params(param_registry& r);
 
+// How a core sits in a chip (platforms/chip.h): the HBM channels of its stack, which the
+// stack's other cores share, and where its HBM address 0 lies in that stack.
+struct core_wiring {
+    std::vector<hbm_channel*> hbm;
+    std::uint64_t hbm_base = 0;
+};
+
 // One NeuronCore assembled from the config: engines, DMA queues and engines, the router, HBM
 // channels, SBUF and the PSUM banks, bound by TLM sockets.
 // Contract: load() validates the program against the platform (user_error on violation), run()
@@ -29,7 +36,9 @@ void declare_platform_params(param_registry& r);
 // program's statistics and time are measured from its load()).
 class neuron_core : public sc_core::sc_module {
   public:
-    neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional);
+    // Without `wiring` the core has HBM channels of its own (a chip of one core).
+    neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional,
+                const core_wiring* wiring = nullptr);
     neuron_core(const neuron_core&) = delete;
     neuron_core& operator=(const neuron_core&) = delete;
 
@@ -39,6 +48,14 @@ class neuron_core : public sc_core::sc_module {
     void check(const program& p) const;
     void load(const program& p);
     void run();
+    // What run() does once the simulation has stopped, for a chip that simulates several cores
+    // at once: the kernel ends at `end` (its last completion, last_completion()).
+    void finish(const sc_core::sc_time& end);
+    sc_core::sc_time last_completion() const;
+    // After a simulation: tells the address sanitizer, if any, which stack this is.
+    static void back_on_main_stack();
+    std::size_t dma_engine_count() const { return m_dma_engines.size(); }
+    dma_engine& dma_engine_at(std::size_t i) { return *m_dma_engines[i]; }
     // Reads HBM bytes (functional mode), without timing; only once elaboration has ended.
     std::vector<std::uint8_t> read_hbm(std::uint64_t offset, std::uint64_t bytes);
     void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);
@@ -62,7 +79,9 @@ class neuron_core : public sc_core::sc_module {
     program_limits m_limits;
     semaphore_bank m_sems{"semaphores"};
     router m_router;
-    std::vector<std::unique_ptr<hbm_channel>> m_hbm;
+    std::vector<std::unique_ptr<hbm_channel>> m_hbm;  // its own (no wiring)
+    std::vector<hbm_channel*> m_stack;                // those it reaches: its own, or its stack's
+    bool m_shared_hbm = false;
     std::unique_ptr<onchip_bank> m_sbuf;
     std::vector<std::unique_ptr<onchip_bank>> m_psum;
     std::vector<std::unique_ptr<dma_engine>> m_dma_engines;

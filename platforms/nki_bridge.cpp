@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/timeline.h"
 #include "core/trace.h"
+#include "platforms/chip.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
 #include "workloads/builder/kernel_builder.h"
@@ -40,6 +41,10 @@ class platform {
                 "config in another process)");
         m_path = trn::resolve_config(config_name);
         trn::load_config(m_cfg, m_path, sets);
+        if (const auto shape = trn::chip_shape::of(m_cfg); shape.active > 1)
+            throw trn::user_error("chip.active_cores " + std::to_string(shape.active) +
+                                  ": NKI kernels run on one core yet (several cores at once: "
+                                  "sim's drivers and traces)");
         m_core = std::make_unique<trn::neuron_core>("core", m_cfg, functional);
         trn::kernel_builder::options(m_cfg, m_core->limits(), trn::kernel_style::nl);
         s_exists = true;

@@ -111,6 +111,41 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
     if (!rest.empty()) std::printf("                 then %s\n", rest.c_str());
 }
 
+void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack) {
+    std::printf(
+        "chip             %zu cores at once (%zu per HBM stack); the figures above are "
+        "core %.0f's, which ended last\n",
+        cores, cores_per_stack, s.get("chip.slowest_core"));
+    std::printf("%-8s %14s %12s %12s  %s\n", "core", "kernel time", "DMA GB/s", "HBM GB/s",
+                "bound by");
+    for (std::size_t i = 0; i < cores; ++i) {
+        const std::string c = "cores.c" + std::to_string(i) + ".";
+        const std::string cp = c + "critical_path.";
+        std::string bound = "-";
+        double most = 0;
+        for (const auto& e : s.entries())
+            if (e.path.rfind(cp, 0) == 0 && e.path.size() > cp.size() + 3 &&
+                e.path.compare(e.path.size() - 3, 3, "_ns") == 0 && e.path != cp + "total_ns" &&
+                e.value > most) {
+                most = e.value;
+                bound = e.path.substr(cp.size(), e.path.size() - cp.size() - 3);
+                std::replace(bound.begin(), bound.end(), '_', ' ');
+            }
+        std::printf("%-8zu %14s %12.1f %12.1f  %s\n", i,
+                    units::format_time(s.get(c + "total_time_ns")).c_str(),
+                    s.get(c + "dma.bandwidth_gbps"), s.get(c + "hbm.bandwidth_gbps"),
+                    bound.c_str());
+    }
+    for (std::size_t k = 0; s.has("chip.stacks.s" + std::to_string(k) + ".bytes"); ++k) {
+        const std::string st = "chip.stacks.s" + std::to_string(k) + ".";
+        std::printf(
+            "HBM stack %zu      %.1f GB/s over the chip's time (%.0f bytes; busiest "
+            "channel %s)\n",
+            k, s.get(st + "bandwidth_gbps"), s.get(st + "bytes"),
+            units::format_time(s.get(st + "busiest_channel_ns")).c_str());
+    }
+}
+
 void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets) {
     cfg.set_config_dir(config_dir().string());
     cfg.load_yaml_file(path);

@@ -16,6 +16,7 @@
 #include "core/trace.h"
 #include "core/units.h"
 #include "engines/cost_table.h"
+#include "platforms/chip.h"
 #include "platforms/cli.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
@@ -254,8 +255,21 @@ int run(int argc, char** argv) {
     const std::string config_path = trn::resolve_config(config_name);
     trn::load_config(cfg, config_path, sets);
 
-    trn::neuron_core core("core", cfg, functional);
-    core.set_progress(!quiet && ::isatty(2));
+    // Several cores at once: the chip (platforms/chip.h); else one core with its own HBM stack.
+    const trn::chip_shape shape = trn::chip_shape::of(cfg);
+    if (shape.active > 1 && (functional || !timeline_file.empty() || !dump_trace.empty()))
+        throw trn::user_error(
+            "chip.active_cores " + std::to_string(shape.active) +
+            ": a run of several cores takes no --functional, --timeline or --dump-trace yet "
+            "(run one core for those)");
+    std::unique_ptr<trn::chip> chip;
+    std::unique_ptr<trn::neuron_core> single;
+    if (shape.active > 1)
+        chip = std::make_unique<trn::chip>("chip", cfg);
+    else
+        single = std::make_unique<trn::neuron_core>("core", cfg, functional);
+    trn::neuron_core& core = chip ? chip->core(0) : *single;
+    core.set_progress(!quiet && ::isatty(2) && !chip);
     // A kernel that grows huge says so while it is built: a warning once (whatever --quiet
     // says: it is about to take minutes and gigabytes), then progress on a terminal.
     trn::kernel_builder::on_growth([tty = !quiet && ::isatty(2)](std::uint64_t n) {
@@ -307,17 +321,25 @@ int run(int argc, char** argv) {
             trn::write_trace(trace_out->stream(), kernel.prog);
             trace_out->commit();
         }
-        core.load(kernel.prog);
         trn::timeline tl;
-        if (!timeline_file.empty()) core.set_timeline(&tl);
-        core.run();
+        if (chip) {
+            chip->load(kernel.prog);
+            chip->run();
+        } else {
+            core.load(kernel.prog);
+            if (!timeline_file.empty()) core.set_timeline(&tl);
+            core.run();
+        }
         if (timeline_out) {
             tl.write(timeline_out->stream());
             timeline_out->commit();
         }
 
         trn::stats_tree stats;
-        core.report(stats);
+        if (chip)
+            chip->report(stats);
+        else
+            core.report(stats);
         stats.add_text("run.kernel", kernel.description, "what ran");
         stats.add_text("run.config", config_path, "config file");
         trn::add_config_stats(stats, cfg);
@@ -346,6 +368,7 @@ int run(int argc, char** argv) {
         }
         if (!quiet) {
             trn::print_summary(stats, kernel.description, trn::describe_config(cfg));
+            if (chip) trn::print_chip_summary(stats, chip->active(), shape.cores_per_stack);
             if (functional)
                 std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
                             check.detail.c_str());

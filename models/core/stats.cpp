@@ -18,6 +18,13 @@ void stats_tree::add_text(const std::string& path, const std::string& value,
     m_texts.emplace_back(path, value);
 }
 
+void stats_tree::add_all(const stats_tree& other, const std::string& prefix) {
+    for (const auto& e : other.m_entries)
+        add(prefix + e.path, e.value, e.unit, e.description);
+    for (const auto& [path, value] : other.m_texts)
+        m_texts.emplace_back(prefix + path, value);
+}
+
 double stats_tree::get(const std::string& path) const {
     auto it = m_index.find(path);
     if (it == m_index.end()) throw std::out_of_range("no statistic " + path);

@@ -21,6 +21,8 @@ class stats_tree {
              const std::string& description);
     void add_text(const std::string& path, const std::string& value,
                   const std::string& description);
+    // Every entry and text of `other`, each under `prefix` ("cores.c0.").
+    void add_all(const stats_tree& other, const std::string& prefix);
     bool has(const std::string& path) const { return m_index.count(path) != 0; }
     double get(const std::string& path) const;  // throws std::out_of_range
 

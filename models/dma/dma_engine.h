@@ -33,6 +33,12 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     dma_engine& operator=(const dma_engine&) = delete;
 
     const busy_port& port() const { return m_port; }
+    // This engine is another core's (a chip's HBM pair shares its engines): its rows are booked
+    // on that engine's port too, so the two cores' transfers take turns on it. Its own port
+    // keeps this core's statistics.
+    void book_on(dma_engine& physical) { m_physical = &physical.m_port; }
+    // The booking that says when the engine is next free (the physical engine's).
+    const busy_port& booking() const { return m_physical ? *m_physical : m_port; }
     void set_timeline(timeline* t);
     void reset_stats() {
         m_port.reset_stats();
@@ -67,6 +73,7 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     double m_bytes_per_ns;
     double m_descriptor_ns;
     busy_port m_port;
+    busy_port* m_physical = nullptr;
     std::vector<std::uint8_t> m_src, m_dst;  // functional staging
     std::uint64_t m_bytes = 0, m_rows = 0;
     timeline* m_timeline = nullptr;

@@ -66,7 +66,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
             sc_core::sc_time free = sc_core::SC_ZERO_TIME;
             for (std::size_t k = 0; k < used; ++k) {
                 const sc_core::sc_time& at =
-                    m_ports[b + (engine + k) % m_engine_count]->busy_until();
+                    m_ports[b + (engine + k) % m_engine_count]->booking().busy_until();
                 if (at > free) free = at;
             }
             if (b == 0 || free < best) {

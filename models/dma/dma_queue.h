@@ -13,6 +13,7 @@
 #include "core/program.h"
 #include "core/semaphores.h"
 #include "core/timeline.h"
+#include "dma/dma_engine.h"
 
 namespace trn {
 
@@ -38,7 +39,7 @@ class dma_queue : public sc_core::sc_module {
     // The booking of every engine bound to `engines`, in binding order, in groups of
     // core.dma.engines: a transfer goes to the group whose engines it would use free first
     // (the lowest such group on a tie); with core.dma.hardware_dge, always to the first.
-    void set_engine_ports(std::vector<const busy_port*> ports) { m_ports = std::move(ports); }
+    void set_engines(std::vector<const dma_engine*> engines) { m_ports = std::move(engines); }
     void set_timeline(timeline* t);
     // Records when each transfer was rung, started and finished (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
@@ -53,7 +54,7 @@ class dma_queue : public sc_core::sc_module {
     std::size_t m_index;
     bool m_functional;
     std::size_t m_engine_count;  // per group
-    std::vector<const busy_port*> m_ports;
+    std::vector<const dma_engine*> m_ports;
     std::uint32_t m_partitions_per_engine;
     sc_core::sc_time m_fixed_latency;
     bool m_own_group_only;  // hardware DGE: the core's own engines

@@ -123,7 +123,7 @@ void router::hbm_data(tlm::tlm_generic_payload& trans) {
     const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
     const std::uint64_t stride = ext ? ext->row_stride : 0;
     for (std::uint32_t r = 0; r < rows; ++r) {
-        std::uint64_t a = trans.get_address() + r * stride;
+        std::uint64_t a = m_hbm_base + trans.get_address() + r * stride;
         std::uint8_t* data = trans.get_data_ptr() + r * row_bytes;
         for (std::uint64_t left = row_bytes; left;) {
             const std::uint64_t piece = std::min(left, m_map.granule() - a % m_map.granule());
@@ -234,7 +234,8 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
     const std::uint64_t stride = ext && rows > 1 ? ext->row_stride : 0;  // one row: any stride
     sc_core::sc_time done = delay;
     if (rows && row_bytes) {
-        const decoded& dec = decoded_of(trans.get_address(), rows, row_bytes, stride);
+        (trans.is_write() ? m_hbm_write : m_hbm_read) += std::uint64_t{rows} * row_bytes;
+        const decoded& dec = decoded_of(m_hbm_base + trans.get_address(), rows, row_bytes, stride);
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
             if (dec.begin[ch] == dec.begin[ch + 1]) continue;
             m_part_pages.banks = dec.banks.data() + dec.begin[ch];

@@ -45,7 +45,14 @@ class router : public sc_core::sc_module, private lt_target {
     void reset_stats() {
         m_sbuf_port.reset_stats();
         m_psum_port.reset_stats();
+        m_hbm_read = m_hbm_write = 0;
     }
+    // Where this core's HBM address 0 lies in the stack it shares (a chip's second core of a
+    // stack: its tensors are elsewhere in the stack than the first's).
+    void set_hbm_base(std::uint64_t base) { m_hbm_base = base; }
+    // HBM bytes this router's initiators read and wrote since reset_stats (timed accesses).
+    std::uint64_t hbm_read_bytes() const { return m_hbm_read; }
+    std::uint64_t hbm_write_bytes() const { return m_hbm_write; }
     // HBM accesses decoded so far (those not found in the table of decoded shapes), and the set
     // of that table a shape maps to: for tests of the table.
     std::uint64_t decodings() const { return m_decodings; }
@@ -53,6 +60,8 @@ class router : public sc_core::sc_module, private lt_target {
                                    std::uint64_t stride);
 
   private:
+    std::uint64_t m_hbm_base = 0;
+    std::uint64_t m_hbm_read = 0, m_hbm_write = 0;
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
     unsigned transport_dbg(tlm::tlm_generic_payload& trans) override;
     void hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,

@@ -19,7 +19,8 @@ namespace trn {
 // else those of [address, address + length). In functional mode it holds the bytes.
 class hbm_channel : public sc_core::sc_module, private lt_target {
   public:
-    tlm::tlm_target_socket<> in{"in"};  // calls the channel directly
+    // The routers of every core of the stack bind here; it calls the channel directly.
+    tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in{"in"};
 
     static void declare_params(param_registry& r);
     hbm_channel(const sc_core::sc_module_name& name, const config& cfg);

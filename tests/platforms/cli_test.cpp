@@ -531,3 +531,60 @@ TEST_F(cli, timeline_has_a_track_per_engine_and_queue_without_overlaps) {
 }
 
 }  // namespace
+
+namespace {
+
+// A streaming kernel (vector_add stream, 3 MB per iteration) on `cores` cores of a chip at once:
+// the stats of the run.
+nlohmann::json chip_run(const std::string& config, int cores, const std::string& extra,
+                        const std::string& out) {
+    auto r = run_sim("--config " + config +
+                     " --workload vector_add --param variant=stream --param n=2560000 "
+                     "--param free_dim=2000 --quiet --set chip.active_cores=" +
+                     std::to_string(cores) + " " + extra + " --stats-out " + out);
+    EXPECT_EQ(r.status, 0) << r.output;
+    std::ifstream in(out);
+    return nlohmann::json::parse(in);
+}
+
+TEST_F(cli, cores_of_a_stack_share_it_and_other_stacks_do_not_slow_them) {
+    // trn2, static descriptors: one core alone draws its stack through its pair's 32 DMA
+    // engines; the two cores of a stack share both, so each streams at about half the rate;
+    // the other stacks' cores do not slow them.
+    const std::string dge = "--set core.dma.hardware_dge=false";
+    const auto one = chip_run("trn2", 1, dge, path("one.json"));
+    const auto two = chip_run("trn2", 2, dge, path("two.json"));
+    const auto eight = chip_run("trn2", 8, dge, path("eight.json"));
+    const double t1 = one["total_time_ns"], t2 = two["total_time_ns"], t8 = eight["total_time_ns"];
+    EXPECT_GT(t2, 1.5 * t1);
+    EXPECT_NEAR(t8, t2, t2 * 0.01);
+    EXPECT_EQ(eight["chip"]["active_cores"].get<int>(), 8);
+    for (int s = 0; s < 4; ++s) {  // each stack below its 750 GB/s, both cores' bytes on it
+        const auto& st = eight["chip"]["stacks"]["s" + std::to_string(s)];
+        EXPECT_LE(st["bandwidth_gbps"].get<double>(), 750.0);
+        EXPECT_EQ(st["bytes"].get<double>(),
+                  2 * eight["cores"]["c0"]["dma"]["bytes"].get<double>());
+    }
+    // trn1: a stack per core, so two cores run as fast as one
+    const auto t1_one = chip_run("trn1", 1, "", path("t1one.json"));
+    const auto t1_two = chip_run("trn1", 2, "", path("t1two.json"));
+    EXPECT_EQ(t1_two["total_time_ns"].get<double>(), t1_one["total_time_ns"].get<double>());
+    EXPECT_EQ(t1_two["cores"]["c1"]["hbm"]["read_bytes"].get<double>(),
+              t1_one["hbm"]["read_bytes"].get<double>());
+}
+
+TEST_F(cli, chip_keys_are_checked) {
+    auto r = run_sim("--config trn1 --workload vector_add --set chip.active_cores=3");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("chip.active_cores (3) exceeds the chip's chip.cores (2)"),
+              std::string::npos)
+        << r.output;
+    r = run_sim("--config trn2 --workload vector_add --functional --set chip.active_cores=2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("takes no --functional"), std::string::npos) << r.output;
+    r = run_sim("--config trn2 --workload vector_add --set chip.cores_per_stack=3");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("not a whole number of stacks"), std::string::npos) << r.output;
+}
+
+}  // namespace

@@ -1,0 +1,49 @@
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "core/params.h"
+#include "core/program.h"
+#include "core/stats.h"
+#include "memory/hbm_channel.h"
+#include "platforms/neuron_core.h"
+
+namespace trn {
+
+// What the chip's keys say: its cores, how many share an HBM stack, and how many run.
+struct chip_shape {
+    std::size_t cores = 1, cores_per_stack = 1, active = 1;
+    static void declare_params(param_registry& r);
+    // Reads chip.*; user_error when active exceeds cores or cores do not fill whole stacks.
+    static chip_shape of(const config& cfg);
+    std::size_t stacks_used() const { return (active + cores_per_stack - 1) / cores_per_stack; }
+};
+
+// A chip of NeuronCores over shared HBM stacks: chip.active_cores cores (the physical cores
+// 0, 1, ... in order), each the full core model, the cores of a stack (chip.cores_per_stack)
+// sharing its channels, and, where their transfers may use their HBM pair's DMA engines
+// (core.dma.engine_groups with static descriptors), each booking those engines on the other
+// core's. Every core runs the same program, each in its own part of its stack.
+// Contract: load() checks and loads the program on every core; run() simulates them together to
+// the end (deadlock_error as neuron_core::run); report() gives the chip's figures and each
+// core's under cores.cN. One chip per process (one SystemC elaboration).
+class chip : public sc_core::sc_module {
+  public:
+    chip(const sc_core::sc_module_name& name, const config& cfg);
+    chip(const chip&) = delete;
+    chip& operator=(const chip&) = delete;
+
+    neuron_core& core(std::size_t i) { return *m_cores[i]; }
+    std::size_t active() const { return m_cores.size(); }
+    const chip_shape& shape() const { return m_shape; }
+    void load(const program& p);
+    void run();
+    void report(stats_tree& stats) const;
+
+  private:
+    chip_shape m_shape;
+    std::vector<std::vector<std::unique_ptr<hbm_channel>>> m_stacks;
+    std::vector<std::unique_ptr<neuron_core>> m_cores;
+};
+
+}  // namespace trn
