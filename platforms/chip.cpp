@@ -43,8 +43,15 @@ constexpr std::uint64_t stack_slice = 1ull << 34;
 
 }  // namespace
 
-chip::chip(const sc_core::sc_module_name& name, const config& cfg)
+chip::chip(const sc_core::sc_module_name& name, const config& cfg, bool functional,
+           std::size_t cores, bool shared_address_space)
     : sc_core::sc_module(name), m_shape(chip_shape::of(cfg)) {
+    if (cores) {
+        if (cores > m_shape.cores)
+            throw user_error("the chip has " + std::to_string(m_shape.cores) + " cores, not " +
+                             std::to_string(cores));
+        m_shape.active = cores;
+    }
     const auto channels = static_cast<std::size_t>(cfg.integer("core.hbm.channels"));
     for (std::size_t s = 0; s < m_shape.stacks_used(); ++s) {
         m_stacks.emplace_back();
@@ -56,9 +63,9 @@ chip::chip(const sc_core::sc_module_name& name, const config& cfg)
         core_wiring w;
         for (auto& c : m_stacks[i / m_shape.cores_per_stack])
             w.hbm.push_back(c.get());
-        w.hbm_base = (i % m_shape.cores_per_stack) * stack_slice;
-        m_cores.push_back(
-            std::make_unique<neuron_core>(("core" + std::to_string(i)).c_str(), cfg, false, &w));
+        w.hbm_base = shared_address_space ? 0 : (i % m_shape.cores_per_stack) * stack_slice;
+        m_cores.push_back(std::make_unique<neuron_core>(("core" + std::to_string(i)).c_str(), cfg,
+                                                        functional, &w));
     }
     // The engine groups past a core's own are its stack partners' engines: book them there.
     const auto per_group = static_cast<std::size_t>(cfg.integer("core.dma.engines"));
@@ -77,24 +84,41 @@ chip::chip(const sc_core::sc_module_name& name, const config& cfg)
 void chip::load(const program& p) {
     for (auto& c : m_cores)
         c->load(p);
+    m_loaded.assign(m_cores.size(), true);
+}
+
+void chip::load(const std::vector<const program*>& programs) {
+    if (programs.size() > m_cores.size())
+        throw user_error(std::to_string(programs.size()) + " programs for a chip of " +
+                         std::to_string(m_cores.size()) + " cores");
+    for (std::size_t i = 0; i < programs.size(); ++i)
+        m_cores[i]->check(*programs[i]);
+    m_loaded.assign(m_cores.size(), false);
+    for (std::size_t i = 0; i < programs.size(); ++i) {
+        m_cores[i]->load(*programs[i]);
+        m_loaded[i] = true;
+    }
 }
 
 void chip::run() {
     sc_core::sc_start();
     neuron_core::back_on_main_stack();
-    for (auto& c : m_cores)
-        c->finish(c->last_completion());
+    for (std::size_t i = 0; i < m_cores.size(); ++i)
+        if (m_loaded[i]) m_cores[i]->finish(m_cores[i]->last_completion());
 }
 
 void chip::report(stats_tree& stats) const {
+    std::vector<std::size_t> ran;
+    for (std::size_t i = 0; i < m_cores.size(); ++i)
+        if (m_loaded[i]) ran.push_back(i);
     std::vector<stats_tree> each(m_cores.size());
-    std::size_t slowest = 0;
-    for (std::size_t i = 0; i < m_cores.size(); ++i) {
+    std::size_t slowest = ran.front();
+    for (const std::size_t i : ran) {
         m_cores[i]->report(each[i]);
         if (each[i].get("total_time_ns") > each[slowest].get("total_time_ns")) slowest = i;
     }
     stats.add_all(each[slowest], "");  // the chip's time is its slowest core's
-    stats.add("chip.active_cores", static_cast<double>(m_cores.size()), "count",
+    stats.add("chip.active_cores", static_cast<double>(ran.size()), "count",
               "cores that ran the kernel at once");
     stats.add("chip.slowest_core", static_cast<double>(slowest), "index",
               "the core whose kernel ended last: the top-level figures are its");
@@ -114,7 +138,7 @@ void chip::report(stats_tree& stats) const {
                   "those bytes over the chip's kernel time");
         stats.add(k + ".busiest_channel_ns", busiest, "ns", "busy time of its busiest channel");
     }
-    for (std::size_t i = 0; i < m_cores.size(); ++i)
+    for (const std::size_t i : ran)
         stats.add_all(each[i], "cores.c" + std::to_string(i) + ".");
 }
 

@@ -29,7 +29,11 @@ struct chip_shape {
 // core's under cores.cN. One chip per process (one SystemC elaboration).
 class chip : public sc_core::sc_module {
   public:
-    chip(const sc_core::sc_module_name& name, const config& cfg);
+    // `cores`: how many to build (0: chip.active_cores); `shared_address_space`: every core
+    // sees the same HBM addresses (a logical core of two, LNC=2: one kernel's instances on the
+    // two cores of a stack), else each its own part of its stack.
+    chip(const sc_core::sc_module_name& name, const config& cfg, bool functional = false,
+         std::size_t cores = 0, bool shared_address_space = false);
     chip(const chip&) = delete;
     chip& operator=(const chip&) = delete;
 
@@ -37,11 +41,14 @@ class chip : public sc_core::sc_module {
     std::size_t active() const { return m_cores.size(); }
     const chip_shape& shape() const { return m_shape; }
     void load(const program& p);
+    // A program of its own on each of the first programs.size() cores (the others idle).
+    void load(const std::vector<const program*>& programs);
     void run();
     void report(stats_tree& stats) const;
 
   private:
     chip_shape m_shape;
+    std::vector<bool> m_loaded;  // which cores run a program this time
     std::vector<std::vector<std::unique_ptr<hbm_channel>>> m_stacks;
     std::vector<std::unique_ptr<neuron_core>> m_cores;
 };

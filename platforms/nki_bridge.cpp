@@ -41,11 +41,21 @@ class platform {
                 "config in another process)");
         m_path = trn::resolve_config(config_name);
         trn::load_config(m_cfg, m_path, sets);
-        if (const auto shape = trn::chip_shape::of(m_cfg); shape.active > 1)
-            throw trn::user_error("chip.active_cores " + std::to_string(shape.active) +
+        if (const auto active = trn::chip_shape::of(m_cfg).active; active > 1)
+            throw trn::user_error("chip.active_cores " + std::to_string(active) +
                                   ": NKI kernels run on one core yet (several cores at once: "
                                   "sim's drivers and traces)");
-        m_core = std::make_unique<trn::neuron_core>("core", m_cfg, functional);
+        // On a chip whose cores share HBM stacks (trn2) the platform is the first stack's two
+        // cores, so that a kernel's SPMD instances can run on both (nl.nc(2), LNC=2); a kernel
+        // of one core runs on the first, its partner idle, as a one-core platform.
+        const auto shape = trn::chip_shape::of(m_cfg);
+        if (shape.cores_per_stack >= 2) {
+            m_chip = std::make_unique<trn::chip>("chip", m_cfg, functional, 2, true);
+            m_core = &m_chip->core(0);
+        } else {
+            m_own_core = std::make_unique<trn::neuron_core>("core", m_cfg, functional);
+            m_core = m_own_core.get();
+        }
         trn::kernel_builder::options(m_cfg, m_core->limits(), trn::kernel_style::nl);
         s_exists = true;
     }
@@ -95,6 +105,7 @@ class platform {
         if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_core->report(stats);
+        m_last_on_chip = false;
         stats.add_text("run.kernel", description, "what ran");
         stats.add_text("run.config", m_path, "config file");
         trn::add_config_stats(stats, m_cfg);
@@ -105,6 +116,37 @@ class platform {
 
     void print_summary(const std::string& description) const {
         trn::print_summary(m_last_stats, description, trn::describe_config(m_cfg));
+        if (m_last_on_chip)
+            trn::print_chip_summary(m_last_stats,
+                                    static_cast<std::size_t>(m_last_stats.get("chip.active_cores")),
+                                    m_chip->shape().cores_per_stack);
+    }
+
+    // The physical cores one kernel's instances can run on at once (2 on trn2, else 1).
+    std::size_t cores() const { return m_chip ? m_chip->active() : 1; }
+
+    // Runs programs[c] on core c, all at once (a kernel's SPMD instances on the two cores of
+    // an HBM stack); returns the chip's stats as JSON text.
+    std::string run_cores(const std::vector<const trn::program*>& programs,
+                          const std::string& description) {
+        if (!m_chip || programs.size() > m_chip->active())
+            throw trn::user_error("this platform runs a kernel on at most " +
+                                  std::to_string(cores()) + " physical NeuronCore(s) at once");
+        m_cfg.check_all_read();
+        {
+            py::gil_scoped_release unlocked;
+            m_chip->load(programs);
+            m_chip->run();
+        }
+        trn::stats_tree stats;
+        m_chip->report(stats);
+        stats.add_text("run.kernel", description, "what ran");
+        stats.add_text("run.config", m_path, "config file");
+        trn::add_config_stats(stats, m_cfg);
+        m_last = stats.to_json().dump(2);
+        m_last_stats = std::move(stats);
+        m_last_on_chip = true;
+        return m_last;
     }
 
     // The bytes of a region after a functional run.
@@ -134,7 +176,10 @@ class platform {
     trn::config m_cfg;
     bool m_functional;
     std::string m_path;
-    std::unique_ptr<trn::neuron_core> m_core;
+    std::unique_ptr<trn::chip> m_chip;
+    std::unique_ptr<trn::neuron_core> m_own_core;
+    trn::neuron_core* m_core = nullptr;
+    bool m_last_on_chip = false;  // the last run was on several cores
     std::string m_last;
     trn::stats_tree m_last_stats;
 };
@@ -189,6 +234,8 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",
              py::arg("timeline") = "", py::arg("trace") = "")
         .def("check", &platform::check)
+        .def("cores", &platform::cores)
+        .def("run_cores", &platform::run_cores, py::arg("programs"), py::arg("description") = "")
         .def("print_summary", &platform::print_summary)
         .def("read_region", &platform::read_region);
 

@@ -132,9 +132,10 @@ class Editions(unittest.TestCase):
         a = np.zeros((128, 4), np.float32)
         self.assertEqual(nki1.jit(kernel)[2, 2].grid, (2, 2))  # beta 1: an SPMD grid
         self.assertEqual(nki0.jit(kernel)[1].grid, ())  # 0.x: LNC=1
-        with self.assertRaisesRegex(KernelError, r'kernel\[lnc\]: LNC=2 runs the kernel on 2 '
-                                    'physical NeuronCores'):
-            nki0.jit(kernel)[2](a)
+        self.assertEqual(nki0.jit(kernel)[2].grid, (2,))  # 0.x: LNC=2, one instance a core
+        with self.assertRaisesRegex(KernelError, r'kernel\[lnc\]: LNC=3: a logical '
+                                    'NeuronCore has 1 or 2'):
+            nki0.jit(kernel)[3](a)
 
     def test_a_typo_is_not_unsupported(self):
         with self.assertRaisesRegex(UnsupportedAttribute, r'nki.language.sofmax: no such API in '

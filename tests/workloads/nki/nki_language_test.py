@@ -177,34 +177,46 @@ class Spmd(unittest.TestCase):
         np.testing.assert_array_equal(no_grid_facts[5](np.zeros((1, 1), np.float32)),
                                       [[4, 5, 1]])
 
-    def test_lnc_1_runs_and_lnc_2_needs_the_chip(self):
-        a, b = s.random_inputs((512, 64), (512, 64))
+    def test_lnc_2_runs_an_instance_on_each_core_of_a_stack(self):
+        """LNC=2 (kernel[2], or NEURON_LOGICAL_NC_CONFIG=2 without brackets): program_id 0 on
+        one core of the trn2 HBM stack, 1 on the other, at once; values as on one core."""
+        a, b = s.random_inputs((1024, 512), (1024, 512))
         np.testing.assert_array_equal(add_rows_nki0(a, b), a + b)
         np.testing.assert_array_equal(add_rows_nki0[1](a, b), a + b)
-        np.testing.assert_array_equal(nki0.simulate(add_rows_nki0[1])(a, b), a + b)
-        here = f'{__file__}:'
-        with self.assertRaisesRegex(KernelError, here + r'\d+: kernel\[lnc\]: LNC=2 runs the '
-                                    'kernel on 2 physical NeuronCores; trnsim models one'):
-            add_rows_nki0[2](a, b)
+        one = nki0.simulate(add_rows_nki0[1])
+        np.testing.assert_array_equal(one(a, b), a + b)
+        two = nki0.simulate(add_rows_nki0[2])
+        np.testing.assert_array_equal(two(a, b), a + b)
+        self.assertEqual(s.stat(two.stats, 'chip.active_cores'), 2)
+        for c in ('c0', 'c1'):  # each core moves half the rows
+            self.assertEqual(s.stat(two.stats, f'cores.{c}.dma.transfers'),
+                             s.stat(one.stats, 'dma.transfers') / 2)
+        # the two halves run at once: faster than one core, slower than half its time
+        self.assertLess(two.latency_us, 0.8 * one.latency_us)
+        self.assertGreater(two.latency_us, 0.5 * one.latency_us)
         with self.assertRaisesRegex(KernelError, 'LNC=3: a logical NeuronCore has 1 or 2'):
             add_rows_nki0[3](a, b)
         with self.assertRaisesRegex(KernelError, 'the brackets of NKI 0.x hold one number'):
             add_rows_nki0[2, 2](a, b)
         os.environ['NEURON_LOGICAL_NC_CONFIG'] = '2'
         try:
-            with self.assertRaisesRegex(KernelError, 'LNC=2 runs the kernel on 2'):
-                add_rows_nki0(a, b)
+            env = nki0.simulate(add_rows_nki0)
+            np.testing.assert_array_equal(env(a, b), a + b)
+            self.assertEqual(env.latency_us, two.latency_us)
         finally:
             del os.environ['NEURON_LOGICAL_NC_CONFIG']
 
-    def test_physical_cores_in_a_beta1_grid_need_the_chip(self):
+    def test_physical_cores_in_a_beta1_grid(self):
+        """nl.nc(2): the instances of that axis spread over the two cores of the stack."""
         a, b = s.random_inputs((256, 1024), (256, 1024))
-        with self.assertRaisesRegex(KernelError, r'nl.nc\(2\) places instances on 2 physical '
-                                    'NeuronCores'):
-            add_tiles_beta1[nl1.nc(2), 2](a, b)
-        with self.assertRaisesRegex(KernelError, 'NeuronCores'):
-            add_tiles_beta1[nl1.spmd_dim(nl1.nc(2), 1), 2](a, b)
+        np.testing.assert_array_equal(add_tiles_beta1[nl1.nc(2), 2](a, b), a + b)
+        np.testing.assert_array_equal(add_tiles_beta1[nl1.spmd_dim(nl1.nc(2), 1), 2](a, b),
+                                      a + b)
         np.testing.assert_array_equal(add_tiles_beta1[nl1.spmd_dim(2, 1), 2](a, b), a + b)
+        with self.assertRaisesRegex(KernelError, r'LNC=4 runs the kernel on 4 physical '
+                                    r'NeuronCores; this platform \(trn2\) runs it on 2'):
+            add_tiles_beta1[nl1.nc(4), 1](np.zeros((512, 512), np.float32),
+                                          np.zeros((512, 512), np.float32))
 
 
 class Simulate(unittest.TestCase):

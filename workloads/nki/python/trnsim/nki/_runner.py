@@ -15,7 +15,7 @@ import numpy as np
 from . import _dtypes, _trace
 from ._api_typing import Placeholder, check_argument
 from ._api_language import GridDim, _count
-from ._errors import KernelError, user_site
+from ._errors import KernelError, unsupported, user_site
 from ._index import NeedsUnroll
 from ._interpret import Interpreter
 from ._registry import api
@@ -164,7 +164,8 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where, unrolled, grid=(), hoist=True):
+def _record(fn, style, args, kwargs, values, where, unrolled, grid=(), hoist=True,
+            core_of=None):
     """The kernel's trace, traced again with the loops it needs unrolled until none is left
     (`unrolled`, the loops to unroll, grows); with a launch grid, each instance in turn."""
     try:
@@ -209,7 +210,7 @@ def _record(fn, style, args, kwargs, values, where, unrolled, grid=(), hoist=Tru
                      for i, a in enumerate(args)]
             wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
             if grid:
-                rets = [fn(*wargs, **wkwargs) for _ in trace.instances(grid)]
+                rets = [fn(*wargs, **wkwargs) for _ in trace.instances(grid, core_of)]
                 ret = rets[0]
                 if any(not _same_result(r, ret) for r in rets[1:]):
                     raise KernelError('kernel return', 'the SPMD instances return different '
@@ -279,11 +280,16 @@ def _unroll(unrolled, loops, why, site):
     unrolled |= new
 
 
-def _build(trace, where):
-    """(program, races, flops, notes) of a recording; (None, loop) when the builder needs that loop of
-    it unrolled."""
+def _build(trace, where, cores=1):
+    """(programs (one per physical core the kernel's instances run on), races, flops, notes)
+    of a recording; (None, loop) when the builder needs that loop of it unrolled."""
     try:
-        return platform().build_recording(trace.text()), None
+        if cores == 1:
+            program, races, flops, notes = platform().build_recording(trace.text())
+            return ([program], races, flops, notes), None
+        built = [platform().build_recording(trace.text(c)) for c in range(cores)]
+        return ([b[0] for b in built], [r for b in built for r in b[1]],
+                sum(b[2] for b in built), [n for b in built for n in b[3]]), None
     except native.UnrollRequest as e:
         (loop_id,) = e.args
         loop = next(op.args[0] for op in trace.ops if op.kind == 'loop' and
@@ -307,7 +313,11 @@ def trace_kernel(kernel, args, kwargs, values):
     if _trace.Trace.current is not None:
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
+    if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
+            os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip() == '2':
+        kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
     grid = getattr(kernel, 'grid', ())
+    cores, core_of = getattr(kernel, 'cores', 1), getattr(kernel, 'core_of', None)
     # A trace holds every tile and operation until the end: the cyclic collector's passes over
     # them would cost more than the tracing.
     gc_was_enabled = gc.isenabled()
@@ -319,11 +329,11 @@ def trace_kernel(kernel, args, kwargs, values):
         while True:
             t0 = time.perf_counter()
             trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled,
-                                        grid, hoist)
+                                        grid, hoist, core_of)
             t1 = time.perf_counter()
             recording += t1 - t0
             try:
-                built, loop = _build(trace, where)
+                built, loop = _build(trace, where, cores)
             except KernelError as e:
                 # SBUF the hoisted transposes took: the compiler hoists only what fits, so
                 # the kernel is built again transposing at every call (said in a note)
@@ -343,13 +353,15 @@ def trace_kernel(kernel, args, kwargs, values):
     finally:
         if gc_was_enabled:
             gc.enable()
-    program, races, flops, notes = built
+    programs, races, flops, notes = built
+    program = programs[0]
     if _settings['recording_out']:
         with open(_settings['recording_out'], 'w') as f:
             f.write(trace.text())
     p = platform()
     try:
-        p.check(program)  # what nki.benchmark checks before it simulates, in every call
+        for prog in programs:
+            p.check(prog)  # what nki.benchmark checks before it simulates, in every call
     except (native.UserError, RuntimeError) as e:
         raise KernelError('kernel end', str(e), where) from None
     # Tiles the kernel placed itself may share bytes with no order between their accesses
@@ -403,6 +415,7 @@ def trace_kernel(kernel, args, kwargs, values):
         survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
                 'ops': len(trace.ops), 'executed': trace.executed})
     traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1))
+    traced.programs = programs  # one per physical core its instances run on (nl.nc)
     traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
     return traced
 
@@ -416,6 +429,17 @@ def _check_return(r, where):
                 if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
                 else type(r).__name__)
         raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
+
+
+def _run(tr, timeline):
+    """The model's stats (JSON text) of a traced kernel: its program on one core, or its
+    instances' programs on the physical cores nl.nc placed them on, at once."""
+    if len(tr.programs) == 1:
+        return platform().run(tr.program, tr.description, timeline, '')
+    if timeline:
+        raise native.UserError('--timeline takes a kernel of one physical NeuronCore (this one '
+                               f'runs on {len(tr.programs)})')
+    return platform().run_cores(tr.programs, tr.description)
 
 
 class JitKernel:
@@ -436,8 +460,8 @@ class JitKernel:
         """NKI 0.x without brackets: the LNC degree NEURON_LOGICAL_NC_CONFIG sets."""
         if self.edition not in (None, 'beta1'):
             lnc = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
-            if lnc and lnc != '1':
-                raise _lnc_error(lnc, user_site()) if lnc == '2' else KernelError(
+            if lnc and lnc not in ('1', '2'):
+                raise KernelError(
                     'kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={lnc}: a logical NeuronCore has '
                     '1 or 2 physical ones', user_site())
 
@@ -447,14 +471,26 @@ class JitKernel:
 
 def _lnc_error(n, site):
     return KernelError('kernel[lnc]', f'LNC={n} runs the kernel on {n} physical NeuronCores; '
-                       'trnsim models one NeuronCore (the chip, with NeuronCores sharing HBM, '
-                       'is not modelled yet)', site)
+                       f'this platform ({platform().name}) runs it on '
+                       f'{platform().cores()} (the cores of an HBM stack: --config trn2)', site)
+
+
+def _place_on_cores(launch, sizes, axis, cores, site):
+    """Sets launch.cores and launch.core_of: the instances along grid axis `axis` (nl.nc)
+    spread over `cores` physical NeuronCores in equal runs (nl.nc's "distributed to different
+    physical neuron cores on the annotated dimension")."""
+    if cores > platform().cores():
+        raise _lnc_error(cores, site)
+    per = sizes[axis] // cores
+    launch.cores = cores
+    launch.core_of = lambda instance: instance[axis] // per
 
 
 class Launch:
     """kernel[...]: in beta 1 an SPMD launch grid (kernel[4, 2], nl.nc(2) marking physical
     NeuronCores); in NKI 0.x the logical NeuronCore degree (kernel[1], kernel[2] for LNC=2,
-    as NEURON_LOGICAL_NC_CONFIG sets it), which instances run on one NeuronCore serially."""
+    as NEURON_LOGICAL_NC_CONFIG sets it). The instances of a core run on it serially; with
+    nl.nc(2) or LNC=2 the two cores of an HBM stack run theirs at once (`cores`, `core_of`)."""
 
     def __init__(self, kernel, grid, edition, site):
         self.kernel, self.func = kernel, kernel.func
@@ -467,22 +503,26 @@ class Launch:
                                   'hold one number, the count of physical NeuronCores (LNC)',
                                   site)
             n = int(dims[0])
-            if n == 2:
-                raise _lnc_error(n, site)
-            if n != 1:
+            if n not in (1, 2):
                 raise KernelError('kernel[lnc]', f'LNC={n}: a logical NeuronCore has 1 or 2 '
                                   'physical ones', site)
             self.grid = ()
+            if n == 2:  # one instance on each core of the pair: nl.program_id(0) is 0 or 1
+                self.grid = (2,)
+                _place_on_cores(self, self.grid, 0, 2, site)
             return
-        sizes = []
-        for d in dims:
+        sizes, placed = [], None
+        for axis, d in enumerate(dims):
             d = d if isinstance(d, GridDim) else GridDim(_count(d), 1)
             if d.cores > 1:
-                raise KernelError('kernel[grid]', f'nl.nc({d.cores}) places instances on '
-                                  f'{d.cores} physical NeuronCores; trnsim models one '
-                                  'NeuronCore (the chip is not modelled yet)', site)
+                if placed is not None:
+                    raise unsupported('kernel[grid]', 'nl.nc on two axes of a launch grid',
+                                      site)
+                placed = (axis, d.cores)
             sizes.append(d.size)
         self.grid = tuple(sizes)
+        if placed:
+            _place_on_cores(self, self.grid, placed[0], placed[1], site)
 
     @property
     def _trnsim_isa(self):
@@ -551,7 +591,7 @@ class BenchmarkKernel:
         stats_out = _placeholder(_settings['stats_out'])
         timeline = _placeholder(_settings['timeline'])
         try:
-            text = platform().run(tr.program, tr.description, timeline, '')
+            text = _run(tr, timeline)
         except native.UserError as e:
             raise KernelError('nki.benchmark', str(e), def_site(self.func)) from None
         t2 = time.perf_counter()
@@ -636,7 +676,7 @@ class SimulatedKernel:
         tr = trace_kernel(self.kernel, args, kwargs, True)
         p = platform()
         try:
-            text = p.run(tr.program, tr.description, '', '')
+            text = _run(tr, '')
         except native.UserError as e:
             raise KernelError('nki.simulate', str(e), def_site(self.func)) from None
         self.stats = json.loads(text)

@@ -75,12 +75,13 @@ class Op:
     """One line of the recording: a primitive (or a loop, its end, a declaration) with its
     operands, the API and kernel line it comes from, and its text."""
 
-    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx')
+    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx', 'core')
 
-    def __init__(self, kind, api, site, args, when, line, ctx=()):
+    def __init__(self, kind, api, site, args, when, line, ctx=(), core=None):
         self.kind, self.api, self.site, self.args, self.when = kind, api, site, args, when
         self.line = line
         self.ctx = ctx  # the independent loops around it: (loop number, iteration or index)
+        self.core = core  # the physical core of its SPMD instance (None: every core's)
 
 
 def _number(x):
@@ -130,6 +131,7 @@ class Trace:
         self.loop_sites = {}
         self.grid = ()
         self.program = ()
+        self.core = None  # the physical core the current SPMD instance runs on (nl.nc)
         self.shared = []
         self.shared_next = 0
         self.executed = 0  # operations over every iteration
@@ -235,16 +237,18 @@ class Trace:
             if level is not None:
                 _remove(self.levels, level)
 
-    def instances(self, grid):
+    def instances(self, grid, core_of=None):
         """The instances of an SPMD launch grid, in row-major order (axis 0 outermost), each
         recorded as an iteration of nested loops around the kernel, unrolled: the compiler
         "translates the SPMD launch grid into nested loops of compute-kernel invocations",
-        "executed serially on a single NeuronCore" (docs/nki.md, "SPMD")."""
+        "executed serially on a single NeuronCore" (docs/nki.md, "SPMD"); `core_of(instance)`:
+        the physical core an instance runs on, with nl.nc (each core runs its own serially)."""
         self.grid = tuple(grid)
 
         def nest(axis, prefix):
             if axis == len(self.grid):
                 self.program = prefix
+                self.core = core_of(prefix) if core_of else None
                 self.shared_next = 0
                 yield prefix
                 return
@@ -433,7 +437,7 @@ class Trace:
     # Recording
 
     def _raw(self, kind, line, args):
-        self.ops.append(Op(kind, None, None, args, (), line))
+        self.ops.append(Op(kind, None, None, args, (), line, (), self.core))
 
     def tile_ref(self, t, api, site):
         """The operand for tile part t: its instance counted back from the latest, after
@@ -489,7 +493,7 @@ class Trace:
                 out.append(a)
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
-        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx))
+        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx, self.core))
         if kind != 'declare':
             self.executed += self.multiplicity() if self.frames else 1
 
@@ -521,8 +525,9 @@ class Trace:
             return _one_line(str(a)), a
         return str(a), a
 
-    def text(self):
-        """The recording's text form (recording.h, docs/nki.md)."""
+    def text(self, core=None):
+        """The recording's text form (recording.h, docs/nki.md); with `core`, the part that
+        physical core runs (its SPMD instances, and what every core runs)."""
         lines = ['trnsim-nki-recording 1', f'style {self.style}']
         for t, kind, _ in self.tensors:
             elems = 1
@@ -535,6 +540,8 @@ class Trace:
         body = []
         plain = ('declare', 'loop', 'end', 'print')
         for op in self.ops:
+            if core is not None and op.core is not None and op.core != core:
+                continue
             site = op.site
             if op.kind in plain or not site or not site[1]:
                 body.append(op.line)
