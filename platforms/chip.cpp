@@ -100,6 +100,13 @@ void chip::load(const std::vector<const program*>& programs) {
     }
 }
 
+void chip::set_timeline(timeline* t) {
+    for (std::size_t i = 0; i < m_cores.size(); ++i) {
+        if (t) t->group("NeuronCore " + std::to_string(i));
+        m_cores[i]->set_timeline(t);
+    }
+}
+
 void chip::run() {
     sc_core::sc_start();
     neuron_core::back_on_main_stack();

@@ -45,6 +45,9 @@ class chip : public sc_core::sc_module {
     void load(const std::vector<const program*>& programs);
     void run();
     void report(stats_tree& stats) const;
+    // Records every core's activity on `t`, each core's tracks in a group of its own ("NeuronCore
+    // N"), or none (nullptr). Call before run().
+    void set_timeline(timeline* t);
 
   private:
     chip_shape m_shape;

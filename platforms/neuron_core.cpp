@@ -111,6 +111,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
 
 void neuron_core::set_timeline(timeline* t) {
     m_timeline = t;
+    if (t) m_timeline_group = t->current_group();
     for (auto& e : m_engines)
         e->set_timeline(t);
     for (auto& q : m_dma_queues)
@@ -269,7 +270,7 @@ void neuron_core::finish(const sc_core::sc_time& end) {
         if (m_timeline) {  // the path as a track: what held the kernel, when
             std::sort(segments.begin(), segments.end(),
                       [](const auto& a, const auto& b) { return a.from_ns < b.from_ns; });
-            const std::size_t track = m_timeline->track("critical path");
+            const std::size_t track = m_timeline->track("critical path", m_timeline_group);
             for (const auto& seg : segments)
                 m_timeline->slice(track, seg.resource, seg.from_ns, seg.to_ns - seg.from_ns,
                                   "{\"event\":\"" + seg.event + "\"}");

@@ -96,6 +96,7 @@ class neuron_core : public sc_core::sc_module {
     activity_log m_activity;   // for the critical path of the last program
     critical_path m_critical;  // that path, analysed when the program ends
     timeline* m_timeline = nullptr;
+    std::size_t m_timeline_group = 0;
 };
 
 }  // namespace trn

@@ -128,16 +128,20 @@ class platform {
     // Runs programs[c] on core c, all at once (a kernel's SPMD instances on the two cores of
     // an HBM stack); returns the chip's stats as JSON text.
     std::string run_cores(const std::vector<const trn::program*>& programs,
-                          const std::string& description) {
+                          const std::string& description, const std::string& timeline_path) {
         if (!m_chip || programs.size() > m_chip->active())
             throw trn::user_error("this platform runs a kernel on at most " +
                                   std::to_string(cores()) + " physical NeuronCore(s) at once");
         m_cfg.check_all_read();
+        trn::timeline tl;
         {
             py::gil_scoped_release unlocked;
             m_chip->load(programs);
+            m_chip->set_timeline(timeline_path.empty() ? nullptr : &tl);
             m_chip->run();
+            m_chip->set_timeline(nullptr);
         }
+        if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_chip->report(stats);
         stats.add_text("run.kernel", description, "what ran");
@@ -235,7 +239,8 @@ PYBIND11_MODULE(_trnsim, m) {
              py::arg("timeline") = "", py::arg("trace") = "")
         .def("check", &platform::check)
         .def("cores", &platform::cores)
-        .def("run_cores", &platform::run_cores, py::arg("programs"), py::arg("description") = "")
+        .def("run_cores", &platform::run_cores, py::arg("programs"), py::arg("description") = "",
+             py::arg("timeline") = "")
         .def("print_summary", &platform::print_summary)
         .def("read_region", &platform::read_region);
 

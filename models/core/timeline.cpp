@@ -10,9 +10,19 @@
 
 namespace trn {
 
-std::size_t timeline::track(const std::string& name) {
-    m_tracks.push_back(name);
+std::size_t timeline::group(const std::string& name) {
+    m_groups.push_back(name);
+    return m_groups.size() - 1;
+}
+
+std::size_t timeline::track(const std::string& name, std::size_t group) {
+    m_tracks.push_back({name, group});
     return m_tracks.size() - 1;
+}
+
+std::size_t timeline::counter(const std::string& name) {
+    m_counters.push_back({name, current_group()});
+    return m_counters.size() - 1;
 }
 
 void timeline::slice(std::size_t track, const std::string& name, double start_ns, double dur_ns,
@@ -20,8 +30,8 @@ void timeline::slice(std::size_t track, const std::string& name, double start_ns
     m_slices.push_back({track, name, start_ns, dur_ns, args_json});
 }
 
-void timeline::counter_delta(const std::string& name, double t_ns, double delta) {
-    m_deltas.push_back({name, t_ns, delta});
+void timeline::counter_delta(std::size_t counter, double t_ns, double delta) {
+    m_deltas.push_back({counter, t_ns, delta});
 }
 
 void timeline::write(const std::string& path) const {
@@ -32,18 +42,22 @@ void timeline::write(const std::string& path) const {
 
 void timeline::write(std::ostream& out) const {
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    out << "{\"ph\":\"M\",\"pid\":1,\"name\":\"process_name\",\"args\":{\"name\":\"NeuronCore\"}}";
+    const std::vector<std::string> groups =
+        m_groups.empty() ? std::vector<std::string>{"NeuronCore"} : m_groups;
+    for (std::size_t g = 0; g < groups.size(); ++g)
+        out << (g ? ",\n" : "") << "{\"ph\":\"M\",\"pid\":" << g + 1
+            << ",\"name\":\"process_name\",\"args\":{\"name\":\"" << groups[g] << "\"}}";
     for (std::size_t t = 0; t < m_tracks.size(); ++t)
-        out << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << t
-            << ",\"name\":\"thread_name\",\"args\":{\"name\":\"" << m_tracks[t] << "\"}}"
-            << ",\n{\"ph\":\"M\",\"pid\":1,\"tid\":" << t
+        out << ",\n{\"ph\":\"M\",\"pid\":" << m_tracks[t].group + 1 << ",\"tid\":" << t
+            << ",\"name\":\"thread_name\",\"args\":{\"name\":\"" << m_tracks[t].name << "\"}}"
+            << ",\n{\"ph\":\"M\",\"pid\":" << m_tracks[t].group + 1 << ",\"tid\":" << t
             << ",\"name\":\"thread_sort_index\",\"args\":{\"sort_index\":" << t << "}}";
     char buf[128];
     for (const auto& s : m_slices) {
         std::snprintf(buf, sizeof buf, "\"ts\":%.6f,\"dur\":%.6f", s.start_ns / 1e3,
                       s.dur_ns / 1e3);
-        out << ",\n{\"ph\":\"X\",\"pid\":1,\"tid\":" << s.track << ",\"name\":\"" << s.name << "\","
-            << buf;
+        out << ",\n{\"ph\":\"X\",\"pid\":" << m_tracks[s.track].group + 1 << ",\"tid\":" << s.track
+            << ",\"name\":\"" << s.name << "\"," << buf;
         if (!s.args.empty()) out << ",\"args\":" << s.args;
         out << "}";
     }
@@ -51,12 +65,15 @@ void timeline::write(std::ostream& out) const {
     std::vector<delta> deltas = m_deltas;
     std::stable_sort(deltas.begin(), deltas.end(),
                      [](const delta& a, const delta& b) { return a.t_ns < b.t_ns; });
-    std::map<std::string, double> value;
+    // counters of one name in one group add up (every DMA queue's bytes in flight)
+    std::map<std::pair<std::size_t, std::string>, double> value;
     for (const auto& d : deltas) {
-        value[d.name] += d.value;
+        const named& c = m_counters[d.counter];
+        double& v = value[{c.group, c.name}];
+        v += d.value;
         std::snprintf(buf, sizeof buf, "\"ts\":%.6f", d.t_ns / 1e3);
-        out << ",\n{\"ph\":\"C\",\"pid\":1,\"name\":\"" << d.name << "\"," << buf
-            << ",\"args\":{\"value\":" << value[d.name] << "}}";
+        out << ",\n{\"ph\":\"C\",\"pid\":" << c.group + 1 << ",\"name\":\"" << c.name << "\","
+            << buf << ",\"args\":{\"value\":" << v << "}}";
     }
     out << "\n]}\n";
 }

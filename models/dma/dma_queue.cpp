@@ -36,7 +36,10 @@ void dma_queue::load(const std::vector<dma_transfer>* transfers) {
 
 void dma_queue::set_timeline(timeline* t) {
     m_timeline = t;
-    if (t) m_track = t->track("dma " + std::string(basename()));
+    if (t) {
+        m_track = t->track("dma " + std::string(basename()));
+        m_counter = t->counter("dma bytes in flight");
+    }
 }
 
 void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
@@ -113,9 +116,9 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     m_bytes += t.src.bytes();
     const sc_core::sc_time at = sim_time() + done;
     if (m_timeline) {
-        m_timeline->counter_delta("dma bytes in flight", (sim_time() + start).to_seconds() * 1e9,
+        m_timeline->counter_delta(m_counter, (sim_time() + start).to_seconds() * 1e9,
                                   static_cast<double>(t.src.bytes()));
-        m_timeline->counter_delta("dma bytes in flight", at.to_seconds() * 1e9,
+        m_timeline->counter_delta(m_counter, at.to_seconds() * 1e9,
                                   -static_cast<double>(t.src.bytes()));
     }
     if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion

@@ -64,7 +64,7 @@ class dma_queue : public sc_core::sc_module {
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;
     activity_log* m_log = nullptr;
-    std::size_t m_track = 0;
+    std::size_t m_track = 0, m_counter = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
     tlm::tlm_generic_payload m_mem;
     access_ext m_ext;  // m_mem's extension for the queue's lifetime

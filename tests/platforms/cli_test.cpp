@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
@@ -571,6 +572,24 @@ TEST_F(cli, cores_of_a_stack_share_it_and_other_stacks_do_not_slow_them) {
     EXPECT_EQ(t1_two["total_time_ns"].get<double>(), t1_one["total_time_ns"].get<double>());
     EXPECT_EQ(t1_two["cores"]["c1"]["hbm"]["read_bytes"].get<double>(),
               t1_one["hbm"]["read_bytes"].get<double>());
+}
+
+TEST_F(cli, a_chip_timeline_has_a_track_group_per_core) {
+    auto r = run_sim(
+        "--config trn2 --workload vector_add --param variant=stream --param n=256000 "
+        "--param free_dim=2000 --quiet --set chip.active_cores=2 --timeline " +
+        path("tl.json"));
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto tl = load_json(path("tl.json"));
+    std::map<int, std::string> groups;
+    std::map<int, int> slices;
+    for (const auto& e : tl["traceEvents"]) {
+        if (e["name"] == "process_name") groups[e["pid"].get<int>()] = e["args"]["name"];
+        if (e["ph"] == "X") ++slices[e["pid"].get<int>()];
+    }
+    EXPECT_EQ(groups, (std::map<int, std::string>{{1, "NeuronCore 0"}, {2, "NeuronCore 1"}}));
+    EXPECT_GT(slices[1], 0);
+    EXPECT_EQ(slices[1], slices[2]);  // the same program on each
 }
 
 TEST_F(cli, chip_keys_are_checked) {

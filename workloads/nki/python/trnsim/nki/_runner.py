@@ -436,10 +436,7 @@ def _run(tr, timeline):
     instances' programs on the physical cores nl.nc placed them on, at once."""
     if len(tr.programs) == 1:
         return platform().run(tr.program, tr.description, timeline, '')
-    if timeline:
-        raise native.UserError('--timeline takes a kernel of one physical NeuronCore (this one '
-                               f'runs on {len(tr.programs)})')
-    return platform().run_cores(tr.programs, tr.description)
+    return platform().run_cores(tr.programs, tr.description, timeline)
 
 
 class JitKernel:
