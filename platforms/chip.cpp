@@ -14,6 +14,12 @@ void chip_shape::declare_params(param_registry& r) {
            "DMA engines); core.hbm.bandwidth is the stack's",
            "hardware-facts 1d (Trn1: one stack per core; Trn2: each of 4 stacks shared by 2 cores)",
            1, 64});
+    r.add({"chip.barrier_latency", param_kind::time, "1.3us",
+           "from one core's nisa.core_barrier to the other cores of its stack seeing it (a remote "
+           "semaphore update)",
+           "model choice: not published; the DMA's documented semaphore-to-start latency "
+           "(hardware-facts 1d), the nearest published cross-engine figure",
+           0, 1e9});
     r.add({"chip.active_cores", param_kind::integer, "1",
            "cores that run the kernel, each its own copy at once (cores 0, 1, ... in order: the "
            "first two of a Trn2 chip share a stack); 1: one core alone",
@@ -25,6 +31,7 @@ chip_shape chip_shape::of(const config& cfg) {
     s.cores = static_cast<std::size_t>(cfg.integer("chip.cores"));
     s.cores_per_stack = static_cast<std::size_t>(cfg.integer("chip.cores_per_stack"));
     s.active = static_cast<std::size_t>(cfg.integer("chip.active_cores"));
+    s.barrier_ns = cfg.time_ns("chip.barrier_latency");
     if (s.cores % s.cores_per_stack != 0)
         throw user_error("config: chip.cores (" + std::to_string(s.cores) +
                          ") is not a whole number of stacks of chip.cores_per_stack (" +
@@ -53,7 +60,9 @@ chip::chip(const sc_core::sc_module_name& name, const config& cfg, bool function
         m_shape.active = cores;
     }
     const auto channels = static_cast<std::size_t>(cfg.integer("core.hbm.channels"));
+    const sc_core::sc_time barrier_latency = ns(m_shape.barrier_ns);
     for (std::size_t s = 0; s < m_shape.stacks_used(); ++s) {
+        m_syncs.push_back(std::make_unique<core_sync>(barrier_latency));
         m_stacks.emplace_back();
         for (std::size_t c = 0; c < channels; ++c)
             m_stacks.back().push_back(std::make_unique<hbm_channel>(
@@ -66,6 +75,8 @@ chip::chip(const sc_core::sc_module_name& name, const config& cfg, bool function
         w.hbm_base = shared_address_space ? 0 : (i % m_shape.cores_per_stack) * stack_slice;
         m_cores.push_back(std::make_unique<neuron_core>(("core" + std::to_string(i)).c_str(), cfg,
                                                         functional, &w));
+        m_cores.back()->set_core_sync(m_syncs[i / m_shape.cores_per_stack].get(),
+                                      i % m_shape.cores_per_stack);
     }
     // The engine groups past a core's own are its stack partners' engines: book them there.
     const auto per_group = static_cast<std::size_t>(cfg.integer("core.dma.engines"));
@@ -85,6 +96,17 @@ void chip::load(const program& p) {
     for (auto& c : m_cores)
         c->load(p);
     m_loaded.assign(m_cores.size(), true);
+    reset_syncs();
+}
+
+void chip::reset_syncs() {
+    for (std::size_t s = 0; s < m_syncs.size(); ++s) {
+        std::size_t running = 0;  // the stack's cores run in order: 0, 1, ...
+        for (std::size_t i = s * m_shape.cores_per_stack;
+             i < m_cores.size() && i < (s + 1) * m_shape.cores_per_stack; ++i)
+            running += m_loaded[i] ? 1 : 0;
+        m_syncs[s]->reset(running);
+    }
 }
 
 void chip::load(const std::vector<const program*>& programs) {
@@ -98,6 +120,7 @@ void chip::load(const std::vector<const program*>& programs) {
         m_cores[i]->load(*programs[i]);
         m_loaded[i] = true;
     }
+    reset_syncs();
 }
 
 void chip::set_timeline(timeline* t) {
@@ -110,6 +133,16 @@ void chip::set_timeline(timeline* t) {
 void chip::run() {
     sc_core::sc_start();
     neuron_core::back_on_main_stack();
+    std::vector<std::string> stuck;  // cores at a barrier others never reach
+    for (const auto& s : m_syncs)
+        for (const auto& w : s->waiting())
+            stuck.push_back(w);
+    if (!stuck.empty()) {
+        std::string msg = "deadlock: the cores' core_barrier counts differ:";
+        for (const auto& w : stuck)
+            msg += "\n  " + w;
+        throw deadlock_error(msg);
+    }
     for (std::size_t i = 0; i < m_cores.size(); ++i)
         if (m_loaded[i]) m_cores[i]->finish(m_cores[i]->last_completion());
 }

@@ -2,6 +2,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/core_sync.h"
 #include "core/params.h"
 #include "core/program.h"
 #include "core/stats.h"
@@ -13,6 +14,7 @@ namespace trn {
 // What the chip's keys say: its cores, how many share an HBM stack, and how many run.
 struct chip_shape {
     std::size_t cores = 1, cores_per_stack = 1, active = 1;
+    double barrier_ns = 0;  // chip.barrier_latency
     static void declare_params(param_registry& r);
     // Reads chip.*; user_error when active exceeds cores or cores do not fill whole stacks.
     static chip_shape of(const config& cfg);
@@ -45,13 +47,21 @@ class chip : public sc_core::sc_module {
     void load(const std::vector<const program*>& programs);
     void run();
     void report(stats_tree& stats) const;
+    // Core 0 runs a program alone (loaded by itself): its barriers wait for no one.
+    void alone() {
+        m_loaded.assign(m_cores.size(), false);
+        m_loaded[0] = true;
+        reset_syncs();
+    }
     // Records every core's activity on `t`, each core's tracks in a group of its own ("NeuronCore
     // N"), or none (nullptr). Call before run().
     void set_timeline(timeline* t);
 
   private:
+    void reset_syncs();
     chip_shape m_shape;
-    std::vector<bool> m_loaded;  // which cores run a program this time
+    std::vector<bool> m_loaded;                       // which cores run a program this time
+    std::vector<std::unique_ptr<core_sync>> m_syncs;  // one per stack (nisa.core_barrier)
     std::vector<std::vector<std::unique_ptr<hbm_channel>>> m_stacks;
     std::vector<std::unique_ptr<neuron_core>> m_cores;
 };

@@ -56,6 +56,11 @@ class neuron_core : public sc_core::sc_module {
     static void back_on_main_stack();
     std::size_t dma_engine_count() const { return m_dma_engines.size(); }
     dma_engine& dma_engine_at(std::size_t i) { return *m_dma_engines[i]; }
+    // The barrier its engines' core_barrier instructions meet the stack's other cores at.
+    void set_core_sync(core_sync* sync, std::size_t index_in_stack) {
+        for (auto& e : m_engines)
+            e->set_core_sync(sync, index_in_stack);
+    }
     // Reads HBM bytes (functional mode), without timing; only once elaboration has ended.
     std::vector<std::uint8_t> read_hbm(std::uint64_t offset, std::uint64_t bytes);
     void write_hbm(std::uint64_t offset, const std::vector<std::uint8_t>& bytes);

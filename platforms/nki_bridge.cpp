@@ -97,6 +97,7 @@ class platform {
         trn::timeline tl;
         {
             py::gil_scoped_release unlocked;
+            if (m_chip) m_chip->alone();
             m_core->load(p);
             m_core->set_timeline(timeline_path.empty() ? nullptr : &tl);
             m_core->run();

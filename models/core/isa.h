@@ -115,7 +115,11 @@ constexpr field_info all_fields[] = {
       "partition e % 16, column e / 16), sorted largest first (ties: the lower index first); "     \
       "result j (j < 16 * dst's columns, dst's columns = ceil(imm1 / 16)) into dst (its value) "   \
       "and dst1 (its index in the snake) at partition j % 16, column j / 16; past imm: -inf and "  \
-      "index imm (GpSimd engine, NeuronCore-v3)")
+      "index imm (GpSimd engine, NeuronCore-v3)")                                               \
+    X(core_barrier, 0, 3, false,                                                                   \
+      "signals the other cores of its HBM stack, then waits until each has reached as many "      \
+      "core_barriers and their signals are seen (chip.barrier_latency later): nisa.core_barrier " \
+      "(NeuronCore-v3)")
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).

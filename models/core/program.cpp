@@ -378,6 +378,8 @@ void validate_program(const program& p, const program_limits& lim) {
                         throw user_error(where() +
                                          ": the Tensor engine reads SBUF and writes PSUM");
                     break;
+                case opcode::core_barrier:
+                    break;  // no operands
                 case opcode::topk: {
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
                     check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);

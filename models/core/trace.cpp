@@ -575,7 +575,7 @@ program read_trace(std::istream& in, const std::string& name) {
                     lp.fail("unknown field '" + k + "'");
             }
             if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
-            if (ins.op != opcode::dma_trigger && !ins.dst.valid())
+            if ((info(ins.op).fields & field::dst) && !ins.dst.valid())
                 lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
             // Before version 3 a wider tensor_reduce dst received the whole row's reduction in
             // each element; version 3 reduces a group of the row into each.

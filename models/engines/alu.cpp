@@ -358,6 +358,7 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             break;
         case opcode::dma_trigger:
         case opcode::matmul:
+        case opcode::core_barrier:
             break;
     }
 }

@@ -16,6 +16,10 @@ const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota;
 // reference gives without a NeuronCore version: the same cycles on each (model choice).
 const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
 // topk: 4n + k cycles, n the snake's elements (imm), k the results (imm1).
+double no_cycles(const instruction&) {
+    return 0;
+}
+const char* const barrier_cost = "0 cycles (the wait is the others' arrival, chip.barrier_latency)";
 double topk_cycles(const instruction& ins) {
     return 4 * static_cast<double>(ins.imm) + static_cast<double>(ins.imm1);
 }
@@ -67,6 +71,15 @@ const std::vector<cost_rule>& cost_table::rules() {
         {pool, opcode::tensor_copy, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::memset, operand_case::sbuf_only, 0, 1, false, 150, pool_guess},
         {pool, opcode::affine_select, operand_case::sbuf_only, 0, 1, false, 150, isa_v2},
+        // nisa.core_barrier: a remote semaphore update and a local wait (no data path)
+        {pool, opcode::core_barrier, any, 3, 0, false, 0, "hardware-facts 1e", false, no_cycles,
+         barrier_cost},
+        {act, opcode::core_barrier, any, 3, 0, false, 0, "hardware-facts 1e", false, no_cycles,
+         barrier_cost},
+        {dve, opcode::core_barrier, any, 3, 0, false, 0, "hardware-facts 1e", false, no_cycles,
+         barrier_cost},
+        {engine_kind::sp, opcode::core_barrier, any, 3, 0, false, 0, "hardware-facts 1e", false,
+         no_cycles, barrier_cost},
         {pool, opcode::topk, operand_case::sbuf_only, 3, 0, false, 0, "hardware-facts 2", false,
          topk_cycles, "4 * imm + imm1 cycles (4n + k)"},
     };

@@ -180,6 +180,10 @@ void engine_base::run_stream() {
             }
             m_sems.wait_for(w.sem, w.value, stream_name, m_next);
         }
+        // a core_barrier, once what it waits for is done (the writes it guards), signals the
+        // other cores of the stack, then waits for theirs
+        if (ins.op == opcode::core_barrier && m_sync)
+            m_sync->wait_all(m_sync_core, m_sync->arrive(m_sync_core));
         const sc_core::sc_time now = sim_time();
         // Data-path idle time: waiting for semaphores once the previous instruction's data path
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
@@ -256,6 +260,7 @@ sc_core::sc_time engine::duration(const instruction& ins) const {
 issue_timing engine::execute(const instruction& ins) {
     const sc_core::sc_time busy = duration(ins);
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
+    if (ins.op == opcode::core_barrier) return {start, busy, busy, busy};
     if (ins.op == opcode::dma_trigger) {
         m_ring.set_command(tlm::TLM_WRITE_COMMAND);
         m_ring.set_address(address_map::doorbell_base + ins.queue);

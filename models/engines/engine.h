@@ -4,6 +4,7 @@
 #include <map>
 #include <tlm>
 #include <vector>
+#include "core/core_sync.h"
 #include "core/critical_path.h"
 
 #include "core/access.h"
@@ -51,6 +52,12 @@ class engine_base : public sc_core::sc_module {
     void set_timeline(timeline* t);
     // Records when each instruction waited, ran and released (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
+    // The barrier this engine's core_barrier instructions meet the other cores of its HBM stack
+    // at, and its core's index there (none: a core alone passes its barriers at once).
+    void set_core_sync(core_sync* sync, std::size_t core) {
+        m_sync = sync;
+        m_sync_core = core;
+    }
     // Per opcode (indexed by opcode): instructions executed and data-path busy time (ns).
     const std::array<std::pair<std::uint64_t, double>, opcode_count>& by_opcode() const {
         return m_by_opcode;
@@ -101,6 +108,8 @@ class engine_base : public sc_core::sc_module {
     sc_core::sc_time m_busy_end;  // when the last instruction's data path frees
     timeline* m_timeline = nullptr;
     activity_log* m_log = nullptr;
+    core_sync* m_sync = nullptr;
+    std::size_t m_sync_core = 0;
     std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
     std::vector<double> m_stall_by_sem;
     std::size_t m_track = 0;

@@ -239,6 +239,9 @@ program rich_program() {
     top.imm1 = 20;
     top.dst1 = op(sbuf, 0, 128, 19400, 2, dtype::uint32);
     pool.push_back(top);
+    instruction barrier;
+    barrier.op = opcode::core_barrier;
+    pool.push_back(barrier);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");

@@ -414,6 +414,14 @@ void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& 
     dma(false, t, dst, src);
 }
 
+void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
+    instruction ins;
+    ins.op = opcode::core_barrier;
+    const touch tensor{m_tensor_dep[t.id], region{}};
+    const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
+    issue(on, std::move(ins), semaphore_of_engine(on), value, &tensor, 1, &tensor, 1);
+}
+
 namespace {
 
 instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const tile* b, float imm) {

@@ -155,6 +155,10 @@ class kernel_builder {
 
     void load(const tile& dst, const hbm_tensor& t, const operand& src);
     void store(const hbm_tensor& t, const operand& dst, const tile& src);
+    // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
+    // so far (its stores, so that the other cores see them), and this core's later accesses of
+    // t wait for it (so that they see the other cores' writes).
+    void core_barrier(engine_kind on, const hbm_tensor& t);
     void tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
                        engine_kind on = engine_kind::dve);
     // dst = (a <op> imm) <op1> imm1 (op1 bypass: one operation).

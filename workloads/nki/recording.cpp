@@ -163,6 +163,7 @@ constexpr op_syntax op_names[] = {
     {"store", nki_op_kind::store},     {"copy", nki_op_kind::copy},
     {"matmul", nki_op_kind::matmul},   {"transpose", nki_op_kind::transpose},
     {"print", nki_op_kind::print},     {"ins", nki_op_kind::instruction},
+    {"barrier", nki_op_kind::barrier},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -208,6 +209,11 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
         case nki_op_kind::print:
             if (w.empty()) rd.fail("print needs a tile");
             tiles({0});
+            break;
+        case nki_op_kind::barrier:  // ENGINE H...
+            need(2);
+            op.engine = rd.engine(w[0]);
+            op.hbm = rd.hbm(w[1]);
             break;
         case nki_op_kind::instruction: {  // ENGINE OPCODE field=value ...
             if (w.size() < 3) rd.fail("expected ENGINE OPCODE field=value...");
@@ -393,7 +399,8 @@ nki_recording parse_recording(std::istream& in) {
             }
             for (const auto& t : op.tiles)
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
-            if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::store) &&
+            if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::store ||
+                 op.kind == nki_op_kind::barrier) &&
                 op.hbm.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
@@ -740,6 +747,9 @@ class expander {
             }
             case nki_op_kind::copy:
                 m_kb.copy(t(0), t(1));
+                break;
+            case nki_op_kind::barrier:
+                m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);
                 break;
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));

@@ -103,6 +103,29 @@ class Masks(unittest.TestCase):
             reads_nothing(np.ones((128, 4), np.float32))
 
 
+@nki0.jit
+def swap_halves_nki0(a):
+    """Each core doubles its half of the rows into a shared HBM tensor; after a core_barrier
+    each copies the other core's half out (LNC=2): out = 2a with the halves swapped (one core:
+    2a)."""
+    mid = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    n, pid = nl0.num_programs(), nl0.program_id()
+    rows = a.shape[0] // n
+    other = (pid + 1) % n
+    for i in range(rows // 128):
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(t, a[pid * rows + i * 128:pid * rows + (i + 1) * 128, :])
+        nisa0.tensor_scalar(t, t, nl0.multiply, 2.0)
+        nisa0.dma_copy(mid[pid * rows + i * 128:pid * rows + (i + 1) * 128, :], t)
+    nisa0.core_barrier(mid, (0, 1))
+    for i in range(rows // 128):
+        u = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(u, mid[other * rows + i * 128:other * rows + (i + 1) * 128, :])
+        nisa0.dma_copy(out[pid * rows + i * 128:pid * rows + (i + 1) * 128, :], u)
+    return out
+
+
 @nki1.jit
 def add_tiles_beta1(a, b):
     """The SPMD tutorial's shape of kernel: each instance adds one [128, 512] tile, found by
@@ -205,6 +228,25 @@ class Spmd(unittest.TestCase):
             self.assertEqual(env.latency_us, two.latency_us)
         finally:
             del os.environ['NEURON_LOGICAL_NC_CONFIG']
+
+    def test_core_barrier_orders_the_cores_accesses_of_shared_hbm(self):
+        (a,) = s.random_inputs((512, 256))
+        half = a.shape[0] // 2
+        np.testing.assert_array_equal(swap_halves_nki0(a), 2 * a)  # one core
+        two = nki0.simulate(swap_halves_nki0[2])
+        np.testing.assert_array_equal(two(a), 2 * np.concatenate([a[half:], a[:half]]))
+        # each core's loads of the other's half wait for the barrier, which waits for the other
+        # core's stores: core 0 ends after core 1's stores plus the barrier's latency
+        self.assertEqual(s.stat(two.stats, 'chip.active_cores'), 2)
+        one = nki0.simulate(swap_halves_nki0[1])
+        one(a)
+        self.assertLess(two.latency_us, one.latency_us)
+        with self.assertRaisesRegex(KernelError, r'cores=\(0, 2\)'):
+            @nki0.jit
+            def bad(x):
+                nisa0.core_barrier(x, (0, 2))
+                return x
+            bad(a)
 
     def test_physical_cores_in_a_beta1_grid(self):
         """nl.nc(2): the instances of that axis spread over the two cores of the stack."""

@@ -21,6 +21,7 @@ class Engine:
     scalar = 'act'
     gpsimd = 'pool'
     tensor = 'pe'
+    sync = 'sp'
     unknown = None
 
 
@@ -632,6 +633,21 @@ def topk(val_dst, idx_dst, src, n, sorted=False):
     (the reference leaves the unsorted order open)."""
     site = user_site()
     _ops.topk('nisa.topk', site, val_dst, idx_dst, src, n)
+
+
+@api('isa.core_barrier', '0.x', signature='data, cores, engine=None')
+def core_barrier(data, cores, engine=None):
+    """The two NeuronCores of an HBM stack wait for each other (after their writes to the
+    shared HBM tensor `data`, before their reads of it): nisa.core_barrier, cores=(0, 1) only,
+    on `engine` (the GpSimd engine by default, as SDK 2.33's)."""
+    site = user_site()
+    if tuple(cores) != (0, 1):
+        raise unsupported('nisa.core_barrier', f'cores={tuple(cores)} (only (0, 1), the two '
+                          'cores of an HBM stack, as the reference says)', site)
+    eng = getattr(engine, 'value', engine)
+    if eng not in (None, 'pool', 'dve', 'act', 'sp'):
+        raise unsupported('nisa.core_barrier', f'engine={engine}', site)
+    _ops.core_barrier('nisa.core_barrier', site, data, eng or 'pool')
 
 
 @api('isa.nc_find_index8', beta1='data, vals, mask=None, dtype=None, dst=None',

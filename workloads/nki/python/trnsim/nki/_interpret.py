@@ -61,6 +61,17 @@ def _validity(kind, valids, shape):
     return np.broadcast_to(rows[:, None], shape).copy()
 
 
+def _loop_ends(ops):
+    """The index of each `loop` op's matching `end`."""
+    ends, stack = {}, []
+    for i, op in enumerate(ops):
+        if op.kind == 'loop':
+            stack.append(i)
+        elif op.kind == 'end':
+            ends[stack.pop()] = i
+    return ends
+
+
 class Interpreter:
     """Runs a recording (_trace.Trace) on numpy arrays. What it notes on the way (`warnings`:
     (site, api, message)): reads of tile elements nothing wrote, and writes of the same HBM
@@ -102,14 +113,42 @@ class Interpreter:
 
     def run(self):
         ops = self.trace.ops
-        ends, stack = {}, []
-        for i, op in enumerate(ops):
-            if op.kind == 'loop':
-                stack.append(i)
-            elif op.kind == 'end':
-                ends[stack.pop()] = i
-        self._range(ops, ends, 0, len(ops))
+        if any(op.kind == 'barrier' for op in ops):
+            return self._run_cores(ops)
+        self._range(ops, _loop_ends(ops), 0, len(ops))
         return self
+
+    def _run_cores(self, ops):
+        """Runs each core's operations up to its next core_barrier in turn, so that what a core
+        reads after a barrier is what every core wrote before it. Each core has its own tiles,
+        SBUF and PSUM images and reduce registers; HBM is shared."""
+        cores = sorted({op.core for op in ops if op.core is not None}) or [None]
+        per_core = {c: [op for op in ops if op.core in (c, None)] for c in cores}
+        state = {c: self._core_state() for c in cores}
+        segments = {}
+        for c, core_ops in per_core.items():
+            cuts = [i for i, op in enumerate(core_ops) if op.kind == 'barrier']
+            bounds = [0] + [i + 1 for i in cuts] + [len(core_ops)]
+            segments[c] = [core_ops[a:b] for a, b in zip(bounds, bounds[1:])]
+        for k in range(max(len(s) for s in segments.values())):
+            for c in cores:
+                if k < len(segments[c]):
+                    self._use_state(state[c])
+                    seg = segments[c][k]
+                    self._range(seg, _loop_ends(seg), 0, len(seg))
+                    state[c] = self._core_state(self)
+        return self
+
+    def _core_state(self, source=None):
+        """A core's own interpreter state: fresh, or the current one (from `source`)."""
+        if source is not None:
+            return (self.instances, self.images, self.reduce_regs, self.reduce_ok)
+        parts = self.trace.limits['partitions']
+        return ({d: collections.deque(maxlen=q.maxlen) for d, q in self.instances.items()}, {},
+                np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
+
+    def _use_state(self, s):
+        self.instances, self.images, self.reduce_regs, self.reduce_ok = s
 
     def _range(self, ops, ends, begin, end):
         i = begin
@@ -259,6 +298,8 @@ class Interpreter:
         return view, self.trace.tensors[tensor][0].dtype_name
 
     def _exec(self, op):
+        if op.kind == 'barrier':  # the instances run one after another here: nothing to wait
+            return
         if op.kind == 'declare':
             self.instances[op.args[0].id].appendleft({})
             return

@@ -1073,6 +1073,23 @@ def topk(api, site, val_dst, idx_dst, src, n):
     assign(V, p, site)
 
 
+def core_barrier(api, site, data, engine):
+    """nisa.core_barrier on `engine` over shared HBM tensor `data`: the cores of the HBM stack
+    wait for each other there; this core's accesses of data before it come first, those
+    after it after every core's before it (NeuronCore-v3)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 3:
+        raise KernelError(api, 'core_barrier needs NeuronCore-v3 or newer (--config trn2)', site)
+    if isinstance(data, HbmTensor):
+        data = data[...]
+    if not isinstance(data, HbmAccess):
+        raise KernelError(api, f'data must be a tensor in shared HBM, got {type(data).__name__}',
+                          site)
+    if trace.frames:  # the cores meet once per iteration: each iteration recorded
+        raise NeedsUnroll(tuple(f.loop for f in trace.frames), 'a core_barrier in its body')
+    trace.emit('barrier', api, site, (engine, data))
+
+
 def find_index8(api, site, data, vals):
     D, V = operand(data, api, site), operand(vals, api, site)
     if V.partitions != D.partitions or V.elems != 8:

@@ -202,6 +202,11 @@ def _transpose(a):
     return a.T
 
 
+@prim('barrier', 'eng', 'H')
+def _barrier(engine, tensor):
+    """nisa.core_barrier: orders the cores' accesses of a shared HBM tensor (no values)."""
+
+
 @prim('print', 'T', 'str')
 def _print(a, prefix):
     print(prefix, a)
