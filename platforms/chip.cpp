@@ -131,6 +131,8 @@ void chip::set_timeline(timeline* t) {
 }
 
 void chip::run() {
+    for (std::size_t i = 0; i < m_cores.size(); ++i)
+        if (m_loaded[i]) m_cores[i]->prepare_run();
     sc_core::sc_start();
     neuron_core::back_on_main_stack();
     std::vector<std::string> stuck;  // cores at a barrier others never reach
@@ -141,6 +143,8 @@ void chip::run() {
         std::string msg = "deadlock: the cores' core_barrier counts differ:";
         for (const auto& w : stuck)
             msg += "\n  " + w;
+        for (auto& c : m_cores)
+            c->stop();
         throw deadlock_error(msg);
     }
     for (std::size_t i = 0; i < m_cores.size(); ++i)

@@ -139,6 +139,10 @@ void neuron_core::check(const program& p) const {
 }
 
 void neuron_core::load(const program& p) {
+    if (m_stopped)
+        throw user_error(
+            "a deadlock stopped this platform's engines in the middle of a program: run the "
+            "next kernel in a new process");
     check(p);
     m_program = &p;
     m_begin = sc_core::sc_time_stamp();
@@ -214,7 +218,7 @@ void announce_main_stack() {}
 }  // namespace
 
 void neuron_core::run() {
-    if (m_elaborated) write_inputs();
+    prepare_run();
     if (!m_progress) {
         sc_core::sc_start();
     } else {
@@ -285,6 +289,7 @@ void neuron_core::finish(const sc_core::sc_time& end) {
                           std::to_string(m_end.to_seconds() * 1e6) + " us:";
         for (const auto& s : stuck)
             msg += "\n  " + s;
+        m_stopped = true;
         throw deadlock_error(msg);
     }
 }
@@ -376,9 +381,11 @@ void neuron_core::report(stats_tree& s) const {
         rd = m_router.hbm_read_bytes();
         wr = m_router.hbm_write_bytes();
     }
+    // With a stack shared by several running cores, the channels' figures are the stack's.
+    const std::string of = m_shared_hbm ? " (of the core's HBM stack: every core on it)" : "";
     s.add("hbm.page_misses", static_cast<double>(misses), "count",
-          "accesses to a page not open in its bank");
-    s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel");
+          "accesses to a page not open in its bank" + of);
+    s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel" + of);
     // Each channel, DMA engine and queue: busy time, and what made it wait.
     const auto port_stats = [&](const std::string& k, const busy_port& port, const char* busy,
                                 const char* queued) {
@@ -388,10 +395,10 @@ void neuron_core::report(stats_tree& s) const {
     for (std::size_t i = 0; i < m_stack.size(); ++i) {
         const auto& c = *m_stack[i];
         const std::string k = "hbm.channels.c" + std::to_string(i);
-        port_stats(k, c.port(), "time serving accesses",
-                   "accesses' time waiting for the channel (summed over accesses)");
+        port_stats(k, c.port(), ("time serving accesses" + of).c_str(),
+                   ("accesses' time waiting for the channel (summed over accesses)" + of).c_str());
         s.add(k + ".activation_bound_ns", c.activation_bound_ns(), "ns",
-              "service time set by page activations rather than bandwidth");
+              "service time set by page activations rather than bandwidth" + of);
     }
     for (std::size_t i = 0; i < m_dma_engines.size(); ++i)
         port_stats("dma.engines.e" + std::to_string(i), m_dma_engines[i]->port(),
@@ -419,7 +426,7 @@ void neuron_core::report(stats_tree& s) const {
         bw_ns += c->bandwidth_bound_ns();
     }
     s.add("hbm.activation_bound_pct", act_ns + bw_ns > 0 ? 100.0 * act_ns / (act_ns + bw_ns) : 0,
-          "%", "share of HBM channel service time set by page activations, not bandwidth");
+          "%", "share of HBM channel service time set by page activations, not bandwidth" + of);
     // Where each engine's time went, by opcode, and whom it waited for.
     for (const auto& e : m_engines) {
         const std::string base = std::string("engines.") + engine_name(e->engine_type());

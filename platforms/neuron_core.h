@@ -54,6 +54,13 @@ class neuron_core : public sc_core::sc_module {
     sc_core::sc_time last_completion() const;
     // After a simulation: tells the address sanitizer, if any, which stack this is.
     static void back_on_main_stack();
+    // A deadlock left its engines mid-program (it takes no program any more).
+    void stop() { m_stopped = true; }
+    // Before a simulation: writes the inputs of the loaded program (functional mode) where the
+    // start of simulation has passed (every program but the process's first).
+    void prepare_run() {
+        if (m_elaborated) write_inputs();
+    }
     std::size_t dma_engine_count() const { return m_dma_engines.size(); }
     dma_engine& dma_engine_at(std::size_t i) { return *m_dma_engines[i]; }
     // The barrier its engines' core_barrier instructions meet the stack's other cores at.
@@ -97,6 +104,7 @@ class neuron_core : public sc_core::sc_module {
     sc_core::sc_time m_begin, m_end;
     bool m_elaborated = false;  // the first run has started: sockets are bound
     bool m_progress = false;
+    bool m_stopped = false;  // a deadlock left its engines mid-program: it runs no more
     std::uint64_t m_sbuf_high_water = 0;
     activity_log m_activity;   // for the critical path of the last program
     critical_path m_critical;  // that path, analysed when the program ends

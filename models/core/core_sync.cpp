@@ -9,19 +9,27 @@ void core_sync::reset(std::size_t cores) {
     m_waiting.assign(cores, "");
 }
 
-std::size_t core_sync::arrive(std::size_t core) {
-    m_arrivals[core].push_back(sim_time());
+namespace {
+const sc_core::sc_time never = sc_core::sc_max_time();
+}  // namespace
+
+void core_sync::arrive(std::size_t core, std::size_t n) {
+    auto& a = m_arrivals[core];
+    if (a.size() < n) a.resize(n, never);
+    a[n - 1] = sim_time();
     m_arrived.notify(sc_core::SC_ZERO_TIME);
-    return m_arrivals[core].size();
 }
 
 void core_sync::wait_all(std::size_t core, std::size_t n) {
     for (std::size_t other = 0; other < m_arrivals.size(); ++other) {
         if (other == core) continue;
-        while (m_arrivals[other].size() < n) {
+        auto arrived = [&] {
+            return m_arrivals[other].size() >= n && m_arrivals[other][n - 1] != never;
+        };
+        while (!arrived()) {
             m_waiting[core] = "core " + std::to_string(core) + " waits at its core_barrier " +
                               std::to_string(n) + " for core " + std::to_string(other) +
-                              ", which has reached " + std::to_string(m_arrivals[other].size());
+                              ", which never reaches it";
             sc_core::wait(m_arrived);
         }
         m_waiting[core].clear();

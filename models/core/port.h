@@ -15,6 +15,13 @@ class busy_port {
         m_wait_total += start - earliest;
         return start;
     }
+    // The same booking without adding to the totals (another's use of this resource, counted
+    // where it was made).
+    sc_core::sc_time book(const sc_core::sc_time& earliest, const sc_core::sc_time& service) {
+        const sc_core::sc_time start = earliest > m_busy_until ? earliest : m_busy_until;
+        m_busy_until = start + service;
+        return start;
+    }
     const sc_core::sc_time& busy_until() const { return m_busy_until; }
     const sc_core::sc_time& busy_total() const { return m_busy_total; }
     const sc_core::sc_time& wait_total() const { return m_wait_total; }

@@ -378,8 +378,10 @@ void validate_program(const program& p, const program_limits& lim) {
                         throw user_error(where() +
                                          ": the Tensor engine reads SBUF and writes PSUM");
                     break;
-                case opcode::core_barrier:
-                    break;  // no operands
+                case opcode::core_barrier:  // no operands; its number
+                    if (ins.imm < 1 || ins.imm != static_cast<std::uint32_t>(ins.imm))
+                        throw user_error(where() + ": core_barrier's imm is its number, 1, 2, ...");
+                    break;
                 case opcode::topk: {
                     check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
                     check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);

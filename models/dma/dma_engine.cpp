@@ -114,7 +114,7 @@ void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
     const sc_core::sc_time now = sim_time();
     const sc_core::sc_time service = chunk_service_time(rows, row_bytes);
     const sc_core::sc_time earliest =
-        m_physical ? m_physical->reserve(now + delay, service) : now + delay;
+        m_physical ? m_physical->book(now + delay, service) : now + delay;
     const sc_core::sc_time start = m_port.reserve(earliest, service) - now;
     if (job->functional) move_data(*job);
     if (m_timeline) record(*job, now + start, service);

@@ -65,8 +65,9 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
             m_engine_count, (first % m_partitions_per_engine + rows + m_partitions_per_engine - 1) /
                                 m_partitions_per_engine);
         sc_core::sc_time best;
+        const sc_core::sc_time from = sim_time() + start;  // free by then is free: a tie
         for (std::size_t b = 0; b + m_engine_count <= m_ports.size(); b += m_engine_count) {
-            sc_core::sc_time free = sc_core::SC_ZERO_TIME;
+            sc_core::sc_time free = from;
             for (std::size_t k = 0; k < used; ++k) {
                 const sc_core::sc_time& at =
                     m_ports[b + (engine + k) % m_engine_count]->booking().busy_until();

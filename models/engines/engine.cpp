@@ -182,8 +182,11 @@ void engine_base::run_stream() {
         }
         // a core_barrier, once what it waits for is done (the writes it guards), signals the
         // other cores of the stack, then waits for theirs
-        if (ins.op == opcode::core_barrier && m_sync)
-            m_sync->wait_all(m_sync_core, m_sync->arrive(m_sync_core));
+        if (ins.op == opcode::core_barrier && m_sync) {
+            const auto n = static_cast<std::size_t>(ins.imm);
+            m_sync->arrive(m_sync_core, n);
+            m_sync->wait_all(m_sync_core, n);
+        }
         const sc_core::sc_time now = sim_time();
         // Data-path idle time: waiting for semaphores once the previous instruction's data path
         // had freed (a pipelined engine's thread may wait while that is still busy), then for

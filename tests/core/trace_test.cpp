@@ -241,6 +241,7 @@ program rich_program() {
     pool.push_back(top);
     instruction barrier;
     barrier.op = opcode::core_barrier;
+    barrier.imm = 1;
     pool.push_back(barrier);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);

@@ -417,6 +417,7 @@ void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& 
 void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     instruction ins;
     ins.op = opcode::core_barrier;
+    ins.imm = static_cast<float>(++m_barriers);  // the cores meet at barriers of one number
     const touch tensor{m_tensor_dep[t.id], region{}};
     const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
     issue(on, std::move(ins), semaphore_of_engine(on), value, &tensor, 1, &tensor, 1);

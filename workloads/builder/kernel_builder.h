@@ -285,7 +285,8 @@ class kernel_builder {
                    const tile& dst, bool in_order_writes = false, const tile* dst1 = nullptr);
     // Sets the newest entry of a stream's place list (count entries long) to the current place.
     void placed(std::vector<std::uint32_t>& ids, std::size_t count);
-    std::uint32_t m_place = 0;  // the current place's id in the program's sources (0: none)
+    std::uint32_t m_place = 0;     // the current place's id in the program's sources (0: none)
+    std::uint32_t m_barriers = 0;  // core_barrier instructions issued
     std::size_t queue_for(const hbm_tensor& t);
     // The estimated engine time of `ins` on `e` (cost table at the engine's clock), and its
     // addition to e's total.

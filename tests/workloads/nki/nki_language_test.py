@@ -3,6 +3,9 @@ masks that keep nothing, SPMD launches, casts, annotations; values against numpy
 edition."""
 
 import os
+import subprocess
+import sys
+import textwrap
 import unittest
 
 import numpy as np
@@ -247,6 +250,40 @@ class Spmd(unittest.TestCase):
                 nisa0.core_barrier(x, (0, 2))
                 return x
             bad(a)
+
+    def test_cores_that_miss_a_barrier_deadlock_and_stop_the_platform(self):
+        """A barrier only one core reaches: a deadlock naming who waits for whom; the platform,
+        its engines stopped mid-program, takes no more kernels (in a process of its own)."""
+        script = textwrap.dedent('''
+            import numpy as np
+            import nki, nki.isa as nisa, nki.language as nl
+
+            @nki.jit
+            def k(a, lopsided):
+                out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+                pid = nl.program_id()
+                t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+                nisa.dma_copy(t, a)
+                if not lopsided or pid == 0:
+                    nisa.core_barrier(out, (0, 1))
+                nisa.dma_copy(out, t)
+                return out
+
+            a = np.ones((128, 64), np.float32)
+            for lopsided in (True, False):
+                try:
+                    nki.simulate(k[2])(a, lopsided)
+                    print('ran')
+                except Exception as e:
+                    print(str(e).splitlines()[-1].strip())
+            ''')
+        out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                             env=dict(os.environ, TRNSIM_NKI_QUIET='1'))
+        lines = out.stdout.splitlines()
+        self.assertEqual(len(lines), 2, out.stdout + out.stderr)
+        self.assertIn('core 0 waits at its core_barrier 1 for core 1, which never reaches it',
+                      lines[0])
+        self.assertIn('run the next kernel in a new process', lines[1])
 
     def test_physical_cores_in_a_beta1_grid(self):
         """nl.nc(2): the instances of that axis spread over the two cores of the stack."""
