@@ -64,8 +64,42 @@ def model_and_frontend(kernel, shape):
              np.asarray(o, np.float32).reshape(-1)) for n, o in zip(names, outs)]
 
 
+import nki as nki0
+import nki.isa as nisa0
+import nki.language as nl0
+
+
+@nki0.jit
+def double_rows_nki0(x):
+    """Each core (LNC=2) doubles its half of the rows; one core all of them."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    rows = x.shape[0] // nl0.num_programs()
+    r0 = nl0.program_id() * rows
+    t = nl0.ndarray((rows, x.shape[1]), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x[r0:r0 + rows, :])
+    nisa0.tensor_scalar(t, t, nl0.multiply, 2.0)
+    nisa0.dma_copy(out[r0:r0 + rows, :], t)
+    return out
+
+
 class FunctionalEqualityV3(unittest.TestCase):
-    """The NeuronCore-v3 instructions (run on trn2: tests/workloads/nki/CMakeLists.txt)."""
+    """The NeuronCore-v3 instructions and the two cores of a stack (run on trn2:
+    tests/workloads/nki/CMakeLists.txt)."""
+
+    def test_two_cores_compute_from_each_programs_inputs(self):
+        """Programs of two cores run in turn in one process, each from its own inputs, with
+        values as the frontend's (the model's functional engines on both cores)."""
+        if _runner.platform().cores() < 2:
+            self.skipTest('two cores of an HBM stack: --config trn2')
+        for cols in (64, 32, 64):
+            traced = nki.trace_kernel(double_rows_nki0[2],
+                                      (nt.tensor[[256, cols], nl.float32],), {}, False)
+            self.assertEqual(len(traced.programs), 2)
+            p = _runner.platform()
+            p.run_cores(traced.programs, 'double_rows')
+            x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'), 'float32')
+            out = as_float(p.read_region(traced.program, 'hbm'), 'float32')
+            np.testing.assert_array_equal(out, 2 * x, err_msg=f'{cols} columns')
 
     def test_topk_as_the_gpsimd_engine_computes_it(self):
         if _runner.limits()['isa_version'] < 3:
