@@ -51,6 +51,7 @@ class cost_table {
     static const std::vector<cost_rule>& rules();
 
     bool supports(engine_kind e, opcode op) const;
+    int isa() const { return m_isa; }
     // Engine cycles the instruction occupies its engine; a dma_trigger has no rule (its cost is
     // a time, core.dma.trigger_time).
     double cycles(engine_kind e, const instruction& ins) const;

@@ -244,6 +244,14 @@ engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const conf
       m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {}
 
 std::string engine::check(const instruction& ins) const {
+    if (!m_costs.supports(m_kind, ins.op) && ins.op != opcode::dma_trigger) {
+        // an instruction of a later NeuronCore: say so
+        for (const auto& r : cost_table::rules())
+            if (r.engine == m_kind && r.op == ins.op && r.isa > m_costs.isa())
+                return std::string(opcode_name(ins.op)) + " runs on NeuronCore-v" +
+                       std::to_string(r.isa) + " and newer (this core is v" +
+                       std::to_string(m_costs.isa()) + ": core.isa_version)";
+    }
     if (!m_costs.supports(m_kind, ins.op) ||
         (ins.op != opcode::dma_trigger && !m_costs.match(m_kind, ins)))
         return std::string("the ") + engine_name(m_kind) + " engine cannot execute " +

@@ -592,6 +592,26 @@ TEST_F(cli, a_chip_timeline_has_a_track_group_per_core) {
     EXPECT_EQ(slices[1], slices[2]);  // the same program on each
 }
 
+TEST_F(cli, an_instruction_of_a_later_neuroncore_says_so) {
+    const std::string trace = file("topk.trace",
+                                   "trnsim-trace 3\nhbm_bytes 8192\nqueues 1\n"
+                                   "region a 0 4096 bfloat16 input 0 1 1\n"
+                                   "q0 dma dst=sbuf[0:32]@0:64xbfloat16 "
+                                   "src=hbm[0:32]@0/128:64xbfloat16\n"
+                                   "sp dma_trigger queue=0\n"
+                                   "pool topk dst=sbuf[0:32]@1024:2xbfloat16 "
+                                   "dst1=sbuf[0:32]@2048:2xuint32 src0=sbuf[0:32]@0:64xbfloat16 "
+                                   "imm=500 imm1=20 wait=q0>=1\n"
+                                   "pool core_barrier imm=1 wait=pool>=1\n");
+    auto r = run_sim("--config trn1 --trace " + trace);
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("topk runs on NeuronCore-v3 and newer (this core is v2"),
+              std::string::npos)
+        << r.output;
+    r = run_sim("--config trn2 --quiet --trace " + trace);  // a core alone passes its barrier
+    EXPECT_EQ(r.status, 0) << r.output;
+}
+
 TEST_F(cli, chip_keys_are_checked) {
     auto r = run_sim("--config trn1 --workload vector_add --set chip.active_cores=3");
     EXPECT_EQ(r.status, 2);
