@@ -20,6 +20,11 @@ void chip_shape::declare_params(param_registry& r) {
            "model choice: not published; the DMA's documented semaphore-to-start latency "
            "(hardware-facts 1d), the nearest published cross-engine figure",
            0, 1e9});
+    r.add({"chip.lnc", param_kind::integer, "1",
+           "logical NeuronCore degree of NKI 0.x kernels launched without brackets: 2 runs one "
+           "instance on each core of an HBM stack (as NEURON_LOGICAL_NC_CONFIG=2; kernel[n] and "
+           "nl.nc say it per launch); sim's drivers run on one core whatever it says",
+           "hardware-facts 1d (LNC guide: LNC=1 or 2; a kernel defaults to LNC=1)", 1, 2});
     r.add({"chip.active_cores", param_kind::integer, "1",
            "cores that run the kernel, each its own copy at once (cores 0, 1, ... in order: the "
            "first two of a Trn2 chip share a stack); 1: one core alone",
@@ -32,6 +37,12 @@ chip_shape chip_shape::of(const config& cfg) {
     s.cores_per_stack = static_cast<std::size_t>(cfg.integer("chip.cores_per_stack"));
     s.active = static_cast<std::size_t>(cfg.integer("chip.active_cores"));
     s.barrier_ns = cfg.time_ns("chip.barrier_latency");
+    s.lnc = static_cast<std::size_t>(cfg.integer("chip.lnc"));
+    if (s.lnc > s.cores_per_stack)
+        throw user_error(
+            "config: chip.lnc " + std::to_string(s.lnc) +
+            ": a logical NeuronCore is the cores of one HBM stack (chip.cores_per_stack " +
+            std::to_string(s.cores_per_stack) + ")");
     if (s.cores % s.cores_per_stack != 0)
         throw user_error("config: chip.cores (" + std::to_string(s.cores) +
                          ") is not a whole number of stacks of chip.cores_per_stack (" +

@@ -15,6 +15,7 @@ namespace trn {
 struct chip_shape {
     std::size_t cores = 1, cores_per_stack = 1, active = 1;
     double barrier_ns = 0;  // chip.barrier_latency
+    std::size_t lnc = 1;    // chip.lnc: physical cores of a logical one (NKI kernels)
     static void declare_params(param_registry& r);
     // Reads chip.*; user_error when active exceeds cores or cores do not fill whole stacks.
     static chip_shape of(const config& cfg);

@@ -285,6 +285,29 @@ class Spmd(unittest.TestCase):
                       lines[0])
         self.assertIn('run the next kernel in a new process', lines[1])
 
+    def test_the_config_says_lnc_2_for_kernels_without_brackets(self):
+        """--set chip.lnc=2 (a process of its own: the platform is made once)."""
+        script = textwrap.dedent('''
+            import numpy as np
+            import nki, nki.isa as nisa, nki.language as nl
+
+            @nki.jit
+            def k(a):
+                out = nl.ndarray((2, 1), dtype=nl.float32, buffer=nl.shared_hbm)
+                t = nl.ndarray((1, 1), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.memset(t, float(nl.num_programs()))
+                nisa.dma_copy(out[nl.program_id():nl.program_id() + 1, :], t)
+                return out
+
+            s = nki.simulate(k)
+            print(s(np.zeros((1, 1), np.float32)).ravel().tolist(),
+                  s.stats['chip']['active_cores'])
+            ''')
+        out = subprocess.run([sys.executable, '-c', script], capture_output=True, text=True,
+                             env=dict(os.environ, TRNSIM_NKI_QUIET='1',
+                                      TRNSIM_NKI_SETS='chip.lnc=2'))
+        self.assertEqual(out.stdout.strip(), '[2.0, 2.0] 2', out.stderr)
+
     def test_physical_cores_in_a_beta1_grid(self):
         """nl.nc(2): the instances of that axis spread over the two cores of the stack."""
         a, b = s.random_inputs((256, 1024), (256, 1024))

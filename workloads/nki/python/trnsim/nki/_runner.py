@@ -314,7 +314,7 @@ def trace_kernel(kernel, args, kwargs, values):
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
     if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
-            os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip() == '2':
+            _lnc() == 2:
         kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
     grid = getattr(kernel, 'grid', ())
     cores, core_of = getattr(kernel, 'cores', 1), getattr(kernel, 'core_of', None)
@@ -429,6 +429,13 @@ def _check_return(r, where):
                 if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
                 else type(r).__name__)
         raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
+
+
+def _lnc():
+    """The LNC degree of NKI 0.x kernels launched without brackets: NEURON_LOGICAL_NC_CONFIG,
+    else the config's chip.lnc."""
+    env = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
+    return int(env) if env in ('1', '2') else platform().integer('chip.lnc')
 
 
 def _run(tr, timeline):
