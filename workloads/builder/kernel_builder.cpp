@@ -414,6 +414,38 @@ void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& 
     dma(false, t, dst, src);
 }
 
+void kernel_builder::sendrecv(const tile& dst, const tile& src) {
+    if (dst.op.partitions != src.op.partitions || dst.op.elems != src.op.elems)
+        throw std::logic_error("sendrecv: src and dst differ in shape");
+    const std::size_t q = m_opt.limits.dma_queues - 1;
+    if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
+    m_prog.queues[q].push_back(dma_transfer{dst.op, src.op});
+    grew();
+    const auto n = static_cast<std::uint32_t>(m_prog.queues[q].size());
+    if (m_queue_trigger.size() <= q) m_queue_trigger.resize(q + 1, engine_kind::sp);
+    const bool other = n > 1 && m_queue_trigger[q] != engine_kind::sp;
+    m_queue_trigger[q] = engine_kind::sp;
+    const sem_wait previous{semaphore_of_queue(q), n - 1};
+    if (m_prog.sources.queues.size() < m_prog.queues.size())
+        m_prog.sources.queues.resize(m_prog.queues.size());
+    placed(m_prog.sources.queues[q], m_prog.queues[q].size());
+    instruction trigger;
+    trigger.op = opcode::dma_trigger;
+    trigger.queue = static_cast<std::uint16_t>(q);
+    const touch from{m_buffer_dep[src.buffer], region_of(src.op)},
+        into{m_buffer_dep[dst.buffer], region_of(dst.op)};
+    issue(engine_kind::sp, std::move(trigger), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
+          other ? &previous : nullptr);
+    instruction meet;
+    meet.op = opcode::core_barrier;
+    meet.imm = static_cast<float>(++m_barriers);
+    const sem_wait sent{semaphore_of_queue(q), n};
+    const auto value =
+        static_cast<std::uint32_t>(m_prog.engines[std::size_t(engine_kind::sp)].size() + 1);
+    issue(engine_kind::sp, std::move(meet), semaphore_of_engine(engine_kind::sp), value, nullptr, 0,
+          &into, 1, false, &sent);
+}
+
 void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     instruction ins;
     ins.op = opcode::core_barrier;

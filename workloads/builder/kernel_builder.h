@@ -159,6 +159,11 @@ class kernel_builder {
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).
     void core_barrier(engine_kind on, const hbm_tensor& t);
+    // nisa.sendrecv: this core's src tile to the other core's dst, the other's src into this
+    // dst, then the two meet (a core_barrier on the Sync engine). Timed as a DMA of src into
+    // this core's own dst (the exchange is symmetric), on the last DMA queue; dst's later
+    // readers wait for the meeting.
+    void sendrecv(const tile& dst, const tile& src);
     void tensor_tensor(const tile& dst, const tile& a, const tile& b, alu_op op,
                        engine_kind on = engine_kind::dve);
     // dst = (a <op> imm) <op1> imm1 (op1 bypass: one operation).

@@ -163,7 +163,7 @@ constexpr op_syntax op_names[] = {
     {"store", nki_op_kind::store},     {"copy", nki_op_kind::copy},
     {"matmul", nki_op_kind::matmul},   {"transpose", nki_op_kind::transpose},
     {"print", nki_op_kind::print},     {"ins", nki_op_kind::instruction},
-    {"barrier", nki_op_kind::barrier},
+    {"barrier", nki_op_kind::barrier}, {"sendrecv", nki_op_kind::sendrecv},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -192,6 +192,7 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             break;
         case nki_op_kind::copy:
         case nki_op_kind::transpose:
+        case nki_op_kind::sendrecv:
             need(2);
             tiles({0, 1});
             break;
@@ -750,6 +751,9 @@ class expander {
                 break;
             case nki_op_kind::barrier:
                 m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);
+                break;
+            case nki_op_kind::sendrecv:
+                m_kb.sendrecv(t(0), t(1));
                 break;
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));

@@ -82,6 +82,7 @@ enum class nki_op_kind : std::uint8_t {
     print,        // values only: no instruction
     instruction,  // any instruction of the ISA (core/isa.h): `ins ENGINE OPCODE field=value...`
     barrier,      // `barrier ENGINE H...`: nisa.core_barrier on that engine over an HBM tensor
+    sendrecv,     // `sendrecv DST SRC`: nisa.sendrecv (the other core's src into dst)
 };
 
 struct nki_op {

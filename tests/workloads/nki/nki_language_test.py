@@ -129,6 +129,24 @@ def swap_halves_nki0(a):
     return out
 
 
+@nki0.jit
+def exchange_nki0(a):
+    """Each core (LNC=2) loads its 128 rows and sends them to the other with nisa.sendrecv;
+    each stores what it received in its own rows: the halves swapped (one core: a)."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    n, pid = nl0.num_programs(), nl0.program_id()
+    rows = a.shape[0] // n
+    other = (pid + 1) % n
+    for i in range(rows // 128):
+        r = pid * rows + i * 128
+        mine = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        theirs = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(mine, a[r:r + 128, :])
+        nisa0.sendrecv(mine, theirs, other, other, 0)
+        nisa0.dma_copy(out[r:r + 128, :], theirs)
+    return out
+
+
 @nki1.jit
 def add_tiles_beta1(a, b):
     """The SPMD tutorial's shape of kernel: each instance adds one [128, 512] tile, found by
@@ -307,6 +325,24 @@ class Spmd(unittest.TestCase):
                              env=dict(os.environ, TRNSIM_NKI_QUIET='1',
                                       TRNSIM_NKI_SETS='chip.lnc=2'))
         self.assertEqual(out.stdout.strip(), '[2.0, 2.0] 2', out.stderr)
+
+    def test_sendrecv_exchanges_tiles_between_the_cores(self):
+        """nisa.sendrecv: each core sends its tile to the other (LNC=2); alone, a core gets its
+        own tile back."""
+        (a,) = s.random_inputs((256, 64))
+        np.testing.assert_array_equal(exchange_nki0(a), a)  # one core: itself
+        two = nki0.simulate(exchange_nki0[2])
+        np.testing.assert_array_equal(two(a), np.concatenate([a[128:], a[:128]]))
+        self.assertEqual(s.stat(two.stats, 'chip.active_cores'), 2)
+        # each core: a load and a store of its own, and the exchange's transfer
+        self.assertEqual(s.stat(two.stats, 'cores.c0.dma.transfers'), 3)
+        with self.assertRaisesRegex(KernelError, 'send_to_rank must be 0 or 1'):
+            @nki0.jit
+            def bad(x):
+                t = nl0.ndarray((128, 64), dtype=x.dtype, buffer=nl0.sbuf)
+                nisa0.sendrecv(t, t, 2, 0, 0)
+                return x
+            bad(a)
 
     def test_physical_cores_in_a_beta1_grid(self):
         """nl.nc(2): the instances of that axis spread over the two cores of the stack."""

@@ -635,6 +635,20 @@ def topk(val_dst, idx_dst, src, n, sorted=False):
     _ops.topk('nisa.topk', site, val_dst, idx_dst, src, n)
 
 
+@api('isa.sendrecv', '0.x', signature='src, dst, send_to_rank, recv_from_rank, pipe_id, '
+     'dma_engine=None')
+def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None):
+    """The two NeuronCores of an HBM stack exchange SBUF tiles: this core's src goes into the
+    dst of core send_to_rank, core recv_from_rank's src into this dst (NeuronCore-v3, LNC=2).
+    Every sendrecv is a meeting of the two cores (pipe_id groups change nothing in the
+    model)."""
+    site = user_site()
+    if not isinstance(pipe_id, int) or isinstance(pipe_id, bool) or pipe_id < 0:
+        raise KernelError('nisa.sendrecv', f'pipe_id must be a non-negative integer, got '
+                          f'{pipe_id!r}', site)
+    _ops.sendrecv('nisa.sendrecv', site, src, dst, send_to_rank, recv_from_rank)
+
+
 @api('isa.core_barrier', '0.x', signature='data, cores, engine=None')
 def core_barrier(data, cores, engine=None):
     """The two NeuronCores of an HBM stack wait for each other (after their writes to the

@@ -61,6 +61,9 @@ def _validity(kind, valids, shape):
     return np.broadcast_to(rows[:, None], shape).copy()
 
 
+_MEETINGS = ('barrier', 'sendrecv')  # where the cores of a stack meet
+
+
 def _loop_ends(ops):
     """The index of each `loop` op's matching `end`."""
     ends, stack = {}, []
@@ -113,21 +116,22 @@ class Interpreter:
 
     def run(self):
         ops = self.trace.ops
-        if any(op.kind == 'barrier' for op in ops):
+        if any(op.kind in _MEETINGS for op in ops):
             return self._run_cores(ops)
         self._range(ops, _loop_ends(ops), 0, len(ops))
         return self
 
     def _run_cores(self, ops):
-        """Runs each core's operations up to its next core_barrier in turn, so that what a core
-        reads after a barrier is what every core wrote before it. Each core has its own tiles,
-        SBUF and PSUM images and reduce registers; HBM is shared."""
+        """Runs each core's operations up to its next core_barrier or sendrecv in turn, so that
+        what a core reads after one is what every core wrote before it; at a sendrecv, each
+        core's dst then gets its sender's src. Each core has its own tiles, SBUF and PSUM
+        images and reduce registers; HBM is shared."""
         cores = sorted({op.core for op in ops if op.core is not None}) or [None]
         per_core = {c: [op for op in ops if op.core in (c, None)] for c in cores}
         state = {c: self._core_state() for c in cores}
         segments = {}
         for c, core_ops in per_core.items():
-            cuts = [i for i, op in enumerate(core_ops) if op.kind == 'barrier']
+            cuts = [i for i, op in enumerate(core_ops) if op.kind in _MEETINGS]
             bounds = [0] + [i + 1 for i in cuts] + [len(core_ops)]
             segments[c] = [core_ops[a:b] for a, b in zip(bounds, bounds[1:])]
         for k in range(max(len(s) for s in segments.values())):
@@ -137,7 +141,27 @@ class Interpreter:
                     seg = segments[c][k]
                     self._range(seg, _loop_ends(seg), 0, len(seg))
                     state[c] = self._core_state(self)
+            self._exchange(cores, segments, state, k)
         return self
+
+    def _exchange(self, cores, segments, state, k):
+        """The sendrecv ending each core's k-th segment: dst gets the sender's src (every src
+        read before any dst is written)."""
+        ends = {c: segments[c][k][-1] for c in cores
+                if k < len(segments[c]) and segments[c][k] and
+                segments[c][k][-1].kind == 'sendrecv'}
+        sent = {}
+        for c, op in ends.items():
+            self._use_state(state[c])
+            sent[c] = self._read_tile(op.args[1], op)
+        for c, op in ends.items():
+            sender = cores[op.args[3]] if cores != [None] else None
+            if sender not in sent:
+                raise KernelError(op.api, f'core {op.args[3]} sends nothing at this sendrecv',
+                                  op.site)
+            self._use_state(state[c])
+            self._write_tile(op.args[0], *sent[sender])
+            state[c] = self._core_state(self)
 
     def _core_state(self, source=None):
         """A core's own interpreter state: fresh, or the current one (from `source`)."""
@@ -298,7 +322,7 @@ class Interpreter:
         return view, self.trace.tensors[tensor][0].dtype_name
 
     def _exec(self, op):
-        if op.kind == 'barrier':  # the instances run one after another here: nothing to wait
+        if op.kind in _MEETINGS:  # handled where the cores meet (_run_cores)
             return
         if op.kind == 'declare':
             self.instances[op.args[0].id].appendleft({})

@@ -1073,6 +1073,28 @@ def topk(api, site, val_dst, idx_dst, src, n):
     assign(V, p, site)
 
 
+def sendrecv(api, site, src, dst, to_rank, from_rank):
+    """nisa.sendrecv: this core's src into the dst of core `to_rank`, core `from_rank`'s src
+    into this dst, both in SBUF, then the cores meet (NeuronCore-v3)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 3:
+        raise KernelError(api, 'sendrecv needs NeuronCore-v3 or newer (--config trn2)', site)
+    S, D = operand(src, api, site), operand(dst, api, site)
+    for t, what in ((S, 'src'), (D, 'dst')):
+        if isinstance(t, TileRuns) or t.space != 'sbuf':
+            raise KernelError(api, f'{what} must be one tile in SBUF', site)
+    if S.shape != D.shape or S.dtype_name != D.dtype_name:
+        raise KernelError(api, f'src {S.shape} {S.dtype_name} and dst {D.shape} '
+                          f'{D.dtype_name} must have one shape and dtype', site)
+    for r, what in ((to_rank, 'send_to_rank'), (from_rank, 'recv_from_rank')):
+        if r not in (0, 1):
+            raise KernelError(api, f'{what} must be 0 or 1 (the cores of an HBM stack), got '
+                              f'{r!r}', site)
+    if trace.frames:  # the cores meet once per iteration: each iteration recorded
+        raise NeedsUnroll(tuple(f.loop for f in trace.frames), 'a sendrecv in its body')
+    trace.emit('sendrecv', api, site, (D, S, int(to_rank), int(from_rank)))
+
+
 def core_barrier(api, site, data, engine):
     """nisa.core_barrier on `engine` over shared HBM tensor `data`: the cores of the HBM stack
     wait for each other there; this core's accesses of data before it come first, those

@@ -207,6 +207,13 @@ def _barrier(engine, tensor):
     """nisa.core_barrier: orders the cores' accesses of a shared HBM tensor (no values)."""
 
 
+@prim('sendrecv', 'T', 'T')
+def _sendrecv(src):
+    """nisa.sendrecv: the interpreter moves the other core's src into dst (the ranks follow
+    the operands)."""
+    return src
+
+
 @prim('print', 'T', 'str')
 def _print(a, prefix):
     print(prefix, a)
