@@ -37,6 +37,33 @@ expect_status 0 $? "fit in band"
 expect_grep "rms log error 0\.0000 -> 0\.0000" "$TMP/out" "in band: zero residual"
 expect_grep "^  core\.launch_overhead: (\S+) -> \1  \(range" "$TMP/out" "in band: unchanged"
 
+# A check (role check:REASON) is shown but neither in the MAPE nor fitted; conditions are set
+# in every run of their point (here one that changes its time: a longer launch).
+python3 - "$TMP/role.csv" "$m1" "$w1" "$p1" <<'PY'
+import sys
+path, m1, w1, p1 = sys.argv[1], float(sys.argv[2]), sys.argv[3], sys.argv[4]
+with open(path, "w") as f:
+    f.write("id,platform,workload,params,metric,value,source,tol_pct,conditions,role\n")
+    f.write(f"fit1,trn1,{w1},{p1},latency_us,{m1 / 1e3:.9g},test,,,\n")
+    f.write(f"chk1,trn1,{w1},{p1},latency_us,{m1 / 1e3 / 2:.9g},test,,,check:another compiler\n")
+    f.write(f"cond1,trn1,{w1},{p1},latency_us,{m1 / 1e3:.9g},test,,core.launch_overhead=30us,"
+            "check:slower launch\n")
+PY
+"$cal" --points "$TMP/role.csv" >"$TMP/out" 2>&1
+expect_status 0 $? "checks table"
+expect_grep "^chk1 .* \+100\.0% +not fitted: another compiler$" "$TMP/out" "a check's note"
+expect_grep "^MAPE trn1: 0\.0% over 1 time points" "$TMP/out" "checks are outside the MAPE"
+expect_grep "^not fitted \(checks, outside the MAPE\): chk1 \+100\.0%, cond1 \+[0-9.]+%" \
+    "$TMP/out" "checks listed"
+"$cal" --fit --points "$TMP/role.csv" --max-evals 4 >"$TMP/out" 2>&1
+expect_status 0 $? "fit without checks"
+expect_grep "Fit trn1: 1 time points \(fit1\)" "$TMP/out" "checks are not fitted"
+printf 'id,platform,workload,params,metric,value,source,tol_pct,conditions,role\nr1,trn1,%s,%s,latency_us,5,t,,,maybe\n' \
+    "$w1" "$p1" >"$TMP/badrole.csv"
+"$cal" --points "$TMP/badrole.csv" >"$TMP/out" 2>&1
+expect_status 2 $? "bad role"
+expect_grep "badrole.csv:2: role 'maybe' is not empty" "$TMP/out" "bad role names file and line"
+
 # Bad points files: exit 2, naming the file and line.
 good="id,platform,workload,params,metric,value,source,tol_pct
 g1,trn1,vector_add,variant=stream n=25600 free_dim=200,latency_us,19,x,"
