@@ -50,7 +50,6 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
     m_debug.bind(m_router.in);
     const auto channels = static_cast<std::size_t>(cfg.integer("core.hbm.channels"));
     if (wiring) {
-        m_shared_hbm = true;
         m_stack = wiring->hbm;
         m_router.set_hbm_base(wiring->hbm_base);
     } else {
@@ -377,12 +376,13 @@ void neuron_core::report(stats_tree& s) const {
         misses += c->misses();
         hbm_busy = std::max(hbm_busy, c->port().busy_total().to_seconds() * 1e9);
     }
-    if (m_shared_hbm) {  // the stack's channels serve other cores too: this core's own bytes
+    const bool shared_hbm = m_hbm.empty();  // a chip's stack, serving other cores too
+    if (shared_hbm) {                       // this core's own bytes
         rd = m_router.hbm_read_bytes();
         wr = m_router.hbm_write_bytes();
     }
     // With a stack shared by several running cores, the channels' figures are the stack's.
-    const std::string of = m_shared_hbm ? " (of the core's HBM stack: every core on it)" : "";
+    const std::string of = shared_hbm ? " (of the core's HBM stack: every core on it)" : "";
     s.add("hbm.page_misses", static_cast<double>(misses), "count",
           "accesses to a page not open in its bank" + of);
     s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel" + of);

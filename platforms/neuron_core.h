@@ -91,9 +91,8 @@ class neuron_core : public sc_core::sc_module {
     program_limits m_limits;
     semaphore_bank m_sems{"semaphores"};
     router m_router;
-    std::vector<std::unique_ptr<hbm_channel>> m_hbm;  // its own (no wiring)
+    std::vector<std::unique_ptr<hbm_channel>> m_hbm;  // its own (none: it sits in a chip)
     std::vector<hbm_channel*> m_stack;                // those it reaches: its own, or its stack's
-    bool m_shared_hbm = false;
     std::unique_ptr<onchip_bank> m_sbuf;
     std::vector<std::unique_ptr<onchip_bank>> m_psum;
     std::vector<std::unique_ptr<dma_engine>> m_dma_engines;

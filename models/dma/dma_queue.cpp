@@ -17,8 +17,7 @@ dma_queue::dma_queue(const sc_core::sc_module_name& name, const config& cfg, sem
       m_partitions_per_engine(static_cast<std::uint32_t>(
           (cfg.integer("core.sbuf.partitions") + cfg.integer("core.dma.engines") - 1) /
           cfg.integer("core.dma.engines"))),
-      m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))),
-      m_own_group_only(cfg.boolean("core.dma.hardware_dge")) {
+      m_fixed_latency(ns(cfg.time_ns("core.dma.fixed_latency"))) {
     doorbell.register_b_transport(this, &dma_queue::b_transport);
     m_mem.set_extension(&m_ext);
 }
@@ -59,18 +58,18 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     std::uint32_t group = first / m_partitions_per_engine;
     std::size_t engine = group % m_engine_count;
     std::size_t base = 0;
-    if (!m_own_group_only && m_ports.size() > m_engine_count) {
+    if (m_bound.size() > m_engine_count) {
         const std::uint32_t rows = t.src.partitions;
         const std::size_t used = std::min<std::size_t>(
             m_engine_count, (first % m_partitions_per_engine + rows + m_partitions_per_engine - 1) /
                                 m_partitions_per_engine);
         sc_core::sc_time best;
         const sc_core::sc_time from = sim_time() + start;  // free by then is free: a tie
-        for (std::size_t b = 0; b + m_engine_count <= m_ports.size(); b += m_engine_count) {
+        for (std::size_t b = 0; b + m_engine_count <= m_bound.size(); b += m_engine_count) {
             sc_core::sc_time free = from;
             for (std::size_t k = 0; k < used; ++k) {
                 const sc_core::sc_time& at =
-                    m_ports[b + (engine + k) % m_engine_count]->booking().busy_until();
+                    m_bound[b + (engine + k) % m_engine_count]->booking().busy_until();
                 if (at > free) free = at;
             }
             if (b == 0 || free < best) {

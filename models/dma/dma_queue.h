@@ -36,10 +36,10 @@ class dma_queue : public sc_core::sc_module {
     dma_queue& operator=(const dma_queue&) = delete;
 
     void load(const std::vector<dma_transfer>* transfers);
-    // The booking of every engine bound to `engines`, in binding order, in groups of
-    // core.dma.engines: a transfer goes to the group whose engines it would use free first
-    // (the lowest such group on a tie); with core.dma.hardware_dge, always to the first.
-    void set_engines(std::vector<const dma_engine*> engines) { m_ports = std::move(engines); }
+    // Every engine bound to `engines`, in binding order, in groups of core.dma.engines: a
+    // transfer goes to the group whose engines it would use free first (the lowest such group
+    // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
+    void set_engines(std::vector<const dma_engine*> engines) { m_bound = std::move(engines); }
     void set_timeline(timeline* t);
     // Records when each transfer was rung, started and finished (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
@@ -54,10 +54,9 @@ class dma_queue : public sc_core::sc_module {
     std::size_t m_index;
     bool m_functional;
     std::size_t m_engine_count;  // per group
-    std::vector<const dma_engine*> m_ports;
+    std::vector<const dma_engine*> m_bound;
     std::uint32_t m_partitions_per_engine;
     sc_core::sc_time m_fixed_latency;
-    bool m_own_group_only;  // hardware DGE: the core's own engines
     const std::vector<dma_transfer>* m_transfers = nullptr;
     std::size_t m_started = 0;
     std::uint64_t m_bytes = 0;

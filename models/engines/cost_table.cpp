@@ -15,11 +15,12 @@ const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota;
 // The instructions documented from the Neuron 2.26 notes onward, whose formulas the ISA
 // reference gives without a NeuronCore version: the same cycles on each (model choice).
 const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
-// topk: 4n + k cycles, n the snake's elements (imm), k the results (imm1).
+// core_barrier: no data path (the wait is the other cores' arrival, chip.barrier_latency).
 double no_cycles(const instruction&) {
     return 0;
 }
 const char* const barrier_cost = "0 cycles (the wait is the others' arrival, chip.barrier_latency)";
+// topk: 4n + k cycles, n the snake's elements (imm), k the results (imm1).
 double topk_cycles(const instruction& ins) {
     return 4 * static_cast<double>(ins.imm) + static_cast<double>(ins.imm1);
 }

@@ -380,30 +380,37 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
                          const tile& chip) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
-    const std::size_t q = queue_for(t);
-    m_prog.queues[q].push_back(is_load ? dma_transfer{chip.op, hbm_side}
-                                       : dma_transfer{hbm_side, chip.op});
-    grew();
+    const touch tensor{m_tensor_dep[t.id], region{}},
+        buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
-    const engine_kind trigger = is_load ? engine_kind::sp : engine_kind::act;
+    if (is_load)
+        transfer(queue_for(t), dma_transfer{chip.op, hbm_side}, engine_kind::sp, tensor, buf);
+    else
+        transfer(queue_for(t), dma_transfer{hbm_side, chip.op}, engine_kind::act, buf, tensor);
+}
+
+std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
+                                       const touch& from, const touch& into) {
+    if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
+    m_prog.queues[q].push_back(t);
+    grew();
     instruction ins;
     ins.op = opcode::dma_trigger;
     ins.queue = static_cast<std::uint16_t>(q);
-    const touch tensor{m_tensor_dep[t.id], region{}},
-        buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
     const auto n = static_cast<std::uint32_t>(m_prog.queues[q].size());
     // A doorbell starts the queue's next transfer, whoever rings it: when the previous transfer
     // is the other engine's, this trigger first waits for it to complete (so it has started).
     if (m_queue_trigger.size() <= q) m_queue_trigger.resize(q + 1, engine_kind::sp);
-    const bool other = n > 1 && m_queue_trigger[q] != trigger;
-    m_queue_trigger[q] = trigger;
+    const bool other = n > 1 && m_queue_trigger[q] != by;
+    m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
     if (m_prog.sources.queues.size() < m_prog.queues.size())
         m_prog.sources.queues.resize(m_prog.queues.size());
     placed(m_prog.sources.queues[q], m_prog.queues[q].size());
-    issue(trigger, std::move(ins), semaphore_of_queue(q), n, is_load ? &tensor : &buf, 1,
-          is_load ? &buf : &tensor, 1, false, other ? &previous : nullptr);
+    issue(by, std::move(ins), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
+          other ? &previous : nullptr);
+    return n;
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
@@ -418,24 +425,9 @@ void kernel_builder::sendrecv(const tile& dst, const tile& src) {
     if (dst.op.partitions != src.op.partitions || dst.op.elems != src.op.elems)
         throw std::logic_error("sendrecv: src and dst differ in shape");
     const std::size_t q = m_opt.limits.dma_queues - 1;
-    if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
-    m_prog.queues[q].push_back(dma_transfer{dst.op, src.op});
-    grew();
-    const auto n = static_cast<std::uint32_t>(m_prog.queues[q].size());
-    if (m_queue_trigger.size() <= q) m_queue_trigger.resize(q + 1, engine_kind::sp);
-    const bool other = n > 1 && m_queue_trigger[q] != engine_kind::sp;
-    m_queue_trigger[q] = engine_kind::sp;
-    const sem_wait previous{semaphore_of_queue(q), n - 1};
-    if (m_prog.sources.queues.size() < m_prog.queues.size())
-        m_prog.sources.queues.resize(m_prog.queues.size());
-    placed(m_prog.sources.queues[q], m_prog.queues[q].size());
-    instruction trigger;
-    trigger.op = opcode::dma_trigger;
-    trigger.queue = static_cast<std::uint16_t>(q);
     const touch from{m_buffer_dep[src.buffer], region_of(src.op)},
         into{m_buffer_dep[dst.buffer], region_of(dst.op)};
-    issue(engine_kind::sp, std::move(trigger), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
-          other ? &previous : nullptr);
+    const std::uint32_t n = transfer(q, dma_transfer{dst.op, src.op}, engine_kind::sp, from, into);
     instruction meet;
     meet.op = opcode::core_barrier;
     meet.imm = static_cast<float>(++m_barriers);

@@ -298,6 +298,10 @@ class kernel_builder {
     double cost_ns(engine_kind e, const instruction& ins) const;
     void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
+    // Appends transfer `t` to queue q and rings it from `by` (reading `from`, writing `into`):
+    // its number in the queue (the queue's semaphore reaches it when the transfer is done).
+    std::uint32_t transfer(std::size_t q, const dma_transfer& t, engine_kind by, const touch& from,
+                           const touch& into);
 
     builder_options m_opt;
     cost_table m_costs;

@@ -128,7 +128,7 @@ class Interpreter:
         images and reduce registers; HBM is shared."""
         cores = sorted({op.core for op in ops if op.core is not None}) or [None]
         per_core = {c: [op for op in ops if op.core in (c, None)] for c in cores}
-        state = {c: self._core_state() for c in cores}
+        state = {c: self._fresh_state() for c in cores}
         segments = {}
         for c, core_ops in per_core.items():
             cuts = [i for i, op in enumerate(core_ops) if op.kind in _MEETINGS]
@@ -140,7 +140,7 @@ class Interpreter:
                     self._use_state(state[c])
                     seg = segments[c][k]
                     self._range(seg, _loop_ends(seg), 0, len(seg))
-                    state[c] = self._core_state(self)
+                    state[c] = self._current_state()
             self._exchange(cores, segments, state, k)
         return self
 
@@ -161,15 +161,16 @@ class Interpreter:
                                   op.site)
             self._use_state(state[c])
             self._write_tile(op.args[0], *sent[sender])
-            state[c] = self._core_state(self)
+            state[c] = self._current_state()
 
-    def _core_state(self, source=None):
-        """A core's own interpreter state: fresh, or the current one (from `source`)."""
-        if source is not None:
-            return (self.instances, self.images, self.reduce_regs, self.reduce_ok)
+    def _fresh_state(self):
+        """A core's own interpreter state before it runs: no tiles, images or reductions."""
         parts = self.trace.limits['partitions']
         return ({d: collections.deque(maxlen=q.maxlen) for d, q in self.instances.items()}, {},
                 np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
+
+    def _current_state(self):
+        return (self.instances, self.images, self.reduce_regs, self.reduce_ok)
 
     def _use_state(self, s):
         self.instances, self.images, self.reduce_regs, self.reduce_ok = s

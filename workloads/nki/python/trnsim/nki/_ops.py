@@ -810,14 +810,20 @@ def loop_reduce(api, site, x, alu, indices, dtype=None):
     return acc
 
 
+def _needs_nc_v3(api, site, what):
+    """The current trace, on a NeuronCore-v3 or newer platform (else an error naming `what`)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 3:
+        raise KernelError(api, f'{what} needs NeuronCore-v3 or newer (--config trn2)', site)
+    return trace
+
+
 def range_select(api, site, on_true, cmp0, cmp1, bound0, bound1, start, fill, reduce_res=None,
                  dtype=None):
     """on_true where the element's free index + start passes both comparisons with the
     per-partition bounds, else fill, and each row's max into reduce_res (Vector engine,
     NeuronCore-v3 and newer)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 3:
-        raise KernelError(api, 'range_select needs NeuronCore-v3 or newer (--config trn2)', site)
+    _needs_nc_v3(api, site, 'range_select')
     T = operand(on_true, api, site)
     if isinstance(T, TileRuns):
         raise unsupported(api, 'an operand of several runs', site)
@@ -1040,9 +1046,7 @@ def topk(api, site, val_dst, idx_dst, src, n):
     partition e % 16, column e / 16), largest first, into the first ceil(k / 16) columns of
     val_dst (values) and idx_dst (their indices) in the same layout, k = val_dst's free size
     (GpSimd engine, NeuronCore-v3 and newer; nki.isa.topk of SDK 2.33)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 3:
-        raise KernelError(api, 'topk needs NeuronCore-v3 or newer (--config trn2)', site)
+    _needs_nc_v3(api, site, 'topk')
     S = operand(src, api, site)
     V, I = (operand(t, api, site) for t in (val_dst, idx_dst))
     if any(isinstance(t, TileRuns) or len(t.shape) != 2 for t in (S, V, I)):
@@ -1076,9 +1080,7 @@ def topk(api, site, val_dst, idx_dst, src, n):
 def sendrecv(api, site, src, dst, to_rank, from_rank):
     """nisa.sendrecv: this core's src into the dst of core `to_rank`, core `from_rank`'s src
     into this dst, both in SBUF, then the cores meet (NeuronCore-v3)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 3:
-        raise KernelError(api, 'sendrecv needs NeuronCore-v3 or newer (--config trn2)', site)
+    trace = _needs_nc_v3(api, site, 'sendrecv')
     S, D = operand(src, api, site), operand(dst, api, site)
     for t, what in ((S, 'src'), (D, 'dst')):
         if isinstance(t, TileRuns) or t.space != 'sbuf':
@@ -1099,9 +1101,7 @@ def core_barrier(api, site, data, engine):
     """nisa.core_barrier on `engine` over shared HBM tensor `data`: the cores of the HBM stack
     wait for each other there; this core's accesses of data before it come first, those
     after it after every core's before it (NeuronCore-v3)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 3:
-        raise KernelError(api, 'core_barrier needs NeuronCore-v3 or newer (--config trn2)', site)
+    trace = _needs_nc_v3(api, site, 'core_barrier')
     if isinstance(data, HbmTensor):
         data = data[...]
     if not isinstance(data, HbmAccess):

@@ -314,7 +314,7 @@ def trace_kernel(kernel, args, kwargs, values):
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
     if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
-            _lnc() == 2:
+            _lnc(user_site()) == 2:
         kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
     grid = getattr(kernel, 'grid', ())
     cores, core_of = getattr(kernel, 'cores', 1), getattr(kernel, 'core_of', None)
@@ -431,11 +431,14 @@ def _check_return(r, where):
         raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
 
 
-def _lnc():
+def _lnc(site):
     """The LNC degree of NKI 0.x kernels launched without brackets: NEURON_LOGICAL_NC_CONFIG,
     else the config's chip.lnc."""
     env = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
-    return int(env) if env in ('1', '2') else platform().integer('chip.lnc')
+    if env and env not in ('1', '2'):
+        raise KernelError('kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={env}: a logical '
+                          'NeuronCore has 1 or 2 physical ones', site)
+    return int(env) if env else platform().integer('chip.lnc')
 
 
 def _run(tr, timeline):
@@ -457,17 +460,7 @@ class JitKernel:
         self.__doc__ = getattr(func, '__doc__', None)
 
     def __call__(self, *args, **kwargs):
-        self._check_lnc()
         return trace_kernel(self, args, kwargs, True).outputs
-
-    def _check_lnc(self):
-        """NKI 0.x without brackets: the LNC degree NEURON_LOGICAL_NC_CONFIG sets."""
-        if self.edition not in (None, 'beta1'):
-            lnc = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
-            if lnc and lnc not in ('1', '2'):
-                raise KernelError(
-                    'kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={lnc}: a logical NeuronCore has '
-                    '1 or 2 physical ones', user_site())
 
     def __getitem__(self, grid):
         return Launch(self, grid, self.edition, user_site())
@@ -675,8 +668,6 @@ class SimulatedKernel:
         return _is_isa(self.kernel)
 
     def __call__(self, *args, **kwargs):
-        if isinstance(self.kernel, JitKernel):
-            self.kernel._check_lnc()
         tr = trace_kernel(self.kernel, args, kwargs, True)
         p = platform()
         try:
