@@ -64,6 +64,33 @@ printf 'id,platform,workload,params,metric,value,source,tol_pct,conditions,role\
 expect_status 2 $? "bad role"
 expect_grep "badrole.csv:2: role 'maybe' is not empty" "$TMP/out" "bad role names file and line"
 
+# How a point was measured: shown in the table; lnc sets chip.lnc in its runs (trn1 has no
+# LNC=2, so the point with lnc 2 does not run and says why); the others are shown only.
+printf '%s\n' "id,platform,workload,params,metric,value,source,tol_pct,compiler,lnc,auto_cast,method,conditions,role" \
+    "how1,trn1,$w1,$p1,latency_us,5,t,,2024,1,none,nki.benchmark p99,," \
+    "how2,trn1,$w1,$p1,latency_us,5,t,,,2,,table,," >"$TMP/how.csv"
+"$cal" --points "$TMP/how.csv" >"$TMP/out" 2>&1
+expect_status 1 $? "a point that cannot run under its LNC"
+expect_grep "^how1 .* compiler 2024, lnc 1, auto_cast none, nki\.benchmark p99 +latency_us" \
+    "$TMP/out" "the conditions of a measurement are shown"
+expect_grep "^how2 .* lnc 2, table .*not run: .*chip\.lnc 2" "$TMP/out" "lnc sets chip.lnc"
+for bad_how in "compiler=24" "lnc=4" "auto_cast=bf16" "method=benchmark p99" "method=profiler p5"; do
+    column="${bad_how%%=*}" value="${bad_how#*=}"
+    python3 - "$TMP/badhow.csv" "$column" "$value" "$w1" "$p1" <<'PY'
+import csv, sys
+path, column, value, w1, p1 = sys.argv[1:]
+row = {"id": "b1", "platform": "trn1", "workload": w1, "params": p1, "metric": "latency_us",
+       "value": "5", column: value}
+with open(path, "w", newline="") as f:
+    w = csv.DictWriter(f, ["id", "platform", "workload", "params", "metric", "value", column])
+    w.writeheader()
+    w.writerow(row)
+PY
+    "$cal" --points "$TMP/badhow.csv" >"$TMP/out" 2>&1
+    expect_status 2 $? "bad $column"
+    expect_grep "badhow\.csv:2: $column '$value' is not" "$TMP/out" "bad $column named"
+done
+
 # Bad points files: exit 2, naming the file and line.
 good="id,platform,workload,params,metric,value,source,tol_pct
 g1,trn1,vector_add,variant=stream n=25600 free_dim=200,latency_us,19,x,"
