@@ -16,6 +16,20 @@ TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
 TRN_PYTHON=/usr/bin/python3
 [ -x "$TRN_PYTHON" ] || TRN_PYTHON="$(command -v python3)"
 
+# With -h or --help among the arguments: prints the calling script's leading comment (its
+# usage) on stdout and exits 0, before anything is installed or built.
+trn_help_if_asked() {
+    local arg
+    for arg in "$@"; do
+        case "$arg" in
+        -h | --help)
+            awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"
+            exit 0
+            ;;
+        esac
+    done
+}
+
 trn_install_deps() {
     local missing=() installed
     # One dpkg-query for all of them (a call per package costs a tenth of a second in all).

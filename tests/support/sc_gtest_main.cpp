@@ -1,6 +1,7 @@
 // Entry point of SystemC harness tests: GoogleTest inside sc_main, SystemC warnings as failures.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <systemc>
 
 namespace {
@@ -10,6 +11,13 @@ void report_to_gtest(const sc_core::sc_report& report, const sc_core::sc_actions
         ADD_FAILURE() << "SystemC " << report.get_msg_type() << ": " << report.get_msg();
     sc_core::sc_report_handler::default_handler(
         report, actions & ~sc_core::SC_DISPLAY & ~sc_core::SC_THROW);
+}
+
+// SystemC's own switch for its copyright banner, set before any static initialiser (SystemC
+// prints the banner before sc_main runs), so that neither a test nor ctest's listing of the
+// tests prints it.
+__attribute__((constructor(101))) void quiet_systemc() {
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 1);
 }
 
 }  // namespace
