@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # scripts/compare-stats: identical dumps pass; a change beyond tolerance is judged by the key's
 # direction (slower: REGRESSION, exit 1; faster: IMPROVEMENT, exit 0 unless --strict; a count:
-# CHANGED, exit 1); per-key tolerances apply; NaN in the new dump fails; different kernels or
-# configs warn; a fleet CSV reads; unreadable input is 2.
+# CHANGED, exit 1; a share: SHIFTED); per-key tolerances apply, 1% by default; breakdowns are
+# counted, not printed; keys of one dump only are listed; NaN in the new dump fails; different
+# kernels or configs warn once; a fleet CSV reads; unreadable input is 2.
 source "$(dirname "$0")/common.sh"
 cs="$ROOT/scripts/compare-stats"
 echo '{"total_time_ns": 1000, "dma": {"transfers": 3, "bandwidth_gbps": 10}, "run": {"kernel": "x"}}' >"$TMP/a.json"
@@ -14,7 +15,8 @@ echo '{"total_time_ns": 1000}' >"$TMP/c.json"
 "$cs" "$TMP/a.json" "$TMP/a.json" >"$TMP/out" 2>&1; expect_status 0 $? "identical"
 "$cs" "$TMP/a.json" "$TMP/b.json" >"$TMP/out" 2>&1; expect_status 1 $? "10% slower"
 expect_grep "total_time_ns: 1000 -> 1100 \(\+10.000%\)  REGRESSION" "$TMP/out" "10% slower"
-expect_grep "warning: run.kernel differs: 'x' vs 'y'" "$TMP/out" "different kernels warn"
+expect_grep "warning: the dumps are of different things \(run.kernel differs: 'x' vs 'y'\)" \
+    "$TMP/out" "different kernels warn"
 "$cs" "$TMP/a.json" "$TMP/faster.json" >"$TMP/out" 2>&1; expect_status 0 $? "faster passes"
 expect_grep "total_time_ns: 1000 -> 900 \(-10.000%\)  IMPROVEMENT" "$TMP/out" "faster"
 expect_grep "dma.bandwidth_gbps: 10 -> 12 \(\+20.000%\)  IMPROVEMENT" "$TMP/out" "more bandwidth"
@@ -31,8 +33,39 @@ expect_grep "total_time_ns: 1000 -> nan  ERROR" "$TMP/out" "NaN in new"
 expect_status 0 $? "per-key tolerance"
 "$cs" "$TMP/a.json" "$TMP/b.json" --default-tol 20 >"$TMP/out" 2>&1
 expect_status 0 $? "default tolerance"
-"$cs" "$TMP/a.json" "$TMP/c.json" >"$TMP/out" 2>&1; expect_status 1 $? "missing key"
-expect_grep "dma.transfers: only in old  ERROR" "$TMP/out" "missing key"
+"$cs" "$TMP/a.json" "$TMP/c.json" >"$TMP/out" 2>&1; expect_status 0 $? "keys in one dump only"
+expect_grep "^only in old \(2 key\(s\)\): dma.bandwidth_gbps, dma.transfers$" \
+    "$TMP/out" "keys in one dump only are listed, not errors"
+"$cs" "$TMP/a.json" "$TMP/c.json" --strict >"$TMP/out" 2>&1
+expect_status 1 $? "--strict: keys in one dump only fail"
+# What each stat measures: a drop of the HBM time set by activations is good, a change of an
+# engine's utilisation or of the critical path's split is a shift, not good or bad; the default
+# tolerance (1%) keeps small changes out and counts them; a breakdown (per channel) is counted.
+cat >"$TMP/d1.json" <<'JSON'
+{"total_time_ns": 1000, "mfu_pct": 50, "hbm": {"activation_bound_pct": 100,
+ "channels": {"c0": {"busy_ns": 10}, "c1": {"busy_ns": 10}}},
+ "engines": {"pe": {"utilisation_pct": 40}}, "critical_path": {"pe_ns": 300, "total_ns": 1000}}
+JSON
+cat >"$TMP/d2.json" <<'JSON'
+{"total_time_ns": 1005, "mfu_pct": 50, "hbm": {"activation_bound_pct": 0,
+ "channels": {"c0": {"busy_ns": 20}, "c1": {"busy_ns": 20}}},
+ "engines": {"pe": {"utilisation_pct": 60}}, "critical_path": {"pe_ns": 600, "total_ns": 1005}}
+JSON
+"$cs" "$TMP/d1.json" "$TMP/d2.json" >"$TMP/out" 2>&1; expect_status 0 $? "shifts and improvements"
+expect_grep "hbm.activation_bound_pct: 100 -> 0 \(-100.000%\)  IMPROVEMENT" "$TMP/out" \
+    "fewer activations are an improvement"
+expect_grep "engines.pe.utilisation_pct: 40 -> 60 \(\+50.000%\)  SHIFTED" "$TMP/out" "utilisation"
+expect_grep "critical_path.pe_ns: 300 -> 600 \(\+100.000%\)  SHIFTED" "$TMP/out" "path split"
+grep -q "total_time_ns" "$TMP/out" && fail "a 0.5% change is within the default tolerance"
+grep -q "channels.c0" "$TMP/out" && fail "a breakdown key is not printed by default"
+expect_grep "breakdown keys beyond tolerance .*: 2 regression" "$TMP/out" "breakdown counted"
+expect_grep "2 more key\(s\) changed within tolerance" "$TMP/out" "within tolerance counted"
+"$cs" "$TMP/d1.json" "$TMP/d2.json" --all >"$TMP/out" 2>&1
+expect_grep "total_time_ns: 1000 -> 1005 \(\+0.500%\)$" "$TMP/out" "--all prints the small ones"
+expect_grep "hbm.channels.c0.busy_ns: 10 -> 20 .*REGRESSION \(breakdown\)" "$TMP/out" \
+    "--all prints the breakdown"
+"$cs" "$TMP/d1.json" "$TMP/d2.json" --strict >"$TMP/out" 2>&1
+expect_status 1 $? "--strict judges breakdowns and shifts"
 # Fleet CSVs, as sim writes them.
 printf 'case,latency_us,mfu_pct,dma_bytes\nc1,100,50,4096\nc2,200,25,8192\n' >"$TMP/f1.csv"
 printf 'case,latency_us,mfu_pct,dma_bytes\nc1,100,50,4096\nc2,220,22.7,8192\n' >"$TMP/f2.csv"
@@ -53,10 +86,17 @@ sim="$BUILD_DIR/sim"
 "$sim" --config trn1 --workload vector_add --param variant=stream --quiet --stats-out "$TMP/r2.json"
 "$cs" "$TMP/r1.json" "$TMP/r1.json" >"$TMP/out" 2>&1; expect_status 0 $? "a run against itself"
 "$cs" "$TMP/r1.json" "$TMP/r2.json" >"$TMP/out" 2>&1
-expect_grep "warning: run.kernel differs" "$TMP/out" "two kernels"
+expect_grep "warning: .*run.kernel differs" "$TMP/out" "two kernels"
 "$sim" --config trn1 --workload vector_add --set core.hbm.bandwidth=800GB/s --quiet \
     --stats-out "$TMP/r3.json"
 "$cs" "$TMP/r1.json" "$TMP/r3.json" >"$TMP/out" 2>&1
-expect_grep "warning: the configurations differ in 1 key\(s\): config.core.hbm.bandwidth" \
+expect_grep "warning: .*the configurations differ in 1 key\(s\): config.core.hbm.bandwidth" \
     "$TMP/out" "two configurations"
+# Two platforms: one warning, the engines and channels one has more of listed, not errors.
+"$sim" --config trn2 --workload vector_add --quiet --stats-out "$TMP/r4.json"
+"$cs" "$TMP/r1.json" "$TMP/r4.json" >"$TMP/out" 2>&1
+[ "$(grep -c warning "$TMP/out")" -eq 1 ] || fail "trn1 vs trn2: one warning"
+expect_grep "^only in new \([0-9]+ key\(s\)\): hbm.channels" "$TMP/out" "trn2's extra channels"
+grep -q ERROR "$TMP/out" && fail "trn1 vs trn2: no error"
+[ "$(wc -l <"$TMP/out")" -le 50 ] || fail "trn1 vs trn2: $(wc -l <"$TMP/out") lines (noise)"
 finish
