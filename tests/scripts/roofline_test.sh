@@ -23,6 +23,24 @@ got, share = float(line[-4]), float(line[-2].rstrip("%"))
 assert abs(got - rate) < 0.1, (got, rate)
 assert 0 < share <= 100, share
 PY
+# Two configurations: each one's roofs, the kernels labelled by configuration, a title naming
+# both; two of one name with different roofs are told apart by the roof that differs.
+"$sim" --config trn2 --workload ffnn --param matmul=fully_optimized --param n=2048 \
+    --param d=1024 --param h=1024 --param c=1024 --quiet --stats-out "$TMP/opt2.json"
+"$sim" --config trn2 --workload ffnn --param matmul=fully_optimized --param n=2048 \
+    --param d=1024 --param h=1024 --param c=1024 --set core.hbm.bandwidth=300GB/s --quiet \
+    --stats-out "$TMP/opt3.json"
+TRN_ROOFLINE_SCRIPT="$TMP/gp.txt" "$ROOT/scripts/roofline" "$TMP/opt.json" "$TMP/opt2.json" \
+    "$TMP/opt3.json" --out "$TMP/r2.png" >"$TMP/out" 2>&1
+expect_status 0 $? "roofline of three configurations"
+expect_grep "^roofs \(trn1\): .*HBM 410 GB/s" "$TMP/out" "trn1's roofs"
+expect_grep "^roofs \(trn2, HBM 750 GB/s\): Tensor engine 78643 GFLOP/s" "$TMP/out" "trn2's roofs"
+expect_grep "^roofs \(trn2, HBM 300 GB/s\): " "$TMP/out" "the --set variant's roofs"
+expect_grep "^ffnn .*\[trn2, HBM 300 GB/s\]$" "$TMP/out" "a kernel labelled by configuration"
+expect_grep "set title 'roofline: trn1; trn2, HBM 750 GB/s; trn2, HBM 300 GB/s'" "$TMP/gp.txt" \
+    "the title names every configuration"
+[ "$(grep -o "title '[^']*: HBM [0-9]* GB/s'" "$TMP/gp.txt" | wc -l)" -eq 3 ] ||
+    fail "each configuration's HBM roof is drawn"
 echo '{"total_time_ns": 5}' >"$TMP/old.json"
 "$ROOT/scripts/roofline" "$TMP/old.json" --out "$TMP/x.png" >"$TMP/out2" 2>&1
 expect_status 2 $? "a dump without a configuration"
