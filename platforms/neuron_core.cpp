@@ -457,6 +457,48 @@ void neuron_core::report(stats_tree& s) const {
         s.add_text("critical_path.bound", cp.bound(), "the resource with most critical-path time");
         s.add("critical_path.bound_pct", cp.bound_pct(), "%",
               "that resource's share of the critical path");
+        add_limiter_stats(s);
+    }
+}
+
+void neuron_core::add_limiter_stats(stats_tree& s) const {
+    std::map<std::string, double> busy;
+    for (const auto& e : m_engines) {
+        const char* name = engine_name(e->engine_type());
+        busy[name] = s.get(std::string("engines.") + name + ".busy_ns");
+    }
+    busy["dma engines"] = s.get("dma.busiest_engine_ns");
+    busy["hbm"] = s.get("hbm.busiest_channel_ns");
+    const double total = s.get("total_time_ns");
+    const limiter_estimate lim =
+        estimate_limiter(total, s.get("launch_overhead_ns"), m_critical.ns_by_resource, busy);
+    // HBM time is set by page activations or by bandwidth: say which, where HBM limits.
+    std::string by = lim.by;
+    std::string hbm_part = lim.by;
+    if (lim.by == "data movement") {  // the group's largest share of the critical path
+        double most = 0;
+        for (const auto& [r, ns] : m_critical.ns_by_resource)
+            if (moves_data(r) && ns > most) {
+                most = ns;
+                hbm_part = r;
+            }
+        by += " (" + hbm_part + ")";
+    }
+    if (hbm_part == "hbm") {
+        const char* why = s.get("hbm.activation_bound_pct") > 50 ? "activations" : "bandwidth";
+        by = lim.by == "hbm" ? std::string("hbm (") + why + ")"
+                             : std::string("data movement (hbm ") + why + ")";
+    }
+    s.add_text("limit.by", by,
+               "what would speed the kernel up most, were it free (an estimate from the critical "
+               "path and each resource's busy time; docs/architecture.md)");
+    s.add("limit.saving_pct", total > 0 ? 100.0 * lim.saving_ns / total : 0, "%",
+          "the kernel time that would save, at most");
+    for (const auto& [r, ns] : lim.savings) {
+        std::string key = r;
+        std::replace(key.begin(), key.end(), ' ', '_');
+        s.add("limit.savings." + key + "_pct", total > 0 ? 100.0 * ns / total : 0, "%",
+              "the kernel time freeing " + r + " would save, at most");
     }
 }
 

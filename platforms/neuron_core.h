@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "core/critical_path.h"
+#include "core/limiter.h"
 #include "core/params.h"
 #include "core/program.h"
 #include "core/semaphores.h"
@@ -82,6 +83,9 @@ class neuron_core : public sc_core::sc_module {
     double kernel_time_ns() const { return (m_end - m_begin).to_seconds() * 1e9; }
 
   private:
+    // The limit.* statistics: what would speed the kernel up most (core/limiter.h), from the
+    // critical path and the busy times report() has added to `stats`.
+    void add_limiter_stats(stats_tree& stats) const;
     void start_of_simulation() override;
     void write_inputs();
 

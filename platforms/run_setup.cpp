@@ -93,22 +93,24 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
         parts.emplace_back(name, ns);
     }
     if (parts.empty()) return;
-    std::string why;
-    if (parts.front().first == "hbm" && s.get("hbm.activation_bound_pct") > 50)
-        why = "; HBM page activations, not bandwidth, set " +
-              std::to_string(static_cast<int>(s.get("hbm.activation_bound_pct") + 0.5)) +
-              "% of HBM channel time";
-    std::printf("bound by         %s (%.0f%% of the critical path%s)\n",
-                parts.front().first.c_str(), 100.0 * parts.front().second / path, why.c_str());
+    // What would speed it up most (limit.*), then how the critical path splits.
+    if (!s.text("limit.by").empty())
+        std::printf("bound by         %s: freed, it would save up to %.0f%% of the kernel time\n",
+                    s.text("limit.by").c_str(), s.get("limit.saving_pct"));
     std::string rest;
-    for (std::size_t i = 1; i < parts.size() && i < 4; ++i) {
-        if (100.0 * parts[i].second / path < 1) break;
+    for (std::size_t i = 0; i < parts.size() && i < 4; ++i) {
+        if (i > 0 && 100.0 * parts[i].second / path < 1) break;
         char buf[96];
         std::snprintf(buf, sizeof buf, "%s%s %.0f%%", rest.empty() ? "" : ", ",
                       parts[i].first.c_str(), 100.0 * parts[i].second / path);
         rest += buf;
     }
-    if (!rest.empty()) std::printf("                 then %s\n", rest.c_str());
+    std::string why;
+    if (parts.front().first == "hbm" || s.get("hbm.activation_bound_pct") > 50)
+        why = "; HBM time " +
+              std::to_string(static_cast<int>(s.get("hbm.activation_bound_pct") + 0.5)) +
+              "% set by page activations, not bandwidth";
+    std::printf("critical path    %s%s\n", rest.c_str(), why.c_str());
 }
 
 void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack) {
@@ -120,17 +122,8 @@ void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t core
                 "bound by");
     for (std::size_t i = 0; i < cores; ++i) {
         const std::string c = "cores.c" + std::to_string(i) + ".";
-        const std::string cp = c + "critical_path.";
-        std::string bound = "-";
-        double most = 0;
-        for (const auto& e : s.entries())
-            if (e.path.rfind(cp, 0) == 0 && e.path.size() > cp.size() + 3 &&
-                e.path.compare(e.path.size() - 3, 3, "_ns") == 0 && e.path != cp + "total_ns" &&
-                e.value > most) {
-                most = e.value;
-                bound = e.path.substr(cp.size(), e.path.size() - cp.size() - 3);
-                std::replace(bound.begin(), bound.end(), '_', ' ');
-            }
+        const std::string limit = s.text(c + "limit.by");
+        const std::string bound = limit.empty() ? "-" : limit;
         std::printf("%-8zu %14s %12.1f %12.1f  %s\n", i,
                     units::format_time(s.get(c + "total_time_ns")).c_str(),
                     s.get(c + "dma.bandwidth_gbps"), s.get(c + "hbm.bandwidth_gbps"),

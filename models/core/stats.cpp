@@ -25,6 +25,12 @@ void stats_tree::add_all(const stats_tree& other, const std::string& prefix) {
         m_texts.emplace_back(prefix + path, value);
 }
 
+std::string stats_tree::text(const std::string& path) const {
+    for (const auto& [p, v] : m_texts)
+        if (p == path) return v;
+    return "";
+}
+
 double stats_tree::get(const std::string& path) const {
     auto it = m_index.find(path);
     if (it == m_index.end()) throw std::out_of_range("no statistic " + path);

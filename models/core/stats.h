@@ -25,6 +25,8 @@ class stats_tree {
     void add_all(const stats_tree& other, const std::string& prefix);
     bool has(const std::string& path) const { return m_index.count(path) != 0; }
     double get(const std::string& path) const;  // throws std::out_of_range
+    // A text entry's value; "" when there is none.
+    std::string text(const std::string& path) const;
 
     // Nested JSON object; whole numbers are written as integers.
     nlohmann::json to_json() const;

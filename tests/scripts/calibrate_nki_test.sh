@@ -17,7 +17,7 @@ done
 "$cal" --why --points "$TMP/p.csv" >"$TMP/why" 2>&1
 expect_status 0 $? "--why"
 expect_grep "bound by \(model\)" "$TMP/why" "--why column"
-expect_grep "^C4b .*(pe|hbm|dma fixed latency|dma engines) [0-9]+%" "$TMP/why" "C4b's bound"
+expect_grep "^C4b .*pe: up to [0-9]+%$" "$TMP/why" "C4b's bound: the Tensor engine"
 head -1 "$ROOT/calibration/hardware-points.csv" >"$TMP/q.csv"
 echo 'X1,trn2,conv2d,variant=optimized batch=1 in=128 out=128 filter=3 h=16 w=16,latency_us,10,a made-up point,' >>"$TMP/q.csv"
 "$cal" --nki --points "$TMP/q.csv" >"$TMP/nki2" 2>&1

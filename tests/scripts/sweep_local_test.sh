@@ -93,6 +93,9 @@ for engines, t in by.items():
     assert len(set(t.values())) == 1, (engines, t)
 assert by["8"]["vector_add"] > by["16"]["vector_add"]
 assert all(r["critical_path.bound"] for r in rows)
+# What the summary says limits each run, with the HBM's reason where HBM limits.
+assert all(r["limit.by"] and float(r["limit.saving_pct"]) > 0 for r in rows), rows
+assert not any(r["limit.by"] == "hbm" for r in rows), "hbm without activations/bandwidth"
 PY
 # Bad specs: each exits 2 and its message matches.
 bad_spec() {  # bad_spec NAME SPEC_TEXT PATTERN
