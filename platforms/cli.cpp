@@ -15,7 +15,7 @@ namespace {
 const char* const usage_text =
     "usage: sim --config CONFIG (--workload NAME | --trace FILE) [--param KEY=VALUE]...\n"
     "           [--set KEY.PATH=VALUE]... [--stats-out FILE] [--functional]\n"
-    "           [--dump-trace FILE] [--quiet]\n"
+    "           [--dump-trace FILE] [--annotate] [--quiet]\n"
     "       sim --list-workloads | --list-params [--format text|markdown|json]\n"
     "       sim --list-instructions [--format text|markdown]\n"
     "       sim --list-params --config CONFIG [--set KEY.PATH=VALUE]... [--format text|json]\n"
@@ -56,6 +56,10 @@ cli_options parse_cli(int argc, const char* const* argv) {
         "its value in that configuration and where the value came from")(
         "format", po::value(&o.format)->default_value("text"),
         "--list-params format: text|markdown|json; --list-instructions: text|markdown")(
+        "annotate",
+        "after the summary, where the time went line by line: each kernel source line (a "
+        "trace's at=FILE:LINE) or C++ driver step, hottest first, with its share of the "
+        "critical path, what holds it, its instructions, busy time, DMA bytes and waits")(
         "quiet,q", "print nothing on success (errors still go to stderr)");
     // Boost.Program_options builds its error messages by replacing placeholders such as
     // %canonical_option% with the offending token; a token that itself contains the placeholder
@@ -127,6 +131,7 @@ cli_options parse_cli(int argc, const char* const* argv) {
     if (o.functional && !o.trace.empty())
         throw user_error("--functional needs a --workload (a trace carries no golden reference)");
     o.quiet = vm.count("quiet") != 0;
+    o.annotate = vm.count("annotate") != 0;
     return o;
 }
 

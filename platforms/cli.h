@@ -13,7 +13,7 @@ struct cli_options {
     std::string help;  // the --help text
     std::string config, workload, trace, stats_out, dump_trace, timeline, format = "text";
     std::vector<std::string> params, sets;
-    bool functional = false, quiet = false;
+    bool functional = false, quiet = false, annotate = false;
 };
 
 // Parses sim's arguments (argv[0] is the program). Contract: returns the options of a

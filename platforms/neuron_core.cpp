@@ -1,8 +1,10 @@
 #include "platforms/neuron_core.h"
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <map>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <pthread.h>
@@ -160,12 +162,12 @@ void neuron_core::load(const program& p) {
     m_activity.launch_end = (m_begin + m_launch).to_seconds() * 1e9;
     for (auto& e : m_engines) {
         e->set_activity_log(&m_activity);
-        e->load(&p.engines[std::size_t(e->engine_type())], m_launch);
+        e->load(&p.engines[std::size_t(e->engine_type())], &p.sources, m_launch);
     }
     for (auto& q : m_dma_queues)
         q->set_activity_log(&m_activity);
     for (std::size_t q = 0; q < m_dma_queues.size(); ++q)
-        m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr);
+        m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr, &p.sources);
     for (const auto& s : p.engines)
         for (const auto& ins : s)
             for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1})
@@ -458,7 +460,111 @@ void neuron_core::report(stats_tree& s) const {
         s.add("critical_path.bound_pct", cp.bound_pct(), "%",
               "that resource's share of the critical path");
         add_limiter_stats(s);
+        if (!m_program->sources.empty()) add_line_stats(s);
     }
+}
+
+namespace {
+
+// A place's key in the stats: its text without folders, each character other than a letter,
+// digit, '-' or '_' made '_' ("kernels/matmul.py:147" -> "matmul_py_147", "load lhsT_tile" ->
+// "load_lhsT_tile"), so that two runs' lines match by what they are, not by the order their
+// places were met; a second place of one key gets "_2", and so on.
+std::string place_key(const std::string& place, std::map<std::string, int>& used) {
+    const auto colon = place.rfind(':');
+    const auto slash = place.rfind('/', colon == std::string::npos ? place.npos : colon);
+    std::string key = slash == std::string::npos ? place : place.substr(slash + 1);
+    for (char& c : key)
+        if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
+    const int n = ++used[key];
+    return n == 1 ? key : key + "_" + std::to_string(n);
+}
+
+}  // namespace
+
+void neuron_core::add_line_stats(stats_tree& s) const {
+    const program_sources& src = m_program->sources;
+    const std::size_t places = src.names.size() + 1;
+    const double total = s.get("total_time_ns");
+    std::size_t shown = 0;
+    std::map<std::string, int> used{{"none", 1}, {"count", 1}};
+    // What bounds the kernel without a line's work: each throughput resource's busy time less
+    // the line's part of it (an engine's own figure; for the busiest DMA engine and HBM channel,
+    // their busy time in proportion to the line's DMA bytes).
+    std::map<std::string, double> busy_of;
+    for (const auto& e : m_engines)
+        busy_of[engine_name(e->engine_type())] = e->busy().to_seconds() * 1e9;
+    busy_of["dma engines"] = s.get("dma.busiest_engine_ns");
+    busy_of["hbm"] = s.get("hbm.busiest_channel_ns");
+    const double dma_bytes = s.get("dma.bytes"), launch = s.get("launch_overhead_ns");
+    for (std::size_t at = 0; at < places; ++at) {
+        std::uint64_t instructions = 0, transfers = 0, bytes = 0;
+        double busy = 0, wait = 0;
+        for (const auto& e : m_engines) {
+            const place_cost& c = e->by_place()[at];
+            instructions += c.instructions;
+            busy += c.busy_ns;
+            wait += c.wait_ns;
+        }
+        for (const auto& q : m_dma_queues) {
+            transfers += q->by_place()[at].first;
+            bytes += q->by_place()[at].second;
+        }
+        double path = 0, most = 0;
+        std::string bound;
+        if (at < m_critical.ns_by_place.size())
+            for (const auto& [r, ns] : m_critical.ns_by_place[at]) {
+                path += ns;
+                if (ns > most) {
+                    most = ns;
+                    bound = r;
+                }
+            }
+        if (instructions == 0 && transfers == 0 && path <= 0) continue;
+        ++shown;
+        const std::string k = "lines." + (at == 0 ? "none" : place_key(src.names[at - 1], used));
+        s.add_text(k + ".place", at == 0 ? "(none)" : src.names[at - 1],
+                   at == 0 ? "the launch, and instructions and transfers with no source line"
+                           : "the kernel's source line (FILE:LINE) or the driver's step");
+        s.add(k + ".instructions", static_cast<double>(instructions), "count",
+              "engine instructions from it (a loop body's line: all its iterations)");
+        s.add(k + ".busy_ns", busy, "ns", "their data-path time, summed over engines");
+        s.add(k + ".wait_ns", wait, "ns", "engines' idle time waiting on semaphores before them");
+        for (const auto& e : m_engines) {
+            const place_cost& c = e->by_place()[at];
+            if (c.instructions == 0) continue;
+            const std::string ek = k + ".engines." + engine_name(e->engine_type());
+            s.add(ek + ".instructions", static_cast<double>(c.instructions), "count",
+                  "instructions on that engine");
+            s.add(ek + ".busy_ns", c.busy_ns, "ns", "their data-path time");
+        }
+        s.add(k + ".dma_transfers", static_cast<double>(transfers), "count", "DMA transfers");
+        s.add(k + ".dma_bytes", static_cast<double>(bytes), "B", "bytes they moved");
+        s.add(k + ".critical_path_ns", path, "ns", "its time on the critical path");
+        s.add(k + ".critical_path_pct", total > 0 ? 100.0 * path / total : 0, "%",
+              "its share of the kernel time (the lines' shares add up to 100)");
+        double floor = 0;  // the busiest resource left without this line's work
+        for (const auto& [r, ns] : busy_of) {
+            double mine = 0;
+            if (r == "dma engines" || r == "hbm")
+                mine = dma_bytes > 0 ? ns * static_cast<double>(bytes) / dma_bytes : 0;
+            else
+                for (const auto& e : m_engines)
+                    if (r == engine_name(e->engine_type())) mine = e->by_place()[at].busy_ns;
+            floor = std::max(floor, ns - mine);
+        }
+        const double saving =
+            at == 0 ? std::min(path, launch) : total - std::max(total - path, launch + floor);
+        s.add(k + ".saving_pct", total > 0 ? 100.0 * std::max(saving, 0.0) / total : 0, "%",
+              "the kernel time that would save were its work free, at most (as limit.*: its "
+              "critical-path time, bounded by the busiest resource left)");
+        if (bound == "hbm")  // set by page activations or by bandwidth (the kernel's HBM)
+            bound += s.get("hbm.activation_bound_pct") > 50 ? " (activations)" : " (bandwidth)";
+        if (!bound.empty())
+            s.add_text(k + ".bound", bound, "the resource with most of its critical-path time");
+    }
+    s.add("lines.count", static_cast<double>(shown), "count",
+          "source lines (or driver steps) with instructions, transfers or critical-path time");
 }
 
 void neuron_core::add_limiter_stats(stats_tree& s) const {

@@ -86,6 +86,9 @@ class neuron_core : public sc_core::sc_module {
     // The limit.* statistics: what would speed the kernel up most (core/limiter.h), from the
     // critical path and the busy times report() has added to `stats`.
     void add_limiter_stats(stats_tree& stats) const;
+    // The lines.* statistics: per source place of the program (program_sources), what its
+    // instructions and transfers cost and its share of the critical path.
+    void add_line_stats(stats_tree& stats) const;
     void start_of_simulation() override;
     void write_inputs();
 

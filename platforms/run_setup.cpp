@@ -113,6 +113,42 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
     std::printf("critical path    %s%s\n", rest.c_str(), why.c_str());
 }
 
+void print_lines(const stats_tree& s) {
+    struct row {
+        std::string place, bound;
+        double saving_pct, path_pct, instructions, busy, bytes, wait;
+    };
+    std::vector<row> rows;
+    for (const auto& e : s.entries()) {  // one row per lines.K.critical_path_pct
+        const std::string tail = ".critical_path_pct";
+        if (e.path.rfind("lines.", 0) != 0 || e.path.size() <= tail.size() ||
+            e.path.compare(e.path.size() - tail.size(), tail.size(), tail) != 0)
+            continue;
+        const std::string k = e.path.substr(0, e.path.size() - tail.size());
+        rows.push_back({s.text(k + ".place"), s.text(k + ".bound"), s.get(k + ".saving_pct"),
+                        e.value, s.get(k + ".instructions"), s.get(k + ".busy_ns"),
+                        s.get(k + ".dma_bytes"), s.get(k + ".wait_ns")});
+    }
+    if (rows.empty()) {
+        std::printf("lines            none: the program names no source lines or steps\n");
+        return;
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const row& a, const row& b) {
+        return a.saving_pct != b.saving_pct ? a.saving_pct > b.saving_pct : a.path_pct > b.path_pct;
+    });
+    std::printf(
+        "\nwhere the time went, line by line, the lines whose work costs most first (save: the "
+        "kernel time that would save were the line's work free, at most, as \"bound by\" says "
+        "for resources; path: its share of the critical path, the shares add up to 100%%; a "
+        "line in a loop sums all its iterations)\n");
+    std::printf("%7s %7s  %-18s %12s %12s %12s %12s  %s\n", "save", "path", "bound", "instructions",
+                "busy", "DMA bytes", "wait", "line or step");
+    for (const row& r : rows)
+        std::printf("%6.1f%% %6.1f%%  %-18s %12.0f %12s %12.0f %12s  %s\n", r.saving_pct,
+                    r.path_pct, r.bound.c_str(), r.instructions, units::format_time(r.busy).c_str(),
+                    r.bytes, units::format_time(r.wait).c_str(), r.place.c_str());
+}
+
 void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack) {
     std::printf(
         "chip             %zu cores at once (%zu per HBM stack); the figures above are "

@@ -24,6 +24,9 @@ void add_config_stats(stats_tree& s, const config& cfg);
 void write_atomically(const std::string& path, const std::string& text);
 // The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.
 void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg);
+// Where the time went line by line (the lines.* statistics, sim --annotate): each source line or
+// driver step, hottest on the critical path first; says when the run has none.
+void print_lines(const stats_tree& s);
 // A chip run's lines after the summary (which is its slowest core's): each core's time, DMA
 // bandwidth and bound, and each HBM stack's bandwidth.
 void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack);

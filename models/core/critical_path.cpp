@@ -93,10 +93,22 @@ critical_path analyse_critical_path(const program& p, const activity_log& log,
             }
     cp.total_ns = end - log.launch_begin;
     double spent[resource_count] = {};
+    const bool placed = !p.sources.empty();
+    std::vector<std::array<double, resource_count>> by_place(
+        placed ? p.sources.names.size() + 1 : 0, std::array<double, resource_count>{});
     const step* now = &cur;  // the step whose time is being attributed
+    auto place_of = [&](const step& s) -> std::uint32_t {
+        const std::vector<std::uint32_t>* list = nullptr;
+        if (s.kind == step::instruction) list = &p.sources.engines[s.stream];
+        if (s.kind == step::transfer && s.stream < p.sources.queues.size())
+            list = &p.sources.queues[s.stream];
+        const std::uint32_t at = list && s.index < list->size() ? (*list)[s.index] : 0u;
+        return at < by_place.size() ? at : 0u;
+    };
     auto add = [&](std::size_t r, double from, double to) {
         if (to <= from + eps) return;
         spent[r] += to - from;
+        if (placed) by_place[r == launch ? 0 : place_of(*now)][r] += to - from;
         if (!segments) return;
         std::string event = "the kernel launch";
         if (now->kind == step::instruction)
@@ -109,6 +121,10 @@ critical_path analyse_critical_path(const program& p, const activity_log& log,
     auto finish = [&] {
         for (std::size_t r = 0; r < resource_count; ++r)
             if (spent[r] > 0) cp.ns_by_resource[resource_name(r)] = spent[r];
+        cp.ns_by_place.resize(by_place.size());
+        for (std::size_t at = 0; at < by_place.size(); ++at)
+            for (std::size_t r = 0; r < resource_count; ++r)
+                if (by_place[at][r] > 0) cp.ns_by_place[at][resource_name(r)] = by_place[at][r];
         return cp;
     };
     if (cur.kind == step::none) {

@@ -88,6 +88,10 @@ struct activity_log {
 // event and the one it released (semaphore and doorbell hand-offs).
 struct critical_path {
     std::map<std::string, double> ns_by_resource;
+    // The same split for each source place (program_sources id; 0: the launch and events
+    // without a place): its instructions' and transfers' time on the path. Empty when the
+    // program has no sources. The places' times add up to total_ns.
+    std::vector<std::map<std::string, double>> ns_by_place;
     double total_ns = 0;  // the path's length: launch to the last completion
     std::size_t steps = 0;
     // The resource with the most time on the path, and its share of the path in percent.

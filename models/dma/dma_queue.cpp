@@ -1,5 +1,7 @@
 #include "dma/dma_queue.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/port.h"
 #include "dma/dma_job.h"
 
@@ -26,8 +28,11 @@ dma_queue::~dma_queue() {
     m_mem.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
-void dma_queue::load(const std::vector<dma_transfer>* transfers) {
+void dma_queue::load(const std::vector<dma_transfer>* transfers, const program_sources* sources) {
     m_transfers = transfers;
+    m_sources = sources;
+    m_places = sources && m_index < sources->queues.size() ? &sources->queues[m_index] : nullptr;
+    m_by_place.assign(sources ? sources->names.size() + 1 : 1, {0, 0});
     m_started = 0;
     m_bytes = 0;
     m_last_done = sim_time();
@@ -114,6 +119,11 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         }
     }
     m_bytes += t.src.bytes();
+    const std::size_t k = m_started - 1;
+    const std::uint32_t place = m_places && k < m_places->size() ? (*m_places)[k] : 0u;
+    auto& here = m_by_place[place < m_by_place.size() ? place : 0];
+    ++here.first;
+    here.second += t.src.bytes();
     const sc_core::sc_time at = sim_time() + done;
     if (m_timeline) {
         m_timeline->counter_delta(m_counter, (sim_time() + start).to_seconds() * 1e9,
@@ -125,10 +135,14 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         sc_core::sc_time from = sim_time() + start;
         if (from < m_last_done) from = m_last_done;
         const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
-        m_timeline->slice(m_track, "transfer " + std::to_string(m_started - 1),
-                          from.to_seconds() * 1e9, (end - from).to_seconds() * 1e9,
-                          "{\"bytes\":" + std::to_string(t.src.bytes()) +
-                              ",\"rows\":" + std::to_string(t.src.partitions) + "}");
+        m_timeline->slice(
+            m_track, "transfer " + std::to_string(m_started - 1), from.to_seconds() * 1e9,
+            (end - from).to_seconds() * 1e9,
+            "{\"bytes\":" + std::to_string(t.src.bytes()) +
+                ",\"rows\":" + std::to_string(t.src.partitions) +
+                (place != 0 ? ",\"line\":" + nlohmann::json(m_sources->names[place - 1]).dump()
+                            : std::string()) +
+                "}");
     }
     m_last_done = at > m_last_done ? at : m_last_done;
     if (m_log) {

@@ -35,7 +35,8 @@ class dma_queue : public sc_core::sc_module {
     dma_queue(const dma_queue&) = delete;
     dma_queue& operator=(const dma_queue&) = delete;
 
-    void load(const std::vector<dma_transfer>* transfers);
+    // The transfers to run and where they came from (their program's sources; null for none).
+    void load(const std::vector<dma_transfer>* transfers, const program_sources* sources);
     // Every engine bound to `engines`, in binding order, in groups of core.dma.engines: a
     // transfer goes to the group whose engines it would use free first (the lowest such group
     // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
@@ -45,6 +46,10 @@ class dma_queue : public sc_core::sc_module {
     void set_activity_log(activity_log* log) { m_log = log; }
     std::uint64_t transfers() const { return m_started; }
     std::uint64_t bytes() const { return m_bytes; }
+    // Transfers started and bytes moved per source place (indexed by place id, 0: none).
+    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& by_place() const {
+        return m_by_place;
+    }
     bool finished() const { return !m_transfers || m_started == m_transfers->size(); }
 
   private:
@@ -60,6 +65,9 @@ class dma_queue : public sc_core::sc_module {
     const std::vector<dma_transfer>* m_transfers = nullptr;
     std::size_t m_started = 0;
     std::uint64_t m_bytes = 0;
+    const program_sources* m_sources = nullptr;
+    const std::vector<std::uint32_t>* m_places = nullptr;  // this queue's (empty: none)
+    std::vector<std::pair<std::uint64_t, std::uint64_t>> m_by_place;
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;
     activity_log* m_log = nullptr;

@@ -1,5 +1,7 @@
 #include "engines/engine.h"
 
+#include <nlohmann/json.hpp>
+
 #include "core/trace.h"
 
 #include <cstring>
@@ -69,8 +71,12 @@ engine_base::~engine_base() {
     m_trans.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
-void engine_base::load(const std::vector<instruction>* stream, const sc_core::sc_time& start) {
+void engine_base::load(const std::vector<instruction>* stream, const program_sources* sources,
+                       const sc_core::sc_time& start) {
     m_stream = stream;
+    m_sources = sources;
+    m_places = sources ? &sources->engines[std::size_t(m_kind)] : nullptr;
+    m_by_place.assign(sources ? sources->names.size() + 1 : 1, place_cost{});
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
     m_by_opcode.fill({0, 0.0});
@@ -192,7 +198,10 @@ void engine_base::run_stream() {
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
         // ports or the pipeline.
         const sc_core::sc_time free = std::max(t0, m_busy_end);
+        const std::uint32_t at = m_places && m_next < m_places->size() ? (*m_places)[m_next] : 0u;
+        place_cost& here = m_by_place[at < m_by_place.size() ? at : 0];
         if (now > free) {
+            here.wait_ns += in_ns(now - free);
             m_stall_sem += now - free;
             if (waited && released_by < m_stall_by_sem.size())
                 m_stall_by_sem[released_by] += in_ns(now - free);
@@ -203,6 +212,7 @@ void engine_base::run_stream() {
             if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
             if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
             std::string args = "{\"index\":" + std::to_string(m_next);
+            if (at != 0) args += ",\"line\":" + nlohmann::json(m_sources->names[at - 1]).dump();
             if (ins.op == opcode::dma_trigger) args += ",\"queue\":" + std::to_string(ins.queue);
             for (const auto& [key, op] : {std::pair<const char*, const operand*>{"dst", &ins.dst},
                                           {"src0", &ins.src0},
@@ -222,6 +232,8 @@ void engine_base::run_stream() {
         auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
         ++per_op.first;
         per_op.second += in_ns(t.busy);
+        ++here.instructions;
+        here.busy_ns += in_ns(t.busy);
         // Results commit in program order.
         m_last_complete = std::max(m_last_complete, now + t.complete);
         if (m_log) {

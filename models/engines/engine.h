@@ -29,6 +29,13 @@ struct issue_timing {
     sc_core::sc_time lead = sc_core::SC_ZERO_TIME;
 };
 
+// What one source place's instructions cost an engine: how many ran, their data-path busy time
+// and the data-path idle time waiting on semaphores before them (ns).
+struct place_cost {
+    std::uint64_t instructions = 0;
+    double busy_ns = 0, wait_ns = 0;
+};
+
 // What every engine shares: an in-order instruction stream, semaphore waits, statistics, the
 // timeline, and operand accesses through the initiator socket.
 // Contract for subclasses: execute() performs the instruction's memory accesses (and, in
@@ -45,9 +52,11 @@ class engine_base : public sc_core::sc_module {
     engine_base(const engine_base&) = delete;
     engine_base& operator=(const engine_base&) = delete;
 
-    // The stream to run, and how long after now the first instruction may issue (the launch
-    // overhead). Restarts the statistics; callable again once the previous stream finished.
-    void load(const std::vector<instruction>* stream, const sc_core::sc_time& start);
+    // The stream to run, where its instructions came from (its program's sources; null for
+    // none), and how long after now the first instruction may issue (the launch overhead).
+    // Restarts the statistics; callable again once the previous stream finished.
+    void load(const std::vector<instruction>* stream, const program_sources* sources,
+              const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
     // Records when each instruction waited, ran and released (core/critical_path.h).
@@ -65,6 +74,8 @@ class engine_base : public sc_core::sc_module {
     // Data-path idle time (ns) waiting on each semaphore (indexed by semaphore): the wait that
     // released the instruction.
     const std::vector<double>& stall_by_semaphore() const { return m_stall_by_sem; }
+    // What the instructions of each source place cost (indexed by place id, 0: none).
+    const std::vector<place_cost>& by_place() const { return m_by_place; }
     virtual std::string check(const instruction& ins) const = 0;
 
     bool finished() const { return !m_stream || m_next == m_stream->size(); }
@@ -112,6 +123,9 @@ class engine_base : public sc_core::sc_module {
     std::size_t m_sync_core = 0;
     std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
     std::vector<double> m_stall_by_sem;
+    const program_sources* m_sources = nullptr;
+    const std::vector<std::uint32_t>* m_places = nullptr;  // this stream's (empty: none)
+    std::vector<place_cost> m_by_place;
     std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;                  // m_trans's extension for the engine's lifetime

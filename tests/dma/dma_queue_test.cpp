@@ -236,8 +236,8 @@ class harness : public sc_core::sc_module {
         q0.mem.bind(mem_fake.in);
         q1.mem.bind(router.in);
         sems.resize(trn::engine_count + 2);
-        q0.load(&q0_transfers);
-        q1.load(&q1_transfers);
+        q0.load(&q0_transfers, nullptr);
+        q1.load(&q1_transfers, nullptr);
         SC_THREAD(monitor0);
         SC_THREAD(monitor1);
         SC_THREAD(ring0);

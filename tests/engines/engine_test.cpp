@@ -200,10 +200,10 @@ class harness : public sc_core::sc_module {
             e->out.bind(router.in);
         sems.resize(trn::engine_count + queues);
         const sc_time launch = trn::ns(launch_ns());
-        dve.load(&dve_stream, launch);
-        act.load(&act_stream, launch);
-        pool.load(&pool_stream, launch);
-        sp.load(&sp_stream, launch);
+        dve.load(&dve_stream, nullptr, launch);
+        act.load(&act_stream, nullptr, launch);
+        pool.load(&pool_stream, nullptr, launch);
+        sp.load(&sp_stream, nullptr, launch);
         SC_THREAD(monitor_dve);
         SC_THREAD(monitor_act);
         SC_THREAD(monitor_pool);

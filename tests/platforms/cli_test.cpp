@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -682,4 +683,36 @@ TEST_F(cli, bound_by_names_what_would_speed_the_kernel_up_most) {
     EXPECT_LT(pe_free, latency_free);
     EXPECT_LT(pe_free, data_free);
     EXPECT_LE(100.0 * (t - pe_free) / t, base["limit"]["saving_pct"].get<double>() + 0.5);
+}
+
+// A C++ driver's program is attributed per step (the builder names each: "load rhs_tile",
+// "matmul res_psum"): --annotate lists them, the steps whose work costs most first; their
+// critical-path times add up to the kernel time; timeline slices name their step.
+TEST_F(cli, annotate_attributes_a_drivers_time_to_its_steps) {
+    const std::string stats = path("a.json"), tl = path("a.tl.json");
+    auto r = run_sim(
+        "--config trn1 --workload matmul --param m=4096 --param k=8192 --param n=8192 "
+        "--param dtype=bfloat16 --param variant=tiled --annotate --stats-out " +
+        stats + " --timeline " + tl);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto at = r.output.find("line by line");
+    ASSERT_NE(at, std::string::npos) << r.output;
+    const std::string table = r.output.substr(at);
+    // the first row: the moving tiles' loads (the kernel's data movement bound)
+    const auto first = table.find('\n', table.find("line or step"));
+    EXPECT_NE(table.substr(first, table.find('\n', first + 1) - first).find("load rhs_tile"),
+              std::string::npos)
+        << table;
+    const auto j = load_json(stats);
+    double sum = 0;
+    for (const auto& [k, v] : j["lines"].items())
+        if (v.is_object()) sum += v["critical_path_ns"].get<double>();
+    const double total = j["total_time_ns"].get<double>();
+    EXPECT_NEAR(sum, total, 0.01 * total);
+    EXPECT_EQ(j["lines"]["load_rhs_tile"]["dma_transfers"].get<double>(), 32768);
+    EXPECT_EQ(j["lines"]["matmul_res_psum"]["engines"]["pe"]["instructions"].get<double>(), 32768);
+    std::ifstream f(tl);
+    const std::string timeline((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(timeline.find("\"line\":\"matmul res_psum\""), std::string::npos);
+    EXPECT_NE(timeline.find("\"line\":\"load rhs_tile\""), std::string::npos);
 }

@@ -209,11 +209,12 @@ TEST(KernelBuilder, AnInstructionWithASecondOutputOrdersBoth) {
     const auto& dve = stream(p, engine_kind::dve);
     ASSERT_EQ(dve.size(), 3u);
     EXPECT_EQ(wait_value(dve[2], semaphore_of_engine(engine_kind::act)), 1u);
-    // the place is the activation's only
+    // the activation has the place set; the others, built with none set, their steps
     EXPECT_EQ(p.sources.of_engine(engine_kind::act, 0), "k.py:7");
-    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 0), "");
-    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 2), "");
-    EXPECT_EQ(p.sources.of_queue(0, 0), "");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 0), "memset s");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::dve, 2), "tensor_copy s");
+    EXPECT_EQ(p.sources.of_queue(0, 0), "load x");
+    EXPECT_EQ(p.sources.of_engine(engine_kind::sp, 0), "load x");  // its trigger
     EXPECT_NO_THROW(validate_program(p, limits()));
 }
 

@@ -185,6 +185,8 @@ std::size_t kernel_builder::declare_tile(const std::string& name, mem_space spac
     for (std::uint32_t b = 0; b < granted; ++b) {
         d.buffers.push_back(new_buffer());
         d.offsets.push_back(at + b * aligned);
+        m_buffer_decl.resize(d.buffers.back() + 1);
+        m_buffer_decl[d.buffers.back()] = m_decls.size();
     }
     m_decls.push_back(std::move(d));
     return m_decls.size() - 1;
@@ -214,6 +216,8 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
     for (std::uint32_t b = 0; b < buffers; ++b) {
         d.buffers.push_back(new_buffer());
         d.offsets.push_back(offset + b * bytes);
+        m_buffer_decl.resize(d.buffers.back() + 1);
+        m_buffer_decl[d.buffers.back()] = m_decls.size();
     }
     m_decls.push_back(std::move(d));
     return m_decls.size() - 1;
@@ -376,12 +380,50 @@ std::size_t kernel_builder::queue_for(const hbm_tensor& t) {
     return q;
 }
 
+// Sets a driver's step as the place while it lives, when no place is set.
+class kernel_builder::step_scope {
+  public:
+    step_scope(kernel_builder& b, std::uint32_t id) : m_b(b), m_set(b.m_place == 0 && id != 0) {
+        if (m_set) m_b.m_place = id;
+    }
+    ~step_scope() {
+        if (m_set) m_b.m_place = 0;
+    }
+    step_scope(const step_scope&) = delete;
+    step_scope& operator=(const step_scope&) = delete;
+
+  private:
+    kernel_builder& m_b;
+    bool m_set;
+};
+
+std::uint32_t kernel_builder::step_place(std::uint32_t kind, std::size_t id,
+                                         const std::string& what, const std::string& name) {
+    const std::uint64_t key = (std::uint64_t{kind} << 40) | id;
+    const auto it = m_steps.find(key);
+    if (it != m_steps.end()) return it->second;
+    // A tile of an array ("lhsT_tiles[3]") is its array's step.
+    const std::string base = name.substr(0, name.find('['));
+    return m_steps[key] = place_id(what + " " + base);
+}
+
+std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const std::string& what,
+                                          std::size_t buffer) {
+    if (buffer >= m_buffer_decl.size()) return 0;  // (not a declared tile's buffer)
+    const std::size_t d = m_buffer_decl[buffer];
+    return step_place(kind, d, what, m_decls[d].name);
+}
+
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
                          const tile& chip) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     const touch tensor{m_tensor_dep[t.id], region{}},
         buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
+    constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count), store_kind = load_kind + 1;
+    const step_scope step(*this, m_place   ? 0
+                                 : is_load ? buffer_step(load_kind, "load", chip.buffer)
+                                           : step_place(store_kind, t.id, "store", t.name));
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)
@@ -472,6 +514,9 @@ instruction second_op(instruction ins, alu_op op1, float imm1) {
 void kernel_builder::engine_op(engine_kind on, instruction ins,
                                std::initializer_list<const tile*> reads, const tile& dst,
                                bool in_order_writes, const tile* dst1) {
+    const step_scope step(*this, m_place ? 0
+                                         : buffer_step(static_cast<std::uint32_t>(ins.op),
+                                                       opcode_name(ins.op), dst.buffer));
     touch r[3] = {};
     if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;

@@ -3,6 +3,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "core/params.h"
@@ -290,8 +291,18 @@ class kernel_builder {
                    const tile& dst, bool in_order_writes = false, const tile* dst1 = nullptr);
     // Sets the newest entry of a stream's place list (count entries long) to the current place.
     void placed(std::vector<std::uint32_t>& ids, std::size_t count);
-    std::uint32_t m_place = 0;     // the current place's id in the program's sources (0: none)
-    std::uint32_t m_barriers = 0;  // core_barrier instructions issued
+    std::uint32_t m_place = 0;  // the current place's id in the program's sources (0: none)
+    // A driver's steps: an instruction or transfer built while no place is set gets the place
+    // "<what> <tile or tensor>" ("load lhsT_tile", "matmul res_psum", "store result"), so that a
+    // C++ driver's program is attributed per step as a kernel's is per line. step_place() is
+    // the id of a step (cached by kind, (opcode, load or store) and declaration or tensor).
+    std::uint32_t step_place(std::uint32_t kind, std::size_t id, const std::string& what,
+                             const std::string& name);
+    std::uint32_t buffer_step(std::uint32_t kind, const std::string& what, std::size_t buffer);
+    class step_scope;
+    std::unordered_map<std::uint64_t, std::uint32_t> m_steps;
+    std::vector<std::size_t> m_buffer_decl;  // each buffer's declaration (m_decls index)
+    std::uint32_t m_barriers = 0;            // core_barrier instructions issued
     std::size_t queue_for(const hbm_tensor& t);
     // The estimated engine time of `ins` on `e` (cost table at the engine's clock), and its
     // addition to e's total.

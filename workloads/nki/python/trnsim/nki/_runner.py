@@ -70,6 +70,8 @@ _settings = {
     # Kernel bugs the hardware would punish (reads of what nothing wrote, races between
     # independent iterations) are errors, not warnings (scripts/nki --strict).
     'strict': os.environ.get('TRNSIM_STRICT', '') == '1',
+    # Print each benchmarked kernel's source with its lines' figures (scripts/nki --annotate).
+    'annotate': os.environ.get('TRNSIM_NKI_ANNOTATE', '') == '1',
 }
 
 
@@ -604,6 +606,10 @@ class BenchmarkKernel:
         self.simulate_seconds = t2 - t1
         if not _settings['quiet']:
             self._print(us, tr)
+        if _settings['annotate']:
+            from ._annotate import annotate
+            annotate(self.stats, sys.stdout)
+            sys.stdout.flush()
         return None
 
     def _print(self, us, tr):
