@@ -9,7 +9,8 @@ BUILD_TYPE="${BUILD_TYPE:-Release}"
 TRN_PACKAGES=(g++ cmake make pkg-config libsystemc-dev libyaml-cpp-dev
     libboost-program-options-dev libgtest-dev nlohmann-json3-dev libmimalloc-dev
     python3 python3-yaml python3-numpy python3-scipy gnuplot-nox python3-dev pybind11-dev
-    libopenblas0-pthread python3-torch)
+    libopenblas0-pthread python3-torch python3-venv python3-pip python3-setuptools python3-wheel
+    python3-pytest)
 
 # The Python that runs the NKI frontend: Debian's, whose packages (python3-numpy) the set-up
 # installs, even when another python3 comes first on PATH.

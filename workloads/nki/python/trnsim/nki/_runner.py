@@ -25,8 +25,16 @@ try:
     import _trnsim as native
 except ImportError as _e:  # pragma: no cover - explained to the user
     raise ImportError(
-        'trnsim.nki needs the _trnsim module built by CMake (build/python); run the kernel '
-        'through scripts/nki, or put that folder on PYTHONPATH') from _e
+        'trnsim.nki needs the _trnsim module built by CMake (build/python): run the kernel '
+        'through scripts/nki, or install trnsim (pip install --no-build-isolation . in the '
+        'checkout, docs/nki.md "Your own Python")') from _e
+
+# An installed trnsim carries the configs it was built with (setup.py): config names resolve
+# there unless TRNSIM_CONFIG_DIR says otherwise; a checkout's build reads the checkout's.
+_PACKAGED_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                                 'configs')
+if os.path.isdir(_PACKAGED_CONFIGS):
+    os.environ.setdefault('TRNSIM_CONFIG_DIR', _PACKAGED_CONFIGS)
 
 # NEURON_PLATFORM_TARGET_OVERRIDE, as AWS's simulator reads it -> trnsim's config.
 TARGETS = {'trn1': 'trn1', 'gen2': 'trn1', 'trn2': 'trn2', 'gen3': 'trn2', 'trn3': None,

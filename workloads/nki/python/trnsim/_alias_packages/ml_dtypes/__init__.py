@@ -1,6 +1,7 @@
-"""ml_dtypes (only under scripts/nki): the real package when the machine has one on the path
-after trnsim's aliases, else trnsim's own dtypes (_trnsim_dtypes, workloads/nki/numpy_dtypes.cpp)
-with the same names, formats and casts, and the finfo/iinfo harnesses use."""
+"""ml_dtypes (only where trnsim's aliases are installed: scripts/nki, install_aliases()): the
+real package when the machine has one on the path after trnsim's aliases, else trnsim's own
+dtypes (_trnsim_dtypes, workloads/nki/numpy_dtypes.cpp) with the same names, formats and casts,
+and the finfo/iinfo harnesses use."""
 
 import importlib.machinery
 import importlib.util
