@@ -185,9 +185,13 @@ const char* tensor_engine_cost(opcode op) {
     }
 }
 
+int cost_table::rules_isa() const {
+    return std::min(m_isa, 3);
+}
+
 const cost_rule* cost_table::match(engine_kind e, const instruction& ins) const {
     for (const auto& r : rules())
-        if (r.engine == e && r.op == ins.op && (r.isa == 0 || r.isa == m_isa) &&
+        if (r.engine == e && r.op == ins.op && (r.isa == 0 || r.isa == rules_isa()) &&
             matches(r.when, ins))
             return &r;
     return nullptr;
@@ -197,7 +201,7 @@ bool cost_table::supports(engine_kind e, opcode op) const {
     if (op == opcode::dma_trigger)
         return e == engine_kind::sp || e == engine_kind::act || e == engine_kind::pool;
     for (const auto& r : rules())
-        if (r.engine == e && r.op == op && (r.isa == 0 || r.isa == m_isa)) return true;
+        if (r.engine == e && r.op == op && (r.isa == 0 || r.isa == rules_isa())) return true;
     return false;
 }
 

@@ -35,8 +35,9 @@ const engine_defaults defaults[] = {
 
 void engine::declare_params(param_registry& r) {
     r.add({"core.isa_version", param_kind::integer, "2",
-           "NeuronCore version whose instruction costs apply (2: Trn1, 3: Trn2)",
-           "hardware-facts 2", 2, 3});
+           "NeuronCore version whose instruction costs apply (2: Trn1, 3: Trn2, 4: Trn3, which "
+           "takes NC-v3's costs at its own clocks)",
+           "hardware-facts 2, 1f", 2, 4});
     r.add({"core.min_ii", param_kind::real, "64",
            "minimum instruction initiation interval of DVE/ACT/Pool, in engine cycles",
            "hardware-facts 2 (MIN_II ~ 64 cycles)", 1, 1e6});

@@ -87,7 +87,8 @@ assert (nki.simulate(copy)(a) == a).all()
             path = os.path.join(tmp, 'k.py')
             with open(path, 'w') as f:
                 f.write(script)
-            for target, config in (('trn1', 'trn1'), ('gen3', 'trn2'), ('', 'trn2')):
+            for target, config in (('trn1', 'trn1'), ('gen3', 'trn2'), ('', 'trn2'),
+                                   ('trn3', 'trn3'), ('gen4', 'trn3')):
                 env = dict(os.environ, NEURON_PLATFORM_TARGET_OVERRIDE=target)
                 env.pop('PYTHONPATH', None)
                 env.pop('TRNSIM_NKI_QUIET', None)
@@ -99,8 +100,7 @@ assert (nki.simulate(copy)(a) == a).all()
             r = subprocess.run([NKI, '--config', 'trn2', path], capture_output=True, text=True,
                                env=env)
             self.assertIn('on trn2', r.stderr)  # --config wins
-            for target, message in (('trn3', 'trn3: Trainium3 (NeuronCore-v4) is not modelled'),
-                                    ('trn9', "'trn9' is not a target")):
+            for target, message in (('trn9', "'trn9' is not a target"),):
                 env['NEURON_PLATFORM_TARGET_OVERRIDE'] = target
                 r = subprocess.run([NKI, path], capture_output=True, text=True, env=env)
                 self.assertEqual(r.returncode, 2, r.stderr)

@@ -45,10 +45,12 @@ value('isa.matmul_perf_mode', MatmulPerfMode, '0.3+')
 
 
 class NcVersion:
-    """nisa.nc_version: the NeuronCore generation (gen2: Trn1 and Inf2, gen3: Trn2)."""
+    """nisa.nc_version: the NeuronCore generation (gen2: Trn1 and Inf2, gen3: Trn2, gen4:
+    Trn3)."""
 
     gen2 = 'gen2'
     gen3 = 'gen3'
+    gen4 = 'gen4'
 
 
 value('isa.nc_version', NcVersion)
@@ -57,8 +59,8 @@ value('isa.nc_version', NcVersion)
 @api('isa.get_nc_version', signature='')
 def get_nc_version():
     """The NeuronCore generation of the platform the kernel is traced for (--config)."""
-    return {2: NcVersion.gen2, 3: NcVersion.gen3}[current('nisa.get_nc_version')
-                                                   .limits['isa_version']]
+    return {2: NcVersion.gen2, 3: NcVersion.gen3, 4: NcVersion.gen4}[
+        current('nisa.get_nc_version').limits['isa_version']]
 
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).

@@ -37,10 +37,11 @@ if os.path.isdir(_PACKAGED_CONFIGS):
     os.environ.setdefault('TRNSIM_CONFIG_DIR', _PACKAGED_CONFIGS)
 
 # NEURON_PLATFORM_TARGET_OVERRIDE, as AWS's simulator reads it -> trnsim's config.
-TARGETS = {'trn1': 'trn1', 'gen2': 'trn1', 'trn2': 'trn2', 'gen3': 'trn2', 'trn3': None,
-           'gen4': None}
+TARGETS = {'trn1': 'trn1', 'gen2': 'trn1', 'trn2': 'trn2', 'gen3': 'trn2', 'trn3': 'trn3',
+           'gen4': 'trn3'}
 # Without a target: AWS's simulator takes the chip of the machine it runs on, else trn3;
-# trnsim takes trn2, the newest NeuronCore it models (docs/nki.md, "Running").
+# trnsim takes trn2, the newest NeuronCore it models calibrated against hardware (trn3 is
+# uncalibrated: docs/nki.md, "Running").
 DEFAULT_CONFIG = 'trn2'
 
 
@@ -53,9 +54,6 @@ def _default_config():
     if target not in TARGETS:
         raise KernelError('NEURON_PLATFORM_TARGET_OVERRIDE', f'{target!r} is not a target (one '
                           f'of {", ".join(TARGETS)})')
-    if TARGETS[target] is None:
-        raise KernelError('NEURON_PLATFORM_TARGET_OVERRIDE', f'{target}: Trainium3 '
-                          '(NeuronCore-v4) is not modelled yet (trn1 and trn2 are)')
     return TARGETS[target]
 
 
