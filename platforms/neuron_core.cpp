@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <pthread.h>
@@ -469,15 +470,19 @@ namespace {
 // A place's key in the stats: its text without folders, each character other than a letter,
 // digit, '-' or '_' made '_' ("kernels/matmul.py:147" -> "matmul_py_147", "load lhsT_tile" ->
 // "load_lhsT_tile"), so that two runs' lines match by what they are, not by the order their
-// places were met; a second place of one key gets "_2", and so on.
-std::string place_key(const std::string& place, std::map<std::string, int>& used) {
+// places were met; a place whose key is taken (or empty) gets the first free "_2", "_3"...
+std::string place_key(const std::string& place, std::set<std::string>& used) {
     const auto colon = place.rfind(':');
     const auto slash = place.rfind('/', colon == std::string::npos ? place.npos : colon);
     std::string key = slash == std::string::npos ? place : place.substr(slash + 1);
     for (char& c : key)
         if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_') c = '_';
-    const int n = ++used[key];
-    return n == 1 ? key : key + "_" + std::to_string(n);
+    if (key.empty()) key = "place";
+    std::string out = key;
+    for (int n = 2; used.count(out); ++n)
+        out = key + "_" + std::to_string(n);
+    used.insert(out);
+    return out;
 }
 
 }  // namespace
@@ -487,7 +492,7 @@ void neuron_core::add_line_stats(stats_tree& s) const {
     const std::size_t places = src.names.size() + 1;
     const double total = s.get("total_time_ns");
     std::size_t shown = 0;
-    std::map<std::string, int> used{{"none", 1}, {"count", 1}};
+    std::set<std::string> used{"none", "count"};
     // What bounds the kernel without a line's work: each throughput resource's busy time less
     // the line's part of it (an engine's own figure; for the busiest DMA engine and HBM channel,
     // their busy time in proportion to the line's DMA bytes).

@@ -106,7 +106,7 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
         rest += buf;
     }
     std::string why;
-    if (parts.front().first == "hbm" || s.get("hbm.activation_bound_pct") > 50)
+    if (s.get("hbm.activation_bound_pct") > 50)
         why = "; HBM time " +
               std::to_string(static_cast<int>(s.get("hbm.activation_bound_pct") + 0.5)) +
               "% set by page activations, not bandwidth";
@@ -141,6 +141,11 @@ void print_lines(const stats_tree& s) {
         "kernel time that would save were the line's work free, at most, as \"bound by\" says "
         "for resources; path: its share of the critical path, the shares add up to 100%%; a "
         "line in a loop sums all its iterations)\n");
+    if (s.has("chip.slowest_core"))
+        std::printf(
+            "(core %.0f's lines, the core that ended last; every core's are in the "
+            "stats, cores.cN.lines)\n",
+            s.get("chip.slowest_core"));
     std::printf("%7s %7s  %-18s %12s %12s %12s %12s  %s\n", "save", "path", "bound", "instructions",
                 "busy", "DMA bytes", "wait", "line or step");
     for (const row& r : rows)

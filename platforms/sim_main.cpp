@@ -293,8 +293,9 @@ int run(int argc, char** argv) {
         cases = w->expand(trn::parse_assignments(params, "--param"));
     }
     const bool fleet = cases.size() > 1;
-    if (fleet && (!dump_trace.empty() || !timeline_file.empty()))
-        throw trn::user_error("--dump-trace and --timeline take a single case, not a fleet");
+    if (fleet && (!dump_trace.empty() || !timeline_file.empty() || o.annotate))
+        throw trn::user_error(
+            "--dump-trace, --timeline and --annotate take a single case, not a fleet");
     // Every output is opened now, so a bad path is found before the run; each is written whole
     // when its contents are ready, or not at all (core/output_file.h).
     std::optional<trn::output_file> stats_file, trace_out, timeline_out;

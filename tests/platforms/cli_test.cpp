@@ -8,6 +8,7 @@
 #include <iterator>
 #include <map>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <sstream>
 
 #include "support/run_sim.h"
@@ -715,4 +716,31 @@ TEST_F(cli, annotate_attributes_a_drivers_time_to_its_steps) {
     const std::string timeline((std::istreambuf_iterator<char>(f)), {});
     EXPECT_NE(timeline.find("\"line\":\"matmul res_psum\""), std::string::npos);
     EXPECT_NE(timeline.find("\"line\":\"load rhs_tile\""), std::string::npos);
+}
+
+// Places whose stats keys would collide (a folder-less key equal to another's "_2", folders
+// only) each get a key of their own: no place is lost, nothing is added twice.
+TEST_F(cli, colliding_places_get_keys_of_their_own) {
+    const std::string dumped = path("d.trace"), renamed = path("r.trace"), stats = path("r.json");
+    ASSERT_EQ(
+        run_sim("--config trn1 --workload vector_add --param n=1024 --quiet --dump-trace " + dumped)
+            .status,
+        0);
+    std::ifstream in(dumped);
+    std::ofstream out(renamed);
+    const char* const names[] = {"p:1", "q/p:1", "p_1_2", "foo/", "bar/"};
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);) {
+        const auto at = line.find(" at=");
+        if (at != std::string::npos) line = line.substr(0, at) + " at=" + names[n++ % 5];
+        out << line << "\n";
+    }
+    out.close();
+    auto r = run_sim("--config trn1 --trace " + renamed + " --annotate --stats-out " + stats);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto lines = load_json(stats)["lines"];
+    std::set<std::string> places;
+    for (const auto& [k, v] : lines.items())
+        if (v.is_object()) places.insert(v["place"].get<std::string>());
+    EXPECT_EQ(places, (std::set<std::string>{"(none)", "p:1", "q/p:1", "p_1_2", "foo/", "bar/"}));
 }

@@ -64,16 +64,22 @@ printf 'id,platform,workload,params,metric,value,source,tol_pct,conditions,role\
 expect_status 2 $? "bad role"
 expect_grep "badrole.csv:2: role 'maybe' is not empty" "$TMP/out" "bad role names file and line"
 
-# How a point was measured: shown in the table; lnc sets chip.lnc in its runs (trn1 has no
-# LNC=2, so the point with lnc 2 does not run and says why); the others are shown only.
+# How a point was measured: shown in the table; lnc sets chip.lnc in its runs (trn2: 2 works;
+# trn1 has no LNC=2: the file is refused, naming the line); the others are shown only.
 printf '%s\n' "id,platform,workload,params,metric,value,source,tol_pct,compiler,lnc,auto_cast,method,conditions,role" \
     "how1,trn1,$w1,$p1,latency_us,5,t,,2024,1,none,nki.benchmark p99,," \
-    "how2,trn1,$w1,$p1,latency_us,5,t,,,2,,table,," >"$TMP/how.csv"
+    "how2,trn2,$w2,$p2,latency_us,5,t,,,2,,table,," >"$TMP/how.csv"
 "$cal" --points "$TMP/how.csv" >"$TMP/out" 2>&1
-expect_status 1 $? "a point that cannot run under its LNC"
+expect_status 0 $? "points measured at LNC 1 and 2"
 expect_grep "^how1 .* compiler 2024, lnc 1, auto_cast none, nki\.benchmark p99 +latency_us" \
     "$TMP/out" "the conditions of a measurement are shown"
-expect_grep "^how2 .* lnc 2, table .*not run: .*chip\.lnc 2" "$TMP/out" "lnc sets chip.lnc"
+expect_grep "^how2 .* lnc 2, table " "$TMP/out" "LNC 2 on trn2"
+printf '%s\n' "id,platform,workload,params,metric,value,lnc" "bad1,trn1,$w1,$p1,latency_us,5,2" \
+    >"$TMP/lnc.csv"
+"$cal" --points "$TMP/lnc.csv" >"$TMP/out" 2>&1
+expect_status 2 $? "LNC 2 on trn1"
+expect_grep "lnc\.csv:2: lnc 2: trn1 has no logical NeuronCore of two cores" "$TMP/out" \
+    "LNC 2 on trn1 is refused, naming the line"
 for bad_how in "compiler=24" "lnc=4" "auto_cast=bf16" "method=benchmark p99" "method=profiler p5"; do
     column="${bad_how%%=*}" value="${bad_how#*=}"
     python3 - "$TMP/badhow.csv" "$column" "$value" "$w1" "$p1" <<'PY'

@@ -72,6 +72,10 @@ def annotate(stats, out, hottest=5, context=2):
           'time that would save were the line\'s work free, at most (as "bound by" says for '
           'resources); path% its share of the critical path (the shares add up to 100%); a line '
           'in a loop sums all its iterations', file=out)
+    slowest = (stats.get('chip') or {}).get('slowest_core')
+    if slowest is not None:
+        print(f'(core {slowest:.0f}\'s lines, the core that ended last; every core\'s are in the '
+              'statistics, cores.cN.lines)', file=out)
     for path, figures in by_file.items():
         first, last = min(figures) - context, max(figures) + context
         print(f'\n{gutter}  {path}', file=out)

@@ -571,6 +571,21 @@ def _placeholder(template):
     return template.replace('{n}', str(_benchmarks))
 
 
+def _write_stats(path, text):
+    """--stats-out: a run's statistics tree (JSON)."""
+    if path:
+        with open(path, 'w') as f:
+            f.write(text + '\n')
+
+
+def _annotate_if_asked(stats):
+    """--annotate: the kernel's source with its lines' figures (trnsim/nki/_annotate.py)."""
+    if _settings['annotate']:
+        from ._annotate import annotate
+        annotate(stats, sys.stdout)
+        sys.stdout.flush()
+
+
 class BenchmarkKernel:
     """nki.benchmark: runs the kernel's program on the model and keeps its latency."""
 
@@ -601,9 +616,7 @@ class BenchmarkKernel:
             raise KernelError('nki.benchmark', str(e), def_site(self.func)) from None
         t2 = time.perf_counter()
         self.stats = json.loads(text)
-        if stats_out:
-            with open(stats_out, 'w') as f:
-                f.write(text + '\n')
+        _write_stats(stats_out, text)
         us = _stat(self.stats, 'total_time_ns') / 1e3
         self.benchmark_result = BenchmarkResult(us, self.stats)
         survey({'run': 'benchmark', 'kernel': self.__name__, 'ops': tr.ops,
@@ -612,10 +625,7 @@ class BenchmarkKernel:
         self.simulate_seconds = t2 - t1
         if not _settings['quiet']:
             self._print(us, tr)
-        if _settings['annotate']:
-            from ._annotate import annotate
-            annotate(self.stats, sys.stdout)
-            sys.stdout.flush()
+        _annotate_if_asked(self.stats)
         return None
 
     def _print(self, us, tr):
@@ -680,17 +690,21 @@ class SimulatedKernel:
         return _is_isa(self.kernel)
 
     def __call__(self, *args, **kwargs):
+        global _benchmarks
         tr = trace_kernel(self.kernel, args, kwargs, True)
         p = platform()
+        _benchmarks += 1  # numbers the runs of --stats-out and --timeline's {n}
         try:
-            text = _run(tr, '')
+            text = _run(tr, _placeholder(_settings['timeline']))
         except native.UserError as e:
             raise KernelError('nki.simulate', str(e), def_site(self.func)) from None
         self.stats = json.loads(text)
+        _write_stats(_placeholder(_settings['stats_out']), text)
         self.latency_us = _stat(self.stats, 'total_time_ns') / 1e3
         if not _settings['quiet']:
             print(f'trnsim: nki.simulate {self.__name__} on {p.name}: {self.latency_us:.2f} us '
                   '(model latency; .latency_us, .stats)', file=sys.stderr)
+        _annotate_if_asked(self.stats)
         return tr.outputs
 
 
