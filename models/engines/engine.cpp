@@ -228,7 +228,7 @@ void engine_base::run_stream() {
         const sc_core::sc_time busy_before = m_busy_end;
         const sc_core::sc_time begin = now + t.start, ready = std::max(now, m_busy_end);
         if (begin > ready) m_stall_port += begin - ready;
-        m_busy_end = begin + t.busy;
+        m_busy_end = std::max(m_busy_end, begin + t.busy);  // (a background lane may end sooner)
         m_busy += t.busy;
         auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
         ++per_op.first;

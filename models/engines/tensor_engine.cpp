@@ -45,6 +45,10 @@ void tensor_engine::declare_params(param_registry& r) {
     r.add({"core.pe.transpose_mode", param_kind::boolean, "false",
            "dedicated transpose mode (fp32 transposes at 2x the identity-matmul rate)",
            "hardware-facts 1b (NC-v3 only)"});
+    r.add({"core.pe.background_transpose", param_kind::boolean, "false",
+           "a transpose may run in a background lane beside another matmul or transpose (the "
+           "hardware decides: whichever lane frees first)",
+           "hardware-facts 1f (NC-v4)"});
 }
 
 tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& cfg,
@@ -61,6 +65,7 @@ tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& 
       m_stationary_buffers(static_cast<std::uint32_t>(cfg.integer("core.pe.stationary_buffers"))),
       m_double_row(cfg.boolean("core.pe.double_row")),
       m_transpose_mode(cfg.boolean("core.pe.transpose_mode")),
+      m_background_transpose(cfg.boolean("core.pe.background_transpose")),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")) {}
 
 std::string tensor_engine::check(const instruction& ins) const {
@@ -178,6 +183,7 @@ void tensor_engine::compute(const instruction& ins) {
 
 void tensor_engine::reset() {
     m_mm_done.clear();
+    m_bg_ls_free = m_bg_mm_free = sc_core::SC_ZERO_TIME;
     m_flops = m_ideal_ns = 0;
     m_matmuls = m_transposes = 0;
 }
@@ -185,19 +191,24 @@ void tensor_engine::reset() {
 issue_timing tensor_engine::execute(const instruction& ins) {
     const sc_core::sc_time now = sim_time();
     const sc_core::sc_time ls = cycles(ls_cycles(ins)), mm = cycles(mm_cycles(ins));
+    // A transpose goes to the background lane when that frees first (NC-v4); it has its own
+    // load and multiply units there, and leaves the foreground's stationaries alone.
+    const bool background = ins.op == opcode::transpose && m_background_transpose &&
+                            std::max(m_bg_ls_free, m_bg_mm_free) < std::max(m_ls_free, m_mm_free);
+    sc_core::sc_time& ls_free = background ? m_bg_ls_free : m_ls_free;
+    sc_core::sc_time& mm_free = background ? m_bg_mm_free : m_mm_free;
     // LoadStationary: needs the LS unit and a free stationary buffer (the one the matmul
     // `stationary_buffers` back used).
-    sc_core::sc_time ls_start = std::max(now, m_ls_free);
-    if (m_mm_done.size() >= m_stationary_buffers)
+    sc_core::sc_time ls_start = std::max(now, ls_free);
+    if (!background && m_mm_done.size() >= m_stationary_buffers)
         ls_start = std::max(ls_start, m_mm_done[m_mm_done.size() - m_stationary_buffers]);
     // Earlier instructions hold the array until its stationary can load and the matmul follow.
-    const sc_core::sc_time held =
-        std::max(ls_start, m_mm_free > now + ls ? m_mm_free - ls : now) - now;
+    const sc_core::sc_time held = std::max(ls_start, mm_free > now + ls ? mm_free - ls : now) - now;
     ls_start = now + access_operand(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? &m_s : nullptr,
                                     ls_start - now, ls);
     const sc_core::sc_time ls_end = ls_start + ls;
     // MultiplyMoving: after its stationary is loaded and the array is free.
-    sc_core::sc_time mm_start = std::max(ls_end, m_mm_free) - now;
+    sc_core::sc_time mm_start = std::max(ls_end, mm_free) - now;
     if (ins.src1.valid()) {
         mm_start = std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src1,
                                                      m_functional ? &m_m : nullptr, mm_start, mm));
@@ -206,10 +217,12 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     mm_start = std::max(mm_start, access_operand(tlm::TLM_WRITE_COMMAND, ins.dst,
                                                  m_functional ? &m_d : nullptr, mm_start, mm));
     const sc_core::sc_time mm_end = now + mm_start + mm;
-    m_ls_free = ls_end;
-    m_mm_free = mm_end;
-    m_mm_done.push_back(mm_end);
-    if (m_mm_done.size() > m_stationary_buffers) m_mm_done.pop_front();
+    ls_free = ls_end;
+    mm_free = mm_end;
+    if (!background) {
+        m_mm_done.push_back(mm_end);
+        if (m_mm_done.size() > m_stationary_buffers) m_mm_done.pop_front();
+    }
     if (ins.op == opcode::matmul) {
         const double flops = 2.0 * ins.src0.partitions * ins.src0.elems * ins.src1.elems;
         m_flops += flops;

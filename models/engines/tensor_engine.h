@@ -44,9 +44,12 @@ class tensor_engine : public engine_base {
     std::uint32_t m_rows, m_cols, m_moving_max;
     double m_mm_min, m_overhead, m_fp32_pass_overhead, m_ls_speedup;
     std::uint32_t m_fp32_passes, m_stationary_buffers;
-    bool m_double_row, m_transpose_mode;
+    bool m_double_row, m_transpose_mode, m_background_transpose;
     std::uint64_t m_psum_bank_bytes;
     sc_core::sc_time m_ls_free, m_mm_free;
+    // The background lane of NeuronCore-v4 (core.pe.background_transpose): a transpose runs
+    // there, beside the array's other work, when it frees before the foreground does.
+    sc_core::sc_time m_bg_ls_free, m_bg_mm_free;
     std::deque<sc_core::sc_time> m_mm_done;  // completion of the last matmuls, one per buffer
     double m_flops = 0, m_ideal_ns = 0;
     std::uint64_t m_matmuls = 0, m_transposes = 0;

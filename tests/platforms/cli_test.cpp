@@ -744,3 +744,28 @@ TEST_F(cli, colliding_places_get_keys_of_their_own) {
         if (v.is_object()) places.insert(v["place"].get<std::string>());
     EXPECT_EQ(places, (std::set<std::string>{"(none)", "p:1", "q/p:1", "p_1_2", "foo/", "bar/"}));
 }
+
+// NeuronCore-v4's background transpose (core.pe.background_transpose, trn3): a long chain of
+// Tensor-engine transposes runs in two lanes, "close to double performance" (hardware-facts 1f);
+// off (trn1, trn2), one lane. 64 fp32 transposes of one loaded tile into PSUM banks in turn.
+TEST_F(cli, background_transposes_double_a_chain_of_transposes) {
+    std::string trace =
+        "trnsim-trace 3\nhbm_bytes 65536\nqueues 1\nregion in 0 65536 float32 input -1 1 21\n"
+        "sp dma_trigger queue=0\n"
+        "q0 dma dst=sbuf[0:128]@0:128xfloat32 src=hbm[0:128]@0/512:128xfloat32\n";
+    for (int i = 0; i < 64; ++i)
+        trace +=
+            "pe transpose dst=psum[0:128]@" + std::to_string((i % 8) * 2048 + (i / 8 % 4) * 512) +
+            ":128xfloat32 src0=sbuf[0:128]@0:128xfloat32" + (i == 0 ? " wait=q0>=1" : "") + "\n";
+    const std::string t = file("chain.trace", trace);
+    const auto pe_path = [&](const std::string& sets) {
+        const std::string out = path("chain.json");
+        auto r = run_sim("--config trn3 --trace " + t + " --quiet --stats-out " + out + sets);
+        EXPECT_EQ(r.status, 0) << r.output;
+        return load_json(out)["critical_path"]["pe_ns"].get<double>();
+    };
+    const double one_lane = pe_path(" --set core.pe.background_transpose=false");
+    const double two_lanes = pe_path("");
+    EXPECT_GT(one_lane / two_lanes, 1.8);
+    EXPECT_LE(one_lane / two_lanes, 2.0 + 1e-9);
+}
