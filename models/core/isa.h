@@ -108,6 +108,11 @@ constexpr field_info all_fields[] = {
       3, false,                                                                                    \
       "dst[p, i] = src0[p, i] where (i + imm) alu src1[p, 0] and (i + imm) alu1 src2[p, 0] "       \
       "both hold, else imm1; dst1[p, 0], if given, = the max of dst[p, :] (NeuronCore-v3)")        \
+    X(exponential,                                                                                 \
+      field::dst | field::dst1 | field::src0 | field::src1 | field::imm | field::flags, 3, false,  \
+      "dst = exp(src0 - m), m = src1[p, 0] if given, else imm; with dst1, the sum of dst[p, :] "   \
+      "through the Vector engine's reduce register of partition p (flags=racc: added onto it; "    \
+      "rzero: zeroed, nothing reduced), copied to dst1[p, 0] (Vector engine, NeuronCore-v4)")      \
     X(reciprocal, field::dst | field::src0, 3, false,                                              \
       "dst = 1 / src0 on the Vector engine (more precise than the Scalar engine's, 8x slower)")    \
     X(topk, field::dst | field::dst1 | field::src0 | field::imm | field::imm1, 3, true,            \
@@ -134,9 +139,10 @@ constexpr field_info all_fields[] = {
     X(pow, 3)                                                                                   \
     X(mod, 3)                                                                                   \
     X(abs_max, 3)                                                                               \
-    X(is_equal, 3) X(not_equal, 3) X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3)              \
-        X(logical_and, 3) X(logical_or, 3) X(logical_xor, 3) X(bitwise_and, 3) X(bitwise_or, 3) \
-            X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
+    X(is_equal, 3)                                                                              \
+    X(not_equal, 3) X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3) X(logical_and, 3)           \
+        X(logical_or, 3) X(logical_xor, 3) X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) \
+            X(left_shift, 3) X(right_shift, 3)
 
 // X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
 #define TRN_ACT_FUNCS(X)                                                                       \
@@ -150,8 +156,9 @@ constexpr field_info all_fields[] = {
     X(sigmoid, 2)                                                                              \
     X(tanh, 2)                                                                                 \
     X(silu, 2)                                                                                 \
-    X(gelu, 2) X(log, 2) X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3)   \
-        X(arctan, 3) X(abs, 3) X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) \
-            X(tan, 3) X(erf_dx, 3) X(gelu_apprx_sigmoid, 3)
+    X(gelu, 2)                                                                                 \
+    X(log, 2) X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) X(arctan, 3) \
+        X(abs, 3) X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3)    \
+            X(erf_dx, 3) X(gelu_apprx_sigmoid, 3)
 
 }  // namespace trn

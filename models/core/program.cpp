@@ -422,6 +422,7 @@ void validate_program(const program& p, const program_limits& lim) {
                 case opcode::tensor_scalar:
                 case opcode::activation:
                 case opcode::activation_reduce:
+                case opcode::exponential:
                 case opcode::tensor_scalar_reduce:
                 case opcode::range_select:
                     for (const auto& [extra, role] :
@@ -438,8 +439,8 @@ void validate_program(const program& p, const program_limits& lim) {
                                              "partition count");
                     }
                     if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
-                        ins.op != opcode::tensor_scalar_reduce && ins.op != opcode::select &&
-                        ins.op != opcode::range_select)
+                        ins.op != opcode::exponential && ins.op != opcode::tensor_scalar_reduce &&
+                        ins.op != opcode::select && ins.op != opcode::range_select)
                         throw user_error(where() + ": dst1 (a reduction) is given only with " +
                                          "the *_reduce opcodes");
                     if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
@@ -501,6 +502,7 @@ void validate_program(const program& p, const program_limits& lim) {
                         case opcode::tensor_scalar:
                         case opcode::activation:
                         case opcode::activation_reduce:
+                        case opcode::exponential:
                         case opcode::tensor_scalar_reduce:
                         case opcode::range_select:
                             if (ins.src1.valid() && ins.src1.elems != 1)

@@ -300,7 +300,7 @@ bool flag_applies(opcode op, std::uint8_t bit) {
             return op == opcode::tensor_reduce;
         case flag::reduce_accumulate:
         case flag::reduce_reset:
-            return op == opcode::activation_reduce;
+            return op == opcode::activation_reduce || op == opcode::exponential;
     }
     return false;
 }

@@ -276,13 +276,22 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             break;
         case opcode::activation:  // func(src * scale + bias)
         case opcode::activation_reduce:
+        case opcode::exponential:  // exp(src - m)
             for (std::size_t i = 0; i < n; ++i) {
                 const std::size_t p = i / d.elems;
+                if (ins.op == opcode::exponential) {
+                    out(i,
+                        apply_act(act_func::exp, in0(i) - (ins.src1.valid() ? in1(p) : ins.imm)));
+                    continue;
+                }
                 const float bias = ins.src1.valid() ? in1(p) : 0.0f;
                 const float scale = ins.src2.valid() ? in2(p) : (ins.imm == 0 ? 1.0f : ins.imm);
                 out(i, apply_act(ins.func, in0(i) * scale + bias));
             }
-            if (ins.op == opcode::activation_reduce) {  // through the reduce registers
+            if (ins.op == opcode::activation_reduce ||  // through the reduce registers
+                (ins.op == opcode::exponential &&
+                 (ins.dst1.valid() ||
+                  (ins.flags & (flag::reduce_accumulate | flag::reduce_reset))))) {
                 std::vector<float> own;
                 std::vector<float>& r = regs ? *regs : own;
                 if (r.size() < std::size_t{d.partition} + d.partitions)
@@ -293,11 +302,11 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
                         reg = 0.0f;
                         continue;
                     }
+                    const alu_op ralu = ins.op == opcode::exponential ? alu_op::add : ins.alu;
                     float acc = stored(std::size_t{p} * d.elems);
                     for (std::uint32_t j = 1; j < d.elems; ++j)
-                        acc = apply_alu(ins.alu, acc, stored(std::size_t{p} * d.elems + j));
-                    reg =
-                        (ins.flags & flag::reduce_accumulate) ? apply_alu(ins.alu, reg, acc) : acc;
+                        acc = apply_alu(ralu, acc, stored(std::size_t{p} * d.elems + j));
+                    reg = (ins.flags & flag::reduce_accumulate) ? apply_alu(ralu, reg, acc) : acc;
                 }
                 if (ins.dst1.valid()) {
                     dst1.resize(ins.dst1.bytes());

@@ -58,6 +58,9 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::select, operand_case::mixed_psum_sbuf, 0, 1, true, 0, isa_v2},
         {dve, opcode::select, any, 0, 2, true, 0, isa_v2},
         {dve, opcode::range_select, any, 3, 1, true, 0, isa_v2},  // NeuronCore-v3 and newer
+        // NeuronCore-v4: 4x the Scalar engine's activation(exp), one element per cycle there
+        {dve, opcode::exponential, any, 4, 0.25, true, 0,
+         "hardware-facts 1f (4x the Scalar engine's exp)"},
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)
@@ -185,14 +188,17 @@ const char* tensor_engine_cost(opcode op) {
     }
 }
 
-int cost_table::rules_isa() const {
-    return std::min(m_isa, 3);
+int cost_table::rules_isa(engine_kind e, opcode op) const {
+    if (m_isa <= 3) return m_isa;
+    for (const auto& r : rules())  // rules of its own for this opcode, else NeuronCore-v3's
+        if (r.engine == e && r.op == op && r.isa == m_isa) return m_isa;
+    return 3;
 }
 
 const cost_rule* cost_table::match(engine_kind e, const instruction& ins) const {
+    const int isa = rules_isa(e, ins.op);
     for (const auto& r : rules())
-        if (r.engine == e && r.op == ins.op && (r.isa == 0 || r.isa == rules_isa()) &&
-            matches(r.when, ins))
+        if (r.engine == e && r.op == ins.op && (r.isa == 0 || r.isa == isa) && matches(r.when, ins))
             return &r;
     return nullptr;
 }
@@ -201,7 +207,7 @@ bool cost_table::supports(engine_kind e, opcode op) const {
     if (op == opcode::dma_trigger)
         return e == engine_kind::sp || e == engine_kind::act || e == engine_kind::pool;
     for (const auto& r : rules())
-        if (r.engine == e && r.op == op && (r.isa == 0 || r.isa == rules_isa())) return true;
+        if (r.engine == e && r.op == op && (r.isa == 0 || r.isa == rules_isa(e, op))) return true;
     return false;
 }
 

@@ -52,10 +52,10 @@ class cost_table {
 
     bool supports(engine_kind e, opcode op) const;
     int isa() const { return m_isa; }
-    // The NeuronCore version whose rules apply: NeuronCore-v4 (4) takes NeuronCore-v3's until
-    // the table has rules of its own (its engines' data paths per cycle are NC-v3's, at its
-    // own clocks: hardware-facts 1f).
-    int rules_isa() const;
+    // The NeuronCore version whose rules apply to an opcode on an engine: NeuronCore-v4 (4)
+    // takes NeuronCore-v3's where the table has none of its own (its engines' data paths per
+    // cycle are NC-v3's, at its own clocks: hardware-facts 1f).
+    int rules_isa(engine_kind e, opcode op) const;
     // Engine cycles the instruction occupies its engine; a dma_trigger has no rule (its cost is
     // a time, core.dma.trigger_time).
     double cycles(engine_kind e, const instruction& ins) const;

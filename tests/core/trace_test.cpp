@@ -233,6 +233,12 @@ program rich_program() {
     dve.push_back(make_instruction(opcode::bn_aggr, alu_op::bypass,
                                    op(sbuf, 0, 128, 18700, 2, dtype::float32),
                                    op(sbuf, 0, 128, 18600, 6, dtype::float32)));
+    instruction ex = make_instruction(
+        opcode::exponential, alu_op::bypass, op(sbuf, 0, 128, 19500, 16, dtype::float32),
+        op(sbuf, 0, 128, 1024, 16, dtype::float32), op(sbuf, 0, 128, 19600, 1, dtype::float32));
+    ex.dst1 = op(sbuf, 0, 128, 19700, 1, dtype::float32);
+    ex.flags = flag::reduce_accumulate;
+    dve.push_back(ex);
     instruction top =
         make_instruction(opcode::topk, alu_op::bypass, op(sbuf, 0, 128, 19200, 2, dtype::bfloat16),
                          op(sbuf, 0, 128, 19300, 4, dtype::bfloat16), {}, 60.0f);

@@ -462,6 +462,32 @@ std::vector<float> unpack_bf16(const std::vector<std::uint8_t>& b) {
     return out;
 }
 
+TEST(Alu, ExponentialSubtractsTheMaxAndSumsThroughTheVectorRegisters) {
+    // dst = exp(src - m): m an immediate, or src1[p, 0]; dst1[p, 0] = the row's sum, added onto
+    // the register with racc, the register zeroed with rzero.
+    const std::vector<float> x = {0.0f, 1.0f, 2.0f, 3.0f, 4.0f, 5.0f};  // 2 partitions x 3
+    instruction e =
+        make_instruction(opcode::exponential, alu_op::bypass, tile(dtype::float32, 2, 3),
+                         tile(dtype::float32, 2, 3), {}, 1.0f);
+    std::vector<std::uint8_t> out, sums;
+    trn::execute_alu(e, pack_f32(x), {}, {}, out, sums);
+    std::vector<float> v = unpack_f32(out);
+    for (std::size_t i = 0; i < x.size(); ++i)
+        EXPECT_FLOAT_EQ(v[i], std::exp(x[i] - 1.0f)) << i;
+    e.src1 = tile(dtype::float32, 2, 1);  // the max per partition: 2 and 5
+    e.dst1 = tile(dtype::float32, 2, 1);
+    std::vector<float> regs;
+    trn::execute_alu(e, pack_f32(x), pack_f32({2.0f, 5.0f}), {}, out, sums, &regs);
+    v = unpack_f32(out);
+    const std::vector<float> s = unpack_f32(sums);
+    EXPECT_FLOAT_EQ(v[2], 1.0f);
+    EXPECT_FLOAT_EQ(v[5], 1.0f);
+    EXPECT_NEAR(s[0], std::exp(-2.0f) + std::exp(-1.0f) + 1.0f, 1e-6);
+    e.flags = trn::flag::reduce_accumulate;  // onto the register: twice the sum
+    trn::execute_alu(e, pack_f32(x), pack_f32({2.0f, 5.0f}), {}, out, sums, &regs);
+    EXPECT_NEAR(unpack_f32(sums)[1], 2 * (std::exp(-2.0f) + std::exp(-1.0f) + 1.0f), 1e-5);
+}
+
 TEST(Alu, TopkSortsEachSnakeOfSixteenPartitionsLargestFirst) {
     // two groups of 16 partitions, 2 columns each: snake element e at partition e % 16, column
     // e / 16; n = 20 elements per group are read (the rest ignored), k = 18 results (2 columns)

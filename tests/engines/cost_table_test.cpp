@@ -389,7 +389,7 @@ TEST(CostTable, EveryRuleCitesItsSourceAndAppliesToAKnownIsa) {
     for (const auto& r : cost_table::rules()) {
         ASSERT_NE(r.source, nullptr);
         EXPECT_NE(std::string(r.source).find("hardware-facts"), std::string::npos);
-        EXPECT_TRUE(r.isa == 0 || r.isa == 2 || r.isa == 3);
+        EXPECT_TRUE(r.isa == 0 || r.isa == 2 || r.isa == 3 || r.isa == 4);
         EXPECT_TRUE(r.per_elem > 0 || (r.custom && r.custom_text));
         EXPECT_NE(r.op, opcode::dma_trigger);
     }
@@ -457,6 +457,32 @@ TEST(CostTable, TopkCostsFourCyclesPerElementAndOnePerResult) {
     EXPECT_FALSE(cost_table(3, min_ii).supports(engine_kind::dve, opcode::topk));
     EXPECT_EQ(trn::formula(*cost_table(3, min_ii).match(engine_kind::pool, t)),
               "4 * imm + imm1 cycles (4n + k)");
+}
+
+TEST(CostTable, NcV4TakesNcV3CostsAndItsOwnVectorExponential) {
+    // NeuronCore-v4 (isa 4): NC-v3's rules where it has none of its own (a bf16 tensor_copy,
+    // N/4 on NC-v3); its Vector-engine exponential at 4x the Scalar engine's exp (1 per
+    // element), with the MIN_II floor; no exponential before NC-v4.
+    const instruction copy = make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                              op(S, bf16, 2048, 128), op(S, bf16, 2048, 128));
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::dve, copy),
+                     cost_table(3, min_ii).cycles(engine_kind::dve, copy));
+    const instruction ex =
+        make_instruction(opcode::exponential, alu_op::bypass, op(S, dtype::float32, 2048, 128),
+                         op(S, dtype::float32, 2048, 128));
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::dve, ex), 2048 / 4.0);
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(
+                         engine_kind::dve, make_instruction(opcode::exponential, alu_op::bypass,
+                                                            op(S, dtype::float32, 64, 128),
+                                                            op(S, dtype::float32, 64, 128))),
+                     min_ii);
+    instruction act_exp =
+        make_instruction(opcode::activation, alu_op::bypass, op(S, dtype::float32, 2048, 128),
+                         op(S, dtype::float32, 2048, 128));
+    act_exp.func = trn::act_func::exp;
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::act, act_exp), 2048.0);
+    EXPECT_FALSE(cost_table(3, min_ii).supports(engine_kind::dve, opcode::exponential));
+    EXPECT_FALSE(cost_table(4, min_ii).supports(engine_kind::act, opcode::exponential));
 }
 
 }  // namespace

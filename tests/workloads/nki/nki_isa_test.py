@@ -596,6 +596,25 @@ def topk_fp32_nki0(x):
     return outs
 
 
+@nki0.jit
+def exponential_nki0(x):
+    t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=x)
+    e = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.exponential(dst=e, src=t)
+    o = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.shared_hbm)
+    nisa0.dma_copy(dst=o, src=e)
+    return o
+
+
+class ExponentialBeforeNcV4(unittest.TestCase):
+
+    def test_is_an_error_naming_the_way_before(self):
+        with self.assertRaisesRegex(KernelError, 'nisa.exponential: exponential runs on '
+                                    'NeuronCore-v4 and newer .*nisa.activation\\(op=nl.exp\\)'):
+            exponential_nki0(np.ones((128, 8), np.float32))
+
+
 class Topk(unittest.TestCase):
 
     def check(self, x, n, k):

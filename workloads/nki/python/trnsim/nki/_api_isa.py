@@ -627,6 +627,22 @@ def max8(src, dst=None, mask=None, dtype=None):
     return _result(_ops.max8('nisa.max8', site, src), dst, site)
 
 
+@api('isa.exponential', '0.x', signature='dst, src, max_value=0.0, reduce_res=None, '
+     'reduce_cmd=None, reduce_init=0.0')
+def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduce_init=0.0):
+    """exp(src - max_value) on the Vector engine, at 4x the Scalar engine's exp (NeuronCore-v4);
+    max_value a number or a [P, 1] tile; with reduce_res (reduce_cmd as for nisa.activation:
+    reduce sums onto the Vector engine's reduce registers, reset zeroes them), each row's sum
+    into it."""
+    site = user_site()
+    if not (_ops._number(reduce_init) and float(reduce_init) == 0.0):
+        raise unsupported('nisa.exponential', 'reduce_init other than 0 (reduce_cmd='
+                          'load_reduce)', site)
+    flags = _reduce_cmd('nisa.exponential', reduce_cmd, site)
+    return _result(_ops.exponential('nisa.exponential', site, src, max_value, reduce_res, flags),
+                   dst, site)
+
+
 @api('isa.topk', '0.6+', signature='val_dst, idx_dst, src, n, sorted=False')
 def topk(val_dst, idx_dst, src, n, sorted=False):
     """The k largest values (k = val_dst's free size) of each 16-partition snake of src's first

@@ -91,10 +91,11 @@ class Interpreter:
         self.index = {}  # loop id -> current index
         self.hbm = []  # flat values of each HBM tensor
         self.written = []
-        # the Scalar engine's reduce registers (activation_reduce), and which hold valid values
+        # the reduce registers of the Scalar engine (activation_reduce) and of the Vector engine
+        # (exponential), and which hold valid values
         parts = trace.limits['partitions']
-        self.reduce_regs = np.zeros((parts, 1), np.float32)
-        self.reduce_ok = np.ones((parts, 1), bool)
+        self.registers = {op: (np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
+                          for op in ('activation_reduce', 'exponential')}
         for t, kind, values in trace.tensors:
             n = int(np.prod(t.shape))
             dt = _dtypes.holder(t.dtype_name)
@@ -167,13 +168,14 @@ class Interpreter:
         """A core's own interpreter state before it runs: no tiles, images or reductions."""
         parts = self.trace.limits['partitions']
         return ({d: collections.deque(maxlen=q.maxlen) for d, q in self.instances.items()}, {},
-                np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
+                {op: (np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
+                 for op in self.registers})
 
     def _current_state(self):
-        return (self.instances, self.images, self.reduce_regs, self.reduce_ok)
+        return (self.instances, self.images, self.registers)
 
     def _use_state(self, s):
-        self.instances, self.images, self.reduce_regs, self.reduce_ok = s
+        self.instances, self.images, self.registers = s
 
     def _range(self, ops, ends, begin, end):
         i = begin
@@ -388,26 +390,30 @@ class Interpreter:
                 self._write_tile(second, values, valid)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
                          out, valid)
-        if prim.reduce is not None:  # the reduction of each row of dst as stored
+        reduces = prim.reduce is not None and not (
+            prim.opcode == 'exponential' and second is None and
+            not op.args[prim.fields.index('flags')])  # (an exponential without its sum)
+        if reduces:  # the reduction of each row of dst as stored
             stored, ok = self._read_tile(op.args[0], op)
             rows = stored.reshape(stored.shape[0], -1).astype(np.float32)
             alu = prim.reduce[1:] if prim.reduce.startswith('=') else \
                 op.args[prim.fields.index(prim.reduce)]
             r, r_ok = reduce_rows(alu, rows), ok.reshape(ok.shape[0], -1).all(axis=1)[:, None]
-            if prim.opcode == 'activation_reduce':  # through the Scalar engine's registers
+            if prim.opcode in self.registers:  # through the engine's reduce registers
+                regs, regs_ok = self.registers[prim.opcode]
                 flags = op.args[prim.fields.index('flags')]
                 p0 = self._first_partition(op.args[0])
                 rows_at = slice(p0, p0 + r.shape[0])
                 if 'rzero' in flags:
-                    self.reduce_regs[rows_at] = 0
-                    self.reduce_ok[rows_at] = True
+                    regs[rows_at] = 0
+                    regs_ok[rows_at] = True
                 elif 'racc' in flags:
-                    self.reduce_regs[rows_at] = alu_op(alu, self.reduce_regs[rows_at], r)
-                    self.reduce_ok[rows_at] &= r_ok
+                    regs[rows_at] = alu_op(alu, regs[rows_at], r)
+                    regs_ok[rows_at] &= r_ok
                 else:
-                    self.reduce_regs[rows_at] = r
-                    self.reduce_ok[rows_at] = r_ok
-                r, r_ok = self.reduce_regs[rows_at].copy(), self.reduce_ok[rows_at].copy()
+                    regs[rows_at] = r
+                    regs_ok[rows_at] = r_ok
+                r, r_ok = regs[rows_at].copy(), regs_ok[rows_at].copy()
             if second is not None:
                 self._write_tile(second, r, r_ok)
 

@@ -810,6 +810,26 @@ def loop_reduce(api, site, x, alu, indices, dtype=None):
     return acc
 
 
+def exponential(api, site, a, max_value=0.0, reduce_res=None, reduce_flags=None, dtype=None):
+    """exp(a - max_value) on the Vector engine (NeuronCore-v4): max_value a number or a [P, 1]
+    tile; with reduce_res (or reduce_flags: 'racc' sums onto the Vector engine's reduce
+    registers, 'rzero' zeroes them), each row's sum into it [P, 1], in the same instruction."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 4:
+        raise KernelError(api, 'exponential runs on NeuronCore-v4 and newer (--config trn3); '
+                          'before it, nisa.activation(op=nl.exp) on the Scalar engine', site)
+    A = operand(a, api, site)
+    M, imm = None, 0.0
+    if _number(max_value):
+        imm = float(max_value)
+    else:
+        M = _per_partition(max_value, A, A.shape, None, 'max_value', api, site)
+    dt = _name(dtype, A.dtype_name)
+    R = None if reduce_res is None else _reduce_result(reduce_res, A, api, site)
+    return Pending(api, site, A.shape, dt, 'sbuf', 'isa.exponential',
+                   (R, A, M, imm, reduce_flags or '', 'dve'))
+
+
 def _needs_nc_v3(api, site, what):
     """The current trace, on a NeuronCore-v3 or newer platform (else an error naming `what`)."""
     trace = current(api)

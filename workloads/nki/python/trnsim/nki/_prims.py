@@ -278,6 +278,15 @@ def _isa_tensor_reduce(a, alu0, flags, engine, shape):
     return -r if 'neg' in flags else r
 
 
+@instruction('isa.exponential', 'exponential', 'dst', 'dst1?', 'src0', 'src1?', 'imm', 'flags',
+             'eng', reduce='=add')
+def _isa_exponential(a, m, imm, flags, engine):
+    """exp(a - m), m a [P, 1] tile or the immediate (Vector engine, NeuronCore-v4); its row sums
+    go through the Vector engine's reduce registers (the interpreter keeps them) into dst1."""
+    with np.errstate(all='ignore'):
+        return np.exp(np.float32(a) - _scalar(m, imm, a), dtype=np.float32)
+
+
 @instruction('isa.reciprocal', 'reciprocal', 'dst', 'src0', 'eng')
 def _isa_reciprocal(a, engine):
     with np.errstate(all='ignore'):
