@@ -15,6 +15,8 @@ const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota;
 // The instructions documented from the Neuron 2.26 notes onward, whose formulas the ISA
 // reference gives without a NeuronCore version: the same cycles on each (model choice).
 const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
+const char* const act_v4 =
+    "hardware-facts 1f (NC-v4 Scalar engine: tensor_scalar and tensor_copy, 2x for bf16/fp16)";
 // core_barrier: no data path (the wait is the other cores' arrival, chip.barrier_latency).
 double no_cycles(const instruction&) {
     return 0;
@@ -66,6 +68,11 @@ const std::vector<cost_rule>& cost_table::rules() {
         // Scalar engine (ACT)
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
         {act, opcode::activation_reduce, any, 0, 1, true, 0, isa_v2, true},
+        // NeuronCore-v4: tensor_scalar and tensor_copy natively, 2x for bf16/fp16 (the Vector
+        // engine's NC-v3 2x mode)
+        {act, opcode::tensor_scalar, operand_case::all16_sbuf, 4, 0.5, true, 0, act_v4},
+        {act, opcode::tensor_copy, operand_case::all16_sbuf, 4, 0.5, true, 0, act_v4},
+        {act, opcode::tensor_copy, any, 4, 1, true, 0, act_v4},
         {act, opcode::tensor_scalar, any, 0, 1, true, 0, isa_table},
         {act, opcode::tensor_copy, any, 3, 1, true, 0, isa_table},
         // GpSimd engine (Pool): SBUF only

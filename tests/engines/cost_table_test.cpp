@@ -485,4 +485,19 @@ TEST(CostTable, NcV4TakesNcV3CostsAndItsOwnVectorExponential) {
     EXPECT_FALSE(cost_table(4, min_ii).supports(engine_kind::act, opcode::exponential));
 }
 
+TEST(CostTable, NcV4ScalarEngineCopiesAndTensorScalarsBf16AtTwiceTheRate) {
+    const instruction copy16 = make_instruction(opcode::tensor_copy, alu_op::bypass,
+                                                op(S, bf16, 2048, 128), op(S, bf16, 2048, 128));
+    const instruction copy32 =
+        make_instruction(opcode::tensor_copy, alu_op::bypass, op(S, dtype::float32, 2048, 128),
+                         op(S, dtype::float32, 2048, 128));
+    const instruction ts16 = make_instruction(opcode::tensor_scalar, alu_op::multiply,
+                                              op(S, bf16, 2048, 128), op(S, bf16, 2048, 128));
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::act, copy16), 1024.0);
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::act, copy32), 2048.0);
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::act, ts16), 1024.0);
+    EXPECT_DOUBLE_EQ(cost_table(3, min_ii).cycles(engine_kind::act, copy16), 2048.0);
+    EXPECT_DOUBLE_EQ(cost_table(3, min_ii).cycles(engine_kind::act, ts16), 2048.0);
+}
+
 }  // namespace

@@ -582,8 +582,12 @@ void kernel_builder::copy(const tile& dst, const tile& src) {
     // The Scalar engine copies through fp32: int32 data stays on the Vector engine.
     const bool ints = dst.op.type == dtype::int32 || src.op.type == dtype::int32;
     if (m_opt.style == kernel_style::nl && !ints) {
-        instruction on_act = make(opcode::activation, alu_op::bypass, dst, &src, nullptr, 0);
-        on_act.func = act_func::identity;
+        // NeuronCore-v4's Scalar engine copies natively (2x for bf16/fp16); before, an identity
+        // activation
+        instruction on_act = m_opt.isa_version >= 4
+                                 ? make(opcode::tensor_copy, alu_op::bypass, dst, &src, nullptr, 0)
+                                 : make(opcode::activation, alu_op::bypass, dst, &src, nullptr, 0);
+        if (on_act.op == opcode::activation) on_act.func = act_func::identity;
         const instruction on_dve = make(opcode::tensor_copy, alu_op::bypass, dst, &src, nullptr, 0);
         const double act =
             m_estimated_ns[std::size_t(engine_kind::act)] + cost_ns(engine_kind::act, on_act);

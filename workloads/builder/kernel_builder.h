@@ -174,7 +174,8 @@ class kernel_builder {
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
     // dst = src on the engine the compiler picks (a copy whose engine the kernel leaves open,
     // nki.isa engine=unknown): in an nl kernel, the Vector or the Scalar engine (an identity
-    // activation), whichever has less estimated work so far; in an isa kernel, the Vector
+    // activation; on NeuronCore-v4 its own tensor_copy), whichever has less estimated work so
+    // far; in an isa kernel, the Vector
     // engine. GpSimd is not a candidate: its copy cost is a guess, and on NC-v2 it shares the
     // Vector engine's SBUF port.
     void copy(const tile& dst, const tile& src);
