@@ -121,7 +121,8 @@ void list_instructions(const std::string& format) {
                      "`models/engines/cost_table.cpp`; do not edit. N is the free size "
                      "(elements per partition), MIN_II `core.min_ii`; a cost is in cycles of "
                      "the engine that runs it, and applies to every NeuronCore version unless "
-                     "it names one. The trace syntax of each field is in "
+                     "it names one (a v3 row applies to v4 too, unless the opcode has v4 rows on "
+                     "that engine). The trace syntax of each field is in "
                      "docs/trace-format.md.\n\n";
     for (const trn::opcode op : trn::all_opcodes) {
         const trn::opcode_info& in = trn::info(op);

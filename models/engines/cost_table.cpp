@@ -60,9 +60,12 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::select, operand_case::mixed_psum_sbuf, 0, 1, true, 0, isa_v2},
         {dve, opcode::select, any, 0, 2, true, 0, isa_v2},
         {dve, opcode::range_select, any, 3, 1, true, 0, isa_v2},  // NeuronCore-v3 and newer
-        // NeuronCore-v4: 4x the Scalar engine's activation(exp), one element per cycle there
-        {dve, opcode::exponential, any, 4, 0.25, true, 0,
-         "hardware-facts 1f (4x the Scalar engine's exp)"},
+        // NeuronCore-v4: 4x the Scalar engine's activation(exp) within the Vector engine's data
+        // path: 512 bf16/fp16 elements a cycle, 256 of other dtypes (half that rate)
+        {dve, opcode::exponential, operand_case::all16_sbuf, 4, 0.25, true, 0,
+         "hardware-facts 1f (4x the Scalar engine's exp; the data path's 16-bit width)"},
+        {dve, opcode::exponential, any, 4, 0.5, true, 0,
+         "hardware-facts 1f (the data path's 256 elements a cycle of other dtypes)"},
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)

@@ -90,6 +90,7 @@ void engine_base::load(const std::vector<instruction>* stream, const program_sou
 void engine_base::set_timeline(timeline* t) {
     m_timeline = t;
     if (t) m_track = t->track(engine_name(m_kind));
+    m_background_track = 0;
 }
 
 sc_core::sc_time engine_base::access(tlm::tlm_command cmd, const operand& op, std::uint8_t* data,
@@ -222,26 +223,36 @@ void engine_base::run_stream() {
                                           {"dst1", &ins.dst1}})
                 if (op->valid())
                     args += std::string(",\"") + key + "\":\"" + format_operand(*op) + "\"";
-            m_timeline->slice(m_track, name, (now + t.start).to_seconds() * 1e9,
-                              t.busy.to_seconds() * 1e9, args + "}");
+            if (t.background && m_background_track == 0)
+                m_background_track =
+                    m_timeline->track(std::string(engine_name(m_kind)) + " background");
+            m_timeline->slice(t.background ? m_background_track : m_track, name,
+                              (now + t.start).to_seconds() * 1e9, t.busy.to_seconds() * 1e9,
+                              args + "}");
         }
         const sc_core::sc_time busy_before = m_busy_end;
         const sc_core::sc_time begin = now + t.start, ready = std::max(now, m_busy_end);
         if (begin > ready) m_stall_port += begin - ready;
-        m_busy_end = std::max(m_busy_end, begin + t.busy);  // (a background lane may end sooner)
-        m_busy += t.busy;
+        // a background lane's time counts only where it runs past the engine's own path
+        const sc_core::sc_time counted = !t.background ? t.busy
+                                         : begin + t.busy <= m_busy_end
+                                             ? sc_core::SC_ZERO_TIME
+                                             : begin + t.busy - std::max(begin, m_busy_end);
+        m_busy_end = std::max(m_busy_end, begin + t.busy);
+        m_busy += counted;
         auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
         ++per_op.first;
-        per_op.second += in_ns(t.busy);
+        per_op.second += in_ns(counted);
         ++here.instructions;
-        here.busy_ns += in_ns(t.busy);
+        here.busy_ns += in_ns(counted);
         // Results commit in program order.
         m_last_complete = std::max(m_last_complete, now + t.complete);
         if (m_log) {
             const auto ns_of = in_ns;
             m_log->instructions[std::size_t(m_kind)][m_next] = instruction_activity(
-                ns_of(t0), ns_of(now), ns_of(std::max(now + t.held, busy_before)), ns_of(t.lead),
-                ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete));
+                ns_of(t0), ns_of(now),
+                ns_of(t.background ? now + t.held : std::max(now + t.held, busy_before)),
+                ns_of(t.lead), ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete));
             if (ins.op == opcode::dma_trigger) m_log->rings[ins.queue].emplace_back(m_kind, m_next);
         }
         ++m_next;

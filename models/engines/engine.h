@@ -27,6 +27,10 @@ struct issue_timing {
     // load); the rest of `start` is queueing on shared ports.
     sc_core::sc_time held = sc_core::SC_ZERO_TIME;
     sc_core::sc_time lead = sc_core::SC_ZERO_TIME;
+    // A second data path beside the engine's own (NC-v4's background transpose lane): its time
+    // counts as busy only where the engine's own path is idle, and it has a timeline track of
+    // its own.
+    bool background = false;
 };
 
 // What one source place's instructions cost an engine: how many ran, their data-path busy time
@@ -126,7 +130,7 @@ class engine_base : public sc_core::sc_module {
     const program_sources* m_sources = nullptr;
     const std::vector<std::uint32_t>* m_places = nullptr;  // this stream's (empty: none)
     std::vector<place_cost> m_by_place;
-    std::size_t m_track = 0;
+    std::size_t m_track = 0, m_background_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;                  // m_trans's extension for the engine's lifetime
     std::vector<std::uint8_t> m_span;  // a strided operand's rows as they lie in memory

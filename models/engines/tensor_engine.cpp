@@ -232,7 +232,7 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     } else {
         ++m_transposes;
     }
-    return {mm_start, mm, ls_end - now, mm_start + mm + m_latency, held, ls};
+    return {mm_start, mm, ls_end - now, mm_start + mm + m_latency, held, ls, background};
 }
 
 }  // namespace trn

@@ -768,4 +768,15 @@ TEST_F(cli, background_transposes_double_a_chain_of_transposes) {
     const double two_lanes = pe_path("");
     EXPECT_GT(one_lane / two_lanes, 1.8);
     EXPECT_LE(one_lane / two_lanes, 2.0 + 1e-9);
+    // the lanes' overlap counts once in the Tensor engine's busy time; the background lane has
+    // a timeline track of its own
+    const std::string out = path("chain.json"), tl = path("chain.tl.json");
+    ASSERT_EQ(
+        run_sim("--config trn3 --trace " + t + " --quiet --stats-out " + out + " --timeline " + tl)
+            .status,
+        0);
+    EXPECT_LE(load_json(out)["engines"]["pe"]["utilisation_pct"].get<double>(), 100.0);
+    std::ifstream f(tl);
+    const std::string timeline((std::istreambuf_iterator<char>(f)), {});
+    EXPECT_NE(timeline.find("\"pe background\""), std::string::npos);
 }

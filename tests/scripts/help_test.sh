@@ -20,7 +20,8 @@ done
 [ "$n" -ge 15 ] || fail "only $n commands found in scripts/"
 # The defaults a user needs are named: the platform scripts/nki and sim use without --config.
 "$ROOT/scripts/nki" --help >"$TMP/out" 2>&1
-expect_grep "else trn2" "$TMP/out" "scripts/nki names its default platform"
+expect_grep "else$" "$TMP/out" "scripts/nki names its default platform"
+expect_grep "^ +trn2 \(the newest NeuronCore" "$TMP/out" "scripts/nki names trn2 as its default"
 "$ROOT/scripts/test" --help >"$TMP/out" 2>&1
 expect_grep "Defaults: every test" "$TMP/out" "scripts/test names its defaults"
 finish

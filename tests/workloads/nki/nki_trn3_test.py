@@ -63,6 +63,19 @@ class Exponential(unittest.TestCase):
         np.testing.assert_allclose(s2, 2 * np.exp(x - 0.5).sum(axis=1, keepdims=True),
                                    rtol=1e-5)
 
+    def test_a_reset_without_a_result_is_refused(self):
+        @nki0.jit
+        def reset_only(x):
+            t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            e = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.exponential(dst=e, src=t, reduce_cmd=nisa.reduce_cmd.reset_reduce)
+            o = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=o, src=e)
+            return o
+        with self.assertRaisesRegex(nki.KernelError, 'reset_reduce without reduce_res'):
+            reset_only(np.ones((128, 8), np.float32))
+
     def test_the_model_computes_as_the_frontend(self):
         for i, (model, frontend) in enumerate(model_and_frontend(exponentials, (128, 64))):
             np.testing.assert_allclose(model, frontend, rtol=3e-7, err_msg=f'output {i}')

@@ -639,6 +639,10 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduc
         raise unsupported('nisa.exponential', 'reduce_init other than 0 (reduce_cmd='
                           'load_reduce)', site)
     flags = _reduce_cmd('nisa.exponential', reduce_cmd, site)
+    if flags == '' and reduce_res is None:
+        raise unsupported('nisa.exponential', 'reduce_cmd=reset_reduce without reduce_res (give '
+                          'reduce_res, or reduce onto the registers with reduce_cmd=reduce after '
+                          'a reset)', site)
     return _result(_ops.exponential('nisa.exponential', site, src, max_value, reduce_res, flags),
                    dst, site)
 
