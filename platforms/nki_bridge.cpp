@@ -106,13 +106,7 @@ class platform {
         if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_core->report(stats);
-        m_last_on_chip = false;
-        stats.add_text("run.kernel", description, "what ran");
-        stats.add_text("run.config", m_path, "config file");
-        trn::add_config_stats(stats, m_cfg);
-        m_last = stats.to_json().dump(2);
-        m_last_stats = std::move(stats);
-        return m_last;
+        return keep(std::move(stats), description, false);
     }
 
     void print_summary(const std::string& description) const {
@@ -145,12 +139,18 @@ class platform {
         if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_chip->report(stats);
+        return keep(std::move(stats), description, true);
+    }
+
+    // A run's stats, with what ran and on which configuration, kept as the last run's (for
+    // print_summary); returns them as JSON text.
+    const std::string& keep(trn::stats_tree stats, const std::string& description, bool chip) {
         stats.add_text("run.kernel", description, "what ran");
         stats.add_text("run.config", m_path, "config file");
         trn::add_config_stats(stats, m_cfg);
         m_last = stats.to_json().dump(2);
         m_last_stats = std::move(stats);
-        m_last_on_chip = true;
+        m_last_on_chip = chip;
         return m_last;
     }
 

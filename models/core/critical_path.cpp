@@ -98,12 +98,10 @@ critical_path analyse_critical_path(const program& p, const activity_log& log,
         placed ? p.sources.names.size() + 1 : 0, std::array<double, resource_count>{});
     const step* now = &cur;  // the step whose time is being attributed
     auto place_of = [&](const step& s) -> std::uint32_t {
-        const std::vector<std::uint32_t>* list = nullptr;
-        if (s.kind == step::instruction) list = &p.sources.engines[s.stream];
-        if (s.kind == step::transfer && s.stream < p.sources.queues.size())
-            list = &p.sources.queues[s.stream];
-        const std::uint32_t at = list && s.index < list->size() ? (*list)[s.index] : 0u;
-        return at < by_place.size() ? at : 0u;
+        return s.kind == step::instruction
+                   ? p.sources.engine_id(static_cast<engine_kind>(s.stream), s.index)
+               : s.kind == step::transfer ? p.sources.queue_id(s.stream, s.index)
+                                          : 0u;
     };
     auto add = [&](std::size_t r, double from, double to) {
         if (to <= from + eps) return;

@@ -151,17 +151,26 @@ float apply_act(act_func f, float x) {
     return x;
 }
 
-const std::string& program_sources::of_engine(engine_kind e, std::size_t i) const {
-    static const std::string none;
+std::uint32_t program_sources::engine_id(engine_kind e, std::size_t i) const {
     const auto& ids = engines[std::size_t(e)];
-    return i < ids.size() && ids[i] ? names[ids[i] - 1] : none;
+    return i < ids.size() ? ids[i] : 0;
+}
+
+std::uint32_t program_sources::queue_id(std::size_t q, std::size_t i) const {
+    return q < queues.size() && i < queues[q].size() ? queues[q][i] : 0;
+}
+
+const std::string& program_sources::name(std::uint32_t id) const {
+    static const std::string none;
+    return id ? names[id - 1] : none;
+}
+
+const std::string& program_sources::of_engine(engine_kind e, std::size_t i) const {
+    return name(engine_id(e, i));
 }
 
 const std::string& program_sources::of_queue(std::size_t q, std::size_t i) const {
-    static const std::string none;
-    if (q >= queues.size()) return none;
-    const auto& ids = queues[q];
-    return i < ids.size() && ids[i] ? names[ids[i] - 1] : none;
+    return name(queue_id(q, i));
 }
 
 std::uint32_t program_sources::intern(const std::string& place) {

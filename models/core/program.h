@@ -201,9 +201,12 @@ struct program_sources {
     std::array<std::vector<std::uint32_t>, engine_count> engines;
     std::vector<std::vector<std::uint32_t>> queues;
 
-    // The place of entry i of a stream ("" when none).
+    // The place of entry i of a stream ("" when none), and its id (0 when none).
     const std::string& of_engine(engine_kind e, std::size_t i) const;
     const std::string& of_queue(std::size_t q, std::size_t i) const;
+    std::uint32_t engine_id(engine_kind e, std::size_t i) const;
+    std::uint32_t queue_id(std::size_t q, std::size_t i) const;
+    const std::string& name(std::uint32_t id) const;  // "" for 0
     // The id of `place` in names (added if new), one-based.
     std::uint32_t intern(const std::string& place);
     bool empty() const { return names.empty(); }

@@ -31,7 +31,6 @@ dma_queue::~dma_queue() {
 void dma_queue::load(const std::vector<dma_transfer>* transfers, const program_sources* sources) {
     m_transfers = transfers;
     m_sources = sources;
-    m_places = sources && m_index < sources->queues.size() ? &sources->queues[m_index] : nullptr;
     m_by_place.assign(sources ? sources->names.size() + 1 : 1, {0, 0});
     m_started = 0;
     m_bytes = 0;
@@ -120,7 +119,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     }
     m_bytes += t.src.bytes();
     const std::size_t k = m_started - 1;
-    const std::uint32_t place = m_places && k < m_places->size() ? (*m_places)[k] : 0u;
+    const std::uint32_t place = m_sources ? m_sources->queue_id(m_index, k) : 0u;
     auto& here = m_by_place[place < m_by_place.size() ? place : 0];
     ++here.first;
     here.second += t.src.bytes();
@@ -140,7 +139,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
             (end - from).to_seconds() * 1e9,
             "{\"bytes\":" + std::to_string(t.src.bytes()) +
                 ",\"rows\":" + std::to_string(t.src.partitions) +
-                (place != 0 ? ",\"line\":" + nlohmann::json(m_sources->names[place - 1]).dump()
+                (place != 0 ? ",\"line\":" + nlohmann::json(m_sources->name(place)).dump()
                             : std::string()) +
                 "}");
     }

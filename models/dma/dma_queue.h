@@ -66,7 +66,6 @@ class dma_queue : public sc_core::sc_module {
     std::size_t m_started = 0;
     std::uint64_t m_bytes = 0;
     const program_sources* m_sources = nullptr;
-    const std::vector<std::uint32_t>* m_places = nullptr;  // this queue's (empty: none)
     std::vector<std::pair<std::uint64_t, std::uint64_t>> m_by_place;
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;

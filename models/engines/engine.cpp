@@ -76,7 +76,6 @@ void engine_base::load(const std::vector<instruction>* stream, const program_sou
                        const sc_core::sc_time& start) {
     m_stream = stream;
     m_sources = sources;
-    m_places = sources ? &sources->engines[std::size_t(m_kind)] : nullptr;
     m_by_place.assign(sources ? sources->names.size() + 1 : 1, place_cost{});
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
@@ -200,7 +199,7 @@ void engine_base::run_stream() {
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
         // ports or the pipeline.
         const sc_core::sc_time free = std::max(t0, m_busy_end);
-        const std::uint32_t at = m_places && m_next < m_places->size() ? (*m_places)[m_next] : 0u;
+        const std::uint32_t at = m_sources ? m_sources->engine_id(m_kind, m_next) : 0u;
         place_cost& here = m_by_place[at < m_by_place.size() ? at : 0];
         if (now > free) {
             here.wait_ns += in_ns(now - free);
@@ -214,7 +213,7 @@ void engine_base::run_stream() {
             if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
             if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
             std::string args = "{\"index\":" + std::to_string(m_next);
-            if (at != 0) args += ",\"line\":" + nlohmann::json(m_sources->names[at - 1]).dump();
+            if (at != 0) args += ",\"line\":" + nlohmann::json(m_sources->name(at)).dump();
             if (ins.op == opcode::dma_trigger) args += ",\"queue\":" + std::to_string(ins.queue);
             for (const auto& [key, op] : {std::pair<const char*, const operand*>{"dst", &ins.dst},
                                           {"src0", &ins.src0},

@@ -128,7 +128,6 @@ class engine_base : public sc_core::sc_module {
     std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
     std::vector<double> m_stall_by_sem;
     const program_sources* m_sources = nullptr;
-    const std::vector<std::uint32_t>* m_places = nullptr;  // this stream's (empty: none)
     std::vector<place_cost> m_by_place;
     std::size_t m_track = 0, m_background_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
