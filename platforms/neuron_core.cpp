@@ -158,7 +158,7 @@ void neuron_core::load(const program& p) {
     for (auto& e : m_dma_engines)
         e->reset_stats();
     m_sems.resize(engine_count + p.queues.size());
-    m_activity.reset(p);
+    m_activity.reset(p.queues.size());
     m_activity.launch_begin = m_begin.to_seconds() * 1e9;
     m_activity.launch_end = (m_begin + m_launch).to_seconds() * 1e9;
     for (auto& e : m_engines) {
@@ -271,8 +271,8 @@ void neuron_core::finish(const sc_core::sc_time& end) {
     m_end = end;
     if (m_program) {
         std::vector<critical_segment> segments;
-        m_critical =
-            analyse_critical_path(*m_program, m_activity, m_timeline ? &segments : nullptr);
+        m_critical = analyse_critical_path(m_activity, m_program->sources.names.size(),
+                                           m_timeline ? &segments : nullptr);
         if (m_timeline) {  // the path as a track: what held the kernel, when
             std::sort(segments.begin(), segments.end(),
                       [](const auto& a, const auto& b) { return a.from_ns < b.from_ns; });

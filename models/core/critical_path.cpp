@@ -4,16 +4,25 @@
 
 namespace trn {
 
-void activity_log::reset(const program& p) {
+void activity_log::reset(std::size_t queues) {
     instructions.assign(engine_count, {});
-    for (std::size_t e = 0; e < engine_count; ++e)
-        instructions[e].assign(p.engines[e].size(), {});
-    transfers.assign(p.queues.size(), {});
-    for (std::size_t q = 0; q < p.queues.size(); ++q)
-        transfers[q].assign(p.queues[q].size(), {});
-    rings.assign(p.queues.size(), {});
-    for (std::size_t q = 0; q < p.queues.size(); ++q)
-        rings[q].reserve(p.queues[q].size());
+    transfers.assign(queues, {});
+    rings.assign(queues, {});
+}
+
+void activity_log::note_releaser(instruction_activity& a, const wait_list& waits) const {
+    if (!a.waited()) return;
+    double latest = -1;
+    for (const sem_wait& w : waits) {
+        if (w.value == 0) continue;
+        const double released = w.sem < engine_count
+                                    ? instructions[w.sem][w.value - 1u].complete()
+                                    : transfers[w.sem - engine_count][w.value - 1u].done();
+        if (released > latest) {
+            latest = released;
+            a.set_releaser(w.sem, w.value - 1u);
+        }
+    }
 }
 
 std::string critical_path::bound() const {
@@ -34,7 +43,7 @@ double critical_path::bound_pct() const {
 
 namespace {
 
-constexpr double eps = 0.01;  // ns: below what the log keeps (float offsets)
+constexpr double eps = activity_eps;
 
 // A step of the walk: an instruction or a transfer, and the time its successor needed from it.
 struct step {
@@ -73,7 +82,7 @@ resource memory_resource(mem_space s) {
 
 }  // namespace
 
-critical_path analyse_critical_path(const program& p, const activity_log& log,
+critical_path analyse_critical_path(const activity_log& log, std::size_t places,
                                     std::vector<critical_segment>* segments) {
     critical_path cp;
     step cur;
@@ -93,15 +102,16 @@ critical_path analyse_critical_path(const program& p, const activity_log& log,
             }
     cp.total_ns = end - log.launch_begin;
     double spent[resource_count] = {};
-    const bool placed = !p.sources.empty();
-    std::vector<std::array<double, resource_count>> by_place(
-        placed ? p.sources.names.size() + 1 : 0, std::array<double, resource_count>{});
+    const bool placed = places > 0;
+    std::vector<std::array<double, resource_count>> by_place(placed ? places + 1 : 0,
+                                                             std::array<double, resource_count>{});
     const step* now = &cur;  // the step whose time is being attributed
     auto place_of = [&](const step& s) -> std::uint32_t {
-        return s.kind == step::instruction
-                   ? p.sources.engine_id(static_cast<engine_kind>(s.stream), s.index)
-               : s.kind == step::transfer ? p.sources.queue_id(s.stream, s.index)
-                                          : 0u;
+        const std::uint32_t at =
+            s.kind == step::instruction ? log.instructions[s.stream][s.index].place()
+            : s.kind == step::transfer  ? log.transfers[s.stream][s.index].place()
+                                        : 0u;
+        return at <= places ? at : 0u;
     };
     auto add = [&](std::size_t r, double from, double to) {
         if (to <= from + eps) return;
@@ -162,25 +172,15 @@ critical_path analyse_critical_path(const program& p, const activity_log& log,
             const double lead = std::min(a.ready() + a.lead(), begin);
             add(engine, a.ready(), lead);
             add(port, lead, begin);
-            if (a.ready() > a.reached() + eps) {  // a semaphore wait released it: the latest one
-                double latest = -1;
-                for (const sem_wait& w : p.engines[e][i].waits) {
-                    if (w.value == 0) continue;
-                    step s;
-                    double released;
-                    if (w.sem < engine_count) {
-                        s = {step::instruction, w.sem, w.value - 1u, 0, true};
-                        released = log.instructions[w.sem][w.value - 1u].complete();
-                    } else {
-                        const std::size_t q = w.sem - engine_count;
-                        s = {step::transfer, q, w.value - 1u, 0, true};
-                        released = log.transfers[q][w.value - 1u].done();
-                    }
-                    if (released > latest) {
-                        latest = released;
-                        next = s;
-                        next.arrival = released;
-                    }
+            if (a.waited()) {  // a semaphore wait released it: the latest one
+                if (a.has_releaser()) {
+                    const sem_id s = a.releaser_sem();
+                    const std::size_t k = a.releaser_index();
+                    if (s < engine_count)
+                        next = {step::instruction, s, k, log.instructions[s][k].complete(), true};
+                    else
+                        next = {step::transfer, s - engine_count, k,
+                                log.transfers[s - engine_count][k].done(), true};
                 }
                 if (next.kind != step::none) add(sync, next.arrival, a.ready());
             } else if (i > 0) {  // program order: the previous instruction let it go

@@ -147,9 +147,9 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     if (m_log) {
         const double now = in_ns(sim_time());
         const auto ns_of = in_ns;
-        m_log->transfers[m_index][m_started - 1] =
+        m_log->transfers[m_index].push_back(
             transfer_activity(now + ns_of(delay), now + ns_of(start), now + ns_of(chunks_end),
-                              now + ns_of(memory_end), last_side, ns_of(m_last_done));
+                              now + ns_of(memory_end), last_side, ns_of(m_last_done), place));
     }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);
 }

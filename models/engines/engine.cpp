@@ -248,10 +248,12 @@ void engine_base::run_stream() {
         m_last_complete = std::max(m_last_complete, now + t.complete);
         if (m_log) {
             const auto ns_of = in_ns;
-            m_log->instructions[std::size_t(m_kind)][m_next] = instruction_activity(
+            instruction_activity a(
                 ns_of(t0), ns_of(now),
                 ns_of(t.background ? now + t.held : std::max(now + t.held, busy_before)),
-                ns_of(t.lead), ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete));
+                ns_of(t.lead), ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete), at);
+            m_log->note_releaser(a, ins.waits);
+            m_log->instructions[std::size_t(m_kind)].push_back(a);
             if (ins.op == opcode::dma_trigger) m_log->rings[ins.queue].emplace_back(m_kind, m_next);
         }
         ++m_next;
