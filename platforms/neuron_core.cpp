@@ -146,9 +146,18 @@ void neuron_core::load(const program& p) {
             "a deadlock stopped this platform's engines in the middle of a program: run the "
             "next kernel in a new process");
     check(p);
-    m_program = &p;
+    m_whole = std::make_unique<whole_program>(p);
+    load(*m_whole);
+}
+
+void neuron_core::load(program_source& source) {
+    if (m_stopped)
+        throw user_error(
+            "a deadlock stopped this platform's engines in the middle of a program: run the "
+            "next kernel in a new process");
+    if (&source != m_whole.get()) m_whole.reset();
+    m_program = &source;
     m_begin = sc_core::sc_time_stamp();
-    m_sbuf_high_water = 0;
     m_router.reset_stats();
     for (hbm_channel* c : m_stack)
         c->reset_stats();
@@ -157,33 +166,23 @@ void neuron_core::load(const program& p) {
         b->reset_stats();
     for (auto& e : m_dma_engines)
         e->reset_stats();
-    m_sems.resize(engine_count + p.queues.size());
-    m_activity.reset(p.queues.size());
+    m_sems.resize(engine_count + source.queue_count());
+    m_activity.reset(source.queue_count());
     m_activity.launch_begin = m_begin.to_seconds() * 1e9;
     m_activity.launch_end = (m_begin + m_launch).to_seconds() * 1e9;
     for (auto& e : m_engines) {
         e->set_activity_log(&m_activity);
-        e->load(&p.engines[std::size_t(e->engine_type())], &p.sources, m_launch);
+        e->load(&source, m_launch);
     }
-    for (auto& q : m_dma_queues)
+    for (auto& q : m_dma_queues) {
         q->set_activity_log(&m_activity);
-    for (std::size_t q = 0; q < m_dma_queues.size(); ++q)
-        m_dma_queues[q]->load(q < p.queues.size() ? &p.queues[q] : nullptr, &p.sources);
-    for (const auto& s : p.engines)
-        for (const auto& ins : s)
-            for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1})
-                if (o->valid() && o->space == mem_space::sbuf)
-                    m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
-    for (const auto& q : p.queues)
-        for (const auto& t : q)
-            for (const operand* o : {&t.dst, &t.src})
-                if (o->space == mem_space::sbuf)
-                    m_sbuf_high_water = std::max(m_sbuf_high_water, o->offset + o->row_bytes());
+        q->load(&source);
+    }
 }
 
 void neuron_core::write_inputs() {
     if (m_functional && m_program)
-        for (const auto& r : m_program->regions)
+        for (const auto& r : m_program->regions())
             if (r.input) write_hbm(r.offset, region_initial_bytes(r));
 }
 
@@ -240,10 +239,11 @@ void neuron_core::run() {
             for (const auto& q : m_dma_queues)
                 done += q->transfers();
             const double wall = std::chrono::duration<double>(now - t0).count();
-            std::fprintf(stderr, "\rsim: %llu of %zu instructions, %.3f us simulated, %.2f M/s ",
-                         static_cast<unsigned long long>(done), m_program->instruction_count(),
-                         (sc_core::sc_time_stamp() - m_begin).to_seconds() * 1e6,
-                         done / wall / 1e6);
+            const std::size_t total = m_program->size_hint();
+            std::fprintf(
+                stderr, "\rsim: %llu of %s instructions, %.3f us simulated, %.2f M/s ",
+                static_cast<unsigned long long>(done), total ? std::to_string(total).c_str() : "?",
+                (sc_core::sc_time_stamp() - m_begin).to_seconds() * 1e6, done / wall / 1e6);
             shown = true;
         }
         if (shown) std::fprintf(stderr, "\r%*s\r", 72, "");
@@ -271,7 +271,7 @@ void neuron_core::finish(const sc_core::sc_time& end) {
     m_end = end;
     if (m_program) {
         std::vector<critical_segment> segments;
-        m_critical = analyse_critical_path(m_activity, m_program->sources.names.size(),
+        m_critical = analyse_critical_path(m_activity, m_program->sources().names.size(),
                                            m_timeline ? &segments : nullptr);
         if (m_timeline) {  // the path as a track: what held the kernel, when
             std::sort(segments.begin(), segments.end(),
@@ -323,8 +323,13 @@ void neuron_core::report(stats_tree& s) const {
     s.add("total_time_us", total / 1e3, "us", "kernel time in microseconds");
     s.add("launch_overhead_ns", m_launch.to_seconds() * 1e9, "ns",
           "fixed launch cost included in total_time_ns");
-    s.add("instructions", m_program ? static_cast<double>(m_program->instruction_count()) : 0,
-          "count", "engine instructions plus DMA transfers simulated");
+    std::uint64_t simulated = 0;
+    for (const auto& e : m_engines)
+        simulated += e->instructions();
+    for (const auto& q : m_dma_queues)
+        simulated += q->transfers();
+    s.add("instructions", static_cast<double>(simulated), "count",
+          "engine instructions plus DMA transfers simulated");
     const double peak = m_pe->peak_flops_per_ns();
     s.add("mfu_pct", total > 0 ? 100.0 * m_pe->matmul_flops() / (total * peak) : 0, "%",
           "Tensor-engine matmul FLOPs / (kernel time x bf16 peak)");
@@ -406,7 +411,7 @@ void neuron_core::report(stats_tree& s) const {
     for (std::size_t i = 0; i < m_dma_engines.size(); ++i)
         port_stats("dma.engines.e" + std::to_string(i), m_dma_engines[i]->port(),
                    "time moving rows", "chunks' time waiting for the engine (summed over chunks)");
-    for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queues.size();
+    for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queue_count();
          ++q) {
         const std::string k = "dma.queues.q" + std::to_string(q);
         s.add(k + ".transfers", static_cast<double>(m_dma_queues[q]->transfers()), "count",
@@ -417,7 +422,8 @@ void neuron_core::report(stats_tree& s) const {
     s.add("hbm.write_bytes", static_cast<double>(wr), "B", "bytes written to HBM");
     s.add("hbm.bandwidth_gbps", total > 0 ? (rd + wr) / total : 0, "GB/s",
           "achieved HBM bandwidth over the kernel time");
-    s.add("sbuf.high_water_bytes", static_cast<double>(m_sbuf_high_water), "B",
+    s.add("sbuf.high_water_bytes",
+          static_cast<double>(m_program ? m_program->sbuf_high_water() : 0), "B",
           "highest SBUF byte used in any partition");
     s.add("sbuf.port_wait_ns", m_router.shared_port(false).wait_total().to_seconds() * 1e9, "ns",
           "time engines queued on the shared SBUF port");
@@ -461,7 +467,7 @@ void neuron_core::report(stats_tree& s) const {
         s.add("critical_path.bound_pct", cp.bound_pct(), "%",
               "that resource's share of the critical path");
         add_limiter_stats(s);
-        if (!m_program->sources.empty()) add_line_stats(s);
+        if (!m_program->sources().empty()) add_line_stats(s);
     }
 }
 
@@ -488,7 +494,7 @@ std::string place_key(const std::string& place, std::set<std::string>& used) {
 }  // namespace
 
 void neuron_core::add_line_stats(stats_tree& s) const {
-    const program_sources& src = m_program->sources;
+    const program_sources& src = m_program->sources();
     const std::size_t places = src.names.size() + 1;
     const double total = s.get("total_time_ns");
     std::size_t shown = 0;
@@ -506,14 +512,14 @@ void neuron_core::add_line_stats(stats_tree& s) const {
         std::uint64_t instructions = 0, transfers = 0, bytes = 0;
         double busy = 0, wait = 0;
         for (const auto& e : m_engines) {
-            const place_cost& c = e->by_place()[at];
+            const place_cost c = e->by_place(at);
             instructions += c.instructions;
             busy += c.busy_ns;
             wait += c.wait_ns;
         }
         for (const auto& q : m_dma_queues) {
-            transfers += q->by_place()[at].first;
-            bytes += q->by_place()[at].second;
+            transfers += q->by_place(at).first;
+            bytes += q->by_place(at).second;
         }
         double path = 0, most = 0;
         std::string bound;
@@ -536,7 +542,7 @@ void neuron_core::add_line_stats(stats_tree& s) const {
         s.add(k + ".busy_ns", busy, "ns", "their data-path time, summed over engines");
         s.add(k + ".wait_ns", wait, "ns", "engines' idle time waiting on semaphores before them");
         for (const auto& e : m_engines) {
-            const place_cost& c = e->by_place()[at];
+            const place_cost c = e->by_place(at);
             if (c.instructions == 0) continue;
             const std::string ek = k + ".engines." + engine_name(e->engine_type());
             s.add(ek + ".instructions", static_cast<double>(c.instructions), "count",
@@ -555,7 +561,7 @@ void neuron_core::add_line_stats(stats_tree& s) const {
                 mine = dma_bytes > 0 ? ns * static_cast<double>(bytes) / dma_bytes : 0;
             else
                 for (const auto& e : m_engines)
-                    if (r == engine_name(e->engine_type())) mine = e->by_place()[at].busy_ns;
+                    if (r == engine_name(e->engine_type())) mine = e->by_place(at).busy_ns;
             floor = std::max(floor, ns - mine);
         }
         const double saving =

@@ -6,6 +6,7 @@
 #include "core/limiter.h"
 #include "core/params.h"
 #include "core/program.h"
+#include "core/program_source.h"
 #include "core/semaphores.h"
 #include "core/stats.h"
 #include "dma/dma_engine.h"
@@ -48,6 +49,10 @@ class neuron_core : public sc_core::sc_module {
     // limits or an engine cannot execute one of its instructions (what load() checks first).
     void check(const program& p) const;
     void load(const program& p);
+    // A program delivered while it runs (it must outlive the run): each entry it delivers was
+    // checked as check() would (program_stream's producer does it); its regions are ignored
+    // (no functional mode).
+    void load(program_source& source);
     void run();
     // What run() does once the simulation has stopped, for a chip that simulates several cores
     // at once: the kernel ends at `end` (its last completion, last_completion()).
@@ -106,12 +111,12 @@ class neuron_core : public sc_core::sc_module {
     std::vector<std::unique_ptr<dma_queue>> m_dma_queues;
     std::vector<std::unique_ptr<engine_base>> m_engines;  // pe, dve, act, pool, sp
     tensor_engine* m_pe = nullptr;
-    const program* m_program = nullptr;
+    std::unique_ptr<whole_program> m_whole;  // the last whole program loaded, as a source
+    program_source* m_program = nullptr;     // the program of the last load()
     sc_core::sc_time m_begin, m_end;
     bool m_elaborated = false;  // the first run has started: sockets are bound
     bool m_progress = false;
-    bool m_stopped = false;  // a deadlock left its engines mid-program: it runs no more
-    std::uint64_t m_sbuf_high_water = 0;
+    bool m_stopped = false;    // a deadlock left its engines mid-program: it runs no more
     activity_log m_activity;   // for the critical path of the last program
     critical_path m_critical;  // that path, analysed when the program ends
     timeline* m_timeline = nullptr;

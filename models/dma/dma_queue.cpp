@@ -28,10 +28,10 @@ dma_queue::~dma_queue() {
     m_mem.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
-void dma_queue::load(const std::vector<dma_transfer>* transfers, const program_sources* sources) {
-    m_transfers = transfers;
-    m_sources = sources;
-    m_by_place.assign(sources ? sources->names.size() + 1 : 1, {0, 0});
+void dma_queue::load(program_source* program) {
+    m_program = program;
+    m_window = {};
+    m_by_place.assign(program ? program->sources().names.size() + 1 : 1, {0, 0});
     m_started = 0;
     m_bytes = 0;
     m_last_done = sim_time();
@@ -47,7 +47,12 @@ void dma_queue::set_timeline(timeline* t) {
 
 void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
-    const dma_transfer& t = (*m_transfers)[m_started++];
+    // (validation saw to it that every doorbell has a transfer to start)
+    if (!m_window.holds(m_started) &&
+        (!m_program || !m_program->fetch_transfer(m_index, m_started, m_window)))
+        throw std::logic_error("dma queue " + std::to_string(m_index) + " rung with no transfer");
+    const std::uint32_t place = m_window.place(m_started);
+    const dma_transfer& t = m_window.at(m_started++);
     const operand& chip = t.dst.space != mem_space::hbm ? t.dst : t.src;
     const std::uint32_t first = chip.space == mem_space::hbm ? 0 : chip.partition;
     const sc_core::sc_time start = delay + m_fixed_latency;
@@ -118,9 +123,8 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         }
     }
     m_bytes += t.src.bytes();
-    const std::size_t k = m_started - 1;
-    const std::uint32_t place = m_sources ? m_sources->queue_id(m_index, k) : 0u;
-    auto& here = m_by_place[place < m_by_place.size() ? place : 0];
+    if (place >= m_by_place.size()) m_by_place.resize(place + 1);  // a place named since load()
+    auto& here = m_by_place[place];
     ++here.first;
     here.second += t.src.bytes();
     const sc_core::sc_time at = sim_time() + done;
@@ -139,7 +143,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
             (end - from).to_seconds() * 1e9,
             "{\"bytes\":" + std::to_string(t.src.bytes()) +
                 ",\"rows\":" + std::to_string(t.src.partitions) +
-                (place != 0 ? ",\"line\":" + nlohmann::json(m_sources->name(place)).dump()
+                (place != 0 ? ",\"line\":" + nlohmann::json(m_program->sources().name(place)).dump()
                             : std::string()) +
                 "}");
     }

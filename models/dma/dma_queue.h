@@ -11,6 +11,7 @@
 #include "core/params.h"
 #include "core/port.h"
 #include "core/program.h"
+#include "core/program_source.h"
 #include "core/semaphores.h"
 #include "core/timeline.h"
 #include "dma/dma_engine.h"
@@ -35,8 +36,8 @@ class dma_queue : public sc_core::sc_module {
     dma_queue(const dma_queue&) = delete;
     dma_queue& operator=(const dma_queue&) = delete;
 
-    // The transfers to run and where they came from (their program's sources; null for none).
-    void load(const std::vector<dma_transfer>* transfers, const program_sources* sources);
+    // The program whose stream of this queue's transfers to run (null: none).
+    void load(program_source* program);
     // Every engine bound to `engines`, in binding order, in groups of core.dma.engines: a
     // transfer goes to the group whose engines it would use free first (the lowest such group
     // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
@@ -46,11 +47,12 @@ class dma_queue : public sc_core::sc_module {
     void set_activity_log(activity_log* log) { m_log = log; }
     std::uint64_t transfers() const { return m_started; }
     std::uint64_t bytes() const { return m_bytes; }
-    // Transfers started and bytes moved per source place (indexed by place id, 0: none).
-    const std::vector<std::pair<std::uint64_t, std::uint64_t>>& by_place() const {
-        return m_by_place;
+    // Transfers started and bytes moved per source place (indexed by place id, 0: none; places
+    // past its end moved nothing).
+    std::pair<std::uint64_t, std::uint64_t> by_place(std::size_t place) const {
+        return place < m_by_place.size() ? m_by_place[place]
+                                         : std::pair<std::uint64_t, std::uint64_t>{};
     }
-    bool finished() const { return !m_transfers || m_started == m_transfers->size(); }
 
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -62,10 +64,10 @@ class dma_queue : public sc_core::sc_module {
     std::vector<const dma_engine*> m_bound;
     std::uint32_t m_partitions_per_engine;
     sc_core::sc_time m_fixed_latency;
-    const std::vector<dma_transfer>* m_transfers = nullptr;
+    program_source* m_program = nullptr;
+    stream_window<dma_transfer> m_window;  // the program's transfers in memory
     std::size_t m_started = 0;
     std::uint64_t m_bytes = 0;
-    const program_sources* m_sources = nullptr;
     std::vector<std::pair<std::uint64_t, std::uint64_t>> m_by_place;
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;

@@ -72,11 +72,11 @@ engine_base::~engine_base() {
     m_trans.clear_extension(&m_ext);  // a payload frees the extensions it still holds
 }
 
-void engine_base::load(const std::vector<instruction>* stream, const program_sources* sources,
-                       const sc_core::sc_time& start) {
-    m_stream = stream;
-    m_sources = sources;
-    m_by_place.assign(sources ? sources->names.size() + 1 : 1, place_cost{});
+void engine_base::load(program_source* program, const sc_core::sc_time& start) {
+    m_program = program;
+    m_window = {};
+    m_ended = false;
+    m_by_place.assign(program ? program->sources().names.size() + 1 : 1, place_cost{});
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
     m_by_opcode.fill({0, 0.0});
@@ -168,15 +168,19 @@ sc_core::sc_time engine_base::access_operand(tlm::tlm_command cmd, const operand
 void engine_base::run() {
     for (;;) {  // one program per go event: the platform can run several programs in turn
         sc_core::wait(m_go);
-        if (m_stream) run_stream();
+        if (m_program) run_stream();
     }
 }
 
 void engine_base::run_stream() {
     const char* stream_name = engine_name(m_kind);
     const sem_id own = semaphore_of_engine(m_kind);
-    while (m_next < m_stream->size()) {
-        const instruction& ins = (*m_stream)[m_next];
+    for (;;) {
+        if (!m_window.holds(m_next) && !m_program->fetch_instruction(m_kind, m_next, m_window)) {
+            m_ended = true;
+            break;
+        }
+        const instruction& ins = m_window.at(m_next);
         const sc_core::sc_time t0 = sim_time();
         sem_id released_by = 0;
         bool waited = false;
@@ -199,8 +203,9 @@ void engine_base::run_stream() {
         // had freed (a pipelined engine's thread may wait while that is still busy), then for
         // ports or the pipeline.
         const sc_core::sc_time free = std::max(t0, m_busy_end);
-        const std::uint32_t at = m_sources ? m_sources->engine_id(m_kind, m_next) : 0u;
-        place_cost& here = m_by_place[at < m_by_place.size() ? at : 0];
+        const std::uint32_t at = m_window.place(m_next);
+        if (at >= m_by_place.size()) m_by_place.resize(at + 1);  // a place named since load()
+        place_cost& here = m_by_place[at];
         if (now > free) {
             here.wait_ns += in_ns(now - free);
             m_stall_sem += now - free;
@@ -213,7 +218,8 @@ void engine_base::run_stream() {
             if (ins.op == opcode::dma_trigger) name += " q" + std::to_string(ins.queue);
             if (ins.alu != alu_op::bypass) name += std::string(" ") + alu_name(ins.alu);
             std::string args = "{\"index\":" + std::to_string(m_next);
-            if (at != 0) args += ",\"line\":" + nlohmann::json(m_sources->name(at)).dump();
+            if (at != 0)
+                args += ",\"line\":" + nlohmann::json(m_program->sources().name(at)).dump();
             if (ins.op == opcode::dma_trigger) args += ",\"queue\":" + std::to_string(ins.queue);
             for (const auto& [key, op] : {std::pair<const char*, const operand*>{"dst", &ins.dst},
                                           {"src0", &ins.src0},

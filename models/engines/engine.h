@@ -10,6 +10,7 @@
 #include "core/access.h"
 #include "core/params.h"
 #include "core/port.h"
+#include "core/program_source.h"
 #include "core/semaphores.h"
 #include "core/timeline.h"
 #include "engines/cost_table.h"
@@ -56,11 +57,10 @@ class engine_base : public sc_core::sc_module {
     engine_base(const engine_base&) = delete;
     engine_base& operator=(const engine_base&) = delete;
 
-    // The stream to run, where its instructions came from (its program's sources; null for
-    // none), and how long after now the first instruction may issue (the launch overhead).
-    // Restarts the statistics; callable again once the previous stream finished.
-    void load(const std::vector<instruction>* stream, const program_sources* sources,
-              const sc_core::sc_time& start);
+    // The program whose stream of this engine's instructions to run (null: none), and how long
+    // after now the first instruction may issue (the launch overhead). Restarts the
+    // statistics; callable again once the previous stream finished.
+    void load(program_source* program, const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
     // Records when each instruction waited, ran and released (core/critical_path.h).
@@ -78,11 +78,14 @@ class engine_base : public sc_core::sc_module {
     // Data-path idle time (ns) waiting on each semaphore (indexed by semaphore): the wait that
     // released the instruction.
     const std::vector<double>& stall_by_semaphore() const { return m_stall_by_sem; }
-    // What the instructions of each source place cost (indexed by place id, 0: none).
-    const std::vector<place_cost>& by_place() const { return m_by_place; }
+    // What the instructions of each source place cost (indexed by place id, 0: none; places
+    // past its end cost nothing).
+    place_cost by_place(std::size_t place) const {
+        return place < m_by_place.size() ? m_by_place[place] : place_cost{};
+    }
     virtual std::string check(const instruction& ins) const = 0;
 
-    bool finished() const { return !m_stream || m_next == m_stream->size(); }
+    bool finished() const { return !m_program || m_ended; }
     engine_kind engine_type() const { return m_kind; }
     double clock_ghz() const { return m_clock_ghz; }
     std::uint64_t instructions() const { return m_next; }
@@ -116,7 +119,9 @@ class engine_base : public sc_core::sc_module {
     void run_stream();
 
     semaphore_bank& m_sems;
-    const std::vector<instruction>* m_stream = nullptr;
+    program_source* m_program = nullptr;
+    stream_window<instruction> m_window;  // the program's instructions in memory
+    bool m_ended = false;                 // the stream has ended
     sc_core::sc_event m_go;
     std::size_t m_next = 0;
     sc_core::sc_time m_busy, m_stall_sem, m_stall_port, m_last_complete;
@@ -127,7 +132,6 @@ class engine_base : public sc_core::sc_module {
     std::size_t m_sync_core = 0;
     std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
     std::vector<double> m_stall_by_sem;
-    const program_sources* m_sources = nullptr;
     std::vector<place_cost> m_by_place;
     std::size_t m_track = 0, m_background_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array

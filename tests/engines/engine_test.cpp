@@ -189,6 +189,15 @@ class harness : public sc_core::sc_module {
     trn::engine sp{"sp", engine_kind::sp, test_config(), sems, true};
 
     std::vector<double> reached[trn::engine_count];  // [engine][k-1]
+    const trn::program prog = [] {
+        trn::program p;
+        p.engines[std::size_t(engine_kind::dve)] = dve_stream;
+        p.engines[std::size_t(engine_kind::act)] = act_stream;
+        p.engines[std::size_t(engine_kind::pool)] = pool_stream;
+        p.engines[std::size_t(engine_kind::sp)] = sp_stream;
+        return p;
+    }();
+    trn::whole_program source{prog};
 
     explicit harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
         debug.bind(router.in);
@@ -200,10 +209,10 @@ class harness : public sc_core::sc_module {
             e->out.bind(router.in);
         sems.resize(trn::engine_count + queues);
         const sc_time launch = trn::ns(launch_ns());
-        dve.load(&dve_stream, nullptr, launch);
-        act.load(&act_stream, nullptr, launch);
-        pool.load(&pool_stream, nullptr, launch);
-        sp.load(&sp_stream, nullptr, launch);
+        dve.load(&source, launch);
+        act.load(&source, launch);
+        pool.load(&source, launch);
+        sp.load(&source, launch);
         SC_THREAD(monitor_dve);
         SC_THREAD(monitor_act);
         SC_THREAD(monitor_pool);
