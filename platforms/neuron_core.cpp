@@ -128,16 +128,34 @@ program_limits neuron_core::limits() const {
 
 void neuron_core::check(const program& p) const {
     validate_program(p, m_limits);
-    for (const auto& e : m_engines) {
-        const auto& stream = p.engines[std::size_t(e->engine_type())];
-        for (std::size_t i = 0; i < stream.size(); ++i) {
-            const std::string why = e->check(stream[i]);
-            if (!why.empty())
-                throw user_error(std::string(engine_name(e->engine_type())) + " instruction " +
-                                 std::to_string(i) + " (" + opcode_name(stream[i].op) +
-                                 "): " + why);
-        }
+    for (const auto e : all_engines) {
+        const auto& stream = p.engines[std::size_t(e)];
+        for (std::size_t i = 0; i < stream.size(); ++i)
+            check_on_engine(e, i, stream[i]);
     }
+}
+
+void neuron_core::check_on_engine(engine_kind e, std::size_t index, const instruction& ins) const {
+    const std::string why = m_engines[std::size_t(e)]->check(ins);
+    if (!why.empty())
+        throw user_error(std::string(engine_name(e)) + " instruction " + std::to_string(index) +
+                         " (" + opcode_name(ins.op) + "): " + why);
+}
+
+void neuron_core::check_entry(engine_kind e, std::size_t index, const instruction& ins) const {
+    const auto where = [&] {
+        return std::string(engine_name(e)) + " instruction " + std::to_string(index) + " (" +
+               opcode_name(ins.op) + ")";
+    };
+    check_instruction(ins, e, m_limits, m_limits.hbm_bytes, std::cref(where));
+    check_on_engine(e, index, ins);
+}
+
+void neuron_core::check_entry(std::size_t q, std::size_t index, const dma_transfer& t) const {
+    const auto where = [&] {
+        return "q" + std::to_string(q) + " transfer " + std::to_string(index);
+    };
+    check_transfer(t, m_limits, m_limits.hbm_bytes, std::cref(where));
 }
 
 void neuron_core::load(const program& p) {
@@ -269,6 +287,7 @@ sc_core::sc_time neuron_core::last_completion() const {
 
 void neuron_core::finish(const sc_core::sc_time& end) {
     m_end = end;
+    if (m_program) m_program->end_of_run();
     if (m_program) {
         std::vector<critical_segment> segments;
         m_critical = analyse_critical_path(m_activity, m_program->sources().names.size(),

@@ -48,6 +48,12 @@ class neuron_core : public sc_core::sc_module {
     // Throws user_error naming the stream and instruction when `p` does not fit this core's
     // limits or an engine cannot execute one of its instructions (what load() checks first).
     void check(const program& p) const;
+    // What check() checks of one instruction or transfer alone, `index` its place in its stream
+    // (the HBM it may reach: the platform's), for a program checked as it is built
+    // (program_stream). It reads only the platform's configuration, so the stream's producer
+    // thread may call it while the core simulates.
+    void check_entry(engine_kind e, std::size_t index, const instruction& ins) const;
+    void check_entry(std::size_t q, std::size_t index, const dma_transfer& t) const;
     void load(const program& p);
     // A program delivered while it runs (it must outlive the run): each entry it delivers was
     // checked as check() would (program_stream's producer does it); its regions are ignored
@@ -94,6 +100,8 @@ class neuron_core : public sc_core::sc_module {
     // The lines.* statistics: per source place of the program (program_sources), what its
     // instructions and transfers cost and its share of the critical path.
     void add_line_stats(stats_tree& stats) const;
+    // Throws user_error when engine `e` cannot run `ins` (entry `index` of its stream).
+    void check_on_engine(engine_kind e, std::size_t index, const instruction& ins) const;
     void start_of_simulation() override;
     void write_inputs();
 

@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/program_stream.h"
 #include "core/timeline.h"
 #include "core/trace.h"
 #include "core/units.h"
@@ -308,30 +309,53 @@ int run(int argc, char** argv) {
     std::vector<fleet_row> rows;
     for (const auto& given : cases) {
         trn::built_kernel kernel;
-        if (!w) {
-            kernel.prog = trn::read_trace_file(trace_file);
-            kernel.description = "trace " + trace_file;
+        const std::optional<trn::workload_params> wp =
+            w ? std::optional<trn::workload_params>(std::in_place, w->name(), w->params(), given)
+              : std::nullopt;
+        // A driver's kernel on one core, timed only, is built while it runs (its memory stays
+        // flat in the kernel's length); a run that needs the program whole builds it first.
+        const bool streamed = w && !chip && !functional && !trace_out && timeline_file.empty() &&
+                              w->may_stream(*wp) && !std::getenv("TRNSIM_WHOLE_PROGRAM");
+        trn::timeline tl;
+        std::optional<trn::program_stream> stream;  // (the core reads it until its report)
+        if (streamed) {
+            stream.emplace(
+                core.limits().dma_queues,
+                [&](trn::engine_kind e, std::size_t i, const trn::instruction& ins) {
+                    core.check_entry(e, i, ins);
+                },
+                [&](std::size_t q, std::size_t i, const trn::dma_transfer& t) {
+                    core.check_entry(q, i, t);
+                });
+            stream->count([&] { kernel = w->build(*wp, cfg, core.limits()); });
+            cfg.check_all_read();
+            stream->start([&] { w->build(*wp, cfg, core.limits()); });
+            core.load(*stream);
+            core.run();
         } else {
-            kernel =
-                w->build(trn::workload_params(w->name(), w->params(), given), cfg, core.limits());
+            if (!w) {
+                kernel.prog = trn::read_trace_file(trace_file);
+                kernel.description = "trace " + trace_file;
+            } else {
+                kernel = w->build(*wp, cfg, core.limits());
+            }
+            cfg.check_all_read();
+            if (trace_out) {
+                trn::write_trace(trace_out->stream(), kernel.prog);
+                trace_out->commit();
+            }
+            if (chip) {
+                chip->load(kernel.prog);
+                if (!timeline_file.empty()) chip->set_timeline(&tl);
+                chip->run();
+            } else {
+                core.load(kernel.prog);
+                if (!timeline_file.empty()) core.set_timeline(&tl);
+                core.run();
+            }
         }
-        cfg.check_all_read();
         for (const auto& warning : kernel.warnings)
             std::fprintf(stderr, "sim: warning: %s\n", warning.c_str());
-        if (trace_out) {
-            trn::write_trace(trace_out->stream(), kernel.prog);
-            trace_out->commit();
-        }
-        trn::timeline tl;
-        if (chip) {
-            chip->load(kernel.prog);
-            if (!timeline_file.empty()) chip->set_timeline(&tl);
-            chip->run();
-        } else {
-            core.load(kernel.prog);
-            if (!timeline_file.empty()) core.set_timeline(&tl);
-            core.run();
-        }
         if (timeline_out) {
             tl.write(timeline_out->stream());
             timeline_out->commit();

@@ -68,6 +68,9 @@ class workload {
     }
     virtual built_kernel build(const workload_params& p, const config& cfg,
                                const program_limits& limits) const = 0;
+    // Whether build() may run while its program is simulated (program_stream): not when the
+    // program is needed whole (a kernel that places its own tiles, checked for races).
+    virtual bool may_stream(const workload_params&) const { return true; }
 };
 
 const std::vector<const workload*>& all_workloads();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 
 #include "core/error.h"
@@ -291,6 +292,184 @@ void check_operand(const operand& op, const char* role, const program_limits& li
 
 }  // namespace
 
+void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint64_t hbm_bytes,
+                    const std::function<std::string()>& where) {
+    check_operand(t.dst, "dst", lim, hbm_bytes, where);
+    check_operand(t.src, "src", lim, hbm_bytes, where);
+    if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
+        throw user_error(where() + ": DMA cannot reach PSUM");
+    if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
+        throw user_error(where() + ": DMA operands must be contiguous in each row");
+    if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
+        throw user_error(where() + ": dst and src differ in rows or elements per row");
+}
+
+void check_instruction(const instruction& ins, engine_kind e, const program_limits& lim,
+                       std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
+    switch (ins.op) {
+        case opcode::dma_trigger:  // (its queue: validate_program)
+            break;
+        case opcode::matmul:
+            check_operand(ins.src1, "src1", lim, hbm_bytes, where);
+            [[fallthrough]];
+        case opcode::transpose:
+            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
+            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
+            if (e != engine_kind::pe) {  // the Vector engine's 32 x 32 transpose
+                if (ins.op != opcode::transpose)
+                    throw user_error(where() + ": matmul runs on the Tensor engine (pe)");
+                if (ins.dst.space == mem_space::hbm || ins.src0.space == mem_space::hbm)
+                    throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                if (ins.dst.partitions != ins.src0.elems || ins.dst.elems != ins.src0.partitions ||
+                    ins.dst.partitions > 32 || ins.dst.elems > 32)
+                    throw user_error(where() +
+                                     ": a Vector-engine transpose takes [P, F] "
+                                     "to [F, P], at most 32 x 32");
+                break;
+            }
+            if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
+                (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
+                throw user_error(where() + ": the Tensor engine reads SBUF and writes PSUM");
+            break;
+        case opcode::core_barrier:  // no operands; its number
+            if (ins.imm < 1 || ins.imm != static_cast<std::uint32_t>(ins.imm))
+                throw user_error(where() + ": core_barrier's imm is its number, 1, 2, ...");
+            break;
+        case opcode::topk: {
+            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
+            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
+            check_operand(ins.dst1, "dst1", lim, hbm_bytes, where);
+            const double n = ins.imm, k = ins.imm1;
+            if (n != static_cast<std::uint32_t>(n) || n < 8 || n >= 65536 ||
+                k != static_cast<std::uint32_t>(k) || k < 1 || k >= 32768 || k > n)
+                throw user_error(where() + ": topk takes 8 <= imm (n) < 65536 and " +
+                                 "1 <= imm1 (k) <= n, k < 32768, whole numbers");
+            const auto cols = static_cast<std::uint32_t>((k + 15) / 16);
+            for (const operand* o : {&ins.dst, &ins.dst1, &ins.src0})
+                if (o->space != mem_space::sbuf)
+                    throw user_error(where() + ": topk reads and writes SBUF only");
+            if (ins.src0.type != dtype::bfloat16 || ins.dst.type != dtype::bfloat16 ||
+                ins.dst1.type != dtype::uint32)
+                throw user_error(where() + ": topk takes bf16 src0 and dst, uint32 dst1");
+            if (ins.src0.partitions % 16 != 0 || ins.dst.partitions != ins.src0.partitions ||
+                ins.dst1.partitions != ins.src0.partitions)
+                throw user_error(where() + ": topk's operands have the same partition " +
+                                 "count, a multiple of 16");
+            if (ins.dst.elems != cols || ins.dst1.elems != cols ||
+                ins.src0.elems < static_cast<std::uint32_t>((n + 15) / 16))
+                throw user_error(
+                    where() + ": topk's dst and dst1 have ceil(k / 16) = " + std::to_string(cols) +
+                    " columns and src0 at least " + "ceil(n / 16)");
+            break;
+        }
+        case opcode::tensor_tensor:
+        case opcode::scalar_tensor_tensor:
+        case opcode::tensor_tensor_scan:
+        case opcode::select:
+            check_operand(ins.src1, "src1", lim, hbm_bytes, where);
+            if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
+                throw user_error(where() + ": both inputs in PSUM is not supported");
+            [[fallthrough]];
+        case opcode::find_index8:
+        case opcode::tensor_scalar:
+        case opcode::activation:
+        case opcode::activation_reduce:
+        case opcode::exponential:
+        case opcode::tensor_scalar_reduce:
+        case opcode::range_select:
+            for (const auto& [extra, role] :
+                 {std::pair<const operand*, const char*>{&ins.src2, "src2"}, {&ins.dst1, "dst1"}}) {
+                if (!extra->valid()) continue;
+                check_operand(*extra, role, lim, hbm_bytes, where);
+                if (extra->space == mem_space::hbm)
+                    throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+                const bool full = ins.op == opcode::select && extra == &ins.src2 &&
+                                  extra->elems == ins.dst.elems;  // select's else-tile
+                if (extra->partitions != ins.dst.partitions || (extra->elems != 1 && !full))
+                    throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
+                                     "partition count");
+            }
+            if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
+                ins.op != opcode::exponential && ins.op != opcode::tensor_scalar_reduce &&
+                ins.op != opcode::select && ins.op != opcode::range_select)
+                throw user_error(where() + ": dst1 (a reduction) is given only with " +
+                                 "the *_reduce opcodes");
+            if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
+                throw user_error(where() + ": tensor_scalar_reduce needs dst1");
+            if (ins.op == opcode::range_select && (!ins.src1.valid() || !ins.src2.valid()))
+                throw user_error(where() + ": range_select needs src1 and src2 (its bounds)");
+            if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
+                ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
+                check_operand(ins.src1, "src1", lim, hbm_bytes, where);
+            [[fallthrough]];
+        case opcode::tensor_copy:
+        case opcode::bn_stats:
+        case opcode::bn_aggr:
+        case opcode::reciprocal:
+        case opcode::affine_select:
+        case opcode::tensor_reduce:
+        case opcode::max8:
+            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
+            [[fallthrough]];
+        case opcode::memset:
+        case opcode::iota:
+            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
+            if (ins.dst.space == mem_space::hbm ||
+                (ins.src0.valid() && ins.src0.space == mem_space::hbm))
+                throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+            if (ins.src1.valid() && ins.src1.space == mem_space::hbm)
+                throw user_error(where() + ": engines cannot access HBM (use a DMA)");
+            if (ins.src0.valid() && ins.src0.partitions != ins.dst.partitions)
+                throw user_error(where() + ": src0 and dst partition counts differ");
+            if (ins.src1.valid() && ins.src1.partitions != ins.dst.partitions)
+                throw user_error(where() + ": src1 and dst partition counts differ");
+            switch (ins.op) {
+                case opcode::tensor_reduce:
+                    if (ins.src0.elems % ins.dst.elems != 0)
+                        throw user_error(where() + ": dst's " + std::to_string(ins.dst.elems) +
+                                         " elements do not divide src0's " +
+                                         std::to_string(ins.src0.elems) + " into groups");
+                    break;
+                case opcode::bn_stats:
+                    if (ins.dst.elems != 6 || ins.src0.elems > 512)
+                        throw user_error(where() +
+                                         ": bn_stats takes [P, N <= 512] and gives [P, 6]");
+                    break;
+                case opcode::bn_aggr:
+                    if (ins.dst.elems != 2 || ins.src0.elems % 3 != 0)
+                        throw user_error(where() + ": bn_aggr takes [P, 3k] and gives [P, 2]");
+                    break;
+                case opcode::max8:
+                case opcode::find_index8:
+                    if (ins.dst.elems != 8 || ins.src0.elems < 8 ||
+                        (ins.op == opcode::find_index8 && ins.src1.elems != 8))
+                        throw user_error(where() +
+                                         ": max8/find_index8 take [P, N >= 8] and give "
+                                         "[P, 8]");
+                    break;
+                case opcode::tensor_scalar:
+                case opcode::activation:
+                case opcode::activation_reduce:
+                case opcode::exponential:
+                case opcode::tensor_scalar_reduce:
+                case opcode::range_select:
+                    if (ins.src1.valid() && ins.src1.elems != 1)
+                        throw user_error(where() + ": a " + opcode_name(ins.op) +
+                                         " operand must be [P, 1]");
+                    [[fallthrough]];
+                default:
+                    if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
+                        throw user_error(where() + ": src0 and dst shapes differ");
+                    if ((ins.op == opcode::tensor_tensor || ins.op == opcode::select ||
+                         ins.op == opcode::scalar_tensor_tensor ||
+                         ins.op == opcode::tensor_tensor_scan) &&
+                        ins.src1.elems != ins.dst.elems)
+                        throw user_error(where() + ": src1 and dst shapes differ");
+            }
+            break;
+    }
+}
+
 void validate_program(const program& p, const program_limits& lim) {
     if (p.queues.size() > lim.dma_queues)
         throw user_error("program uses " + std::to_string(p.queues.size()) +
@@ -324,14 +503,7 @@ void validate_program(const program& p, const program_limits& lim) {
                                i) +
                        "q" + std::to_string(q) + " transfer " + std::to_string(i);
             };
-            check_operand(t.dst, "dst", lim, p.hbm_bytes, where);
-            check_operand(t.src, "src", lim, p.hbm_bytes, where);
-            if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
-                throw user_error(where() + ": DMA cannot reach PSUM");
-            if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
-                throw user_error(where() + ": DMA operands must be contiguous in each row");
-            if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
-                throw user_error(where() + ": dst and src differ in rows or elements per row");
+            check_transfer(t, lim, p.hbm_bytes, std::cref(where));
         }
     }
     for (auto e : all_engines)
@@ -355,180 +527,14 @@ void validate_program(const program& p, const program_limits& lim) {
                                      semaphore_name(w.sem) + " only ever reaches " +
                                      std::to_string(sem_total[w.sem]));
             }
-            switch (ins.op) {
-                case opcode::dma_trigger:
-                    if (ins.queue >= p.queues.size() ||
-                        triggers[ins.queue] >= p.queues[ins.queue].size())
-                        throw user_error(where() + ": triggers q" + std::to_string(ins.queue) +
-                                         ", which has no transfer left to start");
-                    ++triggers[ins.queue];
-                    break;
-                case opcode::matmul:
-                    check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
-                    [[fallthrough]];
-                case opcode::transpose:
-                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
-                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
-                    if (e != engine_kind::pe) {  // the Vector engine's 32 x 32 transpose
-                        if (ins.op != opcode::transpose)
-                            throw user_error(where() + ": matmul runs on the Tensor engine (pe)");
-                        if (ins.dst.space == mem_space::hbm || ins.src0.space == mem_space::hbm)
-                            throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                        if (ins.dst.partitions != ins.src0.elems ||
-                            ins.dst.elems != ins.src0.partitions || ins.dst.partitions > 32 ||
-                            ins.dst.elems > 32)
-                            throw user_error(where() +
-                                             ": a Vector-engine transpose takes [P, F] "
-                                             "to [F, P], at most 32 x 32");
-                        break;
-                    }
-                    if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
-                        (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
-                        throw user_error(where() +
-                                         ": the Tensor engine reads SBUF and writes PSUM");
-                    break;
-                case opcode::core_barrier:  // no operands; its number
-                    if (ins.imm < 1 || ins.imm != static_cast<std::uint32_t>(ins.imm))
-                        throw user_error(where() + ": core_barrier's imm is its number, 1, 2, ...");
-                    break;
-                case opcode::topk: {
-                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
-                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
-                    check_operand(ins.dst1, "dst1", lim, p.hbm_bytes, where);
-                    const double n = ins.imm, k = ins.imm1;
-                    if (n != static_cast<std::uint32_t>(n) || n < 8 || n >= 65536 ||
-                        k != static_cast<std::uint32_t>(k) || k < 1 || k >= 32768 || k > n)
-                        throw user_error(where() + ": topk takes 8 <= imm (n) < 65536 and " +
-                                         "1 <= imm1 (k) <= n, k < 32768, whole numbers");
-                    const auto cols = static_cast<std::uint32_t>((k + 15) / 16);
-                    for (const operand* o : {&ins.dst, &ins.dst1, &ins.src0})
-                        if (o->space != mem_space::sbuf)
-                            throw user_error(where() + ": topk reads and writes SBUF only");
-                    if (ins.src0.type != dtype::bfloat16 || ins.dst.type != dtype::bfloat16 ||
-                        ins.dst1.type != dtype::uint32)
-                        throw user_error(where() + ": topk takes bf16 src0 and dst, uint32 dst1");
-                    if (ins.src0.partitions % 16 != 0 ||
-                        ins.dst.partitions != ins.src0.partitions ||
-                        ins.dst1.partitions != ins.src0.partitions)
-                        throw user_error(where() + ": topk's operands have the same partition " +
-                                         "count, a multiple of 16");
-                    if (ins.dst.elems != cols || ins.dst1.elems != cols ||
-                        ins.src0.elems < static_cast<std::uint32_t>((n + 15) / 16))
-                        throw user_error(where() + ": topk's dst and dst1 have ceil(k / 16) = " +
-                                         std::to_string(cols) + " columns and src0 at least " +
-                                         "ceil(n / 16)");
-                    break;
-                }
-                case opcode::tensor_tensor:
-                case opcode::scalar_tensor_tensor:
-                case opcode::tensor_tensor_scan:
-                case opcode::select:
-                    check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
-                    if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
-                        throw user_error(where() + ": both inputs in PSUM is not supported");
-                    [[fallthrough]];
-                case opcode::find_index8:
-                case opcode::tensor_scalar:
-                case opcode::activation:
-                case opcode::activation_reduce:
-                case opcode::exponential:
-                case opcode::tensor_scalar_reduce:
-                case opcode::range_select:
-                    for (const auto& [extra, role] :
-                         {std::pair<const operand*, const char*>{&ins.src2, "src2"},
-                          {&ins.dst1, "dst1"}}) {
-                        if (!extra->valid()) continue;
-                        check_operand(*extra, role, lim, p.hbm_bytes, where);
-                        if (extra->space == mem_space::hbm)
-                            throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                        const bool full = ins.op == opcode::select && extra == &ins.src2 &&
-                                          extra->elems == ins.dst.elems;  // select's else-tile
-                        if (extra->partitions != ins.dst.partitions || (extra->elems != 1 && !full))
-                            throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
-                                             "partition count");
-                    }
-                    if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
-                        ins.op != opcode::exponential && ins.op != opcode::tensor_scalar_reduce &&
-                        ins.op != opcode::select && ins.op != opcode::range_select)
-                        throw user_error(where() + ": dst1 (a reduction) is given only with " +
-                                         "the *_reduce opcodes");
-                    if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
-                        throw user_error(where() + ": tensor_scalar_reduce needs dst1");
-                    if (ins.op == opcode::range_select && (!ins.src1.valid() || !ins.src2.valid()))
-                        throw user_error(where() +
-                                         ": range_select needs src1 and src2 (its bounds)");
-                    if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
-                        ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
-                        check_operand(ins.src1, "src1", lim, p.hbm_bytes, where);
-                    [[fallthrough]];
-                case opcode::tensor_copy:
-                case opcode::bn_stats:
-                case opcode::bn_aggr:
-                case opcode::reciprocal:
-                case opcode::affine_select:
-                case opcode::tensor_reduce:
-                case opcode::max8:
-                    check_operand(ins.src0, "src0", lim, p.hbm_bytes, where);
-                    [[fallthrough]];
-                case opcode::memset:
-                case opcode::iota:
-                    check_operand(ins.dst, "dst", lim, p.hbm_bytes, where);
-                    if (ins.dst.space == mem_space::hbm ||
-                        (ins.src0.valid() && ins.src0.space == mem_space::hbm))
-                        throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                    if (ins.src1.valid() && ins.src1.space == mem_space::hbm)
-                        throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                    if (ins.src0.valid() && ins.src0.partitions != ins.dst.partitions)
-                        throw user_error(where() + ": src0 and dst partition counts differ");
-                    if (ins.src1.valid() && ins.src1.partitions != ins.dst.partitions)
-                        throw user_error(where() + ": src1 and dst partition counts differ");
-                    switch (ins.op) {
-                        case opcode::tensor_reduce:
-                            if (ins.src0.elems % ins.dst.elems != 0)
-                                throw user_error(where() + ": dst's " +
-                                                 std::to_string(ins.dst.elems) +
-                                                 " elements do not divide src0's " +
-                                                 std::to_string(ins.src0.elems) + " into groups");
-                            break;
-                        case opcode::bn_stats:
-                            if (ins.dst.elems != 6 || ins.src0.elems > 512)
-                                throw user_error(where() +
-                                                 ": bn_stats takes [P, N <= 512] and gives [P, 6]");
-                            break;
-                        case opcode::bn_aggr:
-                            if (ins.dst.elems != 2 || ins.src0.elems % 3 != 0)
-                                throw user_error(where() +
-                                                 ": bn_aggr takes [P, 3k] and gives [P, 2]");
-                            break;
-                        case opcode::max8:
-                        case opcode::find_index8:
-                            if (ins.dst.elems != 8 || ins.src0.elems < 8 ||
-                                (ins.op == opcode::find_index8 && ins.src1.elems != 8))
-                                throw user_error(where() +
-                                                 ": max8/find_index8 take [P, N >= 8] and give "
-                                                 "[P, 8]");
-                            break;
-                        case opcode::tensor_scalar:
-                        case opcode::activation:
-                        case opcode::activation_reduce:
-                        case opcode::exponential:
-                        case opcode::tensor_scalar_reduce:
-                        case opcode::range_select:
-                            if (ins.src1.valid() && ins.src1.elems != 1)
-                                throw user_error(where() + ": a " + opcode_name(ins.op) +
-                                                 " operand must be [P, 1]");
-                            [[fallthrough]];
-                        default:
-                            if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
-                                throw user_error(where() + ": src0 and dst shapes differ");
-                            if ((ins.op == opcode::tensor_tensor || ins.op == opcode::select ||
-                                 ins.op == opcode::scalar_tensor_tensor ||
-                                 ins.op == opcode::tensor_tensor_scan) &&
-                                ins.src1.elems != ins.dst.elems)
-                                throw user_error(where() + ": src1 and dst shapes differ");
-                    }
-                    break;
+            if (ins.op == opcode::dma_trigger) {
+                if (ins.queue >= p.queues.size() ||
+                    triggers[ins.queue] >= p.queues[ins.queue].size())
+                    throw user_error(where() + ": triggers q" + std::to_string(ins.queue) +
+                                     ", which has no transfer left to start");
+                ++triggers[ins.queue];
             }
+            check_instruction(ins, e, lim, p.hbm_bytes, std::cref(where));
         }
     }
     for (std::size_t q = 0; q < p.queues.size(); ++q)

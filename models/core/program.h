@@ -1,6 +1,7 @@
 #pragma once
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <iterator>
 #include <memory>
 #include <string>
@@ -233,6 +234,14 @@ struct program_limits {
     std::uint64_t hbm_bytes = 0;
     std::size_t dma_queues = 16;
 };
+
+// The checks of one transfer or instruction alone that validate_program makes (operands within
+// the platform and within `hbm_bytes` of HBM, the shapes and memories its opcode takes), throwing
+// user_error that starts with where() (naming it).
+void check_transfer(const dma_transfer& t, const program_limits& limits, std::uint64_t hbm_bytes,
+                    const std::function<std::string()>& where);
+void check_instruction(const instruction& ins, engine_kind e, const program_limits& limits,
+                       std::uint64_t hbm_bytes, const std::function<std::string()>& where);
 
 // Throws user_error naming the stream and instruction index (FILE:LINE for a program read from a
 // trace) of the first violation: operands out of bounds or past the declared hbm_bytes,

@@ -39,6 +39,9 @@ class program_source {
     // Its HBM regions, and the highest SBUF byte (offset + row bytes) its operands reach.
     virtual const std::vector<hbm_region>& regions() const = 0;
     virtual std::uint64_t sbuf_high_water() const = 0;
+    // Called once the simulation has stopped, before the rest is read: a source still producing
+    // stops, and throws what its production threw.
+    virtual void end_of_run() {}
 };
 
 // The highest SBUF byte (offset + row bytes) an operand reaches (0: not in SBUF).

@@ -337,6 +337,29 @@ TEST_F(cli, stats_are_deterministic) {
     EXPECT_EQ(read(a), read(b));
 }
 
+TEST_F(cli, a_kernel_built_while_it_runs_times_exactly_as_one_built_whole) {
+    // A driver's kernel streams (program_stream); TRNSIM_WHOLE_PROGRAM=1 builds it whole first.
+    for (const std::string args :
+         {"--config trn1 --workload matmul --param variant=tiled --param m=512 --param k=1024 "
+          "--param n=1024",
+          "--config trn2 --workload conv2d --param h=32 --param w=32 --param in=128 --param "
+          "out=128 --param pool=2",
+          "--config trn2 --workload ffnn --param matmul=block_free_dimension --param n=256 "
+          "--param d=512 --param h=1024 --param c=1024",
+          "--config trn2 --workload transpose --param style=isa",
+          "--config trn1 --workload vector_add --param variant=stream --param free_dim=20"}) {
+        const std::string a = path("a.json"), b = path("b.json");
+        ASSERT_EQ(run_sim(args + " -q --stats-out " + a).status, 0) << args;
+        ASSERT_EQ(run_sim("env TRNSIM_WHOLE_PROGRAM=1 " + std::string(SIM_PATH) + " " + args +
+                              " -q --stats-out " + b,
+                          false)
+                      .status,
+                  0)
+            << args;
+        EXPECT_EQ(read(a), read(b)) << args;
+    }
+}
+
 TEST_F(cli, dumped_trace_runs_to_identical_timing) {
     const std::string trace = path("k.trace"), a = path("a.json"), b = path("b.json");
     ASSERT_EQ(run_sim("--config trn2 --workload vector_add --param variant=stream --param "

@@ -11,10 +11,12 @@ struct sim_result {
     std::string output;  // stdout and stderr together
 };
 
-// `args` is appended to the sim path and run through the shell; quote as needed.
-inline sim_result run_sim(const std::string& args) {
+// `args` is appended to the sim path (with `prefix_sim`; else run as it is) and run through the
+// shell; quote as needed.
+inline sim_result run_sim(const std::string& args, bool prefix_sim = true) {
     sim_result r;
-    const std::string cmd = std::string(SIM_PATH) + " " + args + " 2>&1";
+    const std::string cmd =
+        (prefix_sim ? std::string(SIM_PATH) + " " : std::string()) + args + " 2>&1";
     FILE* pipe = ::popen(cmd.c_str(), "r");
     if (!pipe) return r;
     char buf[4096];

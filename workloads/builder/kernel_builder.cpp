@@ -68,7 +68,7 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
 }
 
 kernel_builder::kernel_builder(const builder_options& opt)
-    : m_opt(opt), m_costs(opt.isa_version, opt.min_ii) {
+    : m_opt(opt), m_costs(opt.isa_version, opt.min_ii), m_stream(program_stream::producing()) {
     m_waited.assign(engine_count,
                     std::vector<std::uint32_t>(engine_count + opt.limits.dma_queues, 0));
 }
@@ -196,6 +196,11 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
                                             std::uint32_t partitions, std::uint32_t elems,
                                             dtype type, std::uint64_t offset, std::uint32_t buffers,
                                             std::uint32_t first_partition) {
+    if (m_stream)
+        throw std::logic_error("tile '" + name +
+                               "' placed by the kernel (declare_tile_at) in a streamed build: its "
+                               "races are found over the whole program, so its workload must "
+                               "not stream (workload::may_stream)");
     m_direct = true;
     check_tile(name, first_partition + partitions, elems);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
@@ -296,6 +301,13 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
                            const touch* writes, std::size_t write_count, bool in_order_writes,
                            const sem_wait* also) {
+    if (m_stream && m_stream->counting()) {  // its waits are for the build that runs
+        estimate(issuer, ins);
+        m_stream->put_instruction(issuer, std::move(ins), m_place);
+        ++m_emitted[std::size_t(issuer)];
+        grew();
+        return;
+    }
     const touch* reads_end = reads + read_count;
     const touch* writes_end = writes + write_count;
     std::vector<sem_wait>& need = m_need;
@@ -345,9 +357,14 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                              target.readers.end());
         note(target.writers, {write->where, me});
     }
-    placed(m_prog.sources.engines[std::size_t(issuer)],
-           m_prog.engines[std::size_t(issuer)].size() + 1);
-    m_prog.engines[std::size_t(issuer)].push_back(std::move(ins));
+    const std::size_t e = std::size_t(issuer);
+    ++m_emitted[e];
+    if (m_stream) {  // (counted and checked by the first build)
+        m_stream->put_instruction(issuer, std::move(ins), m_place);
+        return;
+    }
+    placed(m_prog.sources.engines[e], m_prog.engines[e].size() + 1);
+    m_prog.engines[e].push_back(std::move(ins));
     grew();
 }
 
@@ -435,21 +452,27 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
                                        const touch& from, const touch& into) {
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
-    m_prog.queues[q].push_back(t);
-    grew();
+    if (m_prog.sources.queues.size() < m_prog.queues.size())
+        m_prog.sources.queues.resize(m_prog.queues.size());
+    if (m_transfers.size() <= q) m_transfers.resize(q + 1, 0);
+    const auto n = static_cast<std::uint32_t>(++m_transfers[q]);
+    if (m_stream) {
+        m_stream->put_transfer(q, t, m_place);
+        if (m_stream->counting()) grew();
+    } else {
+        m_prog.queues[q].push_back(t);
+        placed(m_prog.sources.queues[q], m_prog.queues[q].size());
+        grew();
+    }
     instruction ins;
     ins.op = opcode::dma_trigger;
     ins.queue = static_cast<std::uint16_t>(q);
-    const auto n = static_cast<std::uint32_t>(m_prog.queues[q].size());
     // A doorbell starts the queue's next transfer, whoever rings it: when the previous transfer
     // is the other engine's, this trigger first waits for it to complete (so it has started).
     if (m_queue_trigger.size() <= q) m_queue_trigger.resize(q + 1, engine_kind::sp);
     const bool other = n > 1 && m_queue_trigger[q] != by;
     m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
-    if (m_prog.sources.queues.size() < m_prog.queues.size())
-        m_prog.sources.queues.resize(m_prog.queues.size());
-    placed(m_prog.sources.queues[q], m_prog.queues[q].size());
     issue(by, std::move(ins), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
           other ? &previous : nullptr);
     return n;
@@ -474,8 +497,7 @@ void kernel_builder::sendrecv(const tile& dst, const tile& src) {
     meet.op = opcode::core_barrier;
     meet.imm = static_cast<float>(++m_barriers);
     const sem_wait sent{semaphore_of_queue(q), n};
-    const auto value =
-        static_cast<std::uint32_t>(m_prog.engines[std::size_t(engine_kind::sp)].size() + 1);
+    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(engine_kind::sp)] + 1);
     issue(engine_kind::sp, std::move(meet), semaphore_of_engine(engine_kind::sp), value, nullptr, 0,
           &into, 1, false, &sent);
 }
@@ -485,7 +507,7 @@ void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     ins.op = opcode::core_barrier;
     ins.imm = static_cast<float>(++m_barriers);  // the cores meet at barriers of one number
     const touch tensor{m_tensor_dep[t.id], region{}};
-    const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
+    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
     issue(on, std::move(ins), semaphore_of_engine(on), value, &tensor, 1, &tensor, 1);
 }
 
@@ -522,7 +544,7 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
     std::size_t n = 0;
     for (const tile* t : reads)
         r[n++] = {m_buffer_dep[t->buffer], region_of(t->op)};
-    const auto value = static_cast<std::uint32_t>(m_prog.engines[std::size_t(on)].size() + 1);
+    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
     const touch w[2] = {{m_buffer_dep[dst.buffer], region_of(dst.op)},
                         dst1 ? touch{m_buffer_dep[dst1->buffer], region_of(dst1->op)} : touch{}};
     issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, w, dst1 ? 2 : 1,
@@ -854,6 +876,7 @@ void kernel_builder::end_phase() {
 
 program kernel_builder::finish() {
     m_prog.hbm_bytes = m_hbm_used;
+    if (m_stream) m_stream->set_program(m_prog);
     // The builder orders every access to the buffers it allocates; tiles placed by the kernel
     // (declare_tile_at) may share bytes the builder does not know are shared.
     if (m_direct) m_races = find_races(m_prog);

@@ -8,6 +8,7 @@
 
 #include "core/params.h"
 #include "core/program.h"
+#include "core/program_stream.h"
 #include "engines/cost_table.h"
 
 namespace trn {
@@ -70,7 +71,10 @@ struct tile {
 // and the limit; on-chip dependencies are tracked per region of a buffer (partitions x the bytes
 // an operand spans), so accesses to disjoint parts of one tile are not ordered; HBM dependencies
 // are tracked per tensor, and two stores to one tensor are taken to write disjoint ranges (they
-// go to the same queue, which keeps their order).
+// go to the same queue, which keeps their order). A builder constructed while a program_stream
+// builds (program_stream::producing()) streams: it emits each instruction and transfer into that
+// stream as it goes (without their waits when the stream counts), and finish() returns the
+// program without them.
 class kernel_builder {
   public:
     static void declare_params(param_registry& r);
@@ -317,6 +321,9 @@ class kernel_builder {
 
     builder_options m_opt;
     cost_table m_costs;
+    program_stream* m_stream;  // where entries go when it streams (else into m_prog)
+    std::array<std::size_t, engine_count> m_emitted{};  // instructions per engine
+    std::vector<std::size_t> m_transfers;               // transfers per DMA queue
     std::array<double, engine_count> m_estimated_ns{};
     std::vector<engine_kind> m_queue_trigger;  // per DMA queue: who rang for its last transfer
     program m_prog;

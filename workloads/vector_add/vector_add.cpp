@@ -30,6 +30,12 @@ void require_divides(std::uint64_t n, std::uint64_t by, const std::string& what)
 
 }  // namespace
 
+bool vector_add_workload::may_stream(const workload_params& p) const {
+    const std::string variant =
+        p.text("variant", {"tiled", "stream", "naive", "direct_alloc", "alloc_bad"});
+    return variant != "direct_alloc" && variant != "alloc_bad";
+}
+
 built_kernel vector_add_workload::build(const workload_params& p, const config& cfg,
                                         const program_limits& limits) const {
     const std::string variant =

@@ -14,6 +14,9 @@ class vector_add_workload : public workload {
     std::vector<param_doc> params() const override;
     built_kernel build(const workload_params& p, const config& cfg,
                        const program_limits& limits) const override;
+    // direct_alloc and alloc_bad place their tiles themselves: their races are found over the
+    // whole program.
+    bool may_stream(const workload_params& p) const override;
 };
 
 }  // namespace trn
