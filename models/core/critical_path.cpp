@@ -1,6 +1,7 @@
 #include "core/critical_path.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace trn {
 
@@ -44,6 +45,14 @@ double critical_path::bound_pct() const {
 namespace {
 
 constexpr double eps = activity_eps;
+
+// A time of the log (ns) in whole femtoseconds, and back.
+std::int64_t in_fs(double ns) {
+    return std::llround(ns * 1e6);
+}
+double fs_in_ns(std::int64_t fs) {
+    return static_cast<double>(fs) / 1e6;
+}
 
 // A step of the walk: an instruction or a transfer, and the time its successor needed from it.
 struct step {
@@ -101,10 +110,12 @@ critical_path analyse_critical_path(const activity_log& log, std::size_t places,
                 cur = {step::transfer, q, k, end, true};
             }
     cp.total_ns = end - log.launch_begin;
-    double spent[resource_count] = {};
+    // Time is summed exactly, in whole femtoseconds between the segments' ends, so that the
+    // sums do not depend on the order they are taken in.
+    std::int64_t spent[resource_count] = {};
     const bool placed = places > 0;
-    std::vector<std::array<double, resource_count>> by_place(placed ? places + 1 : 0,
-                                                             std::array<double, resource_count>{});
+    std::vector<std::array<std::int64_t, resource_count>> by_place(
+        placed ? places + 1 : 0, std::array<std::int64_t, resource_count>{});
     const step* now = &cur;  // the step whose time is being attributed
     auto place_of = [&](const step& s) -> std::uint32_t {
         const std::uint32_t at =
@@ -115,8 +126,9 @@ critical_path analyse_critical_path(const activity_log& log, std::size_t places,
     };
     auto add = [&](std::size_t r, double from, double to) {
         if (to <= from + eps) return;
-        spent[r] += to - from;
-        if (placed) by_place[r == launch ? 0 : place_of(*now)][r] += to - from;
+        const std::int64_t fs = in_fs(to) - in_fs(from);
+        spent[r] += fs;
+        if (placed) by_place[r == launch ? 0 : place_of(*now)][r] += fs;
         if (!segments) return;
         std::string event = "the kernel launch";
         if (now->kind == step::instruction)
@@ -128,11 +140,12 @@ critical_path analyse_critical_path(const activity_log& log, std::size_t places,
     };
     auto finish = [&] {
         for (std::size_t r = 0; r < resource_count; ++r)
-            if (spent[r] > 0) cp.ns_by_resource[resource_name(r)] = spent[r];
+            if (spent[r] > 0) cp.ns_by_resource[resource_name(r)] = fs_in_ns(spent[r]);
         cp.ns_by_place.resize(by_place.size());
         for (std::size_t at = 0; at < by_place.size(); ++at)
             for (std::size_t r = 0; r < resource_count; ++r)
-                if (by_place[at][r] > 0) cp.ns_by_place[at][resource_name(r)] = by_place[at][r];
+                if (by_place[at][r] > 0)
+                    cp.ns_by_place[at][resource_name(r)] = fs_in_ns(by_place[at][r]);
         return cp;
     };
     if (cur.kind == step::none) {
