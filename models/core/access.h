@@ -41,7 +41,8 @@ struct access_ext : tlm::tlm_extension<access_ext> {
 // The pages (DRAM rows) one bank of an HBM channel sees during an access: the first and the
 // last it touches, numbered as hbm_address_map numbers them (channel-local; both in one bank).
 struct hbm_bank_pages {
-    std::uint64_t first = 0, last = 0;
+    std::uint32_t first = 0,
+                  last = 0;  // channel-local page numbers (hbm_address_map checks they fit)
     bool operator==(const hbm_bank_pages& o) const { return first == o.first && last == o.last; }
 };
 

@@ -185,11 +185,12 @@ std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* 
         std::uint32_t& slot = slots[map.bank_of(*page)];
         if (slot == none) {
             slot = static_cast<std::uint32_t>(out.size() - base);
-            out.push_back({*page, *page});
+            const auto p = static_cast<std::uint32_t>(*page);  // (it fits: hbm_address_map)
+            out.push_back({p, p});
         } else {
             hbm_bank_pages& b = out[base + slot];
             changes += b.last != *page;
-            b.last = *page;
+            b.last = static_cast<std::uint32_t>(*page);
         }
     }
     for (std::size_t i = base; i < out.size(); ++i)

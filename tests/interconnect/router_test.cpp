@@ -673,10 +673,10 @@ bank_summary summarised(const page_list& pages, std::uint64_t bank_count) {
         };
         auto it = std::find_if(out.banks.begin(), out.banks.end(), same_bank);
         if (it == out.banks.end()) {
-            out.banks.push_back({p, p});
+            out.banks.push_back({static_cast<std::uint32_t>(p), static_cast<std::uint32_t>(p)});
         } else {
             out.changes += it->last != p;
-            it->last = p;
+            it->last = static_cast<std::uint32_t>(p);
         }
     }
     return out;
