@@ -33,6 +33,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                          const core_wiring* wiring)
     : sc_core::sc_module(name),
       m_functional(functional),
+      m_in_chip(wiring != nullptr),
       m_launch(ns(cfg.time_ns("core.launch_overhead"))),
       m_router("router", cfg) {
     cfg.text("name");
@@ -113,7 +114,10 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
 
 void neuron_core::set_timeline(timeline* t) {
     m_timeline = t;
-    if (t) m_timeline_group = t->current_group();
+    if (t) {
+        m_timeline_group = t->current_group();
+        m_activity.keep_all();  // the path's every stretch is drawn
+    }
     for (auto& e : m_engines)
         e->set_timeline(t);
     for (auto& q : m_dma_queues)
@@ -185,9 +189,11 @@ void neuron_core::load(program_source& source) {
     for (auto& e : m_dma_engines)
         e->reset_stats();
     m_sems.resize(engine_count + source.queue_count());
-    m_activity.reset(source.queue_count());
-    m_activity.launch_begin = m_begin.to_seconds() * 1e9;
-    m_activity.launch_end = (m_begin + m_launch).to_seconds() * 1e9;
+    m_activity.launch_begin = tick(m_begin.value());
+    m_activity.launch_end = tick((m_begin + m_launch).value());
+    // (a core of a chip meets the others at its barriers: its log keeps every record)
+    m_activity.reset(source.queue_count(), !m_in_chip && !m_timeline && !m_keep_log,
+                     sc_core::sc_get_time_resolution().to_seconds() * 1e9);
     for (auto& e : m_engines) {
         e->set_activity_log(&m_activity);
         e->load(&source, m_launch);
@@ -275,14 +281,7 @@ void neuron_core::back_on_main_stack() {
 }
 
 sc_core::sc_time neuron_core::last_completion() const {
-    double end = m_activity.launch_end;
-    for (const auto& stream : m_activity.instructions)
-        for (const auto& a : stream)
-            end = std::max(end, a.complete());
-    for (const auto& queue : m_activity.transfers)
-        for (const auto& t : queue)
-            end = std::max(end, t.done());
-    return ns(end);
+    return sc_core::sc_time::from_value(static_cast<sc_dt::uint64>(m_activity.last_completion()));
 }
 
 void neuron_core::finish(const sc_core::sc_time& end) {

@@ -90,6 +90,9 @@ class neuron_core : public sc_core::sc_module {
     // Records every instruction, transfer and DMA chunk on `t` (call before run()), and the
     // critical path as a track of its own.
     void set_timeline(timeline* t);
+    // Keeps every activity record of the programs it runs (the critical path is then walked
+    // over the whole log, not partly summed as it runs: the same result, for checking it).
+    void keep_whole_log() { m_keep_log = true; }
     // From load() to the last completion of the last program run (includes the launch).
     double kernel_time_ns() const { return (m_end - m_begin).to_seconds() * 1e9; }
 
@@ -107,6 +110,8 @@ class neuron_core : public sc_core::sc_module {
 
     tlm_utils::simple_initiator_socket<neuron_core> m_debug{"debug"};
     bool m_functional;
+    bool m_in_chip;           // it shares HBM with other cores of a chip
+    bool m_keep_log = false;  // keep_whole_log()
     sc_core::sc_time m_launch;
     program_limits m_limits;
     semaphore_bank m_sems{"semaphores"};

@@ -55,6 +55,8 @@ class platform {
         } else {
             m_own_core = std::make_unique<trn::neuron_core>("core", m_cfg, functional);
             m_core = m_own_core.get();
+            // (TRNSIM_WHOLE_PROGRAM=1: every activity record kept, as sim does, for checking)
+            if (std::getenv("TRNSIM_WHOLE_PROGRAM")) m_core->keep_whole_log();
         }
         trn::kernel_builder::options(m_cfg, m_core->limits(), trn::kernel_style::nl);
         s_exists = true;

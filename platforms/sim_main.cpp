@@ -314,8 +314,12 @@ int run(int argc, char** argv) {
               : std::nullopt;
         // A driver's kernel on one core, timed only, is built while it runs (its memory stays
         // flat in the kernel's length); a run that needs the program whole builds it first.
+        // TRNSIM_WHOLE_PROGRAM=1 builds it whole and keeps every activity record, to check that
+        // neither changes a result.
+        const bool whole = std::getenv("TRNSIM_WHOLE_PROGRAM") != nullptr;
+        if (whole) core.keep_whole_log();
         const bool streamed = w && !chip && !functional && !trace_out && timeline_file.empty() &&
-                              w->may_stream(*wp) && !std::getenv("TRNSIM_WHOLE_PROGRAM");
+                              w->may_stream(*wp) && !whole;
         trn::timeline tl;
         std::optional<trn::program_stream> stream;  // (the core reads it until its report)
         if (streamed) {

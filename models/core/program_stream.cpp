@@ -122,6 +122,10 @@ void program_stream::hand_over(std::unique_lock<std::mutex>& lock, bool may_wait
         if (l.pending.items.empty()) return;
         l.ready.push_back(std::move(l.pending));
         l.pending = {};
+        if (!l.spare.empty()) {  // a chunk the reader is done with, its memory kept
+            l.pending = std::move(l.spare.back());
+            l.spare.pop_back();
+        }
     };
     for (auto& l : m_engines)
         move_pending(l);
@@ -155,8 +159,13 @@ bool program_stream::fetch(lane<T>& l, std::size_t i, long id, stream_window<T>&
     for (;;) {
         if (!l.ready.empty()) {
             const std::size_t freed = l.reading.items.size();
+            chunk<T> done = std::move(l.reading);
             l.reading = std::move(l.ready.front());
             l.ready.pop_front();
+            // (its memory goes back to the producer: no allocation per chunk, on either side)
+            done.items.clear();
+            done.places.clear();
+            if (done.items.capacity() > 0) l.spare.push_back(std::move(done));
             m_held -= l.reading.items.size();
             if (m_wanted.load() == id) m_wanted.store(-1);
             if (m_held < look_ahead / 2) m_for_producer.notify_one();

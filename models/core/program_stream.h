@@ -83,11 +83,12 @@ class program_stream : public program_source {
     };
     template <class T>
     struct lane {
-        chunk<T> pending;            // emitted, not handed over (producer's)
-        std::deque<chunk<T>> ready;  // handed over (under m_mutex)
-        chunk<T> reading;            // the simulation's (its window points into it)
-        std::size_t emitted = 0;     // entries emitted so far
-        std::size_t total = 0;       // entries the counting build emitted
+        chunk<T> pending;             // emitted, not handed over (producer's)
+        std::deque<chunk<T>> ready;   // handed over (under m_mutex)
+        chunk<T> reading;             // the simulation's (its window points into it)
+        std::vector<chunk<T>> spare;  // read, kept for reuse (under m_mutex)
+        std::size_t emitted = 0;      // entries emitted so far
+        std::size_t total = 0;        // entries the counting build emitted
     };
     struct cancelled {};  // unwinds a producer the run no longer needs
 

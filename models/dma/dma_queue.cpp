@@ -149,11 +149,12 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     }
     m_last_done = at > m_last_done ? at : m_last_done;
     if (m_log) {
-        const double now = in_ns(sim_time());
-        const auto ns_of = in_ns;
-        m_log->transfers[m_index].push_back(
-            transfer_activity(now + ns_of(delay), now + ns_of(start), now + ns_of(chunks_end),
-                              now + ns_of(memory_end), last_side, ns_of(m_last_done), place));
+        const sc_core::sc_time now = sim_time();
+        const auto ticks = [](const sc_core::sc_time& x) { return tick(x.value()); };
+        m_log->add_transfer(
+            m_index,
+            transfer_activity(ticks(now + delay), ticks(now + start), ticks(now + chunks_end),
+                              ticks(now + memory_end), last_side, ticks(m_last_done), place));
     }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);
 }

@@ -253,14 +253,13 @@ void engine_base::run_stream() {
         // Results commit in program order.
         m_last_complete = std::max(m_last_complete, now + t.complete);
         if (m_log) {
-            const auto ns_of = in_ns;
+            const auto ticks = [](const sc_core::sc_time& x) { return tick(x.value()); };
             instruction_activity a(
-                ns_of(t0), ns_of(now),
-                ns_of(t.background ? now + t.held : std::max(now + t.held, busy_before)),
-                ns_of(t.lead), ns_of(begin), ns_of(now + t.complete), ns_of(m_last_complete), at);
-            m_log->note_releaser(a, ins.waits);
-            m_log->instructions[std::size_t(m_kind)].push_back(a);
-            if (ins.op == opcode::dma_trigger) m_log->rings[ins.queue].emplace_back(m_kind, m_next);
+                ticks(t0), ticks(now),
+                ticks(t.background ? now + t.held : std::max(now + t.held, busy_before)),
+                ticks(t.lead), ticks(begin), ticks(now + t.complete), ticks(m_last_complete), at);
+            if (ins.op == opcode::dma_trigger) m_log->note_ring(ins.queue, m_kind, m_next);
+            m_log->add_instruction(m_kind, a, ins.waits, ticks(now));
         }
         ++m_next;
         m_sems.signal_at(own, m_last_complete);
