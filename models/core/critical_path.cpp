@@ -137,7 +137,7 @@ path_step walk_back(const activity_log& log, const path_step& cur, Add&& add) {
             x.rung()};
 }
 
-constexpr std::size_t summary_every = 32768;  // records between summaries
+constexpr std::size_t summary_every = 8192;  // records between summaries
 
 }  // namespace
 
@@ -282,11 +282,71 @@ void activity_log::summarise(tick now) {
     // or a summed step (or the walk's end) is met: a step's time, then where it leads.
     std::vector<summary_node>& nodes = m_nodes;
     std::vector<summary_stretch>& stretches = m_stretches;
-    auto& seen = m_seen;
+    // Where each step was met: per stream and entry mode, a node number (+1) by record index
+    // (the first arrival met; a step met again at another arrival is looked up in m_seen).
+    const auto slot = [&](const path_step& at) -> std::uint32_t& {
+        auto& v = m_seen_at[at.kind == path_step::transfer ? engine_count + at.stream : at.stream]
+                           [at.through_semaphore];
+        const std::size_t base = at.kind == path_step::transfer ? m_transfers[at.stream].begin()
+                                                                : m_instructions[at.stream].begin();
+        return v[at.index - base];
+    };
+    const auto lookup = [&](const path_step& at) -> long {
+        const std::uint32_t n = slot(at);
+        if (n == 0) return -1;
+        if (nodes[n - 1].at == at) return static_cast<long>(n - 1);
+        const auto it = m_seen.find(at);
+        return it == m_seen.end() ? -1 : static_cast<long>(it->second);
+    };
+    const auto remember = [&](const path_step& at, std::size_t n) {
+        std::uint32_t& v = slot(at);
+        if (v == 0)
+            v = static_cast<std::uint32_t>(n + 1);
+        else
+            m_seen.emplace(at, n);
+    };
+    // Which held records have a summed step (most steps of the walks do not: a look-up only
+    // where one may be).
+    m_summed_at.assign(engine_count + m_transfers.size(), {});
+    for (std::size_t s = 0; s < m_summed_at.size(); ++s)
+        m_summed_at[s].assign(s < engine_count ? m_instructions[s].end() - m_instructions[s].begin()
+                                               : m_transfers[s - engine_count].end() -
+                                                     m_transfers[s - engine_count].begin(),
+                              false);
+    const auto stream_of = [&](const path_step& at) {
+        return at.kind == path_step::transfer ? engine_count + at.stream : std::size_t(at.stream);
+    };
+    const auto first_held = [&](const path_step& at) {
+        return at.kind == path_step::transfer ? m_transfers[at.stream].begin()
+                                              : m_instructions[at.stream].begin();
+    };
+    for (const auto& entry : m_summed) {
+        const path_step& at = entry.first;
+        if (at.kind == path_step::none || at.index < first_held(at)) continue;
+        auto& marks = m_summed_at[stream_of(at)];
+        if (at.index - first_held(at) < marks.size()) marks[at.index - first_held(at)] = true;
+    }
+    const auto summed_step = [&](const path_step& at) -> const path_sums* {
+        if (at.index >= first_held(at)) {
+            const auto& marks = m_summed_at[stream_of(at)];
+            const std::size_t i = at.index - first_held(at);
+            if (i < marks.size() && !marks[i]) return nullptr;
+        }
+        return summed(at);
+    };
+    m_seen_at.resize(engine_count + m_transfers.size());
+    for (std::size_t s = 0; s < m_seen_at.size(); ++s) {
+        const std::size_t held =
+            s < engine_count
+                ? m_instructions[s].end() - m_instructions[s].begin()
+                : m_transfers[s - engine_count].end() - m_transfers[s - engine_count].begin();
+        for (auto& v : m_seen_at[s])
+            v.assign(held, 0);
+    }
     std::vector<std::pair<std::size_t, std::size_t>> chains;  // [first node, end)
     nodes.clear();
     stretches.clear();
-    seen.clear();
+    m_seen.clear();
     std::vector<long> frontier_node(frontier.size(), -1);
     for (std::size_t f = 0; f < frontier.size(); ++f) {
         const std::size_t first = nodes.size();
@@ -297,15 +357,17 @@ void activity_log::summarise(tick now) {
         };
         const path_sums* ends = nullptr;
         for (;;) {
-            if (const auto it = seen.find(cur); it != seen.end()) {
-                link(static_cast<long>(it->second));
-                nodes[it->second].needed = true;
-                break;
+            if (cur.kind != path_step::none) {
+                if (const long met = lookup(cur); met >= 0) {
+                    link(met);
+                    nodes[std::size_t(met)].needed = true;
+                    break;
+                }
             }
-            if (cur.kind == path_step::none || (ends = summed(cur))) break;
+            if (cur.kind == path_step::none || (ends = summed_step(cur))) break;
             if (nodes.size() > 2 * m_held + 2) return;  // (cannot happen: a walk ends)
             const std::size_t n = nodes.size();
-            seen.emplace(cur, n);
+            remember(cur, n);
             link(static_cast<long>(n));
             const std::uint32_t place = place_of(*this, cur);
             nodes.push_back({cur, stretches.size(), 0, -1, nullptr, false});

@@ -1,5 +1,6 @@
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -242,7 +243,9 @@ class activity_log {
     };
     std::vector<summary_node> m_nodes;
     std::vector<summary_stretch> m_stretches;
-    std::unordered_map<path_step, std::size_t, path_step_hash> m_seen;
+    std::vector<std::array<std::vector<std::uint32_t>, 2>> m_seen_at;  // [stream][mode][index]
+    std::vector<std::vector<bool>> m_summed_at;  // [stream][index]: a summed step there
+    std::unordered_map<path_step, std::size_t, path_step_hash> m_seen;  // steps met twice
 };
 
 // Below this (ns), two times of an activity log are taken as equal.

@@ -72,7 +72,7 @@ class program_stream : public program_source {
 
     // How far ahead the producer runs, in entries (look-ahead), and the entries it emits
     // before handing them over (one batch).
-    static constexpr std::size_t look_ahead = 16384, batch = 2048;
+    static constexpr std::size_t look_ahead = 4096, batch = 512;
 
   private:
     template <class T>
