@@ -272,21 +272,28 @@ int run(int argc, char** argv) {
     trn::neuron_core& core = chip ? chip->core(0) : *single;
     core.set_progress(!quiet && ::isatty(2) && !chip);
     // A kernel that grows huge says so while it is built: a warning once (whatever --quiet
-    // says: it is about to take minutes and gigabytes), then progress on a terminal.
-    trn::kernel_builder::on_growth([tty = !quiet && ::isatty(2)](std::uint64_t n) {
-        constexpr std::uint64_t warn_at = 8 * trn::kernel_builder::default_growth_step;
-        const double gib = static_cast<double>(n) * 160 / (1u << 30);  // ~160 B each
-        if (n == warn_at)
-            std::fprintf(stderr,
-                         "%ssim: warning: this kernel already has %.1fM instructions and DMA "
-                         "transfers (about %.1f GiB); building and simulating it takes about a "
-                         "second per million, and memory grows with it (a smaller --param "
-                         "shape runs the same loops faster)\n",
-                         tty ? "\r" : "", n / 1e6, gib);
-        else if (tty && n > warn_at)
-            std::fprintf(stderr, "\rsim: building: %.1fM instructions and transfers (%.1f GiB) ",
-                         n / 1e6, gib);
-    });
+    // says: it is about to take minutes, and gigabytes when it is built whole), then progress
+    // on a terminal.
+    const auto watch_growth = [tty = !quiet && ::isatty(2)](bool whole) {
+        trn::kernel_builder::on_growth([tty, whole](std::uint64_t n) {
+            constexpr std::uint64_t warn_at = 8 * trn::kernel_builder::default_growth_step;
+            const double gib = static_cast<double>(n) * 160 / (1u << 30);  // ~160 B each
+            const std::string held =
+                whole ? " (about " + std::to_string(static_cast<int>(gib * 10 + 0.5) / 10) + "." +
+                            std::to_string(static_cast<int>(gib * 10 + 0.5) % 10) +
+                            " GiB, built whole)"
+                      : "";
+            if (n == warn_at)
+                std::fprintf(stderr,
+                             "%ssim: warning: this kernel already has %.1fM instructions and DMA "
+                             "transfers%s; simulating it takes about a second per million (a "
+                             "smaller --param shape runs the same loops faster)\n",
+                             tty ? "\r" : "", n / 1e6, held.c_str());
+            else if (tty && n > warn_at)
+                std::fprintf(stderr, "\rsim: building: %.1fM instructions and transfers%s ",
+                             n / 1e6, held.c_str());
+        });
+    };
     trn::kernel_builder::options(cfg, core.limits(), trn::kernel_style::nl);  // reads compiler.*
     std::vector<std::map<std::string, std::string>> cases{{}};
     const trn::workload* w = nullptr;
@@ -320,6 +327,7 @@ int run(int argc, char** argv) {
         if (whole) core.keep_whole_log();
         const bool streamed = w && !chip && !functional && !trace_out && timeline_file.empty() &&
                               w->may_stream(*wp) && !whole;
+        watch_growth(!streamed);
         trn::timeline tl;
         std::optional<trn::program_stream> stream;  // (the core reads it until its report)
         if (streamed) {

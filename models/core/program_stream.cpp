@@ -44,6 +44,10 @@ void program_stream::count(const std::function<void()>& build) {
     } counting(*this);
     build();
     m_counted = true;
+    for (const auto& l : m_engines)
+        m_counted_total += l.total;
+    for (const auto& l : m_queues)
+        m_counted_total += l.total;
 }
 
 void program_stream::start(std::function<void()> produce) {

@@ -60,7 +60,7 @@ class program_stream : public program_source {
     bool fetch_transfer(std::size_t q, std::size_t k, stream_window<dma_transfer>& w) override;
     // The platform's DMA queues until the run ends, then the queues the program used.
     std::size_t queue_count() const override;
-    std::size_t size_hint() const override { return 0; }
+    std::size_t size_hint() const override { return m_counted_total; }  // (once counted)
     const program_sources& sources() const override { return m_sources; }
     const std::vector<hbm_region>& regions() const override { return m_regions; }
     std::uint64_t sbuf_high_water() const override { return m_sbuf_high_water; }
@@ -122,10 +122,11 @@ class program_stream : public program_source {
     std::exception_ptr m_error;         // what the producer threw
     std::function<void()> m_produce;
     std::thread m_thread;
-    bool m_finished = false;  // end_of_run() has run
-    bool m_counting = false;  // count() is running
-    bool m_counted = false;   // count() has run
-    bool m_complete = false;  // the producer emitted the whole program
+    bool m_finished = false;          // end_of_run() has run
+    bool m_counting = false;          // count() is running
+    bool m_counted = false;           // count() has run
+    bool m_complete = false;          // the producer emitted the whole program
+    std::size_t m_counted_total = 0;  // entries the counting build emitted
 
     program_sources m_sources;
     std::vector<hbm_region> m_regions;
