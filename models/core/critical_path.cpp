@@ -255,7 +255,9 @@ void activity_log::summarise(tick now) {
             keep_i[e] = i;
         }
         if (r.end() == r.begin()) continue;
-        tick from = now;
+        // (a successor that did not wait enters it at its `reached`, which may lie up to eps
+        // before now: two times closer than eps are one)
+        tick from = now - m_eps;
         for (std::size_t i = r.end() - 1;; --i) {
             keep_i[e] = std::min(keep_i[e], i);
             const instruction_activity& a = r[i];
@@ -284,24 +286,25 @@ void activity_log::summarise(tick now) {
     std::vector<summary_stretch>& stretches = m_stretches;
     // Where each step was met: per stream and entry mode, a node number (+1) by record index
     // (the first arrival met; a step met again at another arrival is looked up in m_seen).
-    const auto slot = [&](const path_step& at) -> std::uint32_t& {
+    // (null for a record no longer held: a step summed before names one, and is no node)
+    const auto slot = [&](const path_step& at) -> std::uint32_t* {
         auto& v = m_seen_at[at.kind == path_step::transfer ? engine_count + at.stream : at.stream]
                            [at.through_semaphore];
         const std::size_t base = at.kind == path_step::transfer ? m_transfers[at.stream].begin()
                                                                 : m_instructions[at.stream].begin();
-        return v[at.index - base];
+        return at.index >= base && at.index - base < v.size() ? &v[at.index - base] : nullptr;
     };
     const auto lookup = [&](const path_step& at) -> long {
-        const std::uint32_t n = slot(at);
-        if (n == 0) return -1;
-        if (nodes[n - 1].at == at) return static_cast<long>(n - 1);
+        const std::uint32_t* n = slot(at);
+        if (!n || *n == 0) return -1;
+        if (nodes[*n - 1].at == at) return static_cast<long>(*n - 1);
         const auto it = m_seen.find(at);
         return it == m_seen.end() ? -1 : static_cast<long>(it->second);
     };
     const auto remember = [&](const path_step& at, std::size_t n) {
-        std::uint32_t& v = slot(at);
-        if (v == 0)
-            v = static_cast<std::uint32_t>(n + 1);
+        std::uint32_t* v = slot(at);
+        if (v && *v == 0)
+            *v = static_cast<std::uint32_t>(n + 1);
         else
             m_seen.emplace(at, n);
     };

@@ -21,7 +21,9 @@ namespace trn {
 // with a long stretch of the program without entries for it keeps that stretch in memory.
 // Contract: both builds emit the same entries in the same order (put_instruction, put_transfer;
 // end_of_run() says so when they did not); the producer thread touches nothing the simulation
-// does (it builds from the config, which the simulation does not read); what it throws is
+// does (it builds from the config, which the simulation does not read, and reads only keys the
+// counting build read already); each entry is checked alone (the counting build's checks), not
+// the program as a whole (validate_program: the builder orders its waits); what it throws is
 // thrown again by end_of_run(), which the core calls when the simulation stops (it also stops a
 // producer the simulation left behind, at a deadlock). The stream outlives the run.
 class program_stream : public program_source {

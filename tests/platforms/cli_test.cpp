@@ -364,6 +364,28 @@ TEST_F(cli, a_kernel_built_while_it_runs_times_exactly_as_one_built_whole) {
     }
 }
 
+TEST_F(cli, a_long_trace_whose_engine_idles_early_times_as_its_whole_log) {
+    // The Scalar engine's last instruction waits, early, for the Sync engine's 100th; 80000
+    // records later the step it leads to names one the log's summaries dropped long before.
+    std::string text =
+        "trnsim-trace 3\nhbm_bytes 1048576\nqueues 1\n"
+        "act activation dst=sbuf[0:128]@60000:2xfloat32 "
+        "src0=sbuf[0:128]@60008:2xfloat32\n"
+        "act activation dst=sbuf[0:128]@60016:2xfloat32 "
+        "src0=sbuf[0:128]@60024:2xfloat32 wait=sp>=100\n";
+    for (int i = 0; i < 40000; ++i)
+        text += "q0 dma dst=sbuf[0:128]@0:2xfloat32 src=hbm[0:128]@" +
+                std::to_string((i % 64) * 1024) + "/8:2xfloat32\nsp dma_trigger queue=0\n";
+    const std::string trace = file("long.trace", text), a = path("a.json"), b = path("b.json");
+    ASSERT_EQ(run_sim("--config trn1 --trace " + trace + " -q --stats-out " + a).status, 0);
+    ASSERT_EQ(run_sim("env TRNSIM_WHOLE_PROGRAM=1 " + std::string(SIM_PATH) +
+                          " --config trn1 --trace " + trace + " -q --stats-out " + b,
+                      false)
+                  .status,
+              0);
+    EXPECT_EQ(read(a), read(b));
+}
+
 TEST_F(cli, dumped_trace_runs_to_identical_timing) {
     const std::string trace = path("k.trace"), a = path("a.json"), b = path("b.json");
     ASSERT_EQ(run_sim("--config trn2 --workload vector_add --param variant=stream --param "
