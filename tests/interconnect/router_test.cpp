@@ -339,8 +339,9 @@ class harness : public sc_core::sc_module {
         auto same_set = [&](shape s) {
             return trn::router::decoded_set(s.addr, s.rows, s.row_bytes, s.stride) == set;
         };
+        constexpr std::size_t ways = trn::router::decoded_ways;
         std::vector<shape> s{first};
-        for (std::uint64_t a = first.addr + 64; s.size() < 5; a += 64)
+        for (std::uint64_t a = first.addr + 64; s.size() < ways + 1; a += 64)
             if (same_set({a, first.rows, first.row_bytes, first.stride}))
                 s.push_back({a, first.rows, first.row_bytes, first.stride});
         for (std::uint32_t rows = first.rows + 1;; ++rows)
@@ -358,9 +359,20 @@ class harness : public sc_core::sc_module {
                 s.push_back({first.addr, first.rows, first.row_bytes, stride});
                 break;
             }
-        // Fill the set (0 1 2 3), use 0, add 4 (evicts 1), use 0 2 3 4, bring back 1 (evicts
-        // 0), use 2, bring back 0; then each one-field variant of 0, and 0 again.
-        for (std::size_t i : {0, 1, 2, 3, 0, 4, 0, 2, 3, 4, 1, 2, 0, 5, 0, 6, 0, 7, 0}) {
+        // Fill the set (0 .. W-1, W ways), use 0, add W (evicts 1), use 0, 2 .. W-1 and W,
+        // bring back 1 (evicts 0), use 2, bring back 0; then each one-field variant of 0 (W+1 ..
+        // W+3), and 0 again after each.
+        std::vector<std::size_t> order;
+        for (std::size_t i = 0; i < ways; ++i)
+            order.push_back(i);
+        for (std::size_t i : {std::size_t{0}, ways, std::size_t{0}})
+            order.push_back(i);
+        for (std::size_t i = 2; i <= ways; ++i)
+            order.push_back(i);
+        for (std::size_t i : {std::size_t{1}, std::size_t{2}, std::size_t{0}, ways + 1,
+                              std::size_t{0}, ways + 2, std::size_t{0}, ways + 3, std::size_t{0}})
+            order.push_back(i);
+        for (std::size_t i : order) {
             const access_ext e =
                 ext_of(initiator_id::dma, s[i].rows, s[i].row_bytes, s[i].stride, 0);
             const std::uint64_t before = a.dut.decodings();
@@ -774,8 +786,14 @@ TEST(Router, RepeatedHbmAccessesAreDecodedAlike) {
 
 TEST(Router, RemembersDecodedShapesAndEvictsTheLeastRecentlyUsed) {
     auto& b = bench();
-    const std::vector<std::uint64_t> want = {1, 1, 1, 1, 0, 1, 0, 0, 0, 0,
-                                             1, 0, 1, 1, 0, 1, 0, 1, 0};
+    // (the order table_accesses() follows: W decodings, a hit, one, hits up to W, then 1 back,
+    // a hit, 0 back, and each variant decoded with 0 hit after it)
+    std::vector<std::uint64_t> want(trn::router::decoded_ways, 1);
+    for (std::uint64_t d : {0, 1, 0})
+        want.push_back(d);
+    want.insert(want.end(), trn::router::decoded_ways - 1, 0);
+    for (std::uint64_t d : {1, 0, 1, 1, 0, 1, 0, 1, 0})
+        want.push_back(d);
     EXPECT_EQ(b.table_decodings, want);
     ASSERT_EQ(b.table_results.size(), b.table_shapes.size());
     for (std::size_t i = 0; i < b.table_results.size(); ++i) {
