@@ -204,7 +204,7 @@ bool program_stream::fetch_transfer(std::size_t q, std::size_t k, stream_window<
 }
 
 std::size_t program_stream::queue_count() const {
-    return m_finished ? m_queues_used : m_queue_limit;
+    return m_counted ? m_queues_used : m_queue_limit;
 }
 
 void program_stream::stop_producer() {
@@ -219,7 +219,6 @@ void program_stream::stop_producer() {
 
 void program_stream::end_of_run() {
     stop_producer();
-    m_finished = true;
     if (m_error) std::rethrow_exception(m_error);
     if (!m_complete) return;  // (stopped: a deadlock, which the core reports)
     bool same = true;

@@ -60,7 +60,7 @@ class program_stream : public program_source {
     // Simulation side.
     bool fetch_instruction(engine_kind e, std::size_t i, stream_window<instruction>& w) override;
     bool fetch_transfer(std::size_t q, std::size_t k, stream_window<dma_transfer>& w) override;
-    // The platform's DMA queues until the run ends, then the queues the program used.
+    // The DMA queues the program uses (once counted; the platform's before).
     std::size_t queue_count() const override;
     std::size_t size_hint() const override { return m_counted_total; }  // (once counted)
     const program_sources& sources() const override { return m_sources; }
@@ -124,7 +124,6 @@ class program_stream : public program_source {
     std::exception_ptr m_error;         // what the producer threw
     std::function<void()> m_produce;
     std::thread m_thread;
-    bool m_finished = false;          // end_of_run() has run
     bool m_counting = false;          // count() is running
     bool m_counted = false;           // count() has run
     bool m_complete = false;          // the producer emitted the whole program
