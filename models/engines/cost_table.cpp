@@ -16,6 +16,12 @@ const char* const pool_guess = "hardware-facts 2 (GPSIMD_START 150 + N, as iota;
 // The instructions documented from the Neuron 2.26 notes onward, whose formulas the ISA
 // reference gives without a NeuronCore version: the same cycles on each (model choice).
 const char* const isa_v2 = "hardware-facts 2 (one formula for NC-v2 and NC-v3: model choice)";
+const char* const act_measured =
+    "hardware-facts 2 (NC-v3 activation: public trn2 profiles, 0.51 cycles per element; the "
+    "guide's engine table says 128 elements a cycle)";
+const char* const act_v4_doc =
+    "hardware-facts 1f (NC-v4: the guide's Vector exponential at 4x the Scalar engine's rate "
+    "implies 1 element per partition a cycle)";
 const char* const act_v4 =
     "hardware-facts 1f (NC-v4 Scalar engine: tensor_scalar and tensor_copy, 2x for bf16/fp16)";
 // core_barrier: no data path (the wait is the other cores' arrival, chip.barrier_latency).
@@ -71,7 +77,13 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)
+        // NC-v3: profiled trn2 kernels run activations at 2 elements per partition per cycle,
+        // twice the guide's 128 a cycle (hardware-facts 2); NC-v4 keeps the documented rate.
+        {act, opcode::activation, any, 3, 0.5, true, 0, act_measured},
+        {act, opcode::activation, any, 4, 1, true, 0, act_v4_doc},
         {act, opcode::activation, any, 0, 1, true, 0, isa_table},
+        {act, opcode::activation_reduce, any, 3, 0.5, true, 0, act_measured, true},
+        {act, opcode::activation_reduce, any, 4, 1, true, 0, act_v4_doc, true},
         {act, opcode::activation_reduce, any, 0, 1, true, 0, isa_v2, true},
         // NeuronCore-v4: tensor_scalar and tensor_copy natively, 2x for bf16/fp16 (the Vector
         // engine's NC-v3 2x mode)
