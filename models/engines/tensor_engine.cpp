@@ -49,6 +49,10 @@ void tensor_engine::declare_params(param_registry& r) {
            "a transpose may run in a background lane beside another matmul or transpose (the "
            "hardware decides: whichever lane frees first)",
            "hardware-facts 1f (NC-v4)"});
+    r.add({"core.pe.bf16_psum", param_kind::boolean, "false",
+           "a matmul may write bf16 results into PSUM, and add onto bf16 PSUM (fp32 inside the "
+           "array and for the addition, rounded to nearest even on the write)",
+           "hardware-facts 1f (NC-v4: BF16 matmul results in PSUM)"});
 }
 
 tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& cfg,
@@ -66,7 +70,14 @@ tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& 
       m_double_row(cfg.boolean("core.pe.double_row")),
       m_transpose_mode(cfg.boolean("core.pe.transpose_mode")),
       m_background_transpose(cfg.boolean("core.pe.background_transpose")),
-      m_psum_bank_bytes(cfg.size("core.psum.bank_size")) {}
+      m_bf16_psum(cfg.boolean("core.pe.bf16_psum")),
+      m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
+      m_psum_tile_banks(static_cast<std::uint64_t>(cfg.integer("core.psum.tile_banks"))) {}
+
+std::uint32_t tensor_engine::moving_limit(dtype dst) const {
+    const std::uint64_t whole = m_psum_tile_banks * m_psum_bank_bytes / dtype_size(dst);
+    return static_cast<std::uint32_t>(std::max<std::uint64_t>(m_moving_max, whole));
+}
 
 std::string tensor_engine::check(const instruction& ins) const {
     auto lim = [&] {  // built only for a message: check() runs for every instruction
@@ -93,9 +104,17 @@ std::string tensor_engine::check(const instruction& ins) const {
         if (st.elems > m_cols)
             return "matmul stationary free size " + std::to_string(st.elems) +
                    " exceeds the array's columns" + lim();
-        if (mv.elems > m_moving_max)
+        if (ins.dst.type != dtype::float32 && !(ins.dst.type == dtype::bfloat16 && m_bf16_psum))
+            return m_bf16_psum ? "the Tensor engine writes a matmul's fp32 or bf16 results into "
+                                 "PSUM"
+                               : "the Tensor engine writes a matmul's fp32 results into PSUM "
+                                 "(bf16 from NeuronCore-v4: core.pe.bf16_psum)";
+        if (mv.elems > moving_limit(ins.dst.type))
             return "matmul moving free size " + std::to_string(mv.elems) +
-                   " exceeds the moving limit" + lim();
+                   " exceeds the moving limit of " + std::to_string(moving_limit(ins.dst.type)) +
+                   " for a " + dtype_name(ins.dst.type) +
+                   " dst (core.pe.moving_max=" + std::to_string(m_moving_max) +
+                   ", core.psum.tile_banks=" + std::to_string(m_psum_tile_banks) + ")";
         if (st.type != mv.type) return "matmul operands have different dtypes";
         if (ins.dst.partitions != st.elems || ins.dst.elems != mv.elems)
             return "matmul dst must be " + std::to_string(st.elems) + " x " +
@@ -110,13 +129,16 @@ std::string tensor_engine::check(const instruction& ins) const {
     }
     // A transpose may also write its input's dtype (bit-accurate from NeuronCore-v3; the NKI
     // reference: "the output dst tile must have the same data type as that of data").
-    if (ins.dst.type != dtype::float32 &&
-        !(ins.op == opcode::transpose && ins.dst.type == ins.src0.type))
-        return "the Tensor engine writes fp32 into PSUM (a transpose: fp32 or its input's dtype)";
+    if (ins.op == opcode::transpose && ins.dst.type != dtype::float32 &&
+        ins.dst.type != ins.src0.type)
+        return "the Tensor engine writes a transpose into PSUM in fp32 or its input's dtype";
     if (ins.src0.type == dtype::int32) return "the Tensor engine does not multiply int32";
-    if (ins.dst.offset % m_psum_bank_bytes + ins.dst.row_bytes() > m_psum_bank_bytes)
-        return "the PSUM destination crosses a " + std::to_string(m_psum_bank_bytes) +
-               "-byte bank boundary";
+    const std::uint64_t first_bank = ins.dst.offset / m_psum_bank_bytes,
+                        last_bank = (ins.dst.offset + ins.dst.row_bytes() - 1) / m_psum_bank_bytes;
+    if (last_bank - first_bank >= m_psum_tile_banks)
+        return "the PSUM destination spans " + std::to_string(last_bank - first_bank + 1) +
+               " banks of " + std::to_string(m_psum_bank_bytes) + " bytes (at most " +
+               std::to_string(m_psum_tile_banks) + ": core.psum.tile_banks)";
     return "";
 }
 
@@ -146,11 +168,12 @@ double tensor_engine::mm_cycles(const instruction& ins) const {
 
 void tensor_engine::compute(const instruction& ins) {
     const operand& d = ins.dst;
+    const std::size_t ds = dtype_size(d.type);
     std::vector<float> acc(std::size_t{d.partitions} * d.elems, 0.0f);
     if (ins.op == opcode::matmul && (ins.flags & flag::accumulate)) {
-        peek(d, m_d);
+        peek(d, m_d);  // (a bf16 dst is upcast, added in fp32 and rounded back on the write)
         for (std::size_t i = 0; i < acc.size(); ++i)
-            acc[i] = load_element(&m_d[i * 4], d.type);
+            acc[i] = load_element(&m_d[i * ds], d.type);
     }
     const operand& s = ins.src0;
     const std::size_t ss = dtype_size(s.type);
@@ -178,7 +201,7 @@ void tensor_engine::compute(const instruction& ins) {
     }
     m_d.resize(d.bytes());
     for (std::size_t i = 0; i < acc.size(); ++i)
-        store_element(&m_d[i * 4], d.type, acc[i]);
+        store_element(&m_d[i * ds], d.type, acc[i]);
 }
 
 void tensor_engine::reset() {

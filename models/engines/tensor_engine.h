@@ -25,6 +25,9 @@ class tensor_engine : public engine_base {
     std::uint32_t rows() const { return m_rows; }
     std::uint32_t cols() const { return m_cols; }
     std::uint32_t moving_max() const { return m_moving_max; }
+    // The largest moving free size of a matmul into a `dst` of this dtype: moving_max, or as
+    // many elements as core.psum.tile_banks banks hold (NeuronCore-v4: the whole PSUM).
+    std::uint32_t moving_limit(dtype dst) const;
     // Peak bf16 FLOPs per ns: 2 x rows x cols x clock.
     double peak_flops_per_ns() const { return 2.0 * m_rows * m_cols * clock_ghz(); }
     double matmul_flops() const { return m_flops; }
@@ -44,8 +47,8 @@ class tensor_engine : public engine_base {
     std::uint32_t m_rows, m_cols, m_moving_max;
     double m_mm_min, m_overhead, m_fp32_pass_overhead, m_ls_speedup;
     std::uint32_t m_fp32_passes, m_stationary_buffers;
-    bool m_double_row, m_transpose_mode, m_background_transpose;
-    std::uint64_t m_psum_bank_bytes;
+    bool m_double_row, m_transpose_mode, m_background_transpose, m_bf16_psum;
+    std::uint64_t m_psum_bank_bytes, m_psum_tile_banks;
     sc_core::sc_time m_ls_free, m_mm_free;
     // The background lane of NeuronCore-v4 (core.pe.background_transpose): a transpose runs
     // there, beside the array's other work, when it frees before the foreground does.

@@ -1,5 +1,7 @@
 #include "interconnect/router.h"
 
+#include <algorithm>
+
 namespace trn {
 
 router::router(const sc_core::sc_module_name& name, const config& cfg)
@@ -12,6 +14,7 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_decoded(decoded_slots) {
     in.bind(*this);
     m_part.set_extension(&m_part_pages);
+    m_psum_part.set_extension(&m_psum_ext);
     if (cfg.text("core.sbuf.port_sharing") == "dve+pool")
         m_shares_sbuf[std::size_t(initiator_id::dve)] =
             m_shares_sbuf[std::size_t(initiator_id::pool)] = true;
@@ -22,6 +25,7 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
 
 router::~router() {
     m_part.clear_extension(&m_part_pages);  // a payload frees the extensions it still holds
+    m_psum_part.clear_extension(&m_psum_ext);
 }
 
 void router::split_hbm(std::uint64_t a, std::uint64_t n, std::vector<std::uint64_t>& out) const {
@@ -277,9 +281,7 @@ void router::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
         sbuf->b_transport(trans, delay);
     } else if (addr < address_map::doorbell_base) {
         arbitrate(true, who, occupancy, delay);
-        const std::uint64_t off = (addr - address_map::psum_base) % address_map::partition_stride;
-        const auto bank = static_cast<int>(off / m_psum_bank_bytes);
-        psum[bank]->b_transport(trans, delay);
+        psum_access(trans, &delay);
     } else {
         doorbell[static_cast<int>(addr - address_map::doorbell_base)]->b_transport(trans, delay);
     }
@@ -293,8 +295,66 @@ unsigned router::transport_dbg(tlm::tlm_generic_payload& trans) {
     }
     if (addr < address_map::psum_base) return sbuf->transport_dbg(trans);
     if (addr >= address_map::doorbell_base) return 0;  // a doorbell holds no data
+    return psum_access(trans, nullptr);
+}
+
+unsigned router::psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* delay) {
+    const std::uint64_t addr = trans.get_address();
     const std::uint64_t off = (addr - address_map::psum_base) % address_map::partition_stride;
-    return psum[static_cast<int>(off / m_psum_bank_bytes)]->transport_dbg(trans);
+    auto* ext = trans.get_extension<access_ext>();
+    const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
+    const std::uint64_t first = off / m_psum_bank_bytes,
+                        last = row_bytes ? (off + row_bytes - 1) / m_psum_bank_bytes : first;
+    if (first == last) {
+        const int bank = static_cast<int>(first);
+        if (!delay) return psum[bank]->transport_dbg(trans);
+        psum[bank]->b_transport(trans, *delay);
+        return trans.get_data_length();
+    }
+    const std::uint32_t rows = ext ? ext->rows : 1;
+    std::uint8_t* data = trans.get_data_ptr();
+    sc_core::sc_time done = delay ? *delay : sc_core::SC_ZERO_TIME;
+    unsigned moved = 0;
+    trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    for (std::uint64_t b = first; b <= last; ++b) {
+        const std::uint64_t lo = std::max(off, b * m_psum_bank_bytes),
+                            hi = std::min(off + row_bytes, (b + 1) * m_psum_bank_bytes);
+        const std::uint64_t piece = hi - lo, at = lo - off;
+        if (ext) m_psum_ext = *ext;
+        m_psum_ext.rows = rows;
+        m_psum_ext.row_bytes = piece;
+        m_psum_ext.row_stride = ext ? ext->row_stride : address_map::partition_stride;
+        m_psum_part.set_command(trans.get_command());
+        m_psum_part.set_address(addr + at);
+        m_psum_part.set_data_length(static_cast<unsigned>(rows * piece));
+        m_psum_part.set_data_ptr(nullptr);
+        if (data) {
+            m_psum_data.resize(rows * piece);
+            if (trans.is_write())
+                for (std::uint32_t r = 0; r < rows; ++r)
+                    std::copy_n(data + r * row_bytes + at, piece, &m_psum_data[r * piece]);
+            m_psum_part.set_data_ptr(m_psum_data.data());
+        }
+        if (b >= psum.size()) {
+            trans.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            break;
+        }
+        if (delay) {
+            sc_core::sc_time d = *delay;
+            psum[static_cast<int>(b)]->b_transport(m_psum_part, d);
+            if (d > done) done = d;
+        } else {
+            psum[static_cast<int>(b)]->transport_dbg(m_psum_part);
+        }
+        if (!m_psum_part.is_response_ok())
+            trans.set_response_status(m_psum_part.get_response_status());
+        moved += m_psum_part.get_data_length();
+        if (data && trans.is_read())
+            for (std::uint32_t r = 0; r < rows; ++r)
+                std::copy_n(&m_psum_data[r * piece], piece, data + r * row_bytes + at);
+    }
+    if (delay) *delay = done;
+    return trans.is_response_ok() ? moved : 0;
 }
 
 }  // namespace trn

@@ -74,6 +74,11 @@ class router : public sc_core::sc_module, private lt_target {
     void hbm_data(tlm::tlm_generic_payload& trans);
     void arbitrate(bool psum_side, initiator_id who, const sc_core::sc_time& occupancy,
                    sc_core::sc_time& delay);
+    // A PSUM access, forwarded to the bank its rows lie in, or split over the banks they span
+    // (a tile of several banks, core.psum.tile_banks): each bank gets its part of every row at
+    // the incoming delay, and the access completes with the last (into *delay). A null `delay`
+    // is the debug path (transport_dbg, no timing). Returns the bytes moved.
+    unsigned psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* delay);
 
     hbm_address_map m_map;
     std::uint64_t m_psum_bank_bytes;
@@ -137,8 +142,11 @@ class router : public sc_core::sc_module, private lt_target {
     // Decodes an access into `into`, through the scratch buffers.
     void decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
                 std::uint64_t stride, decoded& into);
-    tlm::tlm_generic_payload m_part;  // reused for the per-channel HBM accesses
-    hbm_pages_ext m_part_pages;       // m_part's extension for the router's lifetime
+    tlm::tlm_generic_payload m_psum_part;   // a bank's part of a PSUM access spanning banks
+    access_ext m_psum_ext;                  // its extension for the router's lifetime
+    std::vector<std::uint8_t> m_psum_data;  // its rows, packed
+    tlm::tlm_generic_payload m_part;        // reused for the per-channel HBM accesses
+    hbm_pages_ext m_part_pages;             // m_part's extension for the router's lifetime
 };
 
 }  // namespace trn

@@ -24,6 +24,13 @@ void onchip_bank::declare_params(param_registry& r) {
            "hardware-facts 1c", 1, 64});
     r.add({"core.psum.bank_size", param_kind::size, "2KiB", "PSUM bytes per bank per partition",
            "hardware-facts 1c (8 x 2 KiB = 16 KiB per partition)", 1, 1ull << 20});
+    r.add({"core.psum.tile_banks", param_kind::integer, "1",
+           "PSUM banks one tile, and one matmul's destination, may span: a PSUM tile holds up "
+           "to tile_banks x bank_size bytes per partition, and a matmul's moving free size goes "
+           "up to that many elements of its dst's dtype (or core.pe.moving_max)",
+           "hardware-facts 1f (NC-v4: a moving free size up to 4096 fp32 or 8192 bf16, the 8 "
+           "PSUM banks; one bank before)",
+           1, 64});
     r.add({"core.psum.port_sharing",
            param_kind::text,
            "dve+act",

@@ -295,6 +295,12 @@ class harness : public sc_core::sc_module {
     std::vector<std::uint8_t> sbuf_dbg = std::vector<std::uint8_t>(16),
                               psum_dbg = std::vector<std::uint8_t>(16);
     std::size_t sbuf_dbg_calls = 0, psum5_dbg_calls = 0;
+    // A PSUM access of 3 rows spanning banks 2-4 (a tile of several banks, NeuronCore-v4):
+    // written, read back, and its first row read through the debug path.
+    result psum_span_w, psum_span_r;
+    std::vector<std::uint8_t> span_data = pattern(3 * 4000, 7),
+                              span_back = std::vector<std::uint8_t>(3 * 4000),
+                              span_dbg = std::vector<std::uint8_t>(4000);
     // Port sharing: [router][access]
     result share[2][6];
     double port_wait_a_sbuf = 0, port_wait_a_psum = 0, port_wait_b_sbuf = 0, port_wait_b_psum = 0;
@@ -497,6 +503,16 @@ class harness : public sc_core::sc_module {
         debug(to_a, tlm::TLM_WRITE_COMMAND, amap::psum_base + 5 * bank + 8, v.data(), 16);
         debug(to_a, tlm::TLM_READ_COMMAND, amap::psum_base + 5 * bank + 8, psum_dbg.data(), 16);
         psum5_dbg_calls = a.psum[5]->dbg_calls.size();
+        a.take();
+
+        const std::uint64_t span_at =
+            amap::psum_base + 2 * amap::partition_stride + 2 * bank + 1000;
+        const access_ext span = ext_of(initiator_id::pe, 3, 4000, amap::partition_stride, 30);
+        psum_span_w =
+            access(to_a, a, tlm::TLM_WRITE_COMMAND, span_at, 3 * 4000, span_data.data(), &span, 7);
+        psum_span_r =
+            access(to_a, a, tlm::TLM_READ_COMMAND, span_at, 3 * 4000, span_back.data(), &span, 0);
+        debug(to_a, tlm::TLM_READ_COMMAND, span_at, span_dbg.data(), 4000);
         a.take();
 
         // --- shared ports: the same overlapping sequence on A (shared) and B (none).
@@ -877,6 +893,42 @@ TEST(Router, PsumBankIsSelectedByOffsetWithinThePartition) {
         }
         EXPECT_TRUE(b.psum_r[i].seen.at(&b.a.sbuf).empty());
     }
+}
+
+TEST(Router, PsumAccessSpanningBanksGoesToEachBankWithItsPartOfEveryRow) {
+    // Rows of 4000 bytes from byte 1000 of bank 2 (2 KiB banks): 1048 bytes in bank 2, 2048 in
+    // bank 3, 904 in bank 4; each bank at the incoming delay, for the access's occupancy; the
+    // access completes with the last.
+    auto& b = bench();
+    const std::uint64_t bank = config_a().size("core.psum.bank_size");
+    const std::uint64_t first = amap::psum_base + 2 * amap::partition_stride + 2 * bank + 1000;
+    const std::uint64_t want_at[3] = {first, first + 1048, first + 1048 + 2048};
+    const std::uint64_t want_bytes[3] = {1048, 2048, 904};
+    for (const result* r : {&b.psum_span_w, &b.psum_span_r}) {
+        const bool write = r == &b.psum_span_w;
+        for (std::size_t k = 0; k < psum_banks; ++k) {
+            const auto& calls = r->seen.at(b.a.psum[k].get());
+            if (k < 2 || k > 4) {
+                EXPECT_TRUE(calls.empty()) << "bank " << k;
+                continue;
+            }
+            ASSERT_EQ(calls.size(), 1u) << "bank " << k;
+            const call& c = calls[0];
+            EXPECT_EQ(c.addr, want_at[k - 2]) << "bank " << k;
+            EXPECT_EQ(c.ext.rows, 3u);
+            EXPECT_EQ(c.ext.row_bytes, want_bytes[k - 2]);
+            EXPECT_EQ(c.ext.row_stride, amap::partition_stride);
+            EXPECT_EQ(c.len, 3 * want_bytes[k - 2]);
+            EXPECT_TRUE(c.has_data);
+            EXPECT_NEAR(c.delay_in_ns, write ? 7 : 0, tol_ns);
+            EXPECT_NEAR(to_ns(c.ext.occupancy), 30, tol_ns);
+        }
+        EXPECT_EQ(r->status, tlm::TLM_OK_RESPONSE);
+        EXPECT_NEAR(r->delay_ns, (write ? 7 : 0) + 30, tol_ns);
+    }
+    EXPECT_EQ(b.span_back, b.span_data);  // every row's pieces back in place
+    EXPECT_EQ(b.span_dbg,
+              std::vector<std::uint8_t>(b.span_data.begin(), b.span_data.begin() + 4000));
 }
 
 TEST(Router, DoorbellAddressSelectsTheQueue) {

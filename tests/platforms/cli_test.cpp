@@ -829,3 +829,40 @@ TEST_F(cli, background_transposes_double_a_chain_of_transposes) {
     const std::string timeline((std::istreambuf_iterator<char>(f)), {});
     EXPECT_NE(timeline.find("\"pe background\""), std::string::npos);
 }
+
+// NeuronCore-v4's matmuls into the whole PSUM (core.psum.tile_banks 8) and into bf16 PSUM
+// (core.pe.bf16_psum): one instruction of 8192 bf16 or 4096 fp32 moving columns, in the matmul
+// formula's cycles, max(min(64, M), N) = N at 2.4 GHz; refused before NeuronCore-v4, naming the
+// key.
+TEST_F(cli, nc_v4_matmuls_span_the_whole_psum_in_bf16_or_fp32) {
+    const auto trace_of = [&](const char* dtype, int n) {
+        return file(std::string("wide_") + dtype + ".trace",
+                    "trnsim-trace 3\nhbm_bytes 2097152\nqueues 1\n"
+                    "region in 0 2097152 bfloat16 input -1 1 21\n"
+                    "sp dma_trigger queue=0\n"
+                    "q0 dma dst=sbuf[0:128]@0:8192xbfloat16 src=hbm[0:128]@0/16384:8192xbfloat16\n"
+                    "pe matmul dst=psum[0:128]@0:" +
+                        std::to_string(n) + "x" + dtype +
+                        " src0=sbuf[0:128]@0:128xbfloat16 src1=sbuf[0:128]@0:" + std::to_string(n) +
+                        "xbfloat16 wait=q0>=1\n");
+    };
+    const std::string bf16 = trace_of("bfloat16", 8192), fp32 = trace_of("float32", 4096);
+    for (const auto& [t, n] : {std::pair{bf16, 8192}, std::pair{fp32, 4096}}) {
+        const std::string out = path("wide.json");
+        auto r = run_sim("--config trn3 --trace " + t + " --quiet --stats-out " + out);
+        ASSERT_EQ(r.status, 0) << r.output;
+        const auto pe = load_json(out)["engines"]["pe"];
+        EXPECT_EQ(pe["instructions"].get<int>(), 1);
+        EXPECT_NEAR(pe["busy_ns"].get<double>(), n / 2.4, 0.01) << n;
+    }
+    auto r = run_sim("--config trn2 --trace " + bf16 + " --quiet");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("core.pe.bf16_psum"), std::string::npos) << r.output;
+    r = run_sim("--config trn2 --trace " + fp32 + " --quiet");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("core.psum.tile_banks=1"), std::string::npos) << r.output;
+    // trn3, 8192 fp32 columns: 32 KiB a partition, more than the 8 banks
+    r = run_sim("--config trn3 --trace " + trace_of("float32", 8192) + " --quiet");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("of a psum partition of 16384 bytes"), std::string::npos) << r.output;
+}

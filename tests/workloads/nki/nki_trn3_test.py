@@ -1,7 +1,8 @@
 """NeuronCore-v4 (run on trn3): nisa.exponential's values (the frontend's against numpy, and the
 model's functional Vector engine against the frontend), its sums through the Vector engine's
 reduce registers, its error before NeuronCore-v4, and the documented gain of the example that
-compares it with the Scalar engine's exp."""
+compares it with the Scalar engine's exp; bf16 matmul results in PSUM and moving free sizes up
+to the whole PSUM (4096 fp32, 8192 bf16)."""
 
 import os
 import re
@@ -95,6 +96,83 @@ class Exponential(unittest.TestCase):
             self.assertEqual(r.returncode, 0, r.stderr)
             times[way] = float(re.search(r'engine\): ([0-9.]+) us', r.stdout).group(1))
         self.assertLess(times['vector'], 0.8 * times['scalar'])
+
+
+def psum_matmuls(width, psum_dtype):
+    """x [128, width] as bf16: x[:, :128].T @ x into a PSUM tile of `psum_dtype` (one matmul
+    of the whole width), then the same added onto it, copied out as float32."""
+    @nki0.jit
+    def kernel(x):
+        a = nl.ndarray((128, 128), dtype=nl.bfloat16, buffer=nl.sbuf)
+        b = nl.ndarray((128, width), dtype=nl.bfloat16, buffer=nl.sbuf)
+        t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=x)
+        nisa.tensor_copy(dst=a, src=t[:, 0:128])
+        nisa.tensor_copy(dst=b, src=t)
+        ps = nl.ndarray((128, width), dtype=psum_dtype, buffer=nl.psum)
+        nisa.nc_matmul(dst=ps, stationary=a, moving=b)
+        nisa.nc_matmul(dst=ps, stationary=a, moving=b, accumulate=True)
+        o = nl.ndarray((128, width), dtype=nl.float32, buffer=nl.sbuf)
+        nisa.tensor_copy(dst=o, src=ps)
+        out = nl.ndarray((128, width), dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=out, src=o)
+        return out
+    return kernel
+
+
+def bf16(v):
+    """v rounded to bfloat16 (nearest even), as float32."""
+    import ml_dtypes
+    return np.asarray(v, np.float32).astype(ml_dtypes.bfloat16).astype(np.float32)
+
+
+class Bf16Psum(unittest.TestCase):
+    """nisa.nc_matmul into bf16 PSUM: fp32 in the array, rounded to nearest even on the write;
+    an accumulation upcasts PSUM, adds in fp32 and rounds again (the Trainium3 guide)."""
+
+    def setUp(self):
+        if _runner.limits()['isa_version'] < 4:
+            self.skipTest('NeuronCore-v4: --config trn3')
+
+    def test_values_round_on_each_write(self):
+        x = np.random.default_rng(5).standard_normal((128, 8192)).astype(np.float32)
+        got = psum_matmuls(8192, nl.bfloat16)(x)
+        prod = bf16(x[:, :128]).T.astype(np.float64) @ bf16(x).astype(np.float64)
+        first = bf16(prod)
+        want = bf16(first + prod.astype(np.float32))
+        # one bf16 ulp, or the fp32 sums' error where the terms cancel (sums near 0)
+        close = np.isclose(got, want, rtol=2 ** -7, atol=1e-4)
+        self.assertTrue(close.all(), f'{np.count_nonzero(~close)} values differ')
+        # (and not the fp32 sum, rounded once)
+        self.assertGreater(np.count_nonzero(got != bf16(2 * prod)), 10)
+
+    def test_fp32_up_to_4096_wide(self):
+        x = np.random.default_rng(6).standard_normal((128, 4096)).astype(np.float32)
+        got = psum_matmuls(4096, nl.float32)(x)
+        want = 2 * (bf16(x[:, :128]).T.astype(np.float64) @ bf16(x).astype(np.float64))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-4)
+
+    def test_the_model_computes_as_the_frontend(self):
+        for psum_dtype, width in ((nl.bfloat16, 8192), (nl.float32, 4096)):
+            (model, frontend), = model_and_frontend(psum_matmuls(width, psum_dtype),
+                                                    (128, width))
+            # the same roundings; the fp32 sums may differ in order (one bf16 ulp at most)
+            np.testing.assert_allclose(model, frontend, rtol=2 ** -7, atol=1e-6,
+                                       err_msg=str(psum_dtype))
+
+    def test_past_the_whole_psum_is_refused(self):
+        with self.assertRaisesRegex(nki.KernelError, 'exceeds the 16384 bytes of 8 PSUM banks'):
+            psum_matmuls(8192, nl.float32)(np.ones((128, 8192), np.float32))
+
+    def test_one_matmul_per_row_of_8192(self):
+        """The whole width is one Tensor-engine instruction (8192 moving columns), in the
+        cycles of the matmul formula: max(min(64, M), N) at 2.4 GHz."""
+        x = np.ones((128, 8192), np.float32)
+        k = nki.benchmark(warmup=0, iters=1)(psum_matmuls(8192, nl.bfloat16))
+        k(x)
+        pe = k.stats['engines']['pe']
+        self.assertEqual(pe['instructions'], 2)
+        self.assertAlmostEqual(pe['busy_ns'], 2 * 8192 / 2.4, delta=1.0)
 
 
 if __name__ == '__main__':

@@ -318,6 +318,16 @@ def emit_into(p, dst, accumulate, site):
     if p.kind == 'matmul':
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
+        lim = trace.limits
+        if dst.dtype_name not in psum_matmul_dtypes(lim):
+            raise KernelError(p.api, f'a matmul writes {" or ".join(psum_matmul_dtypes(lim))} into '
+                              f'PSUM, not {dst.dtype_name}' + ('' if lim['bf16_psum'] else
+                              ' (bf16 from NeuronCore-v4: core.pe.bf16_psum)'), site)
+        n = p.args[1].elems
+        if n > moving_limit(lim, dst.dtype_name):
+            raise KernelError(p.api, f'moving free size {n} exceeds the limit of '
+                              f'{moving_limit(lim, dst.dtype_name)} for a {dst.dtype_name} dst',
+                              site)
         if root is dst and _zero_pending(root, trace):
             # the zeroing folds into the first matmul, which overwrites
             root.zero_done.append(trace.chain())
@@ -974,6 +984,19 @@ def _moved_last(api, site, A, kept, axes):
     return t
 
 
+def psum_matmul_dtypes(lim):
+    """The dtypes a matmul writes into PSUM: fp32, and bf16 from NeuronCore-v4
+    (core.pe.bf16_psum)."""
+    return ('float32', 'bfloat16') if lim['bf16_psum'] else ('float32',)
+
+
+def moving_limit(lim, dst_dtype):
+    """The largest moving free size of a matmul into a dst of this dtype: moving_max, or as
+    many elements as core.psum.tile_banks PSUM banks hold (NeuronCore-v4: 4096 fp32, 8192 bf16)."""
+    whole = lim['psum_tile_banks'] * lim['psum_bank'] // _dtypes.SIZES[dst_dtype]
+    return max(lim['moving_max'], whole)
+
+
 def matmul(api, site, stationary, moving, double_row=False):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
@@ -993,9 +1016,9 @@ def matmul(api, site, stationary, moving, double_row=False):
     if S.elems > lim['pe_cols']:
         raise KernelError(api, f'stationary free size {S.elems} exceeds the limit of '
                           f'{lim["pe_cols"]}', site)
-    if M.elems > lim['moving_max']:
+    if M.elems > max(moving_limit(lim, d) for d in psum_matmul_dtypes(lim)):
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
-                          f'{lim["moving_max"]}', site)
+                          f'{moving_limit(lim, "float32")}', site)
     if S.dtype_name != M.dtype_name:
         raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
                           'operands have different dtypes: the Tensor engine multiplies '

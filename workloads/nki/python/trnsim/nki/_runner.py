@@ -125,6 +125,8 @@ def limits():
                    'pe_cols': p.integer('core.pe.cols'),
                    'moving_max': p.integer('core.pe.moving_max'),
                    'psum_bank': p.size('core.psum.bank_size'),
+                   'psum_tile_banks': p.integer('core.psum.tile_banks'),
+                   'bf16_psum': p.boolean('core.pe.bf16_psum'),
                    'sbuf_bytes': p.sbuf_partition_bytes(),
                    'psum_bytes': p.psum_partition_bytes(),
                    'isa_version': p.integer('core.isa_version'),

@@ -362,10 +362,12 @@ class Trace:
         if dtype not in _dtypes.SIZES:
             raise unsupported(api, f'dtype {dtype} is not supported yet', site)
         size = _dtypes.SIZES[dtype]
-        psum_bank = self.limits['psum_bank']
-        if space == 'psum' and elems * size > psum_bank:
+        psum_bank, tile_banks = self.limits['psum_bank'], self.limits['psum_tile_banks']
+        if space == 'psum' and elems * size > psum_bank * tile_banks:
             raise KernelError(api, f'PSUM tile of {elems * size} bytes per partition exceeds the '
-                              f'{psum_bank} bytes of a PSUM bank', site)
+                              + (f'{psum_bank} bytes of a PSUM bank' if tile_banks == 1 else
+                                 f'{psum_bank * tile_banks} bytes of {tile_banks} PSUM banks '
+                                 '(core.psum.tile_banks)'), site)
         nblocks = 1
         for b in blocks:
             nblocks *= b
@@ -406,7 +408,8 @@ class Trace:
                                           f'{elems * size} bytes per partition does not fit in '
                                           f'the {cap} bytes of a {space.upper()} partition',
                                           site)
-                    if space == 'psum' and off // bank != (off + elems * size - 1) // bank:
+                    if space == 'psum' and ((off + elems * size - 1) // bank - off // bank
+                                            >= self.limits['psum_tile_banks']):
                         raise KernelError(api, f'direct allocation at byte {off} of a tile of '
                                           f'{elems * size} bytes per partition crosses a PSUM '
                                           'bank', site)
