@@ -302,6 +302,18 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
         throw user_error(where() + ": DMA operands must be contiguous in each row");
     if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
         throw user_error(where() + ": dst and src differ in rows or elements per row");
+    if (t.rmw == alu_op::bypass) return;
+    // A read-add-write: B += A, B in SBUF, A in HBM or SBUF, both bf16 or both fp32 (the
+    // Trainium3 guide; nki.isa.dma_copy's dst_rmw_op: only add)
+    if (t.rmw != alu_op::add)
+        throw user_error(where() + ": a DMA read-add-write adds (op=add), not " + alu_name(t.rmw));
+    if (t.dst.space != mem_space::sbuf)
+        throw user_error(where() + ": a DMA read-add-write adds into SBUF");
+    if (t.dst.type != t.src.type || (t.dst.type != dtype::float32 && t.dst.type != dtype::bfloat16))
+        throw user_error(where() +
+                         ": a DMA read-add-write takes bf16 or fp32, the same for dst "
+                         "and src (got " +
+                         dtype_name(t.dst.type) + " and " + dtype_name(t.src.type) + ")");
 }
 
 void check_instruction(const instruction& ins, engine_kind e, const program_limits& lim,

@@ -165,12 +165,16 @@ struct instruction {
 };
 
 // One DMA transfer: dst and src have the same number of rows and elements per row; when their
-// dtypes differ, the DMA casts each element through fp32.
+// dtypes differ, the DMA casts each element through fp32. `rmw` add: a read-add-write, dst =
+// dst + src computed in fp32 (nisa.dma_copy's dst_rmw_op, nisa.dma_compute); bypass: a copy.
 struct dma_transfer {
     operand dst, src;
-    bool operator==(const dma_transfer& o) const { return dst == o.dst && src == o.src; }
+    alu_op rmw = alu_op::bypass;
+    bool operator==(const dma_transfer& o) const {
+        return dst == o.dst && src == o.src && rmw == o.rmw;
+    }
 };
-static_assert(sizeof(dma_transfer) == 64, "a transfer is two packed operands");
+static_assert(sizeof(dma_transfer) == 72, "a transfer is two packed operands and its operation");
 
 // A named HBM region; inputs carry how functional mode initialises them.
 struct hbm_region {

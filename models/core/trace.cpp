@@ -82,8 +82,9 @@ void write_trace(std::ostream& out, const program& p) {
         for (std::size_t i = 0; i < p.queues[q].size(); ++i) {
             const auto& t = p.queues[q][i];
             out << 'q' << q << " dma dst=" << format_operand(t.dst)
-                << " src=" << format_operand(t.src) << format_place(p.sources.of_queue(q, i))
-                << "\n";
+                << " src=" << format_operand(t.src);
+            if (t.rmw != alu_op::bypass) out << " op=" << alu_name(t.rmw);
+            out << format_place(p.sources.of_queue(q, i)) << "\n";
         }
     for (auto e : all_engines) {
         for (std::size_t i = 0; i < p.engines[std::size_t(e)].size(); ++i) {
@@ -460,17 +461,27 @@ program read_trace(std::istream& in, const std::string& name) {
             if (q >= p.queues.size())
                 lp.fail("queue " + head + " is beyond the declared " +
                         std::to_string(p.queues.size()) + " queues");
-            if (tok.size() < 4 || tok.size() > 5 || tok[1] != "dma" ||
+            const bool has_op = tok.size() > 4 && tok[4].rfind("op=", 0) == 0;
+            const std::size_t at_tok = has_op ? 5 : 4;
+            if (tok.size() < 4 || tok.size() > at_tok + 1 || tok[1] != "dma" ||
                 tok[2].rfind("dst=", 0) != 0 || tok[3].rfind("src=", 0) != 0 ||
-                (tok.size() == 5 && tok[4].rfind("at=", 0) != 0))
-                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND [at=FILE:LINE]'");
-            p.queues[q].push_back(
-                {lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))});
+                (tok.size() == at_tok + 1 && tok[at_tok].rfind("at=", 0) != 0))
+                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [at=FILE:LINE]'");
+            dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
+            if (has_op) {
+                if (version < 3) lp.fail("op= is not in trace format version " + tok_version);
+                auto a = alus().find(tok[4].substr(3));
+                if (a == alus().end()) lp.fail("unknown alu op '" + tok[4].substr(3) + "'");
+                if (a->second != alu_op::add)
+                    lp.fail("a DMA read-add-write adds: op=add, not op=" + tok[4].substr(3));
+                t.rmw = a->second;
+            }
+            p.queues[q].push_back(t);
             origin->queue_lines[q].push_back(lineno);
             std::uint32_t place = 0;
-            if (tok.size() == 5) {
+            if (tok.size() == at_tok + 1) {
                 if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                place = intern(parse_place(tok[4].substr(3), lp));
+                place = intern(parse_place(tok[at_tok].substr(3), lp));
             }
             queue_places[q].push_back(place);
         } else if (engines.count(head)) {

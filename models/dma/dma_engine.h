@@ -13,9 +13,10 @@
 namespace trn {
 
 // One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, each row
-// costing max(descriptor_cost, bytes / engine_bandwidth) (the queue times the memory sides of
-// the whole transfer) and, in functional mode, moves the data through the router, converting
-// element types through fp32 as the hardware does.
+// costing max(descriptor_cost, bytes / engine_bandwidth), divided by rmw_rate for a
+// read-add-write (the queue times the memory sides of the whole transfer) and, in functional
+// mode, moves the data through the router, converting element types through fp32 as the
+// hardware does (and adding onto dst in fp32 for a read-add-write).
 // Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
 // completion offset, given that it may start at the incoming `delay`.
 struct dma_job;
@@ -72,6 +73,7 @@ class dma_engine : public sc_core::sc_module, private lt_target {
 
     double m_bytes_per_ns;
     double m_descriptor_ns;
+    double m_rmw_rate;
     busy_port m_port;
     busy_port* m_physical = nullptr;
     std::vector<std::uint8_t> m_src, m_dst;  // functional staging

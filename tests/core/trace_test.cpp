@@ -61,6 +61,8 @@ program rich_program() {
                            op(hbm, 0, 64, 4096, 16, dtype::bfloat16, 4096)});
     p.queues[1].push_back({op(sbuf, 0, 128, 512, 32, dtype::fp8_e4m3),
                            op(hbm, 0, 128, 8192, 32, dtype::fp8_e4m3, 32)});
+    p.queues[1].push_back({op(sbuf, 0, 128, 0, 32, dtype::bfloat16),
+                           op(hbm, 0, 128, 0, 32, dtype::bfloat16, 64), alu_op::add});
     p.queues[2].push_back({op(hbm, 0, 128, 1ull << 33, 16, dtype::float32, 512),
                            op(sbuf, 0, 128, 1024, 16, dtype::float32)});
     auto& pe = p.engines[std::size_t(engine_kind::pe)];
@@ -543,7 +545,7 @@ TEST(TraceErrors, MissingDst) {
         line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
     EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
     EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
-                 "expected 'q<N> dma dst=OPERAND src=OPERAND [at=FILE:LINE]'");
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [at=FILE:LINE]'");
 }
 
 TEST(TraceErrors, BadHeaderLines) {
@@ -637,6 +639,36 @@ TEST(TraceErrors, ValidationNamesTheTraceLine) {
         "bad.trace");
     EXPECT_PRED2(starts_with, user_error_of([&] { validate_program(r, lim); }),
                  "bad.trace:4: region 'big'");
+}
+
+// A DMA read-add-write (op=add): version 3, add only, and (validation) into SBUF, bf16 or
+// fp32, dst and src alike.
+TEST(TraceErrors, DmaReadAddWritesAreCheckedAndNamed) {
+    const std::string head = "trnsim-trace 3\nhbm_bytes 65536\nqueues 1\n";
+    const std::string rmw = "q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/32:8xfloat32 op=";
+    const program p = from_text(head + rmw + "add at=k.py:7\n");
+    EXPECT_EQ(p.queues[0][0].rmw, alu_op::add);
+    EXPECT_EQ(p.sources.of_queue(0, 0), "k.py:7");
+    EXPECT_PRED2(contains, to_text(p), "op=add at=k.py:7\n");
+    EXPECT_PRED2(contains, error_of(head + rmw + "multiply\n"),
+                 "bad.trace:4: a DMA read-add-write adds: op=add, not op=multiply");
+    EXPECT_PRED2(contains, error_of(head + rmw + "plus\n"), "unknown alu op 'plus'");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 2\nhbm_bytes 65536\nqueues 1\n" + rmw + "add\n"),
+                 "op= is not in trace format version 2");
+    const program_limits lim = small_limits();
+    auto invalid = [&](const std::string& line) {
+        return user_error_of(
+            [&] { validate_program(from_text(head + line + "\nsp dma_trigger queue=0\n"), lim); });
+    };
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=hbm[0:4]@0/32:8xfloat32 src=sbuf[0:4]@0:8xfloat32 op=add"),
+                 "a DMA read-add-write adds into SBUF");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/16:8xbfloat16 op=add"),
+                 "takes bf16 or fp32, the same for dst and src (got float32 and bfloat16)");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=sbuf[0:4]@0:8xint32 src=hbm[0:4]@0/32:8xint32 op=add"),
+                 "takes bf16 or fp32");
 }
 
 TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {

@@ -866,3 +866,25 @@ TEST_F(cli, nc_v4_matmuls_span_the_whole_psum_in_bf16_or_fp32) {
     EXPECT_EQ(r.status, 2) << r.output;
     EXPECT_NE(r.output.find("of a psum partition of 16384 bytes"), std::string::npos) << r.output;
 }
+
+// A DMA read-add-write into SBUF (op=add): its rows at core.dma.rmw_rate of a copy's rate, the
+// same rate on NeuronCore-v4 (trn3), half before (trn2): the DMA engines' busy time against the
+// same transfer as a copy.
+TEST_F(cli, dma_read_add_writes_run_at_the_copy_rate_from_nc_v4_at_half_before) {
+    const auto engines_busy = [&](const std::string& config, bool rmw) {
+        const std::string t =
+            file("rmw.trace", std::string("trnsim-trace 3\nhbm_bytes 1048576\nqueues 1\n") +
+                                  "region in 0 1048576 float32 input -1 1 3\n"
+                                  "sp dma_trigger queue=0\n"
+                                  "q0 dma dst=sbuf[0:128]@0:2048xfloat32 "
+                                  "src=hbm[0:128]@0/8192:2048xfloat32" +
+                                  (rmw ? " op=add" : "") + "\n");
+        const std::string out = path("rmw.json");
+        auto r = run_sim("--config " + config + " --trace " + t + " --quiet --stats-out " + out);
+        EXPECT_EQ(r.status, 0) << r.output;
+        return load_json(out)["dma"]["engine_busy_ns"].get<double>();
+    };
+    EXPECT_NEAR(engines_busy("trn3", true) / engines_busy("trn3", false), 1.0, 1e-9);
+    EXPECT_NEAR(engines_busy("trn2", true) / engines_busy("trn2", false), 2.0, 1e-9);
+    EXPECT_NEAR(engines_busy("trn1", true) / engines_busy("trn1", false), 2.0, 1e-9);
+}

@@ -432,7 +432,7 @@ std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const std::string&
 }
 
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
-                         const tile& chip) {
+                         const tile& chip, alu_op rmw) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     const touch tensor{m_tensor_dep[t.id], region{}},
@@ -444,7 +444,7 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)
-        transfer(queue_for(t), dma_transfer{chip.op, hbm_side}, engine_kind::sp, tensor, buf);
+        transfer(queue_for(t), dma_transfer{chip.op, hbm_side, rmw}, engine_kind::sp, tensor, buf);
     else
         transfer(queue_for(t), dma_transfer{hbm_side, chip.op}, engine_kind::act, buf, tensor);
 }
@@ -473,13 +473,18 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
     const bool other = n > 1 && m_queue_trigger[q] != by;
     m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
-    issue(by, std::move(ins), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
-          other ? &previous : nullptr);
+    const touch reads[2] = {from, into};  // a read-add-write reads what it writes
+    issue(by, std::move(ins), semaphore_of_queue(q), n, reads, t.rmw == alu_op::bypass ? 1 : 2,
+          &into, 1, false, other ? &previous : nullptr);
     return n;
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
     dma(true, t, src, dst);
+}
+
+void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src) {
+    dma(true, t, src, dst, alu_op::add);
 }
 
 void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src) {

@@ -159,6 +159,9 @@ class kernel_builder {
                      std::uint32_t fc, std::uint32_t elem_stride);
 
     void load(const tile& dst, const hbm_tensor& t, const operand& src);
+    // dst += src by a DMA read-add-write (in fp32; bf16 or fp32, both the same): it reads dst
+    // as well as src, and costs its rows' copy time over core.dma.rmw_rate.
+    void load_add(const tile& dst, const hbm_tensor& t, const operand& src);
     void store(const hbm_tensor& t, const operand& dst, const tile& src);
     // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
     // so far (its stores, so that the other cores see them), and this core's later accesses of
@@ -313,9 +316,11 @@ class kernel_builder {
     // addition to e's total.
     double cost_ns(engine_kind e, const instruction& ins) const;
     void estimate(engine_kind e, const instruction& ins);
-    void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip);
-    // Appends transfer `t` to queue q and rings it from `by` (reading `from`, writing `into`):
-    // its number in the queue (the queue's semaphore reaches it when the transfer is done).
+    void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
+             alu_op rmw = alu_op::bypass);
+    // Appends transfer `t` to queue q and rings it from `by` (reading `from`, and `into` too
+    // for a read-add-write; writing `into`): its number in the queue (the queue's semaphore
+    // reaches it when the transfer is done).
     std::uint32_t transfer(std::size_t q, const dma_transfer& t, engine_kind by, const touch& from,
                            const touch& into);
 

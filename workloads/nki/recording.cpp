@@ -159,11 +159,12 @@ struct op_syntax {
     nki_op_kind kind;
 };
 constexpr op_syntax op_names[] = {
-    {"declare", nki_op_kind::declare}, {"load", nki_op_kind::load},
-    {"store", nki_op_kind::store},     {"copy", nki_op_kind::copy},
-    {"matmul", nki_op_kind::matmul},   {"transpose", nki_op_kind::transpose},
-    {"print", nki_op_kind::print},     {"ins", nki_op_kind::instruction},
-    {"barrier", nki_op_kind::barrier}, {"sendrecv", nki_op_kind::sendrecv},
+    {"declare", nki_op_kind::declare},     {"load", nki_op_kind::load},
+    {"load_add", nki_op_kind::load_add},   {"store", nki_op_kind::store},
+    {"copy", nki_op_kind::copy},           {"matmul", nki_op_kind::matmul},
+    {"transpose", nki_op_kind::transpose}, {"print", nki_op_kind::print},
+    {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
+    {"sendrecv", nki_op_kind::sendrecv},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -181,6 +182,7 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             op.loop = static_cast<std::uint32_t>(rd.count(w[0]));
             break;
         case nki_op_kind::load:
+        case nki_op_kind::load_add:
             need(2);
             tiles({0});
             op.hbm = rd.hbm(w[1]);
@@ -400,8 +402,8 @@ nki_recording parse_recording(std::istream& in) {
             }
             for (const auto& t : op.tiles)
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
-            if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::store ||
-                 op.kind == nki_op_kind::barrier) &&
+            if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
+                 op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier) &&
                 op.hbm.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
@@ -740,6 +742,9 @@ class expander {
                 break;
             case nki_op_kind::load:
                 m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm));
+                break;
+            case nki_op_kind::load_add:
+                m_kb.load_add(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm));
                 break;
             case nki_op_kind::store: {
                 const operand dst = hbm(op.hbm);

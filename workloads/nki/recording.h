@@ -75,6 +75,7 @@ enum class nki_op_kind : std::uint8_t {
     end,
     declare,  // a new instance of a declaration
     load,
+    load_add,  // `load_add T H`: T += H by a DMA read-add-write (nisa.dma_copy's dst_rmw_op)
     store,
     copy,
     matmul,
@@ -91,7 +92,7 @@ struct nki_op {
     std::uint64_t trips = 0;          // loop
     std::vector<std::uint32_t> when;  // runs only when every one of these loops is at index 0
     std::vector<nki_tile_ref> tiles;  // dst first, then the sources in the builder call's order
-    nki_hbm_ref hbm;  // load: the source; store: the destination; barrier: its tensor
+    nki_hbm_ref hbm;  // load(_add): the source; store: the destination; barrier: its tensor
     alu_op alu0 = alu_op::bypass, alu1 = alu_op::bypass;
     engine_kind engine = engine_kind::dve;
     act_func func = act_func::identity;

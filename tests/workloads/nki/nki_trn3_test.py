@@ -2,7 +2,9 @@
 model's functional Vector engine against the frontend), its sums through the Vector engine's
 reduce registers, its error before NeuronCore-v4, and the documented gain of the example that
 compares it with the Scalar engine's exp; bf16 matmul results in PSUM and moving free sizes up
-to the whole PSUM (4096 fp32, 8192 bf16)."""
+to the whole PSUM (4096 fp32, 8192 bf16); DMA read-add-writes into SBUF (nisa.dma_compute,
+NKI 0.2's dma_copy dst_rmw_op): their values, their errors and the example's gain (the copy
+rate on NeuronCore-v4 against half of it on trn2, and the Vector engine's adds)."""
 
 import os
 import re
@@ -173,6 +175,125 @@ class Bf16Psum(unittest.TestCase):
         pe = k.stats['engines']['pe']
         self.assertEqual(pe['instructions'], 2)
         self.assertAlmostEqual(pe['busy_ns'], 2 * 8192 / 2.4, delta=1.0)
+
+
+@nki0.jit
+def summed_rows(x):
+    """x [4 * 128, w] float32: the sum of its four row blocks, by three read-add-writes of x's
+    blocks into an SBUF tile of the first, in fp32, and of x as bf16 (the second output) in
+    bf16 (the third)."""
+    w = x.shape[1]
+    t = nl.ndarray((128, w), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x[0:128, :])
+    for k in range(1, 4):
+        nisa.dma_compute(dst=t, srcs=[t, x[k * 128:(k + 1) * 128, :]], reduce_op=nl.add)
+    out = nl.ndarray((128, w), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    xb = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.shared_hbm)
+    for k in range(4):
+        blk = nl.ndarray((128, w), dtype=nl.bfloat16, buffer=nl.sbuf)
+        nisa.dma_copy(dst=blk, src=x[k * 128:(k + 1) * 128, :])
+        nisa.dma_copy(dst=xb[k * 128:(k + 1) * 128, :], src=blk)
+    b = nl.ndarray((128, w), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.dma_copy(dst=b, src=xb[0:128, :])
+    for k in range(1, 4):
+        nisa.dma_compute(dst=b, srcs=[xb[k * 128:(k + 1) * 128, :], b], reduce_op=nl.add)
+    out_b = nl.ndarray((128, w), dtype=nl.float32, buffer=nl.shared_hbm)
+    bf = nl.ndarray((128, w), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=bf, src=b)
+    nisa.dma_copy(dst=out_b, src=bf)
+    return out, xb, out_b
+
+
+class DmaReadAddWrite(unittest.TestCase):
+    """dst += src by the DMA engines, in fp32 (rounded to dst's dtype on the write)."""
+
+    def test_values_in_fp32_and_bf16(self):
+        x = np.random.default_rng(7).standard_normal((512, 96)).astype(np.float32)
+        got, _, got_b = summed_rows(x)
+        blocks = x.reshape(4, 128, 96)
+        want = blocks[0] + blocks[1] + blocks[2] + blocks[3]  # fp32, in this order
+        np.testing.assert_array_equal(got, want)
+        xb = bf16(blocks)
+        acc = xb[0]
+        for k in range(1, 4):
+            acc = bf16(acc + xb[k])
+        np.testing.assert_array_equal(got_b, acc)
+
+    def test_the_model_computes_as_the_frontend(self):
+        outs = model_and_frontend(summed_rows, (512, 96))
+        for i in (0, 2):  # (the second, x as bf16, is read back as float32 by the helper)
+            np.testing.assert_array_equal(*outs[i], err_msg=f'output {i}')
+
+    def test_nki_0_2_spells_it_dma_copy_dst_rmw_op(self):
+        from trnsim.nki import _namespaces
+        top, subs = _namespaces.namespaces('0.2')
+        nisa2, nl2 = subs['isa'], subs['language']
+
+        @top.jit
+        def twice(x):
+            t = nl2.ndarray(x.shape, dtype=nl2.float32, buffer=nl2.sbuf)
+            nisa2.dma_copy(t, x)
+            nisa2.dma_copy(t, x, dst_rmw_op=np.add)  # (0.2 has no nl.add)
+            out = nl2.ndarray(x.shape, dtype=nl2.float32, buffer=nl2.shared_hbm)
+            nisa2.dma_copy(out, t)
+            return out
+        x = np.random.default_rng(8).standard_normal((128, 32)).astype(np.float32)
+        np.testing.assert_array_equal(twice(x), x + x)
+
+    def test_what_it_does_not_do_is_an_error_naming_it(self):
+        def kernel_with(call):
+            @nki0.jit
+            def k(x):
+                t = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                call(t, x)
+                out = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.shared_hbm)
+                nisa.dma_copy(dst=out, src=t)
+                return out
+            return k
+        x = np.ones((128, 32), np.float32)
+        cases = [
+            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x], reduce_op=nl.multiply),
+             'only nl.add is supported'),
+            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x], reduce_op=nl.add,
+                                           scales=[1.0, 2.0]), 'every value must be 1.0'),
+            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x, x], reduce_op=nl.add),
+             r'srcs other than \[src\] or \[dst, src\]'),
+            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, t], reduce_op=nl.add),
+             'srcs other than'),
+        ]
+        for call, message in cases:
+            with self.assertRaisesRegex(nki.KernelError, message):
+                kernel_with(call)(x)
+
+        @nki0.jit
+        def ints(x):
+            t = nl.ndarray((128, 32), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            nisa.dma_compute(dst=t, srcs=[t, x], reduce_op=nl.add)
+            return x
+        with self.assertRaisesRegex(nki.KernelError, 'takes bf16 or fp32, the same for dst and '
+                                    r'src \(got int32 and int32\)'):
+            ints(np.ones((128, 32), np.int32))
+
+    def test_the_example_gains_the_documented_rate(self):
+        """dma_accumulate.py: on trn3 the read-add-writes beat the Vector engine's adds, and run
+        at twice trn2's read-add-write rate (its DMA engines' busy time half)."""
+        def run(config, way):
+            env = dict(os.environ)
+            for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
+                env.pop(k, None)
+            r = subprocess.run(
+                [os.path.join(SOURCE, 'scripts', 'nki'), '--config', config,
+                 os.path.join(SOURCE, 'workloads', 'nki', 'examples', 'dma_accumulate.py'),
+                 '--way', way], capture_output=True, text=True, env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            return float(re.search(r': ([0-9.]+) us', r.stdout).group(1))
+        trn3_dma, trn3_engine, trn2_dma = run('trn3', 'dma'), run('trn3', 'engine'), \
+            run('trn2', 'dma')
+        self.assertLess(trn3_dma, 0.8 * trn3_engine)
+        self.assertLess(trn3_dma, 0.6 * trn2_dma)
 
 
 if __name__ == '__main__':

@@ -733,6 +733,52 @@ class OobMode:
 value('isa.oob_mode', OobMode)
 
 
+@api('isa.dma_compute', '0.3+',
+     signature='dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=None')
+def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=None):
+    """dst = reduce_op(srcs[0] * scales[0], ...) on the DMA engines, in fp32 ("only nl.add is
+    supported ... all values in scales must be 1.0"): one source is a copy; two, one of which
+    is dst itself (an SBUF tile), a read-add-write of the other (from HBM)."""
+    site = user_site()
+    if _alu('nisa.dma_compute', reduce_op, site, 'reduce_op') != 'add':
+        raise KernelError('nisa.dma_compute', f'reduce_op={reduce_op!r}: only nl.add is '
+                          'supported', site)
+    srcs = list(srcs) if isinstance(srcs, (list, tuple)) else [srcs]
+    if scales is not None and len(scales) != len(srcs):
+        raise KernelError('nisa.dma_compute', f'{len(scales)} scales for {len(srcs)} srcs',
+                          site)
+    if scales is not None and any(float(x) != 1.0 for x in scales):
+        raise KernelError('nisa.dma_compute', 'scales: every value must be 1.0', site)
+    if len(srcs) == 1:
+        _dma_between('nisa.dma_compute', site, dst, srcs[0], None)
+        return None
+    others = [x for x in srcs if not (isinstance(x, _tensors.Tile) and
+                                      isinstance(dst, _tensors.Tile) and x.same_region(dst))]
+    if len(srcs) != 2 or len(others) != 1:
+        raise unsupported('nisa.dma_compute', 'srcs other than [src] or [dst, src] (a '
+                          'read-add-write into dst)', site)
+    if not isinstance(others[0], (_tensors.HbmAccess, _tensors.HbmTensor)):
+        raise unsupported('nisa.dma_compute', 'a read-add-write from an on-chip tile', site)
+    _ops.load_add_into('nisa.dma_compute', site, dst, others[0])
+    return None
+
+
+def _dma_between(api_name, site, dst, src, mask):
+    """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
+    hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
+    if isinstance(src, hbm) and isinstance(dst, hbm):
+        raise unsupported(api_name, 'a copy from HBM to HBM', site)
+    if isinstance(src, hbm):
+        if isinstance(dst, _tensors.TileBlocks):
+            raise KernelError(api_name, 'index the block dimensions of dst', site)
+        _ops.load_into(api_name, site, dst, src, mask)
+        return
+    if isinstance(dst, hbm):
+        _ops.store(api_name, site, dst, src, mask)
+        return
+    raise unsupported(api_name, 'a copy between two on-chip tiles', site)
+
+
 @api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
      v0_2='dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, unique_indices=True',
      v0_3_plus='dst, src, oob_mode=None, dge_mode=None, engine=None')
@@ -740,24 +786,21 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
              unique_indices=True, engine=None):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
-    if dst_rmw_op is not None:
-        raise unsupported('nisa.dma_copy', 'dst_rmw_op= (a DMA that adds into dst)', site)
+    if dst_rmw_op is not None:  # dst += src (the DMA's read-add-write; only nl.add)
+        if _alu('nisa.dma_copy', dst_rmw_op, site, 'dst_rmw_op') != 'add':
+            raise KernelError('nisa.dma_copy', f'dst_rmw_op={dst_rmw_op!r}: only nl.add is '
+                              'supported', site)
+        if not isinstance(src, (_tensors.HbmAccess, _tensors.HbmTensor)):
+            raise unsupported('nisa.dma_copy', 'dst_rmw_op= from an on-chip tile (a '
+                              'read-add-write from SBUF)', site)
+        _ops.load_add_into('nisa.dma_copy', site, dst, src)
+        return None
     # oob_mode (skip or error) is about indices computed on the device (an indirect DMA); the
     # accesses here are known when the kernel is traced, and one out of bounds is an error
     # at its line whatever the mode
     if oob_mode is not None and getattr(oob_mode, 'name', oob_mode) not in ('skip', 'error'):
         raise KernelError('nisa.dma_copy', f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
                           'error)', site)
-    hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
-    if isinstance(src, hbm) and isinstance(dst, hbm):
-        raise unsupported('nisa.dma_copy', 'a copy from HBM to HBM', site)
-    if isinstance(src, hbm):
-        if isinstance(dst, _tensors.TileBlocks):
-            raise KernelError('nisa.dma_copy', 'index the block dimensions of dst', site)
-        _ops.load_into('nisa.dma_copy', site, dst, src, mask)
-        return None
-    if isinstance(dst, hbm):
-        _ops.store('nisa.dma_copy', site, dst, src, mask)
-        return None
-    raise unsupported('nisa.dma_copy', 'a copy between two on-chip tiles', site)
+    _dma_between('nisa.dma_copy', site, dst, src, mask)
+    return None
 

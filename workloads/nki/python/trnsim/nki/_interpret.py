@@ -34,7 +34,7 @@ def fill_value(dtype):
 
 # The primitives each of whose result elements depends on the same element of each operand
 # (a [P, 1] operand: on its partition's element).
-_ELEMENTWISE = ('load', 'copy')  # and the instructions declared elementwise
+_ELEMENTWISE = ('load', 'load_add', 'copy')  # and the instructions declared elementwise
 
 
 def _validity(kind, valids, shape):
@@ -382,6 +382,11 @@ class Interpreter:
                 before, ok = self._read_tile(op.args[0], op)
                 out = before + out
                 valid = valid & ok
+        elif op.kind == 'load_add':  # dst + src in fp32 (a DMA read-add-write)
+            before, ok = self._read_tile(op.args[0], op)
+            out = before.astype(np.float32) + np.asarray(
+                prim.impl(*vals), np.float32).reshape(before.shape)
+            valid = _validity(op.kind, valids, dst.shape) & ok
         else:
             out = prim.impl(*vals)
             valid = _validity(op.kind, valids, dst.shape)

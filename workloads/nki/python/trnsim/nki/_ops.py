@@ -207,7 +207,7 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 # The primitives that apply element by element (what split() may cut into runs).
-ELEMENTWISE = ('load', 'store', 'copy')  # and the instructions
+ELEMENTWISE = ('load', 'load_add', 'store', 'copy')  # and the instructions
 # declared elementwise in _prims (without a second output)
 
 
@@ -465,6 +465,22 @@ def load_into(api, site, dst, src, mask=None):
         _require_sbuf(api, site, dst)
     p = load(api, site, src, None, mask)
     assign(dst, p, site)  # into dst's dtype: the DMA casts
+
+
+def load_add_into(api, site, dst, src):
+    """dst += src by a DMA read-add-write (nisa.dma_copy's dst_rmw_op=nl.add, nisa.dma_compute):
+    dst a tile in SBUF, src in HBM, both bf16 or both fp32 ("must have a matching data type",
+    the Trainium3 guide); the DMA adds in fp32."""
+    if not isinstance(dst, Tile):
+        raise KernelError(api, f'a DMA read-add-write adds into a tile, got '
+                          f'{type(dst).__name__}', site)
+    _require_sbuf(api, site, dst)
+    p = load(api, site, src)
+    if p.dtype_name != dst.dtype_name or dst.dtype_name not in ('float32', 'bfloat16'):
+        raise KernelError(api, f'a DMA read-add-write takes bf16 or fp32, the same for dst and '
+                          f'src (got {dst.dtype_name} and {p.dtype_name})', site)
+    p.kind = p.prim = 'load_add'
+    assign(dst, p, site)
 
 
 def store(api, site, dst, value, mask=None):

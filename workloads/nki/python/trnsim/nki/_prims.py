@@ -181,6 +181,12 @@ def _load(src):
     return src
 
 
+@prim('load_add', 'T', 'H')
+def _load_add(src):
+    """dst += src by a DMA read-add-write: the interpreter adds dst's values, in fp32."""
+    return src
+
+
 @prim('store', 'H', 'T')
 def _store(src):
     return src
