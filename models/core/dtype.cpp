@@ -1,5 +1,6 @@
 #include "core/dtype.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -66,9 +67,45 @@ constexpr dtype_names k_names[] = {
     {dtype::int16, {"int16", nullptr, nullptr}},
     {dtype::uint16, {"uint16", nullptr, nullptr}},
     {dtype::uint32, {"uint32", nullptr, nullptr}},
+    {dtype::fp8_e4m3fn_x4, {"float8_e4m3fn_x4", "fp8_e4m3fn_x4", nullptr}},
+    {dtype::fp8_e5m2_x4, {"float8_e5m2_x4", "fp8_e5m2_x4", nullptr}},
+    {dtype::fp4_e2m1fn_x4, {"float4_e2m1fn_x4", "fp4_e2m1fn_x4", nullptr}},
+    {dtype::fp8_e8m0, {"float8_e8m0fnu", "fp8_e8m0", nullptr}},
 };
 
+// A packed type's values: their format and width in bits.
+const minifloat::float_format& packed_format(dtype t, unsigned& bits) {
+    bits = t == dtype::fp4_e2m1fn_x4 ? 4 : 8;
+    return t == dtype::fp8_e4m3fn_x4 ? minifloat::float8_e4m3fn
+           : t == dtype::fp8_e5m2_x4 ? minifloat::float8_e5m2
+                                     : minifloat::float4_e2m1;
+}
+
+// The MX saturating variant of a format: an overflow gives the largest finite value.
+minifloat::float_format saturating(minifloat::float_format f) {
+    f.saturate = true;
+    return f;
+}
+
 }  // namespace
+
+float packed_value(const std::uint8_t* p, dtype t, int i) {
+    unsigned bits = 0;
+    const minifloat::float_format& f = packed_format(t, bits);
+    std::uint32_t word = 0;
+    std::memcpy(&word, p, dtype_size(t));
+    return static_cast<float>(minifloat::decode(f, (word >> (i * bits)) & ((1u << bits) - 1)));
+}
+
+void store_packed_value(std::uint8_t* p, dtype t, int i, float v) {
+    unsigned bits = 0;
+    const minifloat::float_format f = saturating(packed_format(t, bits));
+    std::uint32_t word = 0;
+    std::memcpy(&word, p, dtype_size(t));
+    const std::uint32_t mask = ((1u << bits) - 1) << (i * bits);
+    word = (word & ~mask) | ((minifloat::encode(f, v) << (i * bits)) & mask);
+    std::memcpy(p, &word, dtype_size(t));
+}
 
 const char* dtype_name(dtype t) {
     for (const auto& n : k_names)
@@ -119,6 +156,13 @@ float load_element(const std::uint8_t* p, dtype t) {
             return load_int<std::uint16_t>(p);
         case dtype::uint32:
             return load_int<std::uint32_t>(p);
+        case dtype::fp8_e4m3fn_x4:
+        case dtype::fp8_e5m2_x4:
+        case dtype::fp4_e2m1fn_x4:
+            return packed_value(p, t, 0);
+        case dtype::fp8_e8m0:
+            return *p == 0xFF ? std::numeric_limits<float>::quiet_NaN()
+                              : std::ldexp(1.0f, int(*p) - 127);
     }
     return 0;
 }
@@ -155,6 +199,21 @@ void store_element(std::uint8_t* p, dtype t, float v) {
             return store_int<std::uint16_t>(p, v);
         case dtype::uint32:
             return store_int<std::uint32_t>(p, v);
+        case dtype::fp8_e4m3fn_x4:
+        case dtype::fp8_e5m2_x4:
+        case dtype::fp4_e2m1fn_x4:
+            for (int i = 0; i < 4; ++i)
+                store_packed_value(p, t, i, v);
+            return;
+        case dtype::fp8_e8m0: {  // the nearest power of two (in log2), within 2^-127..2^127
+            if (std::isnan(v) || v <= 0) {
+                *p = std::isnan(v) ? 0xFF : 0;
+                return;
+            }
+            const long e = std::lround(std::log2(static_cast<double>(v)));
+            *p = static_cast<std::uint8_t>(std::clamp<long>(e + 127, 0, 254));
+            return;
+        }
     }
 }
 

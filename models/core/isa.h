@@ -11,7 +11,8 @@ namespace trn {
 namespace field {
 constexpr std::uint16_t dst = 1 << 0, src0 = 1 << 1, src1 = 1 << 2, src2 = 1 << 3, dst1 = 1 << 4,
                         alu = 1 << 5, imm = 1 << 6, alu1 = 1 << 7, imm1 = 1 << 8, func = 1 << 9,
-                        flags = 1 << 10, queue = 1 << 11, imm2 = 1 << 12, imm3 = 1 << 13;
+                        flags = 1 << 10, queue = 1 << 11, imm2 = 1 << 12, imm3 = 1 << 13,
+                        src3 = 1 << 14;
 }  // namespace field
 // Each field's trace name and the trace format version that introduced it.
 struct field_info {
@@ -24,7 +25,7 @@ constexpr field_info all_fields[] = {
     {"src2", field::src2, 3}, {"dst1", field::dst1, 3},   {"alu", field::alu, 1},
     {"imm", field::imm, 1},   {"alu1", field::alu1, 2},   {"imm1", field::imm1, 2},
     {"func", field::func, 1}, {"flags", field::flags, 1}, {"queue", field::queue, 1},
-    {"imm2", field::imm2, 3}, {"imm3", field::imm3, 3},
+    {"imm2", field::imm2, 3}, {"imm3", field::imm3, 3},   {"src3", field::src3, 3},
 };
 
 // X(name, fields, since, input_sized, semantics): `since` the trace format version that
@@ -124,43 +125,55 @@ constexpr field_info all_fields[] = {
     X(core_barrier, field::imm, 3, false,                                                          \
       "barrier number imm (1, 2, ... in program order): signals the other cores of its HBM "       \
       "stack, then waits until each has reached its barrier of that number and its signal is "     \
-      "seen (chip.barrier_latency later): nisa.core_barrier (NeuronCore-v3)")
+      "seen (chip.barrier_latency later): nisa.core_barrier (NeuronCore-v3)")                      \
+    X(matmul_mx,                                                                                   \
+      field::dst | field::src0 | field::src1 | field::src2 | field::src3 | field::flags, 3, false, \
+      "dst[m, n] (+)= sum over partitions p and packed values q of src0[p, m].q * 2^(s0 - 127) * " \
+      "src1[p, n].q * 2^(s1 - 127): an MX matmul of x4-packed fp8/fp4 operands (src0 "             \
+      "stationary, src1 moving); s0, s1 the scales (uint8 or fp8_e8m0) of src2 and src3 at "       \
+      "partition 32 (p / 32) + (p % 32) / 8 of the scale and the element's column (8 partitions "  \
+      "x 4 values share one); flags=acc adds to dst (Tensor engine, NeuronCore-v4)")               \
+    X(quantize_mx, field::dst | field::dst1 | field::src0, 3, true,                                \
+      "dst[p, j] packs src0[p, 4j .. 4j+3] / X in fp8 (x4; rounded to nearest even, saturated), "  \
+      "X = 2^e shared by partitions 8g .. 8g+7 of column j, e = floor(log2(max |x|)) - (emax - "   \
+      "1) (emax 8 for e4m3fn, 15 for e5m2; 2^-127 for a group of zeros), e + 127 stored in dst1 "  \
+      "at partition 32 (p / 32) + (p % 32) / 8, column j (Vector engine, NeuronCore-v4)")
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).
-#define TRN_ALU_OPS(X)                                                                          \
-    X(bypass, 1)                                                                                \
-    X(add, 1)                                                                                   \
-    X(subtract, 1)                                                                              \
-    X(multiply, 1)                                                                              \
-    X(max, 1)                                                                                   \
-    X(min, 1)                                                                                   \
-    X(divide, 3)                                                                                \
-    X(pow, 3)                                                                                   \
-    X(mod, 3)                                                                                   \
-    X(abs_max, 3)                                                                               \
-    X(is_equal, 3)                                                                              \
-    X(not_equal, 3)                                                                             \
-    X(is_gt, 3) X(is_ge, 3) X(is_lt, 3) X(is_le, 3) X(logical_and, 3) X(logical_or, 3)          \
-        X(logical_xor, 3) X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) \
-            X(right_shift, 3)
+#define TRN_ALU_OPS(X)                                                                       \
+    X(bypass, 1)                                                                             \
+    X(add, 1)                                                                                \
+    X(subtract, 1)                                                                           \
+    X(multiply, 1)                                                                           \
+    X(max, 1)                                                                                \
+    X(min, 1)                                                                                \
+    X(divide, 3)                                                                             \
+    X(pow, 3)                                                                                \
+    X(mod, 3)                                                                                \
+    X(abs_max, 3)                                                                            \
+    X(is_equal, 3)                                                                           \
+    X(not_equal, 3)                                                                          \
+    X(is_gt, 3)                                                                              \
+    X(is_ge, 3) X(is_lt, 3) X(is_le, 3) X(logical_and, 3) X(logical_or, 3) X(logical_xor, 3) \
+        X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
 
 // X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
-#define TRN_ACT_FUNCS(X)                                                                       \
-    X(identity, 1)                                                                             \
-    X(relu, 1)                                                                                 \
-    X(exp, 1)                                                                                  \
-    X(reciprocal, 1)                                                                           \
-    X(rsqrt, 2)                                                                                \
-    X(sqrt, 2)                                                                                 \
-    X(square, 2)                                                                               \
-    X(sigmoid, 2)                                                                              \
-    X(tanh, 2)                                                                                 \
-    X(silu, 2)                                                                                 \
-    X(gelu, 2)                                                                                 \
-    X(log, 2)                                                                                  \
-    X(gelu_apprx_tanh, 3) X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) X(arctan, 3) X(abs, 3) \
-        X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) X(erf_dx, 3) \
-            X(gelu_apprx_sigmoid, 3)
+#define TRN_ACT_FUNCS(X)                                                                      \
+    X(identity, 1)                                                                            \
+    X(relu, 1)                                                                                \
+    X(exp, 1)                                                                                 \
+    X(reciprocal, 1)                                                                          \
+    X(rsqrt, 2)                                                                               \
+    X(sqrt, 2)                                                                                \
+    X(square, 2)                                                                              \
+    X(sigmoid, 2)                                                                             \
+    X(tanh, 2)                                                                                \
+    X(silu, 2)                                                                                \
+    X(gelu, 2)                                                                                \
+    X(log, 2)                                                                                 \
+    X(gelu_apprx_tanh, 3)                                                                     \
+    X(softplus, 3) X(mish, 3) X(sin, 3) X(cos, 3) X(arctan, 3) X(abs, 3) X(sign, 3) X(erf, 3) \
+        X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) X(erf_dx, 3) X(gelu_apprx_sigmoid, 3)
 
 }  // namespace trn

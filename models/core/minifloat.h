@@ -18,6 +18,7 @@ struct float_format {
     int exp_bits, man_bits, bias;
     bool ieee;  // else "fn"
     bool saturate;
+    bool has_nan = true;  // an "fn" format without NaN (OCP FP4 E2M1): every encoding finite
 };
 
 inline double decode(const float_format& f, std::uint32_t bits) {
@@ -30,7 +31,7 @@ inline double decode(const float_format& f, std::uint32_t bits) {
     if (f.ieee && exp == top) {
         v = man ? std::numeric_limits<double>::quiet_NaN()
                 : std::numeric_limits<double>::infinity();
-    } else if (!f.ieee && exp == top && man == (1u << f.man_bits) - 1) {
+    } else if (!f.ieee && f.has_nan && exp == top && man == (1u << f.man_bits) - 1) {
         v = std::numeric_limits<double>::quiet_NaN();
     } else if (exp == 0) {
         v = std::ldexp(double(man), 1 - f.bias - f.man_bits);
@@ -48,7 +49,7 @@ inline void max_fields(const float_format& f, std::uint32_t& exp, std::uint32_t&
         man = (1u << f.man_bits) - 1;
     } else {
         exp = top;
-        man = (1u << f.man_bits) - 2;
+        man = (1u << f.man_bits) - (f.has_nan ? 2 : 1);
     }
 }
 
@@ -112,8 +113,9 @@ inline float bf16_to_float(std::uint16_t b) {
 
 // The formats by name (docs/nki.md, "Data types").
 constexpr float_format float16 = {5, 10, 15, true, false};
-constexpr float_format float8_e4m3 = {4, 3, 7, true, false};     // IEEE-like, max 240
-constexpr float_format float8_e4m3fn = {4, 3, 7, false, false};  // no inf, max 448
-constexpr float_format float8_e5m2 = {5, 2, 15, true, false};    // IEEE-like, max 57344
+constexpr float_format float8_e4m3 = {4, 3, 7, true, false};         // IEEE-like, max 240
+constexpr float_format float8_e4m3fn = {4, 3, 7, false, false};      // no inf, max 448
+constexpr float_format float8_e5m2 = {5, 2, 15, true, false};        // IEEE-like, max 57344
+constexpr float_format float4_e2m1 = {2, 1, 1, false, true, false};  // OCP FP4: max 6, no NaN
 
 }  // namespace trn::minifloat

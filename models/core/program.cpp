@@ -209,9 +209,9 @@ bool operand::operator==(const operand& o) const {
 
 bool instruction::operator==(const instruction& o) const {
     return op == o.op && alu == o.alu && alu1 == o.alu1 && imm1 == o.imm1 && dst == o.dst &&
-           src0 == o.src0 && src1 == o.src1 && src2 == o.src2 && dst1 == o.dst1 && imm == o.imm &&
-           imm2 == o.imm2 && imm3 == o.imm3 && queue == o.queue && flags == o.flags &&
-           func == o.func && waits == o.waits;
+           src0 == o.src0 && src1 == o.src1 && src2 == o.src2 && dst1 == o.dst1 && src3 == o.src3 &&
+           imm == o.imm && imm2 == o.imm2 && imm3 == o.imm3 && queue == o.queue &&
+           flags == o.flags && func == o.func && waits == o.waits;
 }
 
 bool hbm_region::operator==(const hbm_region& o) const {
@@ -302,6 +302,17 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
         throw user_error(where() + ": DMA operands must be contiguous in each row");
     if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
         throw user_error(where() + ": dst and src differ in rows or elements per row");
+    // An MX type moves as its bits: to and from itself, or an integer type of its size.
+    for (const auto& [a, b] :
+         {std::pair{t.dst.type, t.src.type}, std::pair{t.src.type, t.dst.type}})
+        if ((is_packed(a) || a == dtype::fp8_e8m0) && a != b &&
+            !((b == dtype::uint32 || b == dtype::int32 || b == dtype::uint16 || b == dtype::int16 ||
+               b == dtype::uint8 || b == dtype::int8) &&
+              dtype_size(a) == dtype_size(b)))
+            throw user_error(where() + ": a DMA moves " + dtype_name(a) +
+                             " as its bits: to and from itself or an integer type of its size, "
+                             "not " +
+                             dtype_name(b));
     if (t.rmw == alu_op::bypass) return;
     // A read-add-write: B += A, B in SBUF, A in HBM or SBUF, both bf16 or both fp32 (the
     // Trainium3 guide; nki.isa.dma_copy's dst_rmw_op: only add)
@@ -316,9 +327,101 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
                          dtype_name(t.dst.type) + " and " + dtype_name(t.src.type) + ")");
 }
 
+namespace {
+
+// An MX scale's type: uint8 (its bits) or fp8_e8m0.
+bool is_scale_type(dtype t) {
+    return t == dtype::uint8 || t == dtype::fp8_e8m0;
+}
+
+// The partitions an MX scale operand spans for data of `p` partitions: 4 of each 32 (one per 8
+// data partitions, at the start of each 32-partition quadrant).
+std::uint32_t scale_rows(std::uint32_t p) {
+    return p == 0 ? 0 : 32 * ((p - 1) / 32) + 4;
+}
+
+void check_mx(const instruction& ins, engine_kind e, const program_limits& lim,
+              std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
+    const bool mm = ins.op == opcode::matmul_mx;
+    if (e != (mm ? engine_kind::pe : engine_kind::dve))
+        throw user_error(where() + ": " + opcode_name(ins.op) + " runs on the " +
+                         (mm ? "Tensor engine (pe)" : "Vector engine (dve)"));
+    const operand* data[2] = {&ins.src0, mm ? &ins.src1 : &ins.dst};
+    // each scale with its data: matmul_mx's src2 with src0 and src3 with src1; quantize_mx's
+    // dst1 with dst
+    const operand* scales[2] = {mm ? &ins.src2 : nullptr, mm ? &ins.src3 : &ins.dst1};
+    for (const auto& [op, role] : {std::pair<const operand*, const char*>{&ins.dst, "dst"},
+                                   {&ins.src0, "src0"},
+                                   {mm ? &ins.src1 : &ins.dst1, mm ? "src1" : "dst1"},
+                                   {mm ? &ins.src2 : nullptr, "src2"},
+                                   {mm ? &ins.src3 : nullptr, "src3"}}) {
+        if (!op) continue;
+        if (!op->valid()) throw user_error(where() + ": " + opcode_name(ins.op) + " needs " + role);
+        check_operand(*op, role, lim, hbm_bytes, where);
+        const bool psum = mm && op == &ins.dst;
+        if (op->space != (psum ? mem_space::psum : mem_space::sbuf))
+            throw user_error(where() + ": " + opcode_name(ins.op) + "'s " + role + " is in " +
+                             (psum ? "PSUM" : "SBUF"));
+    }
+    const std::uint32_t p = ins.src0.partitions;
+    if (p % 32 != 0 || data[1]->partitions != p)
+        throw user_error(where() + ": " + opcode_name(ins.op) +
+                         "'s data have the same partition count, a multiple of 32 (got " +
+                         std::to_string(p) + " and " + std::to_string(data[1]->partitions) + ")");
+    if (mm) {
+        for (const operand* d : data)
+            if (!is_packed(d->type))
+                throw user_error(where() +
+                                 ": matmul_mx multiplies x4-packed MX data "
+                                 "(float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4), "
+                                 "not " +
+                                 dtype_name(d->type));
+    } else {
+        if (ins.src0.type != dtype::bfloat16 && ins.src0.type != dtype::float16)
+            throw user_error(where() + ": quantize_mx quantizes bf16 or fp16, not " +
+                             dtype_name(ins.src0.type));
+        if (ins.dst.type != dtype::fp8_e4m3fn_x4 && ins.dst.type != dtype::fp8_e5m2_x4)
+            throw user_error(where() +
+                             ": quantize_mx writes float8_e4m3fn_x4 or "
+                             "float8_e5m2_x4, not " +
+                             dtype_name(ins.dst.type));
+        if (ins.src0.elems != 4 * ins.dst.elems)
+            throw user_error(where() + ": quantize_mx packs 4 elements of src0 in each of dst's (" +
+                             std::to_string(ins.src0.elems) + " for " +
+                             std::to_string(ins.dst.elems) + ")");
+    }
+    for (int i = 0; i < 2; ++i) {
+        const operand* sc = scales[i];
+        if (!sc) continue;
+        if (!is_scale_type(sc->type))
+            throw user_error(where() + ": an MX scale is uint8 or float8_e8m0fnu, not " +
+                             dtype_name(sc->type));
+        const operand& d = *data[i];
+        if (sc->partitions < scale_rows(p) || sc->elems < d.elems)
+            throw user_error(where() + ": the MX scale of data [" + std::to_string(p) + ", " +
+                             std::to_string(d.elems) + "] spans at least [" +
+                             std::to_string(scale_rows(p)) + ", " + std::to_string(d.elems) +
+                             "] (4 partitions of each 32)");
+    }
+}
+
+}  // namespace
+
 void check_instruction(const instruction& ins, engine_kind e, const program_limits& lim,
                        std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
+    if (ins.op != opcode::matmul_mx && ins.op != opcode::quantize_mx) {
+        for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1, &ins.src3})
+            if (o->valid() && (is_packed(o->type) || o->type == dtype::fp8_e8m0))
+                throw user_error(where() + ": " + dtype_name(o->type) +
+                                 " is an MX type: "
+                                 "matmul_mx and quantize_mx take it, and DMAs move it");
+        if (ins.src3.valid()) throw user_error(where() + ": src3 is given only with matmul_mx");
+    }
     switch (ins.op) {
+        case opcode::matmul_mx:
+        case opcode::quantize_mx:
+            check_mx(ins, e, lim, hbm_bytes, where);
+            break;
         case opcode::dma_trigger:  // (its queue: validate_program)
             break;
         case opcode::matmul:
@@ -568,9 +671,17 @@ std::vector<std::uint8_t> region_initial_bytes(const hbm_region& r) {
     std::vector<std::uint8_t> out(r.bytes);
     std::mt19937 gen(r.seed);
     const std::size_t size = dtype_size(r.type);
-    for (std::size_t i = 0; i + size <= r.bytes; i += size) {
+    auto uniform = [&] {
         const double u = static_cast<double>(gen() >> 8) / 16777216.0;  // 24 bits in [0,1)
-        store_element(&out[i], r.type, static_cast<float>(r.lo + (r.hi - r.lo) * u));
+        return static_cast<float>(r.lo + (r.hi - r.lo) * u);
+    };
+    for (std::size_t i = 0; i + size <= r.bytes; i += size) {
+        if (is_packed(r.type)) {  // each packed value drawn alone
+            for (int k = 0; k < 4; ++k)
+                store_packed_value(&out[i], r.type, k, uniform());
+        } else {
+            store_element(&out[i], r.type, uniform());
+        }
     }
     return out;
 }

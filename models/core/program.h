@@ -155,6 +155,7 @@ struct instruction {
     operand dst, src0, src1;
     operand src2;  // a third input: the per-partition scale or second scalar operand
     operand dst1;  // a second output: the per-partition reduction of the *_reduce opcodes
+    operand src3;  // a fourth input: matmul_mx's moving scale
     float imm2 = 0, imm3 = 0;  // affine_select's step per free element and its fill value
     float imm = 0;
     std::uint16_t queue = 0;

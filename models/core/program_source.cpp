@@ -6,7 +6,7 @@ namespace trn {
 
 std::uint64_t sbuf_reach(const instruction& ins) {
     return std::max({sbuf_reach(ins.dst), sbuf_reach(ins.src0), sbuf_reach(ins.src1),
-                     sbuf_reach(ins.src2), sbuf_reach(ins.dst1)});
+                     sbuf_reach(ins.src2), sbuf_reach(ins.dst1), sbuf_reach(ins.src3)});
 }
 
 std::uint64_t sbuf_reach(const dma_transfer& t) {

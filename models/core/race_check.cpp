@@ -144,7 +144,7 @@ class race_finder {
 
     void engine_accesses(std::size_t ev, const instruction& ins) {
         if (ins.op == opcode::dma_trigger) return;
-        for (const operand* op : {&ins.src0, &ins.src1, &ins.src2})
+        for (const operand* op : {&ins.src0, &ins.src1, &ins.src2, &ins.src3})
             if (op->valid()) operand_accesses(ev, *op, false);
         // A matmul that accumulates reads its destination too; either way it writes it.
         operand_accesses(ev, ins.dst, true);

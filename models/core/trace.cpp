@@ -98,6 +98,7 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.src0.valid()) out << " src0=" << format_operand(ins.src0);
                 if (ins.src1.valid()) out << " src1=" << format_operand(ins.src1);
                 if (ins.src2.valid()) out << " src2=" << format_operand(ins.src2);
+                if (ins.src3.valid()) out << " src3=" << format_operand(ins.src3);
                 if (ins.dst1.valid()) out << " dst1=" << format_operand(ins.dst1);
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
                 if (ins.alu1 != alu_op::bypass) out << " alu1=" << alu_name(ins.alu1);
@@ -288,6 +289,7 @@ bool field_allowed(opcode op, const std::string& k, int version) {
 bool flag_applies(opcode op, std::uint8_t bit) {
     switch (bit) {
         case flag::accumulate:
+            return op == opcode::matmul || op == opcode::matmul_mx;
         case flag::double_row:
             return op == opcode::matmul;
         case flag::reverse0:
@@ -532,6 +534,8 @@ program read_trace(std::istream& in, const std::string& name) {
                     ins.src1 = lp.parse_operand(v);
                 else if (k == "src2")
                     ins.src2 = lp.parse_operand(v);
+                else if (k == "src3")
+                    ins.src3 = lp.parse_operand(v);
                 else if (k == "dst1")
                     ins.dst1 = lp.parse_operand(v);
                 else if (k == "imm")

@@ -179,6 +179,39 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             }
             break;
         }
+        case opcode::quantize_mx: {  // 8 partitions x one packed column (32 values) share a scale
+            // dst1 holds what its rows held (the engine reads it first): only the scale rows,
+            // 4 of each 32 partitions, are written.
+            dst1.resize(ins.dst1.bytes());
+            const int emax = d.type == dtype::fp8_e4m3fn_x4 ? 8 : 15;
+            const std::uint32_t c0 = ins.src0.elems;
+            for (std::uint32_t g = 0; g < d.partitions / 8; ++g)
+                for (std::uint32_t j = 0; j < d.elems; ++j) {
+                    float amax = 0;  // (a NaN is its own element's: a model choice)
+                    for (std::uint32_t p = 8 * g; p < 8 * g + 8; ++p)
+                        for (std::uint32_t q = 0; q < 4; ++q) {
+                            const float v = std::fabs(in0(std::size_t{p} * c0 + 4 * j + q));
+                            if (v > amax) amax = v;
+                        }
+                    // X = 2^(floor(log2 amax) - (emax - 1)): twice the OCP scale, so that the
+                    // largest values round without saturating; 2^-127 for a group of zeros
+                    int e = -127;
+                    if (amax > 0) {
+                        int x = 0;
+                        std::frexp(std::min(amax, std::numeric_limits<float>::max()), &x);
+                        e = std::clamp(x - 1 - (emax - 1), -127, 127);
+                    }
+                    dst1[std::size_t{32 * (g / 4) + g % 4} * ins.dst1.elems + j] =
+                        static_cast<std::uint8_t>(e + 127);
+                    const float inv = std::ldexp(1.0f, -e);
+                    for (std::uint32_t p = 8 * g; p < 8 * g + 8; ++p)
+                        for (std::uint32_t q = 0; q < 4; ++q)
+                            store_packed_value(&dst[(std::size_t{p} * d.elems + j) * ds], d.type,
+                                               static_cast<int>(q),
+                                               in0(std::size_t{p} * c0 + 4 * j + q) * inv);
+                }
+            break;
+        }
         case opcode::range_select:  // the element's free index against per-partition bounds
             for (std::uint32_t p = 0; p < d.partitions; ++p) {
                 const float lo = in1(p), hi = in2(p);
@@ -367,6 +400,7 @@ void execute_alu(const instruction& ins, const std::vector<std::uint8_t>& src0,
             break;
         case opcode::dma_trigger:
         case opcode::matmul:
+        case opcode::matmul_mx:
         case opcode::core_barrier:
             break;
     }

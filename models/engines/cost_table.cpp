@@ -75,6 +75,10 @@ const std::vector<cost_rule>& cost_table::rules() {
         {dve, opcode::exponential, any, 4, 0.5, true, 0,
          "hardware-facts 1f (the data path's 256 elements a cycle of other dtypes)"},
         {dve, opcode::bn_aggr, any, 0, 13.0 / 3.0, true, 0, isa_v2},
+        // NeuronCore-v4: "four input elements per partition, per cycle (i.e., 4x Vector
+        // performance mode)"
+        {dve, opcode::quantize_mx, operand_case::sbuf_only, 4, 0.25, true, 0,
+         "hardware-facts 1f (quantize_mx: 4 input elements per partition a cycle)"},
         {dve, opcode::transpose, operand_case::block32, 0, 1, true, 0, isa_v2},
         // Scalar engine (ACT)
         // NC-v3: profiled trn2 kernels run activations at 2 elements per partition per cycle,
@@ -121,7 +125,7 @@ bool is16(dtype t) {
 }
 
 bool matches(operand_case c, const instruction& ins) {
-    const operand* ops[] = {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1};
+    const operand* ops[] = {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1, &ins.src3};
     auto all = [&](auto pred) {
         return std::all_of(std::begin(ops), std::end(ops),
                            [&](const operand* o) { return !o->valid() || pred(*o); });
@@ -207,6 +211,9 @@ const char* tensor_engine_cost(opcode op) {
                    "(hardware-facts 2)";
         case opcode::transpose:
             return "max(P, min(64, F)) (hardware-facts 2)";
+        case opcode::matmul_mx:
+            return "max(min(64, N_stationary), N_moving) of the packed sizes: 4 values a "
+                   "processing element, 4x the bf16 rate (hardware-facts 1f)";
         default:
             return "";
     }

@@ -225,6 +225,7 @@ void engine_base::run_stream() {
                                           {"src0", &ins.src0},
                                           {"src1", &ins.src1},
                                           {"src2", &ins.src2},
+                                          {"src3", &ins.src3},
                                           {"dst1", &ins.dst1}})
                 if (op->valid())
                     args += std::string(",\"") + key + "\":\"" + format_operand(*op) + "\"";
@@ -323,6 +324,8 @@ issue_timing engine::execute(const instruction& ins) {
     if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, ins.src0, &m_a);
     if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, ins.src1, &m_b);
     if (ins.src2.valid()) touch(tlm::TLM_READ_COMMAND, ins.src2, &m_c);
+    // quantize_mx writes 4 of each 32 partitions of its scale operand: the others keep theirs
+    if (m_functional && ins.op == opcode::quantize_mx) peek(ins.dst1, m_d1);
     if (m_functional) execute_alu(ins, m_a, m_b, m_c, m_d, m_d1, &m_reduce_regs);
     touch(tlm::TLM_WRITE_COMMAND, ins.dst, &m_d);
     if (ins.dst1.valid()) touch(tlm::TLM_WRITE_COMMAND, ins.dst1, &m_d1);

@@ -49,6 +49,10 @@ void tensor_engine::declare_params(param_registry& r) {
            "a transpose may run in a background lane beside another matmul or transpose (the "
            "hardware decides: whichever lane frees first)",
            "hardware-facts 1f (NC-v4)"});
+    r.add({"core.pe.mx", param_kind::boolean, "false",
+           "MX matmuls (nc_matmul_mx): x4-packed fp8/fp4 operands with their scales, four "
+           "values a processing element, at the bf16 cycles of the packed sizes (4x the rate)",
+           "hardware-facts 1f (NC-v4: MXFP8/MXFP4 at 4x the BF16 throughput)"});
     r.add({"core.pe.bf16_psum", param_kind::boolean, "false",
            "a matmul may write bf16 results into PSUM, and add onto bf16 PSUM (fp32 inside the "
            "array and for the addition, rounded to nearest even on the write)",
@@ -71,6 +75,7 @@ tensor_engine::tensor_engine(const sc_core::sc_module_name& name, const config& 
       m_transpose_mode(cfg.boolean("core.pe.transpose_mode")),
       m_background_transpose(cfg.boolean("core.pe.background_transpose")),
       m_bf16_psum(cfg.boolean("core.pe.bf16_psum")),
+      m_mx(cfg.boolean("core.pe.mx")),
       m_psum_bank_bytes(cfg.size("core.psum.bank_size")),
       m_psum_tile_banks(static_cast<std::uint64_t>(cfg.integer("core.psum.tile_banks"))) {}
 
@@ -93,6 +98,24 @@ std::string tensor_engine::check(const instruction& ins) const {
         if (ins.dst.partitions != s.elems || ins.dst.elems != s.partitions)
             return "transpose dst must be " + std::to_string(s.elems) + " x " +
                    std::to_string(s.partitions);
+    } else if (ins.op == opcode::matmul_mx) {
+        const operand &st = ins.src0, &mv = ins.src1;
+        if (!m_mx) return "an MX matmul needs NeuronCore-v4's Tensor engine (core.pe.mx=false)";
+        if (st.partitions > m_rows)
+            return "matmul_mx contracts over " + std::to_string(st.partitions) +
+                   " partitions, more than the array's rows" + lim();
+        if (st.elems > m_cols || st.elems % 2 != 0)
+            return "matmul_mx stationary free size " + std::to_string(st.elems) +
+                   " must be even and at most the array's columns" + lim();
+        if (ins.dst.type != dtype::float32 && ins.dst.type != dtype::bfloat16)
+            return "matmul_mx writes fp32 or bf16 into PSUM";
+        if (mv.elems > m_psum_bank_bytes / dtype_size(ins.dst.type))
+            return "matmul_mx moving free size " + std::to_string(mv.elems) +
+                   " exceeds one PSUM bank of its " + dtype_name(ins.dst.type) + " dst (" +
+                   std::to_string(m_psum_bank_bytes / dtype_size(ins.dst.type)) + ")";
+        if (ins.dst.partitions != st.elems || ins.dst.elems != mv.elems)
+            return "matmul_mx dst must be " + std::to_string(st.elems) + " x " +
+                   std::to_string(mv.elems);
     } else if (ins.op == opcode::matmul) {
         const operand &st = ins.src0, &mv = ins.src1;
         if (st.partitions != mv.partitions)
@@ -143,6 +166,7 @@ std::string tensor_engine::check(const instruction& ins) const {
 }
 
 std::uint32_t tensor_engine::passes(const instruction& ins) const {
+    if (ins.op == opcode::matmul_mx) return 1;
     const bool fp32 =
         ins.src0.type == dtype::float32 || (ins.src1.valid() && ins.src1.type == dtype::float32);
     if (!fp32) return 1;
@@ -170,14 +194,17 @@ void tensor_engine::compute(const instruction& ins) {
     const operand& d = ins.dst;
     const std::size_t ds = dtype_size(d.type);
     std::vector<float> acc(std::size_t{d.partitions} * d.elems, 0.0f);
-    if (ins.op == opcode::matmul && (ins.flags & flag::accumulate)) {
+    if ((ins.op == opcode::matmul || ins.op == opcode::matmul_mx) &&
+        (ins.flags & flag::accumulate)) {
         peek(d, m_d);  // (a bf16 dst is upcast, added in fp32 and rounded back on the write)
         for (std::size_t i = 0; i < acc.size(); ++i)
             acc[i] = load_element(&m_d[i * ds], d.type);
     }
     const operand& s = ins.src0;
     const std::size_t ss = dtype_size(s.type);
-    if (ins.op == opcode::transpose) {
+    if (ins.op == opcode::matmul_mx) {
+        compute_mx(ins, acc);
+    } else if (ins.op == opcode::transpose) {
         for (std::uint32_t p = 0; p < s.partitions; ++p)
             for (std::uint32_t f = 0; f < s.elems; ++f)
                 acc[std::size_t{f} * d.elems + p] =
@@ -202,6 +229,43 @@ void tensor_engine::compute(const instruction& ins) {
     m_d.resize(d.bytes());
     for (std::size_t i = 0; i < acc.size(); ++i)
         store_element(&m_d[i * ds], d.type, acc[i]);
+}
+
+namespace {
+
+// The MX scale of data element [p, j]: 2^(bits - 127) (0xFF: NaN) at partition
+// 32 (p / 32) + (p % 32) / 8 of the scale operand, column j.
+float mx_scale(const std::vector<std::uint8_t>& scale, const operand& op, std::uint32_t p,
+               std::uint32_t j) {
+    const std::uint8_t bits = scale[std::size_t{32 * (p / 32) + p % 32 / 8} * op.elems + j];
+    return load_element(&bits, dtype::fp8_e8m0);
+}
+
+}  // namespace
+
+void tensor_engine::compute_mx(const instruction& ins, std::vector<float>& acc) {
+    const operand &st = ins.src0, &mv = ins.src1, &d = ins.dst;
+    const std::size_t ss = dtype_size(st.type), ms = dtype_size(mv.type);
+    std::vector<float> moving(std::size_t{mv.elems} * 4);
+    for (std::uint32_t p = 0; p < st.partitions; ++p) {
+        for (std::uint32_t n = 0; n < mv.elems; ++n) {
+            const float scale = mx_scale(m_m_scale, ins.src3, p, n);
+            for (int q = 0; q < 4; ++q)
+                moving[std::size_t{n} * 4 + q] =
+                    packed_value(&m_m[(std::size_t{p} * mv.elems + n) * ms], mv.type, q) * scale;
+        }
+        for (std::uint32_t m = 0; m < st.elems; ++m) {
+            const float scale = mx_scale(m_s_scale, ins.src2, p, m);
+            float* row = &acc[std::size_t{m} * d.elems];
+            for (int q = 0; q < 4; ++q) {
+                const float a =
+                    packed_value(&m_s[(std::size_t{p} * st.elems + m) * ss], st.type, q) * scale;
+                if (a == 0.0f) continue;
+                for (std::uint32_t n = 0; n < mv.elems; ++n)
+                    row[n] += a * moving[std::size_t{n} * 4 + q];
+            }
+        }
+    }
 }
 
 void tensor_engine::reset() {
@@ -229,6 +293,10 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     const sc_core::sc_time held = std::max(ls_start, mm_free > now + ls ? mm_free - ls : now) - now;
     ls_start = now + access_operand(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? &m_s : nullptr,
                                     ls_start - now, ls);
+    if (ins.src2.valid())  // an MX stationary's scale, with it
+        ls_start = std::max(ls_start, now + access_operand(tlm::TLM_READ_COMMAND, ins.src2,
+                                                           m_functional ? &m_s_scale : nullptr,
+                                                           ls_start - now, ls));
     const sc_core::sc_time ls_end = ls_start + ls;
     // MultiplyMoving: after its stationary is loaded and the array is free.
     sc_core::sc_time mm_start = std::max(ls_end, mm_free) - now;
@@ -236,6 +304,10 @@ issue_timing tensor_engine::execute(const instruction& ins) {
         mm_start = std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src1,
                                                      m_functional ? &m_m : nullptr, mm_start, mm));
     }
+    if (ins.src3.valid())  // an MX moving's scale, with it
+        mm_start =
+            std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src3,
+                                              m_functional ? &m_m_scale : nullptr, mm_start, mm));
     if (m_functional) compute(ins);
     mm_start = std::max(mm_start, access_operand(tlm::TLM_WRITE_COMMAND, ins.dst,
                                                  m_functional ? &m_d : nullptr, mm_start, mm));
@@ -246,11 +318,16 @@ issue_timing tensor_engine::execute(const instruction& ins) {
         m_mm_done.push_back(mm_end);
         if (m_mm_done.size() > m_stationary_buffers) m_mm_done.pop_front();
     }
-    if (ins.op == opcode::matmul) {
-        const double flops = 2.0 * ins.src0.partitions * ins.src0.elems * ins.src1.elems;
+    if (ins.op == opcode::matmul || ins.op == opcode::matmul_mx) {
+        const bool mx = ins.op == opcode::matmul_mx;  // four values a packed element
+        const double flops =
+            2.0 * (mx ? 4 : 1) * ins.src0.partitions * ins.src0.elems * ins.src1.elems;
         m_flops += flops;
-        m_ideal_ns +=
-            flops * passes(ins) / (ins.flags & flag::double_row ? 2.0 : 1.0) / peak_flops_per_ns();
+        m_ideal_ns += flops * passes(ins) /
+                      (mx                             ? 4.0
+                       : ins.flags & flag::double_row ? 2.0
+                                                      : 1.0) /
+                      peak_flops_per_ns();
         ++m_matmuls;
     } else {
         ++m_transposes;

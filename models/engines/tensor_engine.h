@@ -10,7 +10,9 @@ namespace trn {
 // of the same free size, in the background while earlier matmuls run, into one of
 // `stationary_buffers` buffers) followed by a MultiplyMoving that streams the moving tile
 // through the array: max(min(mm_min, M), N) cycles per pass plus a per-pass overhead; fp32
-// operands take `fp32_passes` passes. Transposes are identity matmuls.
+// operands take `fp32_passes` passes. Transposes are identity matmuls. An MX matmul
+// (NeuronCore-v4) multiplies x4-packed operands, four values a processing element: the bf16
+// cycles for the packed sizes, 4x the contraction.
 class tensor_engine : public engine_base {
   public:
     static void declare_params(param_registry& r);
@@ -43,11 +45,13 @@ class tensor_engine : public engine_base {
   private:
     std::uint32_t passes(const instruction& ins) const;
     void compute(const instruction& ins);
+    // An MX matmul's products, added into acc ([dst partitions, dst elems]).
+    void compute_mx(const instruction& ins, std::vector<float>& acc);
 
     std::uint32_t m_rows, m_cols, m_moving_max;
     double m_mm_min, m_overhead, m_fp32_pass_overhead, m_ls_speedup;
     std::uint32_t m_fp32_passes, m_stationary_buffers;
-    bool m_double_row, m_transpose_mode, m_background_transpose, m_bf16_psum;
+    bool m_double_row, m_transpose_mode, m_background_transpose, m_bf16_psum, m_mx;
     std::uint64_t m_psum_bank_bytes, m_psum_tile_banks;
     sc_core::sc_time m_ls_free, m_mm_free;
     // The background lane of NeuronCore-v4 (core.pe.background_transpose): a transpose runs
@@ -56,7 +60,8 @@ class tensor_engine : public engine_base {
     std::deque<sc_core::sc_time> m_mm_done;  // completion of the last matmuls, one per buffer
     double m_flops = 0, m_ideal_ns = 0;
     std::uint64_t m_matmuls = 0, m_transposes = 0;
-    std::vector<std::uint8_t> m_s, m_m, m_d;  // functional staging
+    std::vector<std::uint8_t> m_s, m_m, m_d;         // functional staging
+    std::vector<std::uint8_t> m_s_scale, m_m_scale;  // an MX matmul's scales
 };
 
 }  // namespace trn

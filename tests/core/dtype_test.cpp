@@ -200,6 +200,46 @@ TEST(DtypeFp8, E5m2HasInfinitiesAndMax57344) {
     EXPECT_EQ(store8(1.125f, e5), 0x3c);  // tie: even (down)
 }
 
+// NeuronCore-v4's MX types: four values packed little-endian (fp8: value q in byte q; fp4 E2M1:
+// in bits 4q .. 4q+3, every encoding finite, max 6), and the e8m0 scale 2^(bits - 127).
+TEST(DtypeMx, PackedValuesAndTheScale) {
+    using trn::packed_value;
+    using trn::store_packed_value;
+    EXPECT_EQ(trn::dtype_size(dtype::fp8_e4m3fn_x4), 4u);
+    EXPECT_EQ(trn::dtype_size(dtype::fp4_e2m1fn_x4), 2u);
+    EXPECT_EQ(trn::parse_dtype("float8_e5m2_x4"), dtype::fp8_e5m2_x4);
+    EXPECT_STREQ(trn::dtype_name(dtype::fp8_e8m0), "float8_e8m0fnu");
+    std::uint8_t w[4] = {};
+    const float v[4] = {1.0f, -2.0f, 448.0f, 0.015625f};
+    for (int q = 0; q < 4; ++q)
+        store_packed_value(w, dtype::fp8_e4m3fn_x4, q, v[q]);
+    EXPECT_EQ(w[0], 0x38);  // 1.0 in e4m3fn, in the lowest byte
+    EXPECT_EQ(w[1], 0xC0);  // -2.0
+    EXPECT_EQ(w[2], 0x7E);  // 448, the largest
+    for (int q = 0; q < 4; ++q)
+        EXPECT_EQ(packed_value(w, dtype::fp8_e4m3fn_x4, q), v[q]) << q;
+    store_packed_value(w, dtype::fp8_e4m3fn_x4, 0, 1000.0f);  // an MX conversion saturates
+    EXPECT_EQ(packed_value(w, dtype::fp8_e4m3fn_x4, 0), 448.0f);
+    EXPECT_EQ(packed_value(w, dtype::fp8_e4m3fn_x4, 1), -2.0f);  // the others untouched
+    // fp4 E2M1: 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives; 0x7 is 6, not NaN
+    const std::uint8_t f4[2] = {0x71, 0xF5};  // values 0.5, 6, 3, -6
+    EXPECT_EQ(packed_value(f4, dtype::fp4_e2m1fn_x4, 0), 0.5f);
+    EXPECT_EQ(packed_value(f4, dtype::fp4_e2m1fn_x4, 1), 6.0f);
+    EXPECT_EQ(packed_value(f4, dtype::fp4_e2m1fn_x4, 2), 3.0f);
+    EXPECT_EQ(packed_value(f4, dtype::fp4_e2m1fn_x4, 3), -6.0f);
+    std::uint8_t f4w[2] = {};
+    store_packed_value(f4w, dtype::fp4_e2m1fn_x4, 2, 2.6f);  // to nearest: 3
+    EXPECT_EQ(f4w[1], 0x05);
+    // the scale
+    const std::uint8_t s127 = 127, s130 = 130, nan = 0xFF;
+    EXPECT_EQ(load_element(&s127, dtype::fp8_e8m0), 1.0f);
+    EXPECT_EQ(load_element(&s130, dtype::fp8_e8m0), 8.0f);
+    EXPECT_TRUE(std::isnan(load_element(&nan, dtype::fp8_e8m0)));
+    std::uint8_t b = 0;
+    store_element(&b, dtype::fp8_e8m0, 0.25f);
+    EXPECT_EQ(b, 125);
+}
+
 TEST(DtypeFp8, NanIsPreserved) {
     for (dtype t : {dtype::fp8_e4m3, dtype::fp8_e4m3fn, dtype::fp8_e5m2}) {
         const std::uint8_t nan = store8(std::numeric_limits<float>::quiet_NaN(), t);

@@ -251,6 +251,21 @@ program rich_program() {
     barrier.op = opcode::core_barrier;
     barrier.imm = 1;
     pool.push_back(barrier);
+    // NeuronCore-v4's MX instructions: quantize_mx's packed dst and scales, matmul_mx's four
+    // inputs (src3 the moving scale)
+    instruction quantize = make_instruction(opcode::quantize_mx, alu_op::bypass,
+                                            op(sbuf, 0, 128, 20000, 4, dtype::fp8_e4m3fn_x4),
+                                            op(sbuf, 0, 128, 20100, 16, dtype::bfloat16));
+    quantize.dst1 = op(sbuf, 0, 128, 20200, 4, dtype::fp8_e8m0);
+    dve.push_back(quantize);
+    instruction mx =
+        make_instruction(opcode::matmul_mx, alu_op::bypass, op(psum, 0, 4, 0, 8, dtype::bfloat16),
+                         op(sbuf, 0, 128, 20000, 4, dtype::fp8_e4m3fn_x4),
+                         op(sbuf, 0, 128, 20300, 8, dtype::fp4_e2m1fn_x4));
+    mx.src2 = op(sbuf, 0, 128, 20200, 4, dtype::fp8_e8m0);
+    mx.src3 = op(sbuf, 0, 128, 20400, 8, dtype::uint8);
+    mx.flags = flag::accumulate;
+    pe.push_back(mx);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");

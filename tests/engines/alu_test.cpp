@@ -488,6 +488,45 @@ TEST(Alu, ExponentialSubtractsTheMaxAndSumsThroughTheVectorRegisters) {
     EXPECT_NEAR(unpack_f32(sums)[1], 2 * (std::exp(-2.0f) + std::exp(-1.0f) + 1.0f), 1e-5);
 }
 
+// quantize_mx: each 8 partitions x 4 elements share X = 2^(floor(log2 max|x|) - (emax - 1)),
+// emax 8 (e4m3fn) or 15 (e5m2), its exponent + 127 at scale partition 32 (p / 32) + (p % 32) / 8;
+// a group of zeros 2^-127 (byte 0); the scale's other partitions keep their bytes.
+TEST(Alu, QuantizeMxScalesEachGroupOfThirtyTwoAndPacksItsValues) {
+    const std::uint32_t parts = 64, cols = 8;  // 8 groups of partitions, 2 packed columns
+    std::vector<float> x(parts * cols);
+    for (std::uint32_t p = 0; p < parts; ++p)
+        for (std::uint32_t j = 0; j < cols; ++j)  // group g of packed column c: max 3 * 2^g
+            x[p * cols + j] = (p / 8 == 5 && j >= 4) ? 0.0f
+                                                     : std::ldexp(1.0f + 2.0f * ((p + j) % 2),
+                                                                  static_cast<int>(p / 8)) *
+                                                           (j % 2 ? -1.0f : 1.0f);
+    instruction q = make_instruction(opcode::quantize_mx, alu_op::bypass,
+                                     tile(dtype::fp8_e4m3fn_x4, parts, cols / 4),
+                                     tile(dtype::bfloat16, parts, cols));
+    q.dst1 = tile(dtype::uint8, parts, cols / 4);
+    std::vector<std::uint8_t> out, scale(parts * (cols / 4), 0xAB);
+    trn::execute_alu(q, pack_bf16(x), {}, {}, out, scale);
+    for (std::uint32_t g = 0; g < parts / 8; ++g)
+        for (std::uint32_t c = 0; c < cols / 4; ++c) {
+            const bool zeros = g == 5 && c == 1;
+            const int e = zeros ? -127 : static_cast<int>(g) + 1 - 7;  // max 3 * 2^g: log2 g + 1
+            const std::size_t at = (32 * (g / 4) + g % 4) * (cols / 4) + c;
+            EXPECT_EQ(scale[at], e + 127) << "group " << g << " column " << c;
+            for (std::uint32_t p = 8 * g; p < 8 * g + 8; ++p)
+                for (int k = 0; k < 4; ++k)
+                    EXPECT_EQ(
+                        trn::packed_value(&out[(p * (cols / 4) + c) * 4], dtype::fp8_e4m3fn_x4, k),
+                        x[p * cols + 4 * c + k] * std::ldexp(1.0f, -e))
+                        << p << " " << c << " " << k;
+        }
+    EXPECT_EQ(scale[4 * (cols / 4)], 0xAB);  // partition 4: not a scale partition, kept
+    EXPECT_EQ(scale[31 * (cols / 4) + 1], 0xAB);
+    // e5m2: emax 15
+    q.dst.type = dtype::fp8_e5m2_x4;
+    trn::execute_alu(q, pack_bf16(x), {}, {}, out, scale);
+    EXPECT_EQ(scale[0], 0 + 1 - 14 + 127);
+}
+
 TEST(Alu, TopkSortsEachSnakeOfSixteenPartitionsLargestFirst) {
     // two groups of 16 partitions, 2 columns each: snake element e at partition e % 16, column
     // e / 16; n = 20 elements per group are read (the rest ignored), k = 18 results (2 columns)

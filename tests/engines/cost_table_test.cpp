@@ -498,6 +498,19 @@ TEST(CostTable, NcV4TakesNcV3CostsAndItsOwnVectorExponential) {
     EXPECT_FALSE(cost_table(4, min_ii).supports(engine_kind::act, opcode::exponential));
 }
 
+TEST(CostTable, NcV4QuantizeMxTakesFourInputElementsAPartitionACycle) {
+    // "four input elements per partition, per cycle (i.e., 4x Vector performance mode)": N / 4
+    // of src0's free size, at least MIN_II; no such instruction before NeuronCore-v4
+    instruction q = make_instruction(opcode::quantize_mx, alu_op::bypass,
+                                     op(S, dtype::fp8_e4m3fn_x4, 512, 128), op(S, bf16, 2048, 128));
+    q.dst1 = op(S, dtype::uint8, 512, 128);
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::dve, q), 512.0);
+    q.src0.elems = 128;
+    q.dst.elems = q.dst1.elems = 32;
+    EXPECT_DOUBLE_EQ(cost_table(4, min_ii).cycles(engine_kind::dve, q), min_ii);
+    EXPECT_FALSE(cost_table(3, min_ii).supports(engine_kind::dve, opcode::quantize_mx));
+}
+
 TEST(CostTable, NcV4ScalarEngineCopiesAndTensorScalarsBf16AtTwiceTheRate) {
     const instruction copy16 = make_instruction(opcode::tensor_copy, alu_op::bypass,
                                                 op(S, bf16, 2048, 128), op(S, bf16, 2048, 128));

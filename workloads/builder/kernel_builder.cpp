@@ -544,7 +544,7 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
     const step_scope step(*this, m_place ? 0
                                          : buffer_step(static_cast<std::uint32_t>(ins.op),
                                                        opcode_name(ins.op), dst.buffer));
-    touch r[3] = {};
+    touch r[4] = {};
     if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;
     for (const tile* t : reads)
@@ -706,6 +706,19 @@ void kernel_builder::matmul(const tile& dst, const tile& stationary, const tile&
     // Accumulation into PSUM is ordered by the Tensor engine itself: no wait on its own earlier
     // matmuls into dst (other writers and readers of dst are still waited for).
     engine_op(engine_kind::pe, ins, {&stationary, &moving}, dst, accumulate);
+}
+
+void kernel_builder::matmul_mx(const tile& dst, const tile& stationary, const tile& moving,
+                               const tile& stationary_scale, const tile& moving_scale,
+                               bool accumulate) {
+    instruction ins = make(opcode::matmul_mx, alu_op::bypass, dst, &stationary, &moving, 0);
+    ins.src2 = stationary_scale.op;
+    ins.src3 = moving_scale.op;
+    ins.flags = accumulate ? flag::accumulate : 0;
+    // four values a packed element: a contraction of 4 x the partitions
+    m_flops += 2.0 * 4 * stationary.op.partitions * stationary.op.elems * moving.op.elems;
+    engine_op(engine_kind::pe, ins, {&stationary, &moving, &stationary_scale, &moving_scale}, dst,
+              accumulate);
 }
 
 void kernel_builder::transpose(const tile& dst, const tile& src) {

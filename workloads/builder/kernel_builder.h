@@ -211,6 +211,10 @@ class kernel_builder {
     void tensor_reduce(const tile& dst, const tile& src, alu_op op,
                        engine_kind on = engine_kind::dve);
     // dst (PSUM, M x N) = stationary[K, M]^T x moving[K, N], added to dst when `accumulate`.
+    // An MX matmul (NeuronCore-v4): x4-packed fp8/fp4 stationary and moving tiles with their
+    // scales (uint8 or fp8_e8m0, 4 partitions of each 32), into PSUM.
+    void matmul_mx(const tile& dst, const tile& stationary, const tile& moving,
+                   const tile& stationary_scale, const tile& moving_scale, bool accumulate);
     void matmul(const tile& dst, const tile& stationary, const tile& moving, bool accumulate,
                 bool double_row = false);
     // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.

@@ -162,9 +162,9 @@ constexpr op_syntax op_names[] = {
     {"declare", nki_op_kind::declare},     {"load", nki_op_kind::load},
     {"load_add", nki_op_kind::load_add},   {"store", nki_op_kind::store},
     {"copy", nki_op_kind::copy},           {"matmul", nki_op_kind::matmul},
-    {"transpose", nki_op_kind::transpose}, {"print", nki_op_kind::print},
-    {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
-    {"sendrecv", nki_op_kind::sendrecv},
+    {"matmul_mx", nki_op_kind::matmul_mx}, {"transpose", nki_op_kind::transpose},
+    {"print", nki_op_kind::print},         {"ins", nki_op_kind::instruction},
+    {"barrier", nki_op_kind::barrier},     {"sendrecv", nki_op_kind::sendrecv},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -199,16 +199,24 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             tiles({0, 1});
             break;
         case nki_op_kind::matmul:
-            op.double_row = w.size() == 5 && w[4] == "double_row";
-            if (!op.double_row) need(4);
-            tiles({0, 1, 2});
-            if (w[3] == "1") {
+        case nki_op_kind::matmul_mx: {
+            const bool mx = op.kind == nki_op_kind::matmul_mx;
+            const std::size_t acc = mx ? 5 : 3;
+            op.double_row = !mx && w.size() == 5 && w[4] == "double_row";
+            if (!op.double_row) need(acc + 1);
+            if (mx)
+                tiles({0, 1, 2, 3, 4});
+            else
+                tiles({0, 1, 2});
+            if (w[acc] == "1") {
                 op.accumulate = true;
-            } else if (w[3] != "0") {
-                if (w[3].size() < 2 || w[3][0] != '!') rd.fail("bad accumulate '" + w[3] + "'");
-                op.fresh = rd.loop_ids(w[3].substr(1));
+            } else if (w[acc] != "0") {
+                if (w[acc].size() < 2 || w[acc][0] != '!')
+                    rd.fail("bad accumulate '" + w[acc] + "'");
+                op.fresh = rd.loop_ids(w[acc].substr(1));
             }
             break;
+        }
         case nki_op_kind::print:
             if (w.empty()) rd.fail("print needs a tile");
             tiles({0});
@@ -763,6 +771,11 @@ class expander {
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));
                 m_kb.matmul(t(0), t(1), t(2), acc, op.double_row);
+                break;
+            }
+            case nki_op_kind::matmul_mx: {
+                const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));
+                m_kb.matmul_mx(t(0), t(1), t(2), t(3), t(4), acc);
                 break;
             }
             case nki_op_kind::transpose:

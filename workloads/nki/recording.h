@@ -79,6 +79,7 @@ enum class nki_op_kind : std::uint8_t {
     store,
     copy,
     matmul,
+    matmul_mx,  // `matmul_mx DST STATIONARY MOVING STATIONARY_SCALE MOVING_SCALE ACC`
     transpose,
     print,        // values only: no instruction
     instruction,  // any instruction of the ISA (core/isa.h): `ins ENGINE OPCODE field=value...`

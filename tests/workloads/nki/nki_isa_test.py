@@ -615,6 +615,35 @@ class ExponentialBeforeNcV4(unittest.TestCase):
             exponential_nki0(np.ones((128, 8), np.float32))
 
 
+class MxBeforeNcV4(unittest.TestCase):
+    """nc_matmul_mx and quantize_mx on trn2: errors naming NeuronCore-v4 (--config trn3), and
+    an MX tile moved anywhere but by a DMA, quantize_mx or nc_matmul_mx refused by name."""
+
+    def test_mx_calls_need_nc_v4(self):
+        @nki0.jit
+        def quantize(x):
+            t = nl0.ndarray(x.shape, dtype=nl0.bfloat16, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x)
+            q = nl0.ndarray((128, 8), dtype=nl0.float8_e4m3fn_x4, buffer=nl0.sbuf)
+            s = nl0.ndarray((128, 8), dtype=nl0.uint8, buffer=nl0.sbuf)
+            nisa0.quantize_mx(dst=q, src=t, dst_scale=s)
+            return x
+        with self.assertRaisesRegex(KernelError, 'nisa.quantize_mx: quantize_mx runs on '
+                                    r'NeuronCore-v4 and newer \(--config trn3\)'):
+            quantize(np.ones((128, 32), np.float32).astype(nl0.bfloat16))
+
+    def test_an_mx_tile_in_another_instruction_is_refused(self):
+        @nki0.jit
+        def add_bits(x):
+            t = nl0.ndarray(x.shape, dtype=nl0.float8_e4m3fn_x4, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x)  # (its bits: allowed)
+            nisa0.tensor_copy(dst=t, src=t)
+            return x
+        with self.assertRaisesRegex(KernelError, 'float8_e4m3fn_x4 is an MX type: matmul_mx and '
+                                    'quantize_mx take it, and DMAs move it'):
+            add_bits(np.ones((128, 8), np.uint32))
+
+
 class Topk(unittest.TestCase):
 
     def check(self, x, n, k):

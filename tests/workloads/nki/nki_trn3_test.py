@@ -4,11 +4,16 @@ reduce registers, its error before NeuronCore-v4, and the documented gain of the
 compares it with the Scalar engine's exp; bf16 matmul results in PSUM and moving free sizes up
 to the whole PSUM (4096 fp32, 8192 bf16); DMA read-add-writes into SBUF (nisa.dma_compute,
 NKI 0.2's dma_copy dst_rmw_op): their values, their errors and the example's gain (the copy
-rate on NeuronCore-v4 against half of it on trn2, and the Vector engine's adds)."""
+rate on NeuronCore-v4 against half of it on trn2, and the Vector engine's adds); MX matmuls
+and quantize_mx (values against references written here from the documented formulas, the
+model against the frontend, errors, and the example's 4x on the Tensor engine)."""
 
+import json
+import math
 import os
 import re
 import subprocess
+import tempfile
 import unittest
 
 import numpy as np
@@ -23,6 +28,24 @@ from nki_functional_test import model_and_frontend
 
 nki.configure(functional=True)
 SOURCE = os.environ['TRNSIM_SOURCE_DIR']
+
+
+def run_example(test, name, config, way):
+    """workloads/nki/examples/NAME --way WAY run by scripts/nki --config CONFIG, as a user
+    runs it: (its first figure in us, its statistics)."""
+    env = dict(os.environ)
+    for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
+        env.pop(k, None)
+    with tempfile.TemporaryDirectory() as tmp:
+        stats = os.path.join(tmp, 'stats.json')
+        r = subprocess.run(
+            [os.path.join(SOURCE, 'scripts', 'nki'), '--config', config, '--stats-out', stats,
+             os.path.join(SOURCE, 'workloads', 'nki', 'examples', name), '--way', way],
+            capture_output=True, text=True, env=env)
+        test.assertEqual(r.returncode, 0, r.stderr)
+        with open(stats) as f:
+            got = json.load(f)
+    return float(re.search(r': ([0-9.]+) us', r.stdout).group(1)), got
 
 
 @nki0.jit
@@ -86,17 +109,8 @@ class Exponential(unittest.TestCase):
     def test_four_times_the_scalar_engines_rate(self):
         """The example's exponentials on the Vector engine against the Scalar engine's: the
         exponentials' engine time a quarter (MIN_II aside), the kernel faster."""
-        times = {}
-        for way in ('vector', 'scalar'):
-            env = dict(os.environ)
-            for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
-                env.pop(k, None)
-            r = subprocess.run(
-                [os.path.join(SOURCE, 'scripts', 'nki'), '--config', 'trn3',
-                 os.path.join(SOURCE, 'workloads', 'nki', 'examples', 'score_exponentials.py'),
-                 '--way', way], capture_output=True, text=True, env=env)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            times[way] = float(re.search(r'engine\): ([0-9.]+) us', r.stdout).group(1))
+        times = {way: run_example(self, 'score_exponentials.py', 'trn3', way)[0]
+                 for way in ('vector', 'scalar')}
         self.assertLess(times['vector'], 0.8 * times['scalar'])
 
 
@@ -281,19 +295,167 @@ class DmaReadAddWrite(unittest.TestCase):
         """dma_accumulate.py: on trn3 the read-add-writes beat the Vector engine's adds, and run
         at twice trn2's read-add-write rate (its DMA engines' busy time half)."""
         def run(config, way):
-            env = dict(os.environ)
-            for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
-                env.pop(k, None)
-            r = subprocess.run(
-                [os.path.join(SOURCE, 'scripts', 'nki'), '--config', config,
-                 os.path.join(SOURCE, 'workloads', 'nki', 'examples', 'dma_accumulate.py'),
-                 '--way', way], capture_output=True, text=True, env=env)
-            self.assertEqual(r.returncode, 0, r.stderr)
-            return float(re.search(r': ([0-9.]+) us', r.stdout).group(1))
+            return run_example(self, 'dma_accumulate.py', config, way)[0]
         trn3_dma, trn3_engine, trn2_dma = run('trn3', 'dma'), run('trn3', 'engine'), \
             run('trn2', 'dma')
         self.assertLess(trn3_dma, 0.8 * trn3_engine)
         self.assertLess(trn3_dma, 0.6 * trn2_dma)
+
+
+def mx_reference_quantize(x, emax):
+    """x [P, 4F] quantized as the SDK 2.32+ reference describes quantize_mx: per 8 partitions x
+    4 elements X = 2^(floor(log2 max|x|) - (emax - 1)) (2^-127 for zeros), the values x / X in
+    fp8 (nearest even); returns (values [P, F, 4] as float32, exponent [P / 8, F])."""
+    import ml_dtypes
+    fp8 = ml_dtypes.float8_e4m3fn if emax == 8 else ml_dtypes.float8_e5m2
+    P, F4 = x.shape
+    out = np.zeros((P, F4 // 4, 4), np.float32)
+    exps = np.zeros((P // 8, F4 // 4), np.int64)
+    for g in range(P // 8):
+        for j in range(F4 // 4):
+            block = x[8 * g:8 * g + 8, 4 * j:4 * j + 4].astype(np.float64)
+            amax = np.abs(block).max()
+            e = int(math.floor(math.log2(amax))) - (emax - 1) if amax > 0 else -127
+            exps[g, j] = e
+            out[8 * g:8 * g + 8, j, :] = (block / 2.0 ** e).astype(fp8).astype(np.float32)
+    return out, exps
+
+
+def mx_quantized(kernel_out, scale_out, name, P):
+    """The packed values and scale exponents a kernel wrote (uint32 bits, uint8 scales)."""
+    from trnsim.nki import _dtypes
+    vals = _dtypes.unpack_mx(kernel_out.astype(np.int64), name)
+    g = np.arange(P // 8)
+    return vals, scale_out.astype(np.int64)[32 * (g // 4) + g % 4] - 127
+
+
+@nki0.jit
+def quantize_both(x):
+    """x [128, 256] as bf16, quantized to e4m3fn and to e5m2 (bits and scales, as uint32 and
+    uint8 outputs)."""
+    xb = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_copy(dst=xb, src=t)
+    outs = []
+    for mx_type in (nl.float8_e4m3fn_x4, nl.float8_e5m2_x4):
+        q = nl.ndarray((128, 64), dtype=mx_type, buffer=nl.sbuf)
+        sc = nl.ndarray((128, 64), dtype=nl.uint8, buffer=nl.sbuf)
+        nisa.memset(sc, 0)
+        nisa.quantize_mx(dst=q, src=xb, dst_scale=sc)
+        bits = nl.ndarray((128, 64), dtype=nl.uint32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=bits, src=q)
+        scales = nl.ndarray((128, 64), dtype=nl.uint8, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=scales, src=sc)
+        outs += [bits, scales]
+    return outs
+
+
+@nki0.jit
+def mx_product(x):
+    """x [128, 2048] float32: its first 512 columns (as bf16) quantized to e4m3fn as the
+    stationary, all of it to e5m2 as the moving; their MX product twice into one PSUM tile
+    (the second accumulating), as float32 [128, 512]."""
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    at = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=at, src=t[:, 0:512])
+    bt = nl.ndarray((128, 2048), dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=bt, src=t)
+    aq = nl.ndarray((128, 128), dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    asc = nl.ndarray((128, 128), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=aq, src=at, dst_scale=asc)
+    bq = nl.ndarray((128, 512), dtype=nl.float8_e5m2_x4, buffer=nl.sbuf)
+    bsc = nl.ndarray((128, 512), dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.quantize_mx(dst=bq, src=bt, dst_scale=bsc)
+    ps = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul_mx(dst=ps, stationary=aq, moving=bq, stationary_scale=asc, moving_scale=bsc)
+    nisa.nc_matmul_mx(dst=ps, stationary=aq, moving=bq, stationary_scale=asc, moving_scale=bsc,
+                      accumulate=True)
+    o = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=o, src=ps)
+    out = nl.ndarray((128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=o)
+    return out
+
+
+class Mx(unittest.TestCase):
+    """nisa.quantize_mx and nisa.nc_matmul_mx (NeuronCore-v4)."""
+
+    def test_quantize_follows_the_documented_scale(self):
+        x = np.random.default_rng(9).standard_normal((128, 256)).astype(np.float32) * 3
+        x[8:16, 4:8] = 0  # a group of zeros: scale 2^-127
+        xb = bf16(x)
+        outs = quantize_both(x)
+        for (bits, scales), name, emax in zip((outs[0:2], outs[2:4]),
+                                              ('float8_e4m3fn_x4', 'float8_e5m2_x4'), (8, 15)):
+            vals, exps = mx_quantized(bits, scales, name, 128)
+            want_vals, want_exps = mx_reference_quantize(xb, emax)
+            np.testing.assert_array_equal(exps, want_exps, err_msg=name)
+            np.testing.assert_array_equal(vals, want_vals, err_msg=name)
+            self.assertEqual(exps[1, 1], -127)
+            # the scale's other partitions keep what they held (0 here)
+            rows = np.setdiff1d(np.arange(128), [32 * (g // 4) + g % 4 for g in range(16)])
+            self.assertFalse(scales[rows].any())
+
+    def test_the_product_is_the_dequantized_product(self):
+        x = np.random.default_rng(10).standard_normal((128, 2048)).astype(np.float32)
+        got = mx_product(x)
+        xb = bf16(x)
+        a, ae = mx_reference_quantize(xb[:, :512], 8)
+        b, be = mx_reference_quantize(xb, 15)
+        p = np.arange(128)
+        a = a * np.ldexp(1.0, ae[p // 8])[..., None]
+        b = b * np.ldexp(1.0, be[p // 8])[..., None]
+        want = 2 * np.einsum('pmq,pnq->mn', a.astype(np.float64), b.astype(np.float64))
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-3)
+        # and the quantized product is near the exact one
+        exact = 2 * np.einsum('pmq,pnq->mn', xb[:, :512].reshape(128, 128, 4),
+                              xb.reshape(128, 512, 4))
+        self.assertLess(np.linalg.norm(got - exact) / np.linalg.norm(exact), 0.1)
+
+    def test_the_model_computes_as_the_frontend(self):
+        (model, frontend), = model_and_frontend(mx_product, (128, 2048))
+        np.testing.assert_allclose(model, frontend, rtol=1e-5, atol=1e-4)
+
+    def test_what_it_does_not_take_is_an_error_naming_it(self):
+        def kernel_with(call):
+            @nki0.jit
+            def k(x):
+                t = nl.ndarray((128, 512), dtype=nl.bfloat16, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                call(t)
+                return x
+            return k
+        q = lambda dt=nl.float8_e4m3fn_x4, p=128: nl.ndarray((p, 128), dtype=dt, buffer=nl.sbuf)
+        s = lambda dt=nl.uint8, p=128: nl.ndarray((p, 128), dtype=dt, buffer=nl.sbuf)
+        cases = [
+            (lambda t: nisa.quantize_mx(dst=q(nl.float4_e2m1fn_x4), src=t, dst_scale=s()),
+             'no fp4 output'),
+            (lambda t: nisa.quantize_mx(dst=q(), src=t, dst_scale=s(nl.float32)),
+             'dst_scale must be uint8 or float8_e8m0fnu'),
+            (lambda t: nisa.quantize_mx(dst=q(), src=t, dst_scale=s(p=64)),
+             r'dst_scale \(64, 128\) must span \[100, 128\]'),
+            (lambda t: nisa.nc_matmul_mx(dst=nl.ndarray((128, 128), dtype=nl.float32,
+                                                        buffer=nl.psum),
+                                         stationary=t[:, 0:128], moving=q(),
+                                         stationary_scale=s(), moving_scale=s()),
+             'stationary must be of an x4 MX type'),
+        ]
+        for call, message in cases:
+            with self.assertRaisesRegex(nki.KernelError, message):
+                kernel_with(call)(np.ones((128, 512), np.float32).astype(nl.bfloat16))
+
+    def test_the_example_runs_its_matmuls_at_four_times_the_bf16_rate(self):
+        """mx_matmul.py: the Tensor engine busy a quarter of the bf16 way's time for the same
+        product (a quarter of the instructions, each as long), and the kernel faster."""
+        def run(way):
+            us, stats = run_example(self, 'mx_matmul.py', 'trn3', way)
+            return us, stats['engines']['pe']
+        (mx_us, mx_pe), (bf16_us, bf16_pe) = run('mx'), run('bf16')
+        self.assertEqual(4 * mx_pe['instructions'], bf16_pe['instructions'])
+        self.assertAlmostEqual(bf16_pe['busy_ns'] / mx_pe['busy_ns'], 4.0, places=6)
+        self.assertLess(mx_us, bf16_us)
 
 
 if __name__ == '__main__':

@@ -647,6 +647,37 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduc
                    dst, site)
 
 
+@api('isa.nc_matmul_mx', '0.x', signature='dst, stationary, moving, stationary_scale, '
+     'moving_scale, tile_position=None, tile_size=None, accumulate=None')
+def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_position=None,
+                 tile_size=None, accumulate=None):
+    """An MX matmul (NeuronCore-v4): stationary [P, M] and moving [P, N] of x4-packed MX types
+    (nl.float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4), each scaled by its scale (uint8
+    or nl.float8_e8m0fnu, 4 partitions of each 32), contracted over the partitions and the 4
+    packed values into dst [M, N] in PSUM (fp32 or bf16); accumulate as nc_matmul's."""
+    site = user_site()
+    if tile_position or tile_size:
+        raise unsupported('nisa.nc_matmul_mx', 'tile_position= / tile_size= (Tensor-engine '
+                          'row tiling)', site)
+    p = _ops.matmul_mx('nisa.nc_matmul_mx', site, stationary, moving, stationary_scale,
+                       moving_scale)
+    if isinstance(dst, _ops.Pending):
+        dst = dst.materialize()
+    _ops.emit_into(p, dst, 'auto' if accumulate is None else bool(accumulate), site)
+    p.result = dst
+    return None
+
+
+@api('isa.quantize_mx', '0.x', signature='dst, src, dst_scale')
+def quantize_mx(dst, src, dst_scale):
+    """src [P, 4F] (bf16 or fp16) quantized into dst [P, F] of an fp8 x4 MX type and its scales
+    (Vector engine, NeuronCore-v4): each 8 partitions x 4 elements share the scale X = 2^(floor(
+    log2 max|x|) - (emax - 1)), "two times larger" than OCP's (SDK 2.32 on), its exponent + 127
+    at partition 32 (p / 32) + (p % 32) / 8 of dst_scale."""
+    site = user_site()
+    _ops.quantize_mx('nisa.quantize_mx', site, dst, src, dst_scale)
+
+
 @api('isa.topk', '0.6+', signature='val_dst, idx_dst, src, n, sorted=False')
 def topk(val_dst, idx_dst, src, n, sorted=False):
     """The k largest values (k = val_dst's free size) of each 16-partition snake of src's first

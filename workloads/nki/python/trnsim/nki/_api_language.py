@@ -14,6 +14,8 @@ from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
 for _name in ('float32', 'float16', 'bfloat16', 'int32', 'float8_e4m3', 'float8_e5m2'):
     value(f'language.{_name}', getattr(_dtypes, _name))
 value('language.float8_e4m3fn', _dtypes.float8_e4m3fn, '0.3+')
+for _name, _mx in _dtypes.MX.items():  # NeuronCore-v4's MX types and scale
+    value(f'language.{_name}', _mx, '0.x')
 for _name in ('int8', 'uint8', 'int16', 'uint16', 'uint32', 'bool_'):
     value(f'language.{_name}', np.dtype(_name))
 

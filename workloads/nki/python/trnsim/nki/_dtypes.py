@@ -30,14 +30,39 @@ int32 = np.int32
 # model's functional mode stores them, models/core/dtype.cpp), NaN stores as 0.
 INTEGERS = ('int8', 'uint8', 'int16', 'uint16', 'int32', 'uint32')
 
+
+class MxDtype:
+    """An MX type of NeuronCore-v4: nl.float8_e4m3fn_x4, float8_e5m2_x4 (four fp8 values in 32
+    bits, value q in bits 8q .. 8q+7), float4_e2m1fn_x4 (four fp4 values in 16 bits, value q in
+    bits 4q .. 4q+3), or the MX scale nl.float8_e8m0fnu (2^(bits - 127)). A kernel holds their
+    elements as the unsigned integers of their bits, and takes and gives them so (uint32,
+    uint16, uint8 arrays), as the MX deep dive's harness passes them."""
+
+    def __init__(self, name, bits):
+        self.name, self.bits = name, bits
+        self.itemsize = np.dtype(bits).itemsize
+
+    def __repr__(self):
+        return f'nl.{self.name}'
+
+
+# MX type name -> the unsigned integer type of its bits
+BITS = {'float8_e4m3fn_x4': 'uint32', 'float8_e5m2_x4': 'uint32', 'float4_e2m1fn_x4': 'uint16',
+        'float8_e8m0fnu': 'uint8'}
+PACKED = ('float8_e4m3fn_x4', 'float8_e5m2_x4', 'float4_e2m1fn_x4')
+MX = {name: MxDtype(name, bits) for name, bits in BITS.items()}
+
 # dtype name -> bytes per element, of the types kernels may use (those of models/core/dtype.h)
 SIZES = {'float32': 4, 'bfloat16': 2, 'float16': 2, 'float8_e4m3': 1, 'float8_e4m3fn': 1,
-         'float8_e5m2': 1, **{name: np.dtype(name).itemsize for name in INTEGERS}}
+         'float8_e5m2': 1, **{name: np.dtype(name).itemsize for name in INTEGERS},
+         **{name: d.itemsize for name, d in MX.items()}}
 
 
 def holder(name):
     """The numpy type that holds values of dtype `name` while a kernel runs: float32 for the
     floating-point types, a wide enough integer for the integers."""
+    if name in BITS:
+        return holder(BITS[name])
     if name in INTEGERS:
         return np.int64 if name == 'uint32' else np.int32
     return np.float32
@@ -82,6 +107,8 @@ def round_to(values, name):
         return np.asarray(values, dtype=np.float32).astype(np.float16).astype(np.float32)
     if name in INTEGERS:
         return to_integer(values, name)
+    if name in BITS:  # its bits
+        return to_integer(values, BITS[name])
     if name in CUSTOM:
         return np.asarray(values, dtype=np.float32).astype(np.dtype(name)).astype(np.float32)
     raise TypeError(f'dtype {name} is not supported yet')
@@ -113,4 +140,30 @@ def to_user(values, name):
         return np.asarray(values, dtype=np.float32).astype(np.dtype(name))
     if name == 'float16':
         return np.asarray(values).astype(np.float16)
-    return np.asarray(values).astype(np.dtype(name))
+    return np.asarray(values).astype(np.dtype(BITS.get(name, name)))
+
+
+_FP4 = np.array([0, 0.5, 1, 1.5, 2, 3, 4, 6, -0.0, -0.5, -1, -1.5, -2, -3, -4, -6], np.float32)
+
+
+def unpack_mx(bits, name):
+    """The four values of each element of an MX type (held as its bits): float32 of shape
+    bits.shape + (4,)."""
+    bits = np.asarray(bits, dtype=np.int64)
+    width = 4 if name == 'float4_e2m1fn_x4' else 8
+    parts = np.stack([(bits >> (width * q)) & ((1 << width) - 1) for q in range(4)], axis=-1)
+    if width == 4:
+        return _FP4[parts]
+    fp8 = float8_e4m3fn if name == 'float8_e4m3fn_x4' else float8_e5m2
+    return parts.astype(np.uint8).view(fp8).astype(np.float32)
+
+
+def pack_fp8(values, name):
+    """Four fp8 values (the last axis) packed as the bits of MX type `name`: rounded to nearest
+    even and saturated to the format's largest value."""
+    fp8 = float8_e4m3fn if name == 'float8_e4m3fn_x4' else float8_e5m2
+    top = 448.0 if name == 'float8_e4m3fn_x4' else 57344.0
+    v = np.asarray(values, dtype=np.float32)
+    v = np.where(np.isnan(v), v, np.clip(v, -top, top))
+    b = v.astype(fp8).view(np.uint8).astype(np.int64)
+    return b[..., 0] | (b[..., 1] << 8) | (b[..., 2] << 16) | (b[..., 3] << 24)

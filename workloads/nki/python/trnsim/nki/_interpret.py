@@ -8,7 +8,7 @@ import collections
 
 import numpy as np
 
-from . import _dtypes
+from . import _dtypes, _prims
 from ._errors import KernelError
 from ._index import Affine
 from ._prims import PRIMS, reduce_rows
@@ -29,7 +29,7 @@ def write_values(arr, dtype, values):
 def fill_value(dtype):
     """What a tile holds before anything writes it: NaN for floats, 4 for integers, as AWS's
     simulator fills new allocations (NKI simulator guide, SDK 2.30)."""
-    return 4 if dtype in _dtypes.INTEGERS else np.nan
+    return 4 if dtype in _dtypes.INTEGERS or dtype in _dtypes.BITS else np.nan
 
 
 # The primitives each of whose result elements depends on the same element of each operand
@@ -365,15 +365,21 @@ class Interpreter:
                 vals.append(read_values(v, dt))
             else:
                 vals.append(a)
-        if op.kind != 'load':  # the engines compute in float32, integers too (as
-            # nl.copy's reference says: "casts through FP32"); a DMA moves the bits
+        if op.kind not in ('load', 'matmul_mx'):
+            # the engines compute in float32, integers too (as nl.copy's reference says: "casts
+            # through FP32"); a DMA moves the bits, and an MX matmul reads its operands' bits
             vals = [v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype.kind in 'iu'
                     else v for v in vals]
         if prim.shaped:
             vals.append(dst.shape)
-        if op.kind == 'matmul':
-            acc = vals[2]
-            out = prim.impl(vals[0], vals[1], acc)
+        if op.kind in ('matmul', 'matmul_mx'):
+            if op.kind == 'matmul_mx':  # with its operands' MX types
+                acc = vals[4]
+                out = _prims.mx_matmul_values(vals[0], self._tile(op.args[1])[1], vals[1],
+                                              self._tile(op.args[2])[1], vals[2], vals[3])
+            else:
+                acc = vals[2]
+                out = prim.impl(vals[0], vals[1], acc)
             # out[m, n] is valid when stationary column m and moving column n are
             valid = valids[0].all(axis=0)[:, None] & valids[1].all(axis=0)[None, :]
             if isinstance(acc, tuple):
@@ -382,6 +388,16 @@ class Interpreter:
                 before, ok = self._read_tile(op.args[0], op)
                 out = before + out
                 valid = valid & ok
+        elif prim.opcode == 'quantize_mx':  # into dst's MX type; the scale's other rows kept
+            before, ok = self._read_tile(second, op)
+            out, scales = _prims.quantize_mx_values(vals[0], ddt, before)
+            valid = _validity(op.kind, valids, dst.shape)
+            rows = np.zeros(ok.shape[0], dtype=bool)
+            g = np.arange(dst.shape[0] // 8)
+            rows[32 * (g // 4) + g % 4] = True
+            scale_valid = np.array(ok, dtype=bool).reshape(scales.shape)
+            scale_valid[rows, :dst.shape[1]] = bool(np.all(valid))
+            self._write_tile(second, scales, scale_valid)
         elif op.kind == 'load_add':  # dst + src in fp32 (a DMA read-add-write)
             before, ok = self._read_tile(op.args[0], op)
             out = before.astype(np.float32) + np.asarray(

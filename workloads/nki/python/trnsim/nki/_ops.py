@@ -315,7 +315,7 @@ def emit_into(p, dst, accumulate, site):
     trace = current(p.api)
     root = dst.root
     args = p.args
-    if p.kind == 'matmul':
+    if p.kind in ('matmul', 'matmul_mx'):
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
         lim = trace.limits
@@ -324,6 +324,10 @@ def emit_into(p, dst, accumulate, site):
                               f'PSUM, not {dst.dtype_name}' + ('' if lim['bf16_psum'] else
                               ' (bf16 from NeuronCore-v4: core.pe.bf16_psum)'), site)
         n = p.args[1].elems
+        if p.kind == 'matmul_mx' and n > lim['psum_bank'] // _dtypes.SIZES[dst.dtype_name]:
+            raise KernelError(p.api, f'moving free size {n} exceeds one PSUM bank of the '
+                              f'{dst.dtype_name} dst ({lim["psum_bank"] // _dtypes.SIZES[dst.dtype_name]})',
+                              site)
         if n > moving_limit(lim, dst.dtype_name):
             raise KernelError(p.api, f'moving free size {n} exceeds the limit of '
                               f'{moving_limit(lim, dst.dtype_name)} for a {dst.dtype_name} dst',
@@ -388,7 +392,8 @@ def assign(dst, value, site):
 
 def accumulate(dst, value, site):
     """tile += value: matmuls accumulate in PSUM; anything else is an add."""
-    if isinstance(value, Pending) and value.kind == 'matmul' and value.result is None:
+    if isinstance(value, Pending) and value.kind in ('matmul', 'matmul_mx') and \
+            value.result is None:
         value.check_placed_here()
         emit_into(value, dst, True, site)
         value.result = dst
@@ -854,6 +859,82 @@ def exponential(api, site, a, max_value=0.0, reduce_res=None, reduce_flags=None,
     R = None if reduce_res is None else _reduce_result(reduce_res, A, api, site)
     return Pending(api, site, A.shape, dt, 'sbuf', 'isa.exponential',
                    (R, A, M, imm, reduce_flags or '', 'dve'))
+
+
+def _needs_nc_v4(api, site, what):
+    """The current trace, on a NeuronCore-v4 platform (else an error naming `what`)."""
+    trace = current(api)
+    if trace.limits['isa_version'] < 4:
+        raise KernelError(api, f'{what} runs on NeuronCore-v4 and newer (--config trn3)', site)
+    return trace
+
+
+def _mx_operands(api, site, data, scale, what):
+    """An MX data tile and its scale: 2-D SBUF tiles, the data of an x4 type with a partition
+    count a multiple of 32 (at most 128), the scale uint8 or float8_e8m0fnu spanning 4
+    partitions of each 32 and the data's columns."""
+    D, S = operand(data, api, site), operand(scale, api, site)
+    for t, role in ((D, what), (S, f'{what}_scale')):
+        if isinstance(t, TileRuns) or len(t.shape) != 2 or t.space != 'sbuf':
+            raise KernelError(api, f'{role} must be a 2-D tile in SBUF', site)
+    if D.partitions % 32 or D.partitions > 128:
+        raise KernelError(api, f'{what} has {D.partitions} partitions: a multiple of 32, at most '
+                          '128', site)
+    if S.dtype_name not in ('uint8', 'float8_e8m0fnu'):
+        raise KernelError(api, f'{what}_scale must be uint8 or float8_e8m0fnu, got '
+                          f'{S.dtype_name}', site)
+    rows = 32 * ((D.partitions - 1) // 32) + 4
+    if S.partitions < rows or S.elems < D.elems:
+        raise KernelError(api, f'{what}_scale {S.shape} must span [{rows}, {D.elems}] (4 '
+                          f'partitions of each 32 of {what}, one column per packed column)', site)
+    return D, S
+
+
+def matmul_mx(api, site, stationary, moving, stationary_scale, moving_scale):
+    """nisa.nc_matmul_mx: stationary [P, M] and moving [P, N] of x4-packed MX types, each with
+    its scale, contracted over the partitions and the 4 packed values into [M, N] (fp32 or
+    bf16) in PSUM (Tensor engine, NeuronCore-v4)."""
+    trace = _needs_nc_v4(api, site, 'nc_matmul_mx')
+    S, SS = _mx_operands(api, site, stationary, stationary_scale, 'stationary')
+    M, MS = _mx_operands(api, site, moving, moving_scale, 'moving')
+    for t, role in ((S, 'stationary'), (M, 'moving')):
+        if t.dtype_name not in _dtypes.PACKED:
+            raise KernelError(api, f'{role} must be of an x4 MX type ({", ".join(_dtypes.PACKED)}'
+                              f'), got {t.dtype_name}', site)
+    if S.partitions != M.partitions:
+        raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
+                          f'stationary {S.shape}, moving {M.shape}', site)
+    if S.elems > trace.limits['pe_cols'] or S.elems % 2:
+        raise KernelError(api, f'stationary free size {S.elems} must be even and at most '
+                          f'{trace.limits["pe_cols"]}', site)
+    if M.elems > trace.limits['psum_bank'] // 2:
+        raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
+                          f'{trace.limits["psum_bank"] // 4} (fp32 dst) or '
+                          f'{trace.limits["psum_bank"] // 2} (bf16 dst)', site)
+    p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul_mx', (S, M, SS, MS),
+                'matmul_mx')
+    p.mx_banks = True  # (its moving limit: one PSUM bank of dst's dtype)
+    return p
+
+
+def quantize_mx(api, site, dst, src, dst_scale):
+    """nisa.quantize_mx: src [P, 4F] (bf16/fp16, SBUF) into dst [P, F] of an fp8 x4 MX type and
+    its scale [4 partitions of each 32, F] (Vector engine, NeuronCore-v4)."""
+    _needs_nc_v4(api, site, 'quantize_mx')
+    D, S = _mx_operands(api, site, dst, dst_scale, 'dst')
+    A = operand(src, api, site)
+    if isinstance(A, TileRuns) or len(A.shape) != 2 or A.space != 'sbuf':
+        raise KernelError(api, 'src must be a 2-D tile in SBUF', site)
+    if A.dtype_name not in ('bfloat16', 'float16'):
+        raise KernelError(api, f'src must be bf16 or fp16, got {A.dtype_name}', site)
+    if D.dtype_name not in ('float8_e4m3fn_x4', 'float8_e5m2_x4'):
+        raise KernelError(api, f'dst must be float8_e4m3fn_x4 or float8_e5m2_x4 (no fp4 output), '
+                          f'got {D.dtype_name}', site)
+    if A.partitions != D.partitions or A.elems != 4 * D.elems:
+        raise KernelError(api, f'shape mismatch: src {A.shape} packs into dst [{A.partitions}, '
+                          f'{A.elems // 4}], got {D.shape}', site)
+    p = Pending(api, site, D.shape, D.dtype_name, 'sbuf', 'isa.quantize_mx', (S, A, 'dve'))
+    assign(D, p, site)
 
 
 def _needs_nc_v3(api, site, what):

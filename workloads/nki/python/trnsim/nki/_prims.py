@@ -203,6 +203,56 @@ def _matmul(stationary, moving, accumulate, mode=None):
     return stationary.T @ moving
 
 
+@prim('matmul_mx', 'T', 'T', 'T', 'T', 'T', 'acc')
+def _matmul_mx(stationary, moving, stationary_scale, moving_scale, accumulate):
+    """(the interpreter computes it with the operands' MX types: mx_matmul_values)"""
+
+
+def _mx_scales(scale, partitions, columns):
+    """The scale factor of each element [p, j] of MX data of `partitions` partitions: 2^(s -
+    127) of scale element [32 (p / 32) + (p % 32) / 8, j] (0xFF: NaN)."""
+    p = np.arange(partitions)
+    bits = np.asarray(scale, dtype=np.int64)[(32 * (p // 32) + p % 32 // 8)][:, :columns]
+    return np.where(bits == 0xFF, np.float32(np.nan),
+                    np.ldexp(np.float32(1), (bits - 127).astype(np.int32))).astype(np.float32)
+
+
+def mx_matmul_values(stationary, st_dtype, moving, mv_dtype, stationary_scale, moving_scale):
+    """nisa.nc_matmul_mx: sum over partitions p and packed values q of stationary[p, m].q *
+    its scale * moving[p, n].q * its scale (the MX deep dive's reference: dequantize, then
+    contract over the partitions and the x4 dimension), in float32."""
+    from . import _dtypes
+    P, M = np.shape(stationary)
+    N = np.shape(moving)[1]
+    st = _dtypes.unpack_mx(stationary, st_dtype) * _mx_scales(stationary_scale, P, M)[..., None]
+    mv = _dtypes.unpack_mx(moving, mv_dtype) * _mx_scales(moving_scale, P, N)[..., None]
+    return np.einsum('pmq,pnq->mn', st.astype(np.float64), mv.astype(np.float64)).astype(
+        np.float32)
+
+
+def quantize_mx_values(src, dst_dtype, scale_before):
+    """nisa.quantize_mx: each 8 partitions x 4 elements (one packed column) divided by X =
+    2^(floor(log2 max|x|) - (emax - 1)) (emax 8 for e4m3fn, 15 for e5m2; 2^-127 for a group of
+    zeros: "a block scale that is two times larger" than OCP's, SDK 2.32 on) and packed, its
+    exponent + 127 into the scale at partition 32 (p / 32) + (p % 32) / 8; the scale's other
+    partitions keep their values. Returns (dst bits, scale bits)."""
+    from . import _dtypes
+    x = np.asarray(src, dtype=np.float32)
+    P, F = x.shape
+    groups = x.reshape(P // 8, 8, F // 4, 4)
+    amax = np.nanmax(np.abs(groups), axis=(1, 3)) if groups.size else np.zeros((P // 8, F // 4))
+    amax = np.nan_to_num(np.minimum(amax, np.finfo(np.float32).max), nan=0.0)
+    emax = 8 if dst_dtype == 'float8_e4m3fn_x4' else 15
+    e = np.where(amax > 0, np.frexp(amax)[1] - 1 - (emax - 1), -127)
+    e = np.clip(e, -127, 127).astype(np.int32)
+    scaled = groups * np.ldexp(np.float32(1), -e)[:, None, :, None]
+    bits = _dtypes.pack_fp8(scaled.reshape(P, F // 4, 4), dst_dtype)
+    scale = np.array(scale_before, dtype=np.int64)
+    g = np.arange(P // 8)
+    scale[32 * (g // 4) + g % 4, :F // 4] = e + 127
+    return bits, scale
+
+
 @prim('transpose', 'T', 'T')
 def _transpose(a):
     return a.T
@@ -438,6 +488,12 @@ def _isa_topk(a, n, k, engine, shape):
         vals[g + j % 16, j // 16] = snake[order]
         idx[g + j % 16, j // 16] = order
     return vals, idx
+
+
+@instruction('isa.quantize_mx', 'quantize_mx', 'dst', 'dst1', 'src0', 'eng', elementwise=False)
+def _isa_quantize_mx(src, engine):
+    """(the interpreter computes it with dst's MX type and the scale's values before it:
+    quantize_mx_values)"""
 
 
 @instruction('isa.find_index8', 'find_index8', 'dst', 'src0', 'src1', 'eng',
