@@ -42,6 +42,10 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
     const auto psum_banks = static_cast<std::size_t>(cfg.integer("core.psum.banks"));
     const std::uint64_t bank_bytes = cfg.size("core.psum.bank_size");
     m_limits.psum_partition_bytes = psum_banks * bank_bytes;
+    if (static_cast<std::size_t>(cfg.integer("core.psum.tile_banks")) > psum_banks)
+        throw user_error("config: core.psum.tile_banks (" +
+                         std::to_string(cfg.integer("core.psum.tile_banks")) +
+                         ") must be at most core.psum.banks (" + std::to_string(psum_banks) + ")");
     m_limits.hbm_bytes = cfg.size("core.hbm.size");
     m_limits.dma_queues = static_cast<std::size_t>(cfg.integer("core.dma.queues"));
     if (m_limits.sbuf_partition_bytes > address_map::partition_stride ||

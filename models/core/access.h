@@ -31,6 +31,9 @@ struct access_ext : tlm::tlm_extension<access_ext> {
     std::uint64_t row_bytes = 0;
     std::uint64_t row_stride = 0;
     sc_core::sc_time occupancy = sc_core::SC_ZERO_TIME;
+    // A probe: the target says when the access could start (in `delay`) and books, moves and
+    // counts nothing (a router finding one start for the banks an access spans).
+    bool probe = false;
 
     tlm::tlm_extension_base* clone() const override { return new access_ext(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override {

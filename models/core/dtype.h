@@ -61,6 +61,10 @@ inline bool is_fp8(dtype t) {
 inline bool is_packed(dtype t) {
     return t == dtype::fp8_e4m3fn_x4 || t == dtype::fp8_e5m2_x4 || t == dtype::fp4_e2m1fn_x4;
 }
+// An MX type: packed, or the MX scale.
+inline bool is_mx(dtype t) {
+    return is_packed(t) || t == dtype::fp8_e8m0;
+}
 // Value i (0..3) of the packed element at p, and its encoding of v (rounded to nearest even,
 // saturated to the format's largest value, as an MX conversion does).
 float packed_value(const std::uint8_t* p, dtype t, int i);

@@ -305,7 +305,7 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
     // An MX type moves as its bits: to and from itself, or an integer type of its size.
     for (const auto& [a, b] :
          {std::pair{t.dst.type, t.src.type}, std::pair{t.src.type, t.dst.type}})
-        if ((is_packed(a) || a == dtype::fp8_e8m0) && a != b &&
+        if (is_mx(a) && a != b &&
             !((b == dtype::uint32 || b == dtype::int32 || b == dtype::uint16 || b == dtype::int16 ||
                b == dtype::uint8 || b == dtype::int8) &&
               dtype_size(a) == dtype_size(b)))
@@ -366,7 +366,7 @@ void check_mx(const instruction& ins, engine_kind e, const program_limits& lim,
     const std::uint32_t p = ins.src0.partitions;
     if (p % 32 != 0 || data[1]->partitions != p)
         throw user_error(where() + ": " + opcode_name(ins.op) +
-                         "'s data have the same partition count, a multiple of 32 (got " +
+                         "'s data must have the same partition count, a multiple of 32 (got " +
                          std::to_string(p) + " and " + std::to_string(data[1]->partitions) + ")");
     if (mm) {
         for (const operand* d : data)
@@ -411,7 +411,7 @@ void check_instruction(const instruction& ins, engine_kind e, const program_limi
                        std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
     if (ins.op != opcode::matmul_mx && ins.op != opcode::quantize_mx) {
         for (const operand* o : {&ins.dst, &ins.src0, &ins.src1, &ins.src2, &ins.dst1, &ins.src3})
-            if (o->valid() && (is_packed(o->type) || o->type == dtype::fp8_e8m0))
+            if (o->valid() && is_mx(o->type))
                 throw user_error(where() + ": " + dtype_name(o->type) +
                                  " is an MX type: "
                                  "matmul_mx and quantize_mx take it, and DMAs move it");

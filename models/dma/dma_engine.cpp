@@ -113,7 +113,9 @@ void dma_engine::move_data(const dma_job& job) {
                           load_element(&m_dst[i * size], t.dst.type) +
                               load_element(&m_src[i * size], t.src.type));
         out = &m_dst;
-    } else if (t.src.type != t.dst.type) {  // the DMA casts through fp32
+    } else if (t.src.type != t.dst.type && !is_mx(t.src.type) && !is_mx(t.dst.type)) {
+        // the DMA casts through fp32 (an MX type moves as its bits, to or from an integer type
+        // of its size: check_transfer)
         const std::size_t n = std::size_t{rows} * t.src.elems;
         m_dst.resize(rows * t.dst.row_bytes());
         const std::size_t ss = dtype_size(t.src.type), ds = dtype_size(t.dst.type);

@@ -106,7 +106,9 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     const sc_core::sc_time chunks_end = done;
     sc_core::sc_time memory_end = sc_core::SC_ZERO_TIME;
     mem_space last_side = t.src.space;
-    // Both memory sides of the whole transfer, from when its first chunk starts.
+    // Both memory sides of the whole transfer, from when its first chunk starts (a
+    // read-add-write's read of dst is not timed apart: its engines' rate, core.dma.rmw_rate,
+    // stands for it, as the documented rates are whole-transfer throughputs).
     for (const operand* op : {&t.src, &t.dst}) {
         m_ext.initiator = initiator_id::dma;
         m_ext.rows = op->partitions;

@@ -107,8 +107,9 @@ std::string tensor_engine::check(const instruction& ins) const {
         if (st.elems > m_cols || st.elems % 2 != 0)
             return "matmul_mx stationary free size " + std::to_string(st.elems) +
                    " must be even and at most the array's columns" + lim();
-        if (ins.dst.type != dtype::float32 && ins.dst.type != dtype::bfloat16)
-            return "matmul_mx writes fp32 or bf16 into PSUM";
+        if (ins.dst.type != dtype::float32 && !(ins.dst.type == dtype::bfloat16 && m_bf16_psum))
+            return m_bf16_psum ? "matmul_mx writes fp32 or bf16 into PSUM"
+                               : "matmul_mx writes fp32 into PSUM (bf16: core.pe.bf16_psum)";
         if (mv.elems > m_psum_bank_bytes / dtype_size(ins.dst.type))
             return "matmul_mx moving free size " + std::to_string(mv.elems) +
                    " exceeds one PSUM bank of its " + dtype_name(ins.dst.type) + " dst (" +

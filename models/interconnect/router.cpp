@@ -313,7 +313,22 @@ unsigned router::psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* 
     }
     const std::uint32_t rows = ext ? ext->rows : 1;
     std::uint8_t* data = trans.get_data_ptr();
-    sc_core::sc_time done = delay ? *delay : sc_core::SC_ZERO_TIME;
+    // One start for every bank: the latest at which one of them is free (each probed first)
+    sc_core::sc_time start = delay ? *delay : sc_core::SC_ZERO_TIME;
+    if (delay && last < psum.size()) {
+        if (ext) m_psum_ext = *ext;
+        m_psum_ext.probe = true;
+        m_psum_part.set_command(trans.get_command());
+        m_psum_part.set_data_ptr(nullptr);
+        for (std::uint64_t b = first; b <= last; ++b) {
+            m_psum_part.set_address(addr + std::max(off, b * m_psum_bank_bytes) - off);
+            sc_core::sc_time d = *delay;
+            psum[static_cast<int>(b)]->b_transport(m_psum_part, d);
+            if (d > start) start = d;
+        }
+        m_psum_ext.probe = false;
+    }
+    sc_core::sc_time done = start;
     unsigned moved = 0;
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
     for (std::uint64_t b = first; b <= last; ++b) {
@@ -321,6 +336,7 @@ unsigned router::psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* 
                             hi = std::min(off + row_bytes, (b + 1) * m_psum_bank_bytes);
         const std::uint64_t piece = hi - lo, at = lo - off;
         if (ext) m_psum_ext = *ext;
+        m_psum_ext.probe = false;
         m_psum_ext.rows = rows;
         m_psum_ext.row_bytes = piece;
         m_psum_ext.row_stride = ext ? ext->row_stride : address_map::partition_stride;
@@ -340,7 +356,7 @@ unsigned router::psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* 
             break;
         }
         if (delay) {
-            sc_core::sc_time d = *delay;
+            sc_core::sc_time d = start;
             psum[static_cast<int>(b)]->b_transport(m_psum_part, d);
             if (d > done) done = d;
         } else {

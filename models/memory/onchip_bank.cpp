@@ -81,6 +81,13 @@ void onchip_bank::copy(tlm::tlm_generic_payload& trans) {
 
 void onchip_bank::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (auto* probe = trans.get_extension<access_ext>(); probe && probe->probe) {
+        const sc_core::sc_time now = sim_time();
+        if (m_serialise && probe->occupancy > sc_core::SC_ZERO_TIME &&
+            m_port.busy_until() > now + delay)
+            delay = m_port.busy_until() - now;
+        return;
+    }
     if (trans.get_data_ptr()) copy(trans);
     (trans.is_write() ? m_write_bytes : m_read_bytes) += trans.get_data_length();
     auto* ext = trans.get_extension<access_ext>();

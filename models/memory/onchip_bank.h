@@ -12,6 +12,7 @@ namespace trn {
 // `bytes_per_partition`, addressed as base + partition * partition_stride + offset. Holds the
 // bytes in functional mode. With `serialise` set, accesses that occupy the bank (engine
 // instructions) are served one at a time, the same-bank collision rule of NeuronCore-v3 PSUM.
+// A probe (access_ext::probe) books, moves and counts nothing: `delay` says when it could start.
 class onchip_bank : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<onchip_bank> in{"in"};

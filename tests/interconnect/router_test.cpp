@@ -92,7 +92,8 @@ class fake_target : public sc_core::sc_module {
     tlm_utils::simple_target_socket<fake_target> in{"in"};
     sc_time latency = SC_ZERO_TIME;
     bool add_occupancy = false;
-    std::vector<call> calls, dbg_calls;
+    std::vector<call> calls, dbg_calls, probes;
+    sc_time probe_wait = SC_ZERO_TIME;  // how long after the probe's delay it says it can start
     std::map<std::uint64_t, std::uint8_t> mem;
 
     explicit fake_target(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
@@ -120,6 +121,7 @@ class fake_target : public sc_core::sc_module {
             c.ext.row_bytes = e->row_bytes;
             c.ext.row_stride = e->row_stride;
             c.ext.occupancy = e->occupancy;
+            c.ext.probe = e->probe;
         }
         if (auto* r = t.get_extension<trn::hbm_pages_ext>()) {
             c.has_pages = true;
@@ -145,6 +147,11 @@ class fake_target : public sc_core::sc_module {
             }
     }
     void b_transport(tlm::tlm_generic_payload& t, sc_time& delay) {
+        if (auto* e = t.get_extension<access_ext>(); e && e->probe) {  // when it could start
+            probes.push_back(record(t, delay));
+            delay += probe_wait;
+            return;
+        }
         calls.push_back(record(t, delay));
         move_data(t);
         auto* e = t.get_extension<access_ext>();
@@ -298,6 +305,7 @@ class harness : public sc_core::sc_module {
     // A PSUM access of 3 rows spanning banks 2-4 (a tile of several banks, NeuronCore-v4):
     // written, read back, and its first row read through the debug path.
     result psum_span_w, psum_span_r;
+    std::vector<call> span_probes_w, span_probes_r;  // (banks 0-7 in turn)
     std::vector<std::uint8_t> span_data = pattern(3 * 4000, 7),
                               span_back = std::vector<std::uint8_t>(3 * 4000),
                               span_dbg = std::vector<std::uint8_t>(4000);
@@ -508,10 +516,22 @@ class harness : public sc_core::sc_module {
         const std::uint64_t span_at =
             amap::psum_base + 2 * amap::partition_stride + 2 * bank + 1000;
         const access_ext span = ext_of(initiator_id::pe, 3, 4000, amap::partition_stride, 30);
+        auto probes = [&] {
+            std::vector<call> out;
+            for (auto& t : a.psum) {
+                out.insert(out.end(), t->probes.begin(), t->probes.end());
+                t->probes.clear();
+            }
+            return out;
+        };
+        a.psum[3]->probe_wait = trn::ns(5);  // bank 3 is busy 5 ns longer: every bank waits
         psum_span_w =
             access(to_a, a, tlm::TLM_WRITE_COMMAND, span_at, 3 * 4000, span_data.data(), &span, 7);
+        span_probes_w = probes();
+        a.psum[3]->probe_wait = SC_ZERO_TIME;
         psum_span_r =
             access(to_a, a, tlm::TLM_READ_COMMAND, span_at, 3 * 4000, span_back.data(), &span, 0);
+        span_probes_r = probes();
         debug(to_a, tlm::TLM_READ_COMMAND, span_at, span_dbg.data(), 4000);
         a.take();
 
@@ -897,8 +917,9 @@ TEST(Router, PsumBankIsSelectedByOffsetWithinThePartition) {
 
 TEST(Router, PsumAccessSpanningBanksGoesToEachBankWithItsPartOfEveryRow) {
     // Rows of 4000 bytes from byte 1000 of bank 2 (2 KiB banks): 1048 bytes in bank 2, 2048 in
-    // bank 3, 904 in bank 4; each bank at the incoming delay, for the access's occupancy; the
-    // access completes with the last.
+    // bank 3, 904 in bank 4; each bank probed for when it could start (no data), then each
+    // booked from the latest of those starts for the access's occupancy: for the write bank 3
+    // says 5 ns after the incoming 7, so every bank starts at 12.
     auto& b = bench();
     const std::uint64_t bank = config_a().size("core.psum.bank_size");
     const std::uint64_t first = amap::psum_base + 2 * amap::partition_stride + 2 * bank + 1000;
@@ -920,11 +941,19 @@ TEST(Router, PsumAccessSpanningBanksGoesToEachBankWithItsPartOfEveryRow) {
             EXPECT_EQ(c.ext.row_stride, amap::partition_stride);
             EXPECT_EQ(c.len, 3 * want_bytes[k - 2]);
             EXPECT_TRUE(c.has_data);
-            EXPECT_NEAR(c.delay_in_ns, write ? 7 : 0, tol_ns);
+            EXPECT_NEAR(c.delay_in_ns, write ? 12 : 0, tol_ns);
             EXPECT_NEAR(to_ns(c.ext.occupancy), 30, tol_ns);
+            EXPECT_FALSE(c.ext.probe);
+        }
+        const auto& probes = write ? b.span_probes_w : b.span_probes_r;
+        ASSERT_EQ(probes.size(), 3u);
+        for (std::size_t k = 0; k < 3; ++k) {
+            EXPECT_EQ(probes[k].addr, want_at[k]);
+            EXPECT_FALSE(probes[k].has_data);
+            EXPECT_NEAR(probes[k].delay_in_ns, write ? 7 : 0, tol_ns);
         }
         EXPECT_EQ(r->status, tlm::TLM_OK_RESPONSE);
-        EXPECT_NEAR(r->delay_ns, (write ? 7 : 0) + 30, tol_ns);
+        EXPECT_NEAR(r->delay_ns, (write ? 12 : 0) + 30, tol_ns);
     }
     EXPECT_EQ(b.span_back, b.span_data);  // every row's pieces back in place
     EXPECT_EQ(b.span_dbg,

@@ -59,6 +59,9 @@ class harness : public sc_core::sc_module {
     tlm::tlm_response_status bad_offset_dbg_status{};
     // Timing part.
     result ser1, ser2, ser3, ser_dma, ser_dma_in, par1, par2, par_dma;
+    // probes (when an access could start): of the serialising bank while ser1 holds it, and
+    // after; of the other bank
+    result probe_busy, probe_free, probe_par;
 
     harness(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
         to_ser.bind(ser.in);
@@ -69,8 +72,9 @@ class harness : public sc_core::sc_module {
     template <typename Socket>
     result access(Socket& s, tlm::tlm_command cmd, std::uint64_t a, std::uint32_t nrows,
                   std::uint64_t rbytes, std::uint8_t* data, trn::initiator_id who, double occ_ns,
-                  double delay_ns) {
+                  double delay_ns, bool probe = false) {
         trn::access_ext ext;
+        ext.probe = probe;
         ext.initiator = who;
         ext.rows = nrows;
         ext.row_bytes = rbytes;
@@ -146,6 +150,10 @@ class harness : public sc_core::sc_module {
         // after the port frees, then DMA-style accesses (no occupancy) while it is busy.
         ser1 = access(to_ser, tlm::TLM_READ_COMMAND, addr(ser_base, 0, 0), 4, 64, nullptr,
                       initiator_id::dve, occ1, 0);
+        probe_busy = access(to_ser, tlm::TLM_WRITE_COMMAND, addr(ser_base, 8, 0), 4, 64, nullptr,
+                            initiator_id::act, occ2, in2, true);
+        probe_free = access(to_ser, tlm::TLM_WRITE_COMMAND, addr(ser_base, 8, 0), 4, 64, nullptr,
+                            initiator_id::act, occ2, occ1 + 1, true);
         ser2 = access(to_ser, tlm::TLM_WRITE_COMMAND, addr(ser_base, 8, 0), 4, 64, nullptr,
                       initiator_id::act, occ2, in2);
         ser3 = access(to_ser, tlm::TLM_READ_COMMAND, addr(ser_base, 0, 512), 4, 64, nullptr,
@@ -161,6 +169,8 @@ class harness : public sc_core::sc_module {
                       initiator_id::act, occ2, in2);
         par_dma = access(to_par, tlm::TLM_WRITE_COMMAND, addr(par_base, 0, 0), 4, 64, nullptr,
                          initiator_id::dma, 0, dma_in);
+        probe_par = access(to_par, tlm::TLM_WRITE_COMMAND, addr(par_base, 0, 0), 4, 64, nullptr,
+                           initiator_id::act, occ2, in2, true);
     }
 };
 
@@ -229,6 +239,15 @@ TEST(OnchipBank, NonSerialisingBankOverlapsEngineAccesses) {
     EXPECT_NEAR(b.par1.delay_ns, occ1, tol_ns);
     EXPECT_NEAR(b.par2.delay_ns, in2 + occ2, tol_ns);
     EXPECT_EQ(b.par.port().busy_total(), SC_ZERO_TIME);
+}
+
+TEST(OnchipBank, AProbeSaysWhenTheAccessCouldStartAndBooksNothing) {
+    const auto& b = bench();
+    EXPECT_NEAR(b.probe_busy.delay_ns, occ1, tol_ns);  // the bank is held until occ1
+    EXPECT_NEAR(b.probe_free.delay_ns, occ1 + 1, tol_ns);
+    EXPECT_NEAR(b.probe_par.delay_ns, in2, tol_ns);
+    // nothing booked: ser2 still starts at occ1 (SerialisingBankQueuesOverlappingEngineAccesses),
+    // and the byte counts have no probe (ByteCounters)
 }
 
 TEST(OnchipBank, ByteCounters) {

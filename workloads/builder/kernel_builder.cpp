@@ -438,9 +438,11 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     const touch tensor{m_tensor_dep[t.id], region{}},
         buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
     constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count), store_kind = load_kind + 1;
-    const step_scope step(*this, m_place   ? 0
-                                 : is_load ? buffer_step(load_kind, "load", chip.buffer)
-                                           : step_place(store_kind, t.id, "store", t.name));
+    const step_scope step(
+        *this, m_place   ? 0
+               : is_load ? buffer_step(load_kind + (rmw == alu_op::bypass ? 0 : 2),
+                                       rmw == alu_op::bypass ? "load" : "load_add", chip.buffer)
+                         : step_place(store_kind, t.id, "store", t.name));
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)

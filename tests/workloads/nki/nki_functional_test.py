@@ -109,6 +109,34 @@ class FunctionalEqualityV3(unittest.TestCase):
             np.testing.assert_array_equal(model, frontend, err_msg=f'output {i}')
 
 
+@nki0.jit
+def transpose_bf16_nki0(x):
+    """x [128, 96] as bf16, transposed by the Tensor engine into a bf16 PSUM tile (NeuronCore-v3's
+    transpose mode keeps the input's dtype), as float32 [96, 128]."""
+    t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(t, x)
+    b = nl0.ndarray(x.shape, dtype=nl0.bfloat16, buffer=nl0.sbuf)
+    nisa0.tensor_copy(b, t)
+    p = nl0.ndarray((x.shape[1], x.shape[0]), dtype=nl0.bfloat16, buffer=nl0.psum)
+    nisa0.nc_transpose(p, b)
+    o = nl0.ndarray(p.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_copy(o, p)
+    out = nl0.ndarray(p.shape, dtype=nl0.float32, buffer=nl0.shared_hbm)
+    nisa0.dma_copy(out, o)
+    return out
+
+
+class TransposeIntoBf16Psum(unittest.TestCase):
+    """A bf16 Tensor-engine transpose into bf16 PSUM (NeuronCore-v3): the model's values as the
+    frontend's (the model wrote 4-byte elements into the 2-byte destination before 2026-11-27)."""
+
+    def test_the_model_computes_as_the_frontend(self):
+        if _runner.limits()['isa_version'] < 3:
+            self.skipTest('NeuronCore-v3 transpose mode: --config trn2')
+        (model, frontend), = model_and_frontend(transpose_bf16_nki0, (128, 96))
+        np.testing.assert_array_equal(model, frontend)
+
+
 class FunctionalEquality(unittest.TestCase):
 
     def test_the_isa_issues_instructions_as_the_engines_compute(self):

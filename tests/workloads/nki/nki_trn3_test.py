@@ -23,6 +23,7 @@ from trnsim.nki import _runner
 import nki as nki0
 import nki.isa as nisa
 import nki.language as nl
+import nki.typing as nt
 
 from nki_functional_test import model_and_frontend
 
@@ -379,8 +380,59 @@ def mx_product(x):
     return out
 
 
+@nki0.jit
+def mx_bits_round_trip(x):
+    """x [128, 64] float32 as the bits of uint32 (through an int32 view of its values) moved
+    into an MX tile and back, and its bytes into an MX scale tile and back: the bits unchanged."""
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=1000.0)  # (x in [0, 1): 0-1000)
+    ints = nl.ndarray(x.shape, dtype=nl.uint32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=ints, src=t)
+    words = nl.ndarray(x.shape, dtype=nl.uint32, buffer=nl.hbm)
+    nisa.dma_copy(dst=words, src=ints)
+    packed = nl.ndarray(x.shape, dtype=nl.float8_e4m3fn_x4, buffer=nl.sbuf)
+    nisa.dma_copy(dst=packed, src=words)
+    back = nl.ndarray(x.shape, dtype=nl.uint32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=back, src=packed)
+    small = nl.ndarray(x.shape, dtype=nl.uint8, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=small, src=t)
+    bytes_ = nl.ndarray(x.shape, dtype=nl.uint8, buffer=nl.hbm)
+    nisa.dma_copy(dst=bytes_, src=small)
+    scale = nl.ndarray(x.shape, dtype=nl.float8_e8m0fnu, buffer=nl.sbuf)
+    nisa.dma_copy(dst=scale, src=bytes_)
+    back8 = nl.ndarray(x.shape, dtype=nl.uint8, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=back8, src=scale)
+    return back, back8
+
+
 class Mx(unittest.TestCase):
     """nisa.quantize_mx and nisa.nc_matmul_mx (NeuronCore-v4)."""
+
+    def test_dmas_move_mx_types_as_their_bits(self):
+        x = np.random.default_rng(11).random((128, 64)).astype(np.float32)
+        back, back8 = mx_bits_round_trip(x)
+        ints = np.trunc(x * 1000)
+        np.testing.assert_array_equal(back, ints.astype(np.uint32))
+        np.testing.assert_array_equal(back8, np.minimum(ints, 255).astype(np.uint8))
+        # the model's functional DMAs: the same bits (its outputs read as their own dtypes)
+        traced = nki.trace_kernel(mx_bits_round_trip, (nt.tensor[[128, 64], nl.float32],), {},
+                                  False)
+        p = _runner.platform()
+        p.run(traced.program, 'kernel')
+        seeded = np.frombuffer(_runner.native.region_initial_bytes(traced.program, 'x'),
+                               np.float32).reshape(128, 64)
+        want, want8 = mx_bits_round_trip(seeded.copy())
+        # the returned tensors: the last of each dtype (the uint32 and uint8 of the way are
+        # declared before them)
+        last = {t.dtype_name: t.name for t, kind, _ in traced.trace.tensors if kind == 'output'}
+        got = np.frombuffer(p.read_region(traced.program, last['uint32']),
+                            np.uint32).reshape(128, 64)
+        got8 = np.frombuffer(p.read_region(traced.program, last['uint8']),
+                             np.uint8).reshape(128, 64)
+        self.assertTrue(want.any())
+        np.testing.assert_array_equal(got, want)
+        np.testing.assert_array_equal(got8, want8)
 
     def test_quantize_follows_the_documented_scale(self):
         x = np.random.default_rng(9).standard_normal((128, 256)).astype(np.float32) * 3

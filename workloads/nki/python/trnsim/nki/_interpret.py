@@ -380,8 +380,15 @@ class Interpreter:
             else:
                 acc = vals[2]
                 out = prim.impl(vals[0], vals[1], acc)
-            # out[m, n] is valid when stationary column m and moving column n are
+            # out[m, n] is valid when stationary column m and moving column n are (and, of an
+            # MX matmul, their scales, 4 partitions of each 32)
             valid = valids[0].all(axis=0)[:, None] & valids[1].all(axis=0)[None, :]
+            if op.kind == 'matmul_mx':
+                g = np.arange(np.shape(vals[0])[0] // 8)
+                rows = 32 * (g // 4) + g % 4
+                for k, axis in ((2, 0), (3, 1)):
+                    cols = valids[k][rows, :np.shape(vals[k - 2])[1]].all(axis=0)
+                    valid = valid & (cols[:, None] if axis == 0 else cols[None, :])
             if isinstance(acc, tuple):
                 acc = not all(self.index[loop.id] == 0 for loop in acc)
             if acc:

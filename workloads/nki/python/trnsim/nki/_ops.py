@@ -315,6 +315,7 @@ def emit_into(p, dst, accumulate, site):
     trace = current(p.api)
     root = dst.root
     args = p.args
+    _check_mx_use(p, dst, site)
     if p.kind in ('matmul', 'matmul_mx'):
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
@@ -359,6 +360,33 @@ def emit_into(p, dst, accumulate, site):
         note_use(identity, trace)
         args = args + (trace.tile_ref(identity, p.api, site),)
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
+
+
+_MX_TAKERS = ('matmul_mx', 'isa.quantize_mx')
+
+
+def _check_mx_use(p, dst, site):
+    """MX types (nl.float8_*_x4, float4_e2m1fn_x4, float8_e8m0fnu) are computed with only by
+    nc_matmul_mx and quantize_mx, and moved by a DMA as their bits: to and from themselves or
+    an integer type of their size."""
+    tiles = [dst] + [a for a in p.args if isinstance(a, (Tile, TileRuns))]
+    names = [t.dtype_name for t in tiles]
+    mx = [n for n in names if n in _dtypes.BITS]
+    if p.prim in ('load', 'load_add'):
+        check_mx_move(p.api, site, dst.dtype_name, p.dtype_name)
+    elif mx and p.prim not in _MX_TAKERS:
+        raise KernelError(p.api, f'{mx[0]} is an MX type: nisa.nc_matmul_mx and '
+                          'nisa.quantize_mx take it, and DMAs move it', site)
+
+
+def check_mx_move(api, site, a, b):
+    """A DMA between dtypes a and b: an MX type moves as its bits, to and from itself or an
+    integer type of its size."""
+    for x, y in ((a, b), (b, a)):
+        if x in _dtypes.BITS and x != y and not (y in _dtypes.INTEGERS and
+                                                   _dtypes.SIZES[y] == _dtypes.SIZES[x]):
+            raise KernelError(api, f'a DMA moves {x} as its bits: to and from itself or an '
+                              f'integer type of its size, not {y}', site)
 
 
 def assign(dst, value, site):
@@ -522,6 +550,7 @@ def store(api, site, dst, value, mask=None):
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
+    check_mx_move(api, site, src.dtype_name, dst.tensor.dtype_name)
     current(api).emit('store', api, site, (dst, src))
 
 
@@ -894,7 +923,10 @@ def matmul_mx(api, site, stationary, moving, stationary_scale, moving_scale):
     """nisa.nc_matmul_mx: stationary [P, M] and moving [P, N] of x4-packed MX types, each with
     its scale, contracted over the partitions and the 4 packed values into [M, N] (fp32 or
     bf16) in PSUM (Tensor engine, NeuronCore-v4)."""
-    trace = _needs_nc_v4(api, site, 'nc_matmul_mx')
+    trace = current(api)
+    if not trace.limits['mx']:
+        raise KernelError(api, 'nc_matmul_mx runs on NeuronCore-v4 and newer (--config trn3; '
+                          'core.pe.mx)', site)
     S, SS = _mx_operands(api, site, stationary, stationary_scale, 'stationary')
     M, MS = _mx_operands(api, site, moving, moving_scale, 'moving')
     for t, role in ((S, 'stationary'), (M, 'moving')):
@@ -911,10 +943,8 @@ def matmul_mx(api, site, stationary, moving, stationary_scale, moving_scale):
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
                           f'{trace.limits["psum_bank"] // 4} (fp32 dst) or '
                           f'{trace.limits["psum_bank"] // 2} (bf16 dst)', site)
-    p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul_mx', (S, M, SS, MS),
-                'matmul_mx')
-    p.mx_banks = True  # (its moving limit: one PSUM bank of dst's dtype)
-    return p
+    return Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul_mx',
+                   (S, M, SS, MS), 'matmul_mx')
 
 
 def quantize_mx(api, site, dst, src, dst_scale):
@@ -1113,9 +1143,10 @@ def matmul(api, site, stationary, moving, double_row=False):
     if S.elems > lim['pe_cols']:
         raise KernelError(api, f'stationary free size {S.elems} exceeds the limit of '
                           f'{lim["pe_cols"]}', site)
-    if M.elems > max(moving_limit(lim, d) for d in psum_matmul_dtypes(lim)):
+    widest = max(psum_matmul_dtypes(lim), key=lambda d: moving_limit(lim, d))
+    if M.elems > moving_limit(lim, widest):
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
-                          f'{moving_limit(lim, "float32")}', site)
+                          f'{moving_limit(lim, widest)} (for a {widest} dst)', site)
     if S.dtype_name != M.dtype_name:
         raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
                           'operands have different dtypes: the Tensor engine multiplies '

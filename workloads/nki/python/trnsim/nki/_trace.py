@@ -410,9 +410,12 @@ class Trace:
                                           site)
                     if space == 'psum' and ((off + elems * size - 1) // bank - off // bank
                                             >= self.limits['psum_tile_banks']):
+                        banks = self.limits['psum_tile_banks']
                         raise KernelError(api, f'direct allocation at byte {off} of a tile of '
-                                          f'{elems * size} bytes per partition crosses a PSUM '
-                                          'bank', site)
+                                          f'{elems * size} bytes per partition ' +
+                                          ('crosses a PSUM bank' if banks == 1 else
+                                           f'spans more than {banks} PSUM banks '
+                                           '(core.psum.tile_banks)'), site)
                 phys = [where(b) for b in _block_indices(blocks)]
             if space == 'sbuf' and identity is None:
                 self.declared_sbuf += elems * size * nblocks
