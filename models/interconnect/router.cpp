@@ -281,7 +281,7 @@ void router::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
         sbuf->b_transport(trans, delay);
     } else if (addr < address_map::doorbell_base) {
         arbitrate(true, who, occupancy, delay);
-        psum_access(trans, &delay);
+        psum_access(trans, ext, &delay);
     } else {
         doorbell[static_cast<int>(addr - address_map::doorbell_base)]->b_transport(trans, delay);
     }
@@ -295,13 +295,13 @@ unsigned router::transport_dbg(tlm::tlm_generic_payload& trans) {
     }
     if (addr < address_map::psum_base) return sbuf->transport_dbg(trans);
     if (addr >= address_map::doorbell_base) return 0;  // a doorbell holds no data
-    return psum_access(trans, nullptr);
+    return psum_access(trans, trans.get_extension<access_ext>(), nullptr);
 }
 
-unsigned router::psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* delay) {
+unsigned router::psum_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                             sc_core::sc_time* delay) {
     const std::uint64_t addr = trans.get_address();
     const std::uint64_t off = (addr - address_map::psum_base) % address_map::partition_stride;
-    auto* ext = trans.get_extension<access_ext>();
     const std::uint64_t row_bytes = ext ? ext->row_bytes : trans.get_data_length();
     const std::uint64_t first = off / m_psum_bank_bytes,
                         last = row_bytes ? (off + row_bytes - 1) / m_psum_bank_bytes : first;

@@ -78,7 +78,8 @@ class router : public sc_core::sc_module, private lt_target {
     // (a tile of several banks, core.psum.tile_banks): each bank gets its part of every row at
     // the incoming delay, and the access completes with the last (into *delay). A null `delay`
     // is the debug path (transport_dbg, no timing). Returns the bytes moved.
-    unsigned psum_access(tlm::tlm_generic_payload& trans, sc_core::sc_time* delay);
+    unsigned psum_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
+                         sc_core::sc_time* delay);
 
     hbm_address_map m_map;
     std::uint64_t m_psum_bank_bytes;

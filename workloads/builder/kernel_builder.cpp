@@ -414,17 +414,17 @@ class kernel_builder::step_scope {
     bool m_set;
 };
 
-std::uint32_t kernel_builder::step_place(std::uint32_t kind, std::size_t id,
-                                         const std::string& what, const std::string& name) {
+std::uint32_t kernel_builder::step_place(std::uint32_t kind, std::size_t id, const char* what,
+                                         const std::string& name) {
     const std::uint64_t key = (std::uint64_t{kind} << 40) | id;
     const auto it = m_steps.find(key);
     if (it != m_steps.end()) return it->second;
     // A tile of an array ("lhsT_tiles[3]") is its array's step.
     const std::string base = name.substr(0, name.find('['));
-    return m_steps[key] = place_id(what + " " + base);
+    return m_steps[key] = place_id(std::string(what) + " " + base);
 }
 
-std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const std::string& what,
+std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const char* what,
                                           std::size_t buffer) {
     if (buffer >= m_buffer_decl.size()) return 0;  // (not a declared tile's buffer)
     const std::size_t d = m_buffer_decl[buffer];
@@ -475,9 +475,14 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
     const bool other = n > 1 && m_queue_trigger[q] != by;
     m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
-    const touch reads[2] = {from, into};  // a read-add-write reads what it writes
-    issue(by, std::move(ins), semaphore_of_queue(q), n, reads, t.rmw == alu_op::bypass ? 1 : 2,
-          &into, 1, false, other ? &previous : nullptr);
+    if (t.rmw == alu_op::bypass) {
+        issue(by, std::move(ins), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
+              other ? &previous : nullptr);
+    } else {
+        const touch reads[2] = {from, into};  // a read-add-write reads what it writes
+        issue(by, std::move(ins), semaphore_of_queue(q), n, reads, 2, &into, 1, false,
+              other ? &previous : nullptr);
+    }
     return n;
 }
 

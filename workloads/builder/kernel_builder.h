@@ -308,9 +308,10 @@ class kernel_builder {
     // "<what> <tile or tensor>" ("load lhsT_tile", "matmul res_psum", "store result"), so that a
     // C++ driver's program is attributed per step as a kernel's is per line. step_place() is
     // the id of a step (cached by kind, (opcode, load or store) and declaration or tensor).
-    std::uint32_t step_place(std::uint32_t kind, std::size_t id, const std::string& what,
+    // (`what` a C string: the name is made only when a step is first seen)
+    std::uint32_t step_place(std::uint32_t kind, std::size_t id, const char* what,
                              const std::string& name);
-    std::uint32_t buffer_step(std::uint32_t kind, const std::string& what, std::size_t buffer);
+    std::uint32_t buffer_step(std::uint32_t kind, const char* what, std::size_t buffer);
     class step_scope;
     std::unordered_map<std::uint64_t, std::uint32_t> m_steps;
     std::vector<std::size_t> m_buffer_decl;  // each buffer's declaration (m_decls index)
