@@ -370,8 +370,7 @@ def _check_mx_use(p, dst, site):
     nc_matmul_mx and quantize_mx, and moved by a DMA as their bits: to and from themselves or
     an integer type of their size."""
     tiles = [dst] + [a for a in p.args if isinstance(a, (Tile, TileRuns))]
-    names = [t.dtype_name for t in tiles]
-    mx = [n for n in names if n in _dtypes.BITS]
+    mx = [t.dtype_name for t in tiles if t.dtype_name in _dtypes.BITS]
     if p.prim in ('load', 'load_add'):
         check_mx_move(p.api, site, dst.dtype_name, p.dtype_name)
     elif mx and p.prim not in _MX_TAKERS:
