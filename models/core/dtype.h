@@ -57,6 +57,11 @@ inline std::size_t dtype_size(dtype t) {
 inline bool is_fp8(dtype t) {
     return t == dtype::fp8_e4m3 || t == dtype::fp8_e4m3fn || t == dtype::fp8_e5m2;
 }
+// A two's-complement or unsigned integer type.
+inline bool is_integer(dtype t) {
+    return t == dtype::int8 || t == dtype::uint8 || t == dtype::int16 || t == dtype::uint16 ||
+           t == dtype::int32 || t == dtype::uint32;
+}
 // An MX type of four packed values (what nc_matmul_mx multiplies, quantize_mx writes).
 inline bool is_packed(dtype t) {
     return t == dtype::fp8_e4m3fn_x4 || t == dtype::fp8_e5m2_x4 || t == dtype::fp4_e2m1fn_x4;

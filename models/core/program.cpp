@@ -305,10 +305,7 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
     // An MX type moves as its bits: to and from itself, or an integer type of its size.
     for (const auto& [a, b] :
          {std::pair{t.dst.type, t.src.type}, std::pair{t.src.type, t.dst.type}})
-        if (is_mx(a) && a != b &&
-            !((b == dtype::uint32 || b == dtype::int32 || b == dtype::uint16 || b == dtype::int16 ||
-               b == dtype::uint8 || b == dtype::int8) &&
-              dtype_size(a) == dtype_size(b)))
+        if (is_mx(a) && a != b && !(is_integer(b) && dtype_size(a) == dtype_size(b)))
             throw user_error(where() + ": a DMA moves " + dtype_name(a) +
                              " as its bits: to and from itself or an integer type of its size, "
                              "not " +
