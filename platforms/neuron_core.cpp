@@ -304,6 +304,9 @@ void neuron_core::finish(const sc_core::sc_time& end) {
                                   "{\"event\":\"" + seg.event + "\"}");
         }
     }
+    for (const auto& e : m_engines)
+        if (!e->fault().empty())  // (the engines finished: the platform can run again)
+            throw user_error(name() + std::string(": ") + e->fault());
     std::vector<std::string> stuck = m_sems.blocked_waiters();
     bool unfinished = !stuck.empty();
     for (const auto& e : m_engines)

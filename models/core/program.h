@@ -14,6 +14,7 @@
 #else
 #include <boost/container/small_vector.hpp>
 #endif
+#include <utility>
 #include <vector>
 
 #include "core/dtype.h"
@@ -147,6 +148,38 @@ struct sem_wait {
 // An instruction's waits: most have one or two, kept inline (no allocation per instruction).
 using wait_list = boost::container::small_vector<sem_wait, 2>;
 
+// An instruction's operands, in the order of its fields.
+enum class operand_slot : std::uint8_t { dst, src0, src1, src2, dst1, src3 };
+constexpr std::size_t operand_slot_count = 6;
+const char* operand_slot_name(operand_slot s);
+
+// Tensor indirection (NeuronCore-v4, `.indirect()` in NKI): one operand of an instruction is a
+// gather (an input) or a scatter (an output) of columns of an on-chip tile. The operand itself
+// is the view the engine computes on: its partitions x elems elements, starting at the indexed
+// tile's first column, with that tile's element stride. Element i of each row is the indexed
+// tile's column offset(i), 0 <= offset(i) < extent: the integer at
+// index[(i / (G K)) G + i % G, (i / G) % K], K = index.elems and G the engine's partition group
+// (32 on the Tensor engine, 16 on the others): offsets in a snake over groups of G partitions.
+struct indirection {
+    operand_slot slot = operand_slot::dst;
+    std::uint32_t extent = 0;  // columns of the indexed tile the offsets may name
+    operand index;             // the offsets (SBUF, an integer type)
+    bool operator==(const indirection& o) const {
+        return slot == o.slot && extent == o.extent && index == o.index;
+    }
+};
+// The partition group offsets are laid out in on an engine (indirection).
+constexpr std::uint32_t indirection_group(engine_kind e) {
+    return e == engine_kind::pe ? 32 : 16;
+}
+// Where offset i of an indirection with `group`-partition groups lies in its index operand:
+// (row, element).
+inline std::pair<std::uint32_t, std::uint32_t> indirection_position(std::uint32_t i,
+                                                                    std::uint32_t group,
+                                                                    std::uint32_t index_elems) {
+    return {(i / (group * index_elems)) * group + i % group, (i / group) % index_elems};
+}
+
 struct instruction {
     opcode op = opcode::tensor_copy;
     alu_op alu = alu_op::bypass;
@@ -156,6 +189,9 @@ struct instruction {
     operand src2;  // a third input: the per-partition scale or second scalar operand
     operand dst1;  // a second output: the per-partition reduction of the *_reduce opcodes
     operand src3;  // a fourth input: matmul_mx's moving scale
+    // The operands that gather or scatter (tensor indirection, NeuronCore-v4): most have none,
+    // an empty vector allocates nothing.
+    std::vector<indirection> indirect;
     float imm2 = 0, imm3 = 0;  // affine_select's step per free element and its fill value
     float imm = 0;
     std::uint16_t queue = 0;
@@ -163,6 +199,38 @@ struct instruction {
     act_func func = act_func::identity;
     wait_list waits;
     bool operator==(const instruction& o) const;
+    // The operand in `slot`, and its indirection (null: a direct access).
+    const operand& at(operand_slot slot) const {
+        switch (slot) {
+            case operand_slot::dst:
+                return dst;
+            case operand_slot::src0:
+                return src0;
+            case operand_slot::src1:
+                return src1;
+            case operand_slot::src2:
+                return src2;
+            case operand_slot::dst1:
+                return dst1;
+            case operand_slot::src3:
+                break;
+        }
+        return src3;
+    }
+    operand& at(operand_slot slot) {
+        return const_cast<operand&>(static_cast<const instruction&>(*this).at(slot));
+    }
+    const indirection* indirection_of(operand_slot slot) const {
+        for (const auto& t : indirect)
+            if (t.slot == slot) return &t;
+        return nullptr;
+    }
+    // What the operand in `slot` may touch: itself or, indirect, all of the indexed tile.
+    operand reach(operand_slot slot) const {
+        operand r = at(slot);
+        if (const indirection* t = indirection_of(slot)) r.elems = t->extent;
+        return r;
+    }
 };
 
 // One DMA transfer: dst and src have the same number of rows and elements per row; when their

@@ -5,8 +5,14 @@
 namespace trn {
 
 std::uint64_t sbuf_reach(const instruction& ins) {
-    return std::max({sbuf_reach(ins.dst), sbuf_reach(ins.src0), sbuf_reach(ins.src1),
-                     sbuf_reach(ins.src2), sbuf_reach(ins.dst1), sbuf_reach(ins.src3)});
+    const std::uint64_t reach =
+        std::max({sbuf_reach(ins.dst), sbuf_reach(ins.src0), sbuf_reach(ins.src1),
+                  sbuf_reach(ins.src2), sbuf_reach(ins.dst1), sbuf_reach(ins.src3)});
+    if (ins.indirect.empty()) return reach;
+    std::uint64_t indexed = reach;  // all of each indexed tile, and the offsets
+    for (const auto& t : ins.indirect)
+        indexed = std::max({indexed, sbuf_reach(ins.reach(t.slot)), sbuf_reach(t.index)});
+    return indexed;
 }
 
 std::uint64_t sbuf_reach(const dma_transfer& t) {

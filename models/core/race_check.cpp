@@ -144,6 +144,16 @@ class race_finder {
 
     void engine_accesses(std::size_t ev, const instruction& ins) {
         if (ins.op == opcode::dma_trigger) return;
+        if (!ins.indirect.empty()) {  // all the indexed tiles, and the offsets read
+            for (const auto& t : ins.indirect)
+                operand_accesses(ev, t.index, false);
+            for (auto slot :
+                 {operand_slot::src0, operand_slot::src1, operand_slot::src2, operand_slot::src3})
+                operand_accesses(ev, ins.reach(slot), false);
+            operand_accesses(ev, ins.reach(operand_slot::dst), true);
+            operand_accesses(ev, ins.dst1, true);
+            return;
+        }
         for (const operand* op : {&ins.src0, &ins.src1, &ins.src2, &ins.src3})
             if (op->valid()) operand_accesses(ev, *op, false);
         // A matmul that accumulates reads its destination too; either way it writes it.

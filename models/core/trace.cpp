@@ -10,6 +10,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -100,6 +101,9 @@ void write_trace(std::ostream& out, const program& p) {
                 if (ins.src2.valid()) out << " src2=" << format_operand(ins.src2);
                 if (ins.src3.valid()) out << " src3=" << format_operand(ins.src3);
                 if (ins.dst1.valid()) out << " dst1=" << format_operand(ins.dst1);
+                for (const auto& t : ins.indirect)
+                    out << ' ' << operand_slot_name(t.slot) << "_index=" << format_operand(t.index)
+                        << ' ' << operand_slot_name(t.slot) << "_extent=" << t.extent;
                 if (ins.imm != 0) out << " imm=" << format_float(ins.imm);
                 if (ins.alu1 != alu_op::bypass) out << " alu1=" << alu_name(ins.alu1);
                 if (ins.imm1 != 0) out << " imm1=" << format_float(ins.imm1);
@@ -283,6 +287,25 @@ bool field_allowed(opcode op, const std::string& k, int version) {
     for (const auto& f : all_fields)
         if (k == f.name) return version >= f.since && (info(op).fields & f.bit);
     return false;
+}
+
+// A tensor indirection's field (SLOT_index or SLOT_extent): its operand slot, and whether it is
+// the index.
+std::optional<std::pair<operand_slot, bool>> indirection_key(const std::string& k,
+                                                             const instruction&) {
+    for (std::size_t i = 0; i < operand_slot_count; ++i) {
+        const std::string slot = operand_slot_name(static_cast<operand_slot>(i));
+        if (k == slot + "_index") return std::pair{static_cast<operand_slot>(i), true};
+        if (k == slot + "_extent") return std::pair{static_cast<operand_slot>(i), false};
+    }
+    return std::nullopt;
+}
+
+indirection& indirection_for(instruction& ins, operand_slot slot) {
+    for (auto& t : ins.indirect)
+        if (t.slot == slot) return t;
+    ins.indirect.push_back(indirection{slot, 0, operand{}});
+    return ins.indirect.back();
 }
 
 // Which opcodes take which flag.
@@ -515,6 +538,18 @@ program read_trace(std::istream& in, const std::string& name) {
                         out.insert(f.name);
                     return out;
                 }();
+                if (!known.count(k) && indirection_key(k, ins)) {  // (tensor indirection)
+                    if (version < 4) lp.fail(k + "= is not in trace format version " + tok_version);
+                    const auto [slot, is_index] = *indirection_key(k, ins);
+                    if (!field_allowed(ins.op, operand_slot_name(slot), version))
+                        lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
+                    indirection& t = indirection_for(ins, slot);
+                    if (is_index)
+                        t.index = lp.parse_operand(v);
+                    else
+                        t.extent = lp.number_of<std::uint32_t>(v, "extent");
+                    continue;
+                }
                 if (!known.count(k)) lp.fail("unknown field '" + k + "'");
                 if (k == "at") {
                     if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
@@ -588,6 +623,12 @@ program read_trace(std::istream& in, const std::string& name) {
                     }
                 } else
                     lp.fail("unknown field '" + k + "'");
+            }
+            for (const auto& t : ins.indirect) {
+                const std::string slot = operand_slot_name(t.slot);
+                if (!t.index.valid() || t.extent == 0)
+                    lp.fail("an indirect " + slot + " needs both " + slot + "_index=OPERAND and " +
+                            slot + "_extent=N");
             }
             if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
             if ((info(ins.op).fields & field::dst) && !ins.dst.valid())

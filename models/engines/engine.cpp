@@ -60,7 +60,11 @@ void engine::declare_params(param_registry& r) {
 
 engine_base::engine_base(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
                          semaphore_bank& sems, bool functional)
-    : sc_core::sc_module(name), m_kind(kind), m_functional(functional), m_sems(sems) {
+    : sc_core::sc_module(name),
+      m_kind(kind),
+      m_functional(functional),
+      m_indirect(cfg.boolean("core.sbuf.indirect")),
+      m_sems(sems) {
     const std::string base = std::string("core.") + engine_name(kind);
     m_clock_ghz = cfg.frequency_ghz(base + ".clock");
     m_latency = ns(cfg.real(base + ".latency") / m_clock_ghz);
@@ -81,6 +85,7 @@ void engine_base::load(program_source* program, const sc_core::sc_time& start) {
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
     m_by_opcode.fill({0, 0.0});
     m_stall_by_sem.assign(m_sems.size(), 0.0);
+    m_fault.clear();
     m_last_complete = m_busy_end = sim_time();
     reset();
     m_go.notify(start);
@@ -130,20 +135,98 @@ void scatter(const operand& op, const std::uint8_t* packed, std::vector<std::uin
 
 }  // namespace
 
-void engine_base::peek(const operand& op, std::vector<std::uint8_t>& bytes) {
-    m_span.resize(op.span_bytes() * op.partitions);
+void engine_base::debug_rows(tlm::tlm_command cmd, const operand& op) {
     m_ext.initiator = static_cast<initiator_id>(m_kind);
     m_ext.rows = op.partitions;
     m_ext.row_bytes = op.span_bytes();
     m_ext.row_stride = row_stride_of(op);
     m_ext.occupancy = sc_core::SC_ZERO_TIME;
-    m_trans.set_command(tlm::TLM_READ_COMMAND);
+    m_trans.set_command(cmd);
     m_trans.set_address(address_of(op));
     m_trans.set_data_ptr(m_span.data());
     m_trans.set_data_length(static_cast<unsigned>(m_span.size()));
     out->transport_dbg(m_trans);
+}
+
+void engine_base::peek(const operand& op, std::vector<std::uint8_t>& bytes) {
+    m_span.resize(op.span_bytes() * op.partitions);
+    debug_rows(tlm::TLM_READ_COMMAND, op);
     bytes.resize(op.bytes());
     gather(op, m_span, bytes.data());
+}
+
+void engine_base::poke(const operand& op, const std::vector<std::uint8_t>& bytes) {
+    m_span.resize(op.span_bytes() * op.partitions);
+    if (op.elem_stride != 1) debug_rows(tlm::TLM_READ_COMMAND, op);  // the rows between kept
+    scatter(op, bytes.data(), m_span);
+    debug_rows(tlm::TLM_WRITE_COMMAND, op);
+}
+
+std::string engine_base::indirect_refused(const instruction& ins) {
+    return std::string("tensor indirection (") + operand_slot_name(ins.indirect[0].slot) +
+           "_index=) needs NeuronCore-v4 (core.sbuf.indirect=false)";
+}
+
+sc_core::sc_time engine_base::access_indirect(tlm::tlm_command cmd, const instruction& ins,
+                                              operand_slot slot, std::vector<std::uint8_t>* data,
+                                              const sc_core::sc_time& at,
+                                              const sc_core::sc_time& occupancy) {
+    const operand& op = ins.at(slot);
+    const indirection* t = ins.indirection_of(slot);
+    if (!t) return access_operand(cmd, op, data, at, occupancy);
+    const sc_core::sc_time offsets =
+        access(tlm::TLM_READ_COMMAND, t->index, nullptr, at, sc_core::SC_ZERO_TIME);
+    const sc_core::sc_time start = access(cmd, op, nullptr, std::max(at, offsets), occupancy);
+    if (data) move_indirect(cmd, ins, *t, *data);
+    return start;
+}
+
+void engine_base::peek_slot(const instruction& ins, operand_slot slot,
+                            std::vector<std::uint8_t>& out) {
+    if (const indirection* t = ins.indirection_of(slot))
+        move_indirect(tlm::TLM_READ_COMMAND, ins, *t, out);
+    else
+        peek(ins.at(slot), out);
+}
+
+void engine_base::move_indirect(tlm::tlm_command cmd, const instruction& ins,
+                                const indirection& ind, std::vector<std::uint8_t>& view) {
+    // element i of each row is column offset(i) of the indexed tile
+    const indirection* t = &ind;
+    const operand& op = ins.at(t->slot);
+    const operand_slot slot = t->slot;
+    std::vector<std::uint8_t>* data = &view;
+    peek(t->index, m_index);
+    operand whole = op;
+    whole.elems = t->extent;
+    peek(whole, m_whole);
+    const std::size_t size = dtype_size(op.type), index_size = dtype_size(t->index.type);
+    const std::uint32_t group = indirection_group(m_kind);
+    if (cmd == tlm::TLM_READ_COMMAND) data->assign(op.bytes(), 0);
+    for (std::uint32_t i = 0; i < op.elems; ++i) {
+        const auto [row, col] = indirection_position(i, group, t->index.elems);
+        const double offset = load_element(
+            &m_index[(std::size_t{row} * t->index.elems + col) * index_size], t->index.type);
+        if (offset < 0 || offset >= t->extent) {
+            if (m_fault.empty())
+                m_fault = std::string(engine_name(m_kind)) + " instruction " +
+                          std::to_string(m_next) + " (" + opcode_name(ins.op) + "): offset " +
+                          std::to_string(static_cast<long long>(offset)) + " of its indirect " +
+                          operand_slot_name(slot) + " (element " + std::to_string(i) +
+                          ") is outside its " + std::to_string(t->extent) + " columns";
+            continue;
+        }
+        const auto c = static_cast<std::size_t>(offset);
+        for (std::uint32_t r = 0; r < op.partitions; ++r) {
+            std::uint8_t* in_tile = &m_whole[(std::size_t{r} * t->extent + c) * size];
+            std::uint8_t* in_view = &(*data)[(std::size_t{r} * op.elems + i) * size];
+            if (cmd == tlm::TLM_READ_COMMAND)
+                std::memcpy(in_view, in_tile, size);
+            else
+                std::memcpy(in_tile, in_view, size);
+        }
+    }
+    if (cmd == tlm::TLM_WRITE_COMMAND) poke(whole, m_whole);
 }
 
 sc_core::sc_time engine_base::access_operand(tlm::tlm_command cmd, const operand& op,
@@ -275,6 +358,7 @@ engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const conf
       m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {}
 
 std::string engine::check(const instruction& ins) const {
+    if (!ins.indirect.empty() && !m_indirect) return indirect_refused(ins);
     if (!m_costs.supports(m_kind, ins.op) && ins.op != opcode::dma_trigger) {
         // an instruction of a later NeuronCore: say so
         for (const auto& r : cost_table::rules())
@@ -314,21 +398,21 @@ issue_timing engine::execute(const instruction& ins) {
     // The instruction holds each memory's port once for its whole duration: the first operand
     // in a memory reserves it, the others ride along at the granted start.
     bool held[3] = {false, false, false};
-    auto touch = [&](tlm::tlm_command cmd, const operand& op, std::vector<std::uint8_t>* data) {
-        bool& h = held[std::size_t(op.space)];
+    auto touch = [&](tlm::tlm_command cmd, operand_slot slot, std::vector<std::uint8_t>* data) {
+        bool& h = held[std::size_t(ins.at(slot).space)];
         const sc_core::sc_time occupancy = h ? sc_core::SC_ZERO_TIME : busy;
         h = true;
-        start = std::max(start,
-                         access_operand(cmd, op, m_functional ? data : nullptr, start, occupancy));
+        start = std::max(
+            start, access_slot(cmd, ins, slot, m_functional ? data : nullptr, start, occupancy));
     };
-    if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, ins.src0, &m_a);
-    if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, ins.src1, &m_b);
-    if (ins.src2.valid()) touch(tlm::TLM_READ_COMMAND, ins.src2, &m_c);
+    if (ins.src0.valid()) touch(tlm::TLM_READ_COMMAND, operand_slot::src0, &m_a);
+    if (ins.src1.valid()) touch(tlm::TLM_READ_COMMAND, operand_slot::src1, &m_b);
+    if (ins.src2.valid()) touch(tlm::TLM_READ_COMMAND, operand_slot::src2, &m_c);
     // quantize_mx writes 4 of each 32 partitions of its scale operand: the others keep theirs
     if (m_functional && ins.op == opcode::quantize_mx) peek(ins.dst1, m_d1);
     if (m_functional) execute_alu(ins, m_a, m_b, m_c, m_d, m_d1, &m_reduce_regs);
-    touch(tlm::TLM_WRITE_COMMAND, ins.dst, &m_d);
-    if (ins.dst1.valid()) touch(tlm::TLM_WRITE_COMMAND, ins.dst1, &m_d1);
+    touch(tlm::TLM_WRITE_COMMAND, operand_slot::dst, &m_d);
+    if (ins.dst1.valid()) touch(tlm::TLM_WRITE_COMMAND, operand_slot::dst1, &m_d1);
     return {start, busy, start + busy, start + busy + m_latency};
 }
 

@@ -86,6 +86,8 @@ class engine_base : public sc_core::sc_module {
     virtual std::string check(const instruction& ins) const = 0;
 
     bool finished() const { return !m_program || m_ended; }
+    // The first run-time fault of the program (an indirect offset outside its tile), "" if none.
+    const std::string& fault() const { return m_fault; }
     engine_kind engine_type() const { return m_kind; }
     double clock_ghz() const { return m_clock_ghz; }
     std::uint64_t instructions() const { return m_next; }
@@ -106,17 +108,43 @@ class engine_base : public sc_core::sc_module {
     sc_core::sc_time access_operand(tlm::tlm_command cmd, const operand& op,
                                     std::vector<std::uint8_t>* data, const sc_core::sc_time& at,
                                     const sc_core::sc_time& occupancy);
+    // The timed access of the operand in `slot` of `ins`, as access_operand; an indirect one
+    // (tensor indirection) also reads its offsets, riding along, and gathers (reads) or
+    // scatters (writes) the indexed tile's columns. Model choice (no cost is published): it
+    // takes the time of a direct access of its view. An offset outside the indexed tile is
+    // a fault (fault()): its element reads as 0, its write is dropped.
+    sc_core::sc_time access_slot(tlm::tlm_command cmd, const instruction& ins, operand_slot slot,
+                                 std::vector<std::uint8_t>* data, const sc_core::sc_time& at,
+                                 const sc_core::sc_time& occupancy) {
+        return ins.indirect.empty() ? access_operand(cmd, ins.at(slot), data, at, occupancy)
+                                    : access_indirect(cmd, ins, slot, data, at, occupancy);
+    }
+    // Reads the operand in `slot` of `ins` (gathered, when indirect), packed, without timing.
+    void peek_slot(const instruction& ins, operand_slot slot, std::vector<std::uint8_t>& out);
+    // Why an instruction with tensor indirection cannot run on this core (core.sbuf.indirect).
+    static std::string indirect_refused(const instruction& ins);
     // Reads an operand's elements, packed (functional mode), without timing.
     void peek(const operand& op, std::vector<std::uint8_t>& out);
+    // Writes an operand's elements from their packed form (functional mode), without timing.
+    void poke(const operand& op, const std::vector<std::uint8_t>& in);
 
     engine_kind m_kind;
     bool m_functional;
     double m_clock_ghz;
     sc_core::sc_time m_latency;
+    bool m_indirect;  // core.sbuf.indirect: tensor indirection
 
   private:
     void run();
     void run_stream();
+    sc_core::sc_time access_indirect(tlm::tlm_command cmd, const instruction& ins,
+                                     operand_slot slot, std::vector<std::uint8_t>* data,
+                                     const sc_core::sc_time& at, const sc_core::sc_time& occupancy);
+    // Moves an operand's rows, as they lie in memory, between memory and m_span (untimed).
+    void debug_rows(tlm::tlm_command cmd, const operand& op);
+    // The functional gather (read) or scatter (write) of an indirect operand's packed view.
+    void move_indirect(tlm::tlm_command cmd, const instruction& ins, const indirection& t,
+                       std::vector<std::uint8_t>& view);
 
     semaphore_bank& m_sems;
     program_source* m_program = nullptr;
@@ -134,9 +162,11 @@ class engine_base : public sc_core::sc_module {
     std::vector<double> m_stall_by_sem;
     std::vector<place_cost> m_by_place;
     std::size_t m_track = 0, m_background_track = 0;
-    tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
-    access_ext m_ext;                  // m_trans's extension for the engine's lifetime
-    std::vector<std::uint8_t> m_span;  // a strided operand's rows as they lie in memory
+    tlm::tlm_generic_payload m_trans;            // reused: a payload allocates its extension array
+    access_ext m_ext;                            // m_trans's extension for the engine's lifetime
+    std::vector<std::uint8_t> m_span;            // a strided operand's rows as they lie in memory
+    std::vector<std::uint8_t> m_index, m_whole;  // an indirection's offsets and indexed tile
+    std::string m_fault;
 };
 
 // A data-path engine (Vector, Scalar, GpSimd or Sync): occupies its data path for the cost-table

@@ -85,6 +85,18 @@ std::uint32_t tensor_engine::moving_limit(dtype dst) const {
 }
 
 std::string tensor_engine::check(const instruction& ins) const {
+    if (!ins.indirect.empty()) {  // (the indirect matmul operands the NKI reference allows)
+        if (!m_indirect) return indirect_refused(ins);
+        if (ins.op != opcode::matmul)
+            return std::string("tensor indirection on the Tensor engine is for matmul, not ") +
+                   opcode_name(ins.op);
+        for (const auto& t : ins.indirect)
+            if (t.slot != operand_slot::dst &&
+                !(ins.at(t.slot).type == dtype::bfloat16 || ins.at(t.slot).type == dtype::float16 ||
+                  is_fp8(ins.at(t.slot).type)))
+                return std::string("an indirect matmul ") + operand_slot_name(t.slot) +
+                       " is fp16, bf16 or fp8, not " + dtype_name(ins.at(t.slot).type);
+    }
     auto lim = [&] {  // built only for a message: check() runs for every instruction
         return " (core.pe.rows=" + std::to_string(m_rows) +
                ", core.pe.cols=" + std::to_string(m_cols) +
@@ -197,7 +209,8 @@ void tensor_engine::compute(const instruction& ins) {
     std::vector<float> acc(std::size_t{d.partitions} * d.elems, 0.0f);
     if ((ins.op == opcode::matmul || ins.op == opcode::matmul_mx) &&
         (ins.flags & flag::accumulate)) {
-        peek(d, m_d);  // (a bf16 dst is upcast, added in fp32 and rounded back on the write)
+        peek_slot(ins, operand_slot::dst, m_d);  // (a bf16 dst is upcast, added in fp32 and
+                                                 // rounded back on the write)
         for (std::size_t i = 0; i < acc.size(); ++i)
             acc[i] = load_element(&m_d[i * ds], d.type);
     }
@@ -292,8 +305,8 @@ issue_timing tensor_engine::execute(const instruction& ins) {
         ls_start = std::max(ls_start, m_mm_done[m_mm_done.size() - m_stationary_buffers]);
     // Earlier instructions hold the array until its stationary can load and the matmul follow.
     const sc_core::sc_time held = std::max(ls_start, mm_free > now + ls ? mm_free - ls : now) - now;
-    ls_start = now + access_operand(tlm::TLM_READ_COMMAND, ins.src0, m_functional ? &m_s : nullptr,
-                                    ls_start - now, ls);
+    ls_start = now + access_slot(tlm::TLM_READ_COMMAND, ins, operand_slot::src0,
+                                 m_functional ? &m_s : nullptr, ls_start - now, ls);
     if (ins.src2.valid())  // an MX stationary's scale, with it
         ls_start = std::max(ls_start, now + access_operand(tlm::TLM_READ_COMMAND, ins.src2,
                                                            m_functional ? &m_s_scale : nullptr,
@@ -302,16 +315,16 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     // MultiplyMoving: after its stationary is loaded and the array is free.
     sc_core::sc_time mm_start = std::max(ls_end, mm_free) - now;
     if (ins.src1.valid()) {
-        mm_start = std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src1,
-                                                     m_functional ? &m_m : nullptr, mm_start, mm));
+        mm_start = std::max(mm_start, access_slot(tlm::TLM_READ_COMMAND, ins, operand_slot::src1,
+                                                  m_functional ? &m_m : nullptr, mm_start, mm));
     }
     if (ins.src3.valid())  // an MX moving's scale, with it
         mm_start =
             std::max(mm_start, access_operand(tlm::TLM_READ_COMMAND, ins.src3,
                                               m_functional ? &m_m_scale : nullptr, mm_start, mm));
     if (m_functional) compute(ins);
-    mm_start = std::max(mm_start, access_operand(tlm::TLM_WRITE_COMMAND, ins.dst,
-                                                 m_functional ? &m_d : nullptr, mm_start, mm));
+    mm_start = std::max(mm_start, access_slot(tlm::TLM_WRITE_COMMAND, ins, operand_slot::dst,
+                                              m_functional ? &m_d : nullptr, mm_start, mm));
     const sc_core::sc_time mm_end = now + mm_start + mm;
     ls_free = ls_end;
     mm_free = mm_end;

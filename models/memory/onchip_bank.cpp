@@ -20,6 +20,11 @@ void onchip_bank::declare_params(param_registry& r) {
            0,
            0,
            {"dve+pool", "none"}});
+    r.add({"core.sbuf.indirect", param_kind::boolean, "false",
+           "tensor indirection: the engines gather and scatter columns of SBUF and PSUM tiles at "
+           "offsets held in SBUF (NKI's .indirect()); timed as a direct access of the columns "
+           "accessed, the offsets' read riding along (model choice: no cost is published)",
+           "hardware-facts 1f (NC-v4: SBUF/PSUM indirect access by every engine; before: none)"});
     r.add({"core.psum.banks", param_kind::integer, "8", "PSUM banks per partition",
            "hardware-facts 1c", 1, 64});
     r.add({"core.psum.bank_size", param_kind::size, "2KiB", "PSUM bytes per bank per partition",

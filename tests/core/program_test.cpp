@@ -99,6 +99,48 @@ TEST(ValidateProgram, ValidProgramPasses) {
     EXPECT_NO_THROW(validate_program(valid_program(), limits()));
 }
 
+// Tensor indirection: the offsets an integer SBUF tile of the operand's partitions on a quadrant,
+// holding the operand's elements in the engine's groups of 16 partitions; the indexed columns
+// within the memory; only dst, src0 and src1, on chip.
+TEST(ValidateProgram, IndirectionIsChecked) {
+    const auto with = [](indirection t, std::uint32_t elems = 16) {
+        program p = valid_program();
+        dve0(p).src0.elems = elems;
+        dve0(p).dst.elems = elems;
+        dve0(p).indirect = {t};
+        return p;
+    };
+    operand index = chip_op(mem_space::sbuf, dtype::int32, 0, 128, 1, 4096);
+    EXPECT_NO_THROW(validate_program(with({operand_slot::src0, 16, index}), limits()));
+    // 16 offsets in one column of 16 partitions; 17 need a second group of them (the next 16
+    // partitions' column 0), which a 16-partition index does not have
+    EXPECT_NO_THROW(validate_program(with({operand_slot::src0, 16, index}, 17), limits()));
+    operand small = index;
+    small.partitions = 16;
+    EXPECT_PRED2(contains, violation(with({operand_slot::src0, 16, small})),
+                 "src0_index has 16 partitions, src0 128");
+    operand floats = index;
+    floats.type = dtype::float32;
+    EXPECT_PRED2(contains, violation(with({operand_slot::src0, 16, floats})),
+                 "an integer tile in SBUF, not float32");
+    operand off_quadrant = index;
+    off_quadrant.partition = 16;
+    off_quadrant.partitions = 112;
+    program q = with({operand_slot::src0, 16, off_quadrant});
+    stream(q, engine_kind::dve)[0].src0.partitions = 112;
+    stream(q, engine_kind::dve)[0].dst.partitions = 112;
+    EXPECT_PRED2(contains, violation(q), "not on a quadrant boundary");
+    EXPECT_PRED2(contains, violation(with({operand_slot::src0, 1u << 20, index})),
+                 "src0 (its 1048576 indexed columns) ends at byte");
+    EXPECT_PRED2(contains, violation(with({operand_slot::src2, 16, index})),
+                 "only dst, src0 and src1 may be indirect");
+    EXPECT_PRED2(contains, violation(with({operand_slot::src1, 16, index})),
+                 "src1_index= without src1=");
+    program twice = with({operand_slot::dst, 16, index});
+    dve0(twice).indirect.push_back({operand_slot::dst, 16, index});
+    EXPECT_PRED2(contains, violation(twice), "dst is indirect twice");
+}
+
 TEST(ValidateProgram, PartitionOverflowNamesLimit) {
     program p = valid_program();
     dve0(p).dst.partition = 64;  // partitions 64..191

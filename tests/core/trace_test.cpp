@@ -266,6 +266,14 @@ program rich_program() {
     mx.src3 = op(sbuf, 0, 128, 20400, 8, dtype::uint8);
     mx.flags = flag::accumulate;
     pe.push_back(mx);
+    // NeuronCore-v4's tensor indirection: a gather of 40 columns of 512 into a scatter
+    instruction gather = make_instruction(opcode::activation, alu_op::bypass,
+                                          op(sbuf, 0, 128, 30000, 40, dtype::float32),
+                                          op(sbuf, 0, 128, 32000, 40, dtype::float32));
+    gather.func = act_func::exp;
+    gather.indirect = {{operand_slot::dst, 200, op(sbuf, 0, 128, 34000, 4, dtype::int32)},
+                       {operand_slot::src0, 512, op(sbuf, 0, 128, 34100, 3, dtype::uint16)}};
+    act.push_back(gather);
     // places: some instructions and transfers, a file name with a space and a '#'
     p.sources.engines[std::size_t(engine_kind::dve)].assign(dve.size(), 0);
     p.sources.engines[std::size_t(engine_kind::dve)][0] = p.sources.intern("kernels/my k#1.py:12");
@@ -321,7 +329,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 3\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 4\n");
     EXPECT_PRED2(contains, text,
                  " alu=subtract dst=sbuf[0:128]@1024:16xfloat32 "
                  "src0=sbuf[0:128]@2048:16xfloat32 imm=0.5 alu1=multiply imm1=-2.5");
@@ -423,7 +431,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 3");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 4");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -433,7 +441,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 3");
+    EXPECT_PRED2(contains, msg, "reads 1 to 4");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -529,6 +537,28 @@ TEST(TraceErrors, BadFields) {
                  "bad wait 'dve=1'");
     EXPECT_PRED2(contains, line5_error("dve memset dst=sbuf[0:1]@0:1xfloat32 wait=dve>=x"),
                  "bad wait value 'x'");
+}
+
+TEST(TraceErrors, Indirection) {
+    const std::string head = "trnsim-trace 4\nhbm_bytes 64\nqueues 0\n";
+    const std::string ins =
+        "act activation dst=sbuf[0:128]@0:8xfloat32 src0=sbuf[0:128]@64:8xfloat32";
+    EXPECT_PRED2(contains, error_of(head + ins + " src0_index=sbuf[0:128]@512:1xint32\n"),
+                 "needs both src0_index=OPERAND and src0_extent=N");
+    EXPECT_PRED2(contains,
+                 error_of(head + ins + " src3_extent=4 src3_index=sbuf[0:128]@512:1xint32\n"),
+                 "field 'src3_extent' does not apply to activation");
+    EXPECT_PRED2(contains,
+                 error_of("trnsim-trace 3\nhbm_bytes 64\nqueues 0\n" + ins +
+                          " src0_extent=4 src0_index=sbuf[0:128]@512:1xint32\n"),
+                 "src0_extent= is not in trace format version 3");
+    EXPECT_PRED2(contains,
+                 error_of(head + ins + " src0_extent=x src0_index=sbuf[0:128]@512:1xint32\n"),
+                 "extent");
+    const program p =
+        from_text(head + ins + " src0_extent=16 src0_index=sbuf[0:128]@512:1xint32\n");
+    ASSERT_EQ(p.engines[std::size_t(engine_kind::act)][0].indirect.size(), 1u);
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::act)][0].indirect[0].extent, 16u);
 }
 
 TEST(TraceErrors, UnknownSemaphore) {
@@ -729,8 +759,8 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 4\n"),
-                 "trace format version 4 is not supported (this build reads 1 to 3)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 5\n"),
+                 "trace format version 5 is not supported (this build reads 1 to 4)");
 }
 
 TEST(TraceVersions, VersionThreeAdditionsAreErrorsInVersionTwo) {

@@ -889,6 +889,36 @@ TEST_F(cli, dma_read_add_writes_run_at_the_copy_rate_from_nc_v4_at_half_before) 
     EXPECT_NEAR(engines_busy("trn1", true) / engines_busy("trn1", false), 2.0, 1e-9);
 }
 
+// NeuronCore-v4's tensor indirection (core.sbuf.indirect): a gather of 64 columns of 2048 by the
+// Scalar engine, timed as the direct access of 64 columns it reads (model choice), the offsets'
+// read riding along; refused before NeuronCore-v4 naming the key.
+TEST_F(cli, an_indirect_gather_takes_the_time_of_its_columns_and_needs_nc_v4) {
+    const auto trace_of = [&](bool indirect) {
+        return file("ti.trace",
+                    std::string("trnsim-trace 4\nhbm_bytes 1048576\nqueues 1\n"
+                                "region in 0 1048576 float32 input -1 1 3\n"
+                                "sp dma_trigger queue=0\n"
+                                "q0 dma dst=sbuf[0:128]@0:2048xfloat32 "
+                                "src=hbm[0:128]@0/8192:2048xfloat32\n"
+                                "act activation func=exp dst=sbuf[0:128]@16384:64xfloat32 "
+                                "src0=sbuf[0:128]@0:64xfloat32 wait=q0>=1") +
+                        (indirect ? " src0_index=sbuf[0:128]@20480:4xint32 src0_extent=2048" : "") +
+                        "\n");
+    };
+    const auto act_busy = [&](bool indirect) {
+        const std::string out = path("ti.json");
+        auto r =
+            run_sim("--config trn3 --trace " + trace_of(indirect) + " --quiet --stats-out " + out);
+        EXPECT_EQ(r.status, 0) << r.output;
+        return load_json(out)["engines"]["act"]["busy_ns"].get<double>();
+    };
+    EXPECT_GT(act_busy(false), 0.0);
+    EXPECT_EQ(act_busy(true), act_busy(false));
+    const auto r = run_sim("--config trn2 --trace " + trace_of(true) + " --quiet");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("core.sbuf.indirect=false"), std::string::npos) << r.output;
+}
+
 // NeuronCore-v4's MX matmul (core.pe.mx): x4-packed operands (moved into SBUF as their uint32
 // bits) with their scales, in the bf16 formula's cycles of the packed sizes, max(min(64, M), N)
 // at 2.4 GHz: four times the contraction of a bf16 matmul in the same time; refused before

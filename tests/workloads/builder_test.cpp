@@ -218,6 +218,50 @@ TEST(KernelBuilder, AnInstructionWithASecondOutputOrdersBoth) {
     EXPECT_NO_THROW(validate_program(p, limits()));
 }
 
+TEST(KernelBuilder, AnIndirectOperandOrdersWithAllOfItsTileAndItsOffsets) {
+    // A gather of 4 columns of x (v4 tensor indirection) may read any of x's 64 columns: it
+    // waits for a write of its last column and for its offsets; a scatter into y waits for a
+    // reader of y's first column, and a reader of any of y's columns waits for it.
+    kernel_builder kb(options(kernel_style::isa));
+    const std::size_t tx = kb.declare_tile("x", mem_space::sbuf, 128, 64, dtype::float32);
+    const std::size_t ti = kb.declare_tile("i", mem_space::sbuf, 128, 1, dtype::int32);
+    const std::size_t ty = kb.declare_tile("y", mem_space::sbuf, 128, 64, dtype::float32);
+    const std::size_t tz = kb.declare_tile("z", mem_space::sbuf, 128, 4, dtype::float32);
+    const tile x = kb.next(tx), idx = kb.next(ti), y = kb.next(ty), z = kb.next(tz);
+    kb.memset(y, 0.0f);                                           // dve 1
+    kb.tensor_copy(z, kernel_builder::part(y, 0, 128, 0, 4, 1));  // dve 2: reads y[:, 0:4]
+    kb.memset(kernel_builder::part(x, 0, 128, 63, 1, 1), 1.0f);   // dve 3: x's last column
+    instruction iota;
+    iota.op = opcode::iota;
+    kb.instruction_op(engine_kind::pool, iota, idx, nullptr);  // pool 1: the offsets
+    const auto indirect = [&](const tile& t) {
+        tile v = kernel_builder::part(t, 0, 128, 0, 64, 1);
+        v.op.elems = 4;
+        v.extent = 64;
+        v.index = idx.op;
+        v.index_buffer = idx.buffer;
+        return v;
+    };
+    instruction exp;
+    exp.op = opcode::activation;
+    exp.func = act_func::exp;
+    const tile gather = indirect(x);
+    kb.instruction_op(engine_kind::act, exp, indirect(y), &gather);  // act 1
+    kb.tensor_copy(z, kernel_builder::part(y, 0, 128, 60, 4, 1));    // dve 4: y's last columns
+    const program p = kb.finish();
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 1u);
+    ASSERT_EQ(act[0].indirect.size(), 2u);
+    EXPECT_EQ(act[0].indirect[0].slot, operand_slot::dst);
+    EXPECT_EQ(act[0].indirect[1].slot, operand_slot::src0);
+    EXPECT_EQ(act[0].indirect[1].extent, 64u);
+    EXPECT_EQ(act[0].src0.elems, 4u);
+    EXPECT_EQ(wait_value(act[0], dve_sem), 3u);  // x's column 63 set (outside the view's 0:4)
+    EXPECT_EQ(wait_value(act[0], semaphore_of_engine(engine_kind::pool)), 1u);
+    EXPECT_EQ(wait_value(stream(p, engine_kind::dve)[3], semaphore_of_engine(engine_kind::act)),
+              1u);
+}
+
 TEST(KernelBuilder, DisjointPartsOfATileAreNotOrdered) {
     // Four loads fill the four quarters of one tile (as `strip[:, r*W:(r+1)*W] = nl.load(...)`
     // does): none waits for another. A read of two quarters waits for those two loads only; a

@@ -525,6 +525,12 @@ void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
 
 namespace {
 
+// Sets the operand in `slot` of `ins` to tile `t` (and its indirection, if any).
+inline void set_operand(instruction& ins, operand_slot slot, const tile& t) {
+    ins.at(slot) = t.op;
+    if (t.extent) ins.indirect.push_back(indirection{slot, t.extent, t.index});
+}
+
 instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const tile* b, float imm) {
     instruction ins;
     ins.op = op;
@@ -532,6 +538,12 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
     ins.dst = dst.op;
     if (a) ins.src0 = a->op;
     if (b) ins.src1 = b->op;
+    if (dst.extent || (a && a->extent) || (b && b->extent)) {  // (tensor indirection: rare)
+        for (const auto& [t, slot] :
+             {std::pair{&dst, operand_slot::dst}, std::pair{a, operand_slot::src0},
+              std::pair{b, operand_slot::src1}})
+            if (t) set_operand(ins, slot, *t);
+    }
     ins.imm = imm;
     return ins;
 }
@@ -551,13 +563,16 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
     const step_scope step(*this, m_place ? 0
                                          : buffer_step(static_cast<std::uint32_t>(ins.op),
                                                        opcode_name(ins.op), dst.buffer));
-    touch r[4] = {};
-    if (reads.size() > std::size(r)) throw std::logic_error("engine_op: too many operands");
+    touch r[8];  // (the reads, and the offsets of the indirect operands)
+    if (reads.size() > 4) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;
-    for (const tile* t : reads)
-        r[n++] = {m_buffer_dep[t->buffer], region_of(t->op)};
+    for (const tile* t : reads) {
+        r[n++] = {m_buffer_dep[t->buffer], region_of(*t)};
+        if (t->extent) r[n++] = {m_buffer_dep[t->index_buffer], region_of(t->index)};
+    }
+    if (dst.extent) r[n++] = {m_buffer_dep[dst.index_buffer], region_of(dst.index)};
     const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
-    const touch w[2] = {{m_buffer_dep[dst.buffer], region_of(dst.op)},
+    const touch w[2] = {{m_buffer_dep[dst.buffer], region_of(dst)},
                         dst1 ? touch{m_buffer_dep[dst1->buffer], region_of(dst1->op)} : touch{}};
     issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, w, dst1 ? 2 : 1,
           in_order_writes);
@@ -566,13 +581,14 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
 void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile& dst,
                                     const tile* src0, const tile* src1, const tile* src2,
                                     const tile* dst1) {
-    ins.dst = dst.op;
+    set_operand(ins, operand_slot::dst, dst);
     const tile* reads[3] = {};
     std::size_t n = 0;
-    for (const auto& [t, slot] :
-         {std::pair<const tile*, operand*>{src0, &ins.src0}, {src1, &ins.src1}, {src2, &ins.src2}})
+    for (const auto& [t, slot] : {std::pair<const tile*, operand_slot>{src0, operand_slot::src0},
+                                  {src1, operand_slot::src1},
+                                  {src2, operand_slot::src2}})
         if (t) {
-            *slot = t->op;
+            set_operand(ins, slot, *t);
             reads[n++] = t;
         }
     if (dst1) ins.dst1 = dst1->op;

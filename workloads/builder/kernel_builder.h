@@ -62,6 +62,12 @@ struct tile_request {
 struct tile {
     std::size_t buffer = 0;
     operand op;
+    // An indirect view (tensor indirection, core/program.h's indirection): `op` is the view,
+    // element i of each row the tile's column offset(i) of `extent` from op's first, the offsets
+    // in `index` (of buffer `index_buffer`). extent 0: a direct tile.
+    std::uint32_t extent = 0;
+    std::size_t index_buffer = 0;
+    operand index;
 };
 
 // The NKI-like kernel API: tensors in HBM, tiles in SBUF/PSUM, DMA loads and stores, engine
@@ -280,6 +286,13 @@ class kernel_builder {
         region where;
     };
     static region region_of(const operand& op);
+    // The region a tile operand may touch (all of an indirect view's indexed tile).
+    static region region_of(const tile& t) {
+        if (!t.extent) return region_of(t.op);
+        operand whole = t.op;
+        whole.elems = t.extent;
+        return region_of(whole);
+    }
     // Adds access `a` to `recs` (raising an entry of the same semaphore and region); past a
     // bound, merges them into one entry per semaphore over their regions' hull (a superset).
     static void note(std::vector<access_rec>& recs, const access_rec& a);

@@ -90,8 +90,17 @@ class reader {
         return a;
     }
 
-    // T<decl>.<back>.<block>:<p0>:<pc>:<f0>:<fc>:<es>
+    // T<decl>.<back>.<block>:<p0>:<pc>:<f0>:<fc>:<es>, and an indirect view's ~<index>~<extent>
     nki_tile_ref tile(const std::string& s) const {
+        if (const auto tilde = s.find('~'); tilde != std::string::npos) {
+            const auto parts = split(s, '~');
+            if (parts.size() != 3) fail("bad indirect tile '" + s + "'");
+            nki_tile_ref t = tile(parts[0]);
+            t.index = std::make_shared<const nki_tile_ref>(tile(parts[1]));
+            t.extent = static_cast<std::uint32_t>(count(parts[2]));
+            if (t.extent == 0 || t.index->extent) fail("bad indirect tile '" + s + "'");
+            return t;
+        }
         const auto f = split(s, ':');
         if (f.size() != 6 || f[0].empty() || f[0][0] != 'T') fail("bad tile '" + s + "'");
         const auto head = split(f[0].substr(1), '.');
@@ -731,8 +740,19 @@ class expander {
         if (!inst.taken[std::size_t(b)]) take(ref.decl, inst, std::size_t(b));
         const std::int64_t p0 = ref.p0.at(m_index), f0 = ref.f0.at(m_index);
         if (p0 < 0 || f0 < 0) throw std::logic_error("negative tile offset");
-        return kernel_builder::part(inst.tiles[std::size_t(b)], static_cast<std::uint32_t>(p0),
-                                    ref.pc, static_cast<std::uint32_t>(f0), ref.fc, ref.es);
+        if (!ref.extent)
+            return kernel_builder::part(inst.tiles[std::size_t(b)], static_cast<std::uint32_t>(p0),
+                                        ref.pc, static_cast<std::uint32_t>(f0), ref.fc, ref.es);
+        // an indirect view: the indexed columns, then the view of fc elements over them
+        tile view =
+            kernel_builder::part(inst.tiles[std::size_t(b)], static_cast<std::uint32_t>(p0), ref.pc,
+                                 static_cast<std::uint32_t>(f0), ref.extent, ref.es);
+        const tile index = resolve(*ref.index);
+        view.op.elems = ref.fc;
+        view.extent = ref.extent;
+        view.index = index.op;
+        view.index_buffer = index.buffer;
+        return view;
     }
 
     operand hbm(const nki_hbm_ref& h) const {

@@ -2,6 +2,7 @@
 #include <array>
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <utility>
@@ -33,10 +34,14 @@ struct nki_affine {
 // Part of an instance of a tile declaration: `back` instances before the latest one (0: the
 // latest), logical tile `block` of it (0 without block dimensions), partitions [p0, p0 + pc),
 // elements f0, f0 + es, ... (fc of them; es is the operand's element stride).
+// An indirect view (NKI's .indirect(), recorded as <view>~<index>~<extent>): fc elements a row
+// from the `extent` columns f0, f0 + es, ... at the offsets in tile `index`.
 struct nki_tile_ref {
     std::uint32_t decl = 0, back = 0;
     nki_affine block, p0, f0;
     std::uint32_t pc = 0, fc = 0, es = 1;
+    std::uint32_t extent = 0;  // 0: a direct part
+    std::shared_ptr<const nki_tile_ref> index;
 };
 
 // rows x elems of an HBM tensor: row r starts at element first + r * row_stride (0: a

@@ -615,6 +615,25 @@ class ExponentialBeforeNcV4(unittest.TestCase):
             exponential_nki0(np.ones((128, 8), np.float32))
 
 
+class IndirectionBeforeNcV4(unittest.TestCase):
+    """tile.indirect on trn2: an error naming NeuronCore-v4 and its key."""
+
+    def test_an_indirect_view_needs_nc_v4(self):
+        @nki0.jit
+        def gather(x):
+            t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x)
+            idx = nl0.ndarray((128, 1), dtype=nl0.int32, buffer=nl0.sbuf)
+            nisa0.memset(dst=idx, value=0)
+            g = nl0.ndarray((128, 4), dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.tensor_copy(dst=g, src=t.indirect(idx, 4))
+            return x
+        with self.assertRaisesRegex(KernelError, r'nki_isa_test.py:\d+: tile.indirect: tensor '
+                                    r'indirection is a NeuronCore-v4 feature '
+                                    r'\(core.sbuf.indirect=false on this platform\)'):
+            gather(np.ones((128, 32), np.float32))
+
+
 class MxBeforeNcV4(unittest.TestCase):
     """nc_matmul_mx and quantize_mx on trn2: errors naming NeuronCore-v4 (--config trn3), and
     an MX tile moved anywhere but by a DMA, quantize_mx or nc_matmul_mx refused by name."""

@@ -6,7 +6,9 @@ to the whole PSUM (4096 fp32, 8192 bf16); DMA read-add-writes into SBUF (nisa.dm
 NKI 0.2's dma_copy dst_rmw_op): their values, their errors and the example's gain (the copy
 rate on NeuronCore-v4 against half of it on trn2, and the Vector engine's adds); MX matmuls
 and quantize_mx (values against references written here from the documented formulas, the
-model against the frontend, errors, and the example's 4x on the Tensor engine)."""
+model against the frontend, errors, and the example's 4x on the Tensor engine); tensor
+indirection (gathers and scatters of columns, the model against the frontend, errors, and the
+example's one instruction a tile)."""
 
 import json
 import math
@@ -508,6 +510,136 @@ class Mx(unittest.TestCase):
         self.assertEqual(4 * mx_pe['instructions'], bf16_pe['instructions'])
         self.assertAlmostEqual(bf16_pe['busy_ns'] / mx_pe['busy_ns'], 4.0, places=6)
         self.assertLess(mx_us, bf16_us)
+
+
+
+@nki0.jit
+def gathered(x):
+    """exp of 32 columns of x [128, 64] gathered through offsets 63 - (2 (i % 16) + i // 16)
+    (an iota [p, q] = 2p + q, reversed), a matmul of gathered bf16 columns (offsets in groups
+    of 32 partitions on the Tensor engine), and the exps scattered back into zeros."""
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    idx = nl.ndarray((128, 2), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.iota(dst=idx, pattern=[[1, 2]], offset=0, channel_multiplier=2)
+    nisa.tensor_scalar(dst=idx, data=idx, op0=nl.multiply, operand0=-1, op1=nl.add, operand1=63)
+    g = nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation(dst=g, op=nl.exp, data=t.indirect(idx, 32))
+    s = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=s, value=0.0)
+    nisa.tensor_copy(dst=s.indirect(idx, 32), src=g)
+    b = nl.ndarray(x.shape, dtype=nl.bfloat16, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=b, src=t)
+    ps = nl.ndarray((32, 64), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=ps, stationary=b.indirect(idx, 32), moving=b)
+    m = nl.ndarray((32, 64), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=m, src=ps)
+    outs = []
+    for r in (g, s, m):
+        o = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=r)
+        outs.append(o)
+    return outs
+
+
+def snake(count, group, index):
+    """Offset i of an indirect view: index[(i // (G K)) G + i % G, (i // G) % K]."""
+    i = np.arange(count)
+    k = index.shape[1]
+    return index[(i // (group * k)) * group + i % group, (i // group) % k]
+
+
+class Indirection(unittest.TestCase):
+    """Tensor indirection (NeuronCore-v4's tile.indirect(index, num_elem)): gathers and
+    scatters of columns at offsets in SBUF, in the documented snake over groups of 16
+    partitions (32 on the Tensor engine); the model's engines against the frontend; errors."""
+
+    def test_gathers_and_scatters_the_documented_columns(self):
+        x = np.random.default_rng(12).random((128, 64), dtype=np.float32)
+        g, s, m = gathered(x)
+        index = 63 - (2 * np.arange(128)[:, None] + np.arange(2)[None, :])
+        cols = snake(32, 16, index)
+        self.assertEqual(sorted(cols), list(range(32, 64)))  # (a permutation of 32..63)
+        np.testing.assert_allclose(g, np.exp(x[:, cols]), rtol=1e-6)
+        want = np.zeros_like(x)
+        want[:, cols] = np.exp(x[:, cols])
+        np.testing.assert_allclose(s, want, rtol=1e-6)
+        xb = bf16(x)
+        np.testing.assert_allclose(m, xb[:, snake(32, 32, index)].T @ xb, rtol=1e-5)
+
+    def test_the_model_computes_as_the_frontend(self):
+        for i, (model, frontend) in enumerate(model_and_frontend(gathered, (128, 64))):
+            np.testing.assert_allclose(model, frontend, rtol=3e-7, err_msg=f'output {i}')
+
+    def test_an_offset_out_of_the_tile_is_an_error(self):
+        @nki0.jit
+        def past_the_end(x):
+            t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x)
+            idx = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+            nisa.iota(dst=idx, pattern=[[1, 1]], offset=60, channel_multiplier=1)
+            g = nl.ndarray((128, 16), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.tensor_copy(dst=g, src=t.indirect(idx, 16))  # offsets 60 .. 75 of 64
+            o = nl.ndarray(g.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=o, src=g)
+            return o
+        with self.assertRaisesRegex(nki.KernelError, r'nki_trn3_test.py:\d+: nisa.tensor_copy: '
+                                    'offset 64 of an indirect view \(element 4\) is outside '
+                                    'its 64 columns'):
+            past_the_end(np.ones((128, 64), np.float32))
+        # the model's engines find it at run time (the frontend's values not computed)
+        traced = nki.trace_kernel(past_the_end, (nt.tensor[[128, 64], nl.float32],), {}, False)
+        with self.assertRaisesRegex(_runner.native.UserError, 'offset 64 of its indirect src0 '
+                                    r'\(element 4\) is outside its 64 columns'):
+            _runner.platform().run(traced.program, 'kernel')
+
+    def test_what_it_does_not_take_is_an_error_naming_it(self):
+        def kernel_with(call):
+            @nki0.jit
+            def k(x):
+                t = nl.ndarray((128, 64), dtype=nl.float32, buffer=nl.sbuf)
+                nisa.dma_copy(dst=t, src=x)
+                idx = nl.ndarray((128, 2), dtype=nl.int32, buffer=nl.sbuf)
+                nisa.iota(dst=idx, pattern=[[1, 2]], offset=0, channel_multiplier=0)
+                call(t, idx)
+                return x
+            return k
+        out = lambda: nl.ndarray((128, 32), dtype=nl.float32, buffer=nl.sbuf)
+        cases = [
+            (lambda t, idx: nisa.tensor_tensor(dst=out(), data1=t[:, 0:32],
+                                               data2=t.indirect(idx, 32), op=nl.add),
+             'nisa.tensor_tensor: an indirect view as its input 2: NKI allows tensor '
+             'indirection on its destination and first input here'),
+            (lambda t, idx: nisa.tensor_copy(dst=out(), src=t.indirect(idx, 32),
+                                             engine=nisa.gpsimd_engine),
+             'tensor indirection runs on the dve or act engine here, not pool'),
+            (lambda t, idx: t.indirect(idx, 32).indirect(idx, 8),
+             'an indirect view cannot be indirected again'),
+            (lambda t, idx: t.indirect(idx, 257), r'num_elem=257: from 1 to index.size \(256\)'),
+            (lambda t, idx: t.indirect(t, 8), 'index is a tile of integer offsets in SBUF, not '
+             'float32'),
+            (lambda t, idx: t.indirect(idx[0:64, :], 8), 'index has 64 partitions, the tile 128'),
+            (lambda t, idx: t.indirect(idx, 32)[:, 0:4], 'indexing an indirect view'),
+            (lambda t, idx: nisa.nc_matmul(dst=nl.ndarray((32, 64), dtype=nl.float32,
+                                                          buffer=nl.psum),
+                                           stationary=t.indirect(idx, 32), moving=t),
+             'an indirect matmul operand is fp16, bf16 or fp8, not float32'),
+        ]
+        for call, message in cases:
+            with self.subTest(message=message):
+                with self.assertRaisesRegex(nki.KernelError, message):
+                    kernel_with(call)(np.ones((128, 64), np.float32))
+
+    def test_the_example_gathers_in_one_instruction_a_tile(self):
+        """gather_columns.py: one activation per tile instead of one per column (the documented
+        gain: one instruction for columns without a uniform stride), the kernel faster."""
+        def run(way):
+            us, stats = run_example(self, 'gather_columns.py', 'trn3', way)
+            return us, stats['engines']['act']['opcodes']['activation']
+        (one_us, one), (cols_us, cols) = run('indirect'), run('columns')
+        self.assertEqual(64 * one['count'], cols['count'])
+        self.assertLess(one['busy_ns'] * 10, cols['busy_ns'])
+        self.assertLess(one_us, 0.8 * cols_us)
 
 
 if __name__ == '__main__':

@@ -13,7 +13,7 @@ from ._errors import KernelError
 from ._index import Affine
 from ._prims import PRIMS, reduce_rows
 from ._prims import alu as alu_op
-from ._tensors import TileRef
+from ._tensors import IndirectRef, TileRef
 
 def read_values(arr, dtype):
     """A copy of tile or tensor values, held as _dtypes.holder(dtype)."""
@@ -105,8 +105,9 @@ class Interpreter:
         keep = collections.Counter()
         for op in trace.ops:
             for a in op.args:
-                if a.__class__ is TileRef:
-                    keep[a[0]] = max(keep[a[0]], a[1] + 1)
+                for r in (a[:2] if a.__class__ is IndirectRef else (a,)):
+                    if r.__class__ is TileRef:
+                        keep[r[0]] = max(keep[r[0]], r[1] + 1)
         self.instances = {d.id: collections.deque(maxlen=max(1, keep[d.id]))
                           for d in trace.decl_list}
 
@@ -192,9 +193,37 @@ class Interpreter:
                 self._exec(op)
             i += 1
 
+    def _offsets(self, ref, op):
+        """The columns an indirect operand reads or writes: offset i at
+        index[(i // (G K)) G + i % G, (i // G) % K] (core/program.h's indirection)."""
+        view, index, extent, group = ref
+        values, valid = self._read_tile(index, op)
+        k = values.shape[1]
+        i = np.arange(view[6])
+        rows, cols = (i // (group * k)) * group + i % group, (i // group) % k
+        if not valid[rows, cols].all():
+            raise KernelError(op.api, 'an indirect view reads offsets nothing wrote', op.site)
+        offsets = values[rows, cols].astype(np.int64)
+        bad = (offsets < 0) | (offsets >= extent)
+        if bad.any():
+            raise KernelError(op.api, f'offset {offsets[bad][0]} of an indirect view (element '
+                              f'{int(np.flatnonzero(bad)[0])}) is outside its {extent} columns',
+                              op.site)
+        return offsets
+
+    @staticmethod
+    def _indexed(ref):
+        """The TileRef of the columns an indirect operand indexes."""
+        view, _, extent, _ = ref
+        return TileRef(*view[:6], extent, view[7])
+
     def _tile(self, ref, mask=False):
         """The numpy view of a tile operand, and its dtype (and, with `mask`, the view of which
-        of its elements were written, writable)."""
+        of its elements were written, writable); of an indirect operand, its dtype and a
+        placeholder of its shape (_read_tile and _write_tile gather and scatter)."""
+        if ref.__class__ is IndirectRef:
+            _, dtype = self._tile(self._indexed(ref))
+            return np.zeros((ref[0][4], ref[0][6]), dtype=_dtypes.holder(dtype)), dtype
         decl_id, back, block, p0, pc, f0, fc, es = ref
         decl = self.trace.decl_list[decl_id]
         block, p0, f0 = self.value(block), self.value(p0), self.value(f0)
@@ -232,6 +261,8 @@ class Interpreter:
     def _first_partition(self, ref):
         """The SBUF partition a tile operand starts at (a direct allocation's own offset
         added): the registers of partition-indexed engine state are the absolute ones."""
+        if ref.__class__ is IndirectRef:
+            ref = ref[0]
         decl = self.trace.decl_list[ref[0]]
         p0 = self.value(ref[3])
         if decl.offsets is not None:
@@ -242,12 +273,25 @@ class Interpreter:
         """A tile operand's values and which of them are valid: computed only from elements
         something wrote (the others hold NaN, or 4 for integers, as AWS's simulator fills new
         allocations, and what was computed from them)."""
+        if ref.__class__ is IndirectRef:  # a gather of columns
+            offsets = self._offsets(ref, op)
+            values, valid = self._read_tile(self._indexed(ref), op)
+            return values[:, offsets], valid[:, offsets]
         view, dtype, valid = self._tile(ref, True)
         if valid.ndim == 3:  # the SBUF image: an element is valid when all its bytes are
             valid = valid.all(-1)
         return read_values(view, dtype), np.array(valid)
 
-    def _write_tile(self, ref, values, valid):
+    def _write_tile(self, ref, values, valid, op=None):
+        if ref.__class__ is IndirectRef:  # a scatter of columns, in order (the last one kept)
+            offsets = self._offsets(ref, op)
+            indexed = self._indexed(ref)
+            values = np.broadcast_to(np.asarray(values), (ref[0][4], ref[0][6]))
+            valid = np.broadcast_to(np.asarray(valid), values.shape)
+            for i, c in enumerate(offsets):
+                column = TileRef(*indexed[:5], self.value(indexed[5]) + c * indexed[7], 1, 1)
+                self._write_tile(column, values[:, i:i + 1], valid[:, i:i + 1])
+            return
         view, dtype, mask = self._tile(ref, True)
         write_values(view, dtype, values)
         if mask.ndim == 3:
@@ -417,7 +461,7 @@ class Interpreter:
                 out, values = out
                 self._write_tile(second, values, valid)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
-                         out, valid)
+                         out, valid, op)
         reduces = prim.reduce is not None and not (
             prim.opcode == 'exponential' and second is None and
             not op.args[prim.fields.index('flags')])  # (an exponential without its sum)

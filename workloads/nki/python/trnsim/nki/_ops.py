@@ -11,7 +11,7 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, IndexRange, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
-                       Tile, TileBlocks, TileRuns, Typed)
+                       IndirectTile, Tile, TileBlocks, TileRuns, Typed)
 from ._prims import PRIMS
 from ._trace import current
 
@@ -316,6 +316,7 @@ def emit_into(p, dst, accumulate, site):
     root = dst.root
     args = p.args
     _check_mx_use(p, dst, site)
+    _check_indirect_use(p, dst, site, trace)
     if p.kind in ('matmul', 'matmul_mx'):
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
@@ -363,6 +364,51 @@ def emit_into(p, dst, accumulate, site):
 
 
 _MX_TAKERS = ('matmul_mx', 'isa.quantize_mx')
+
+# Where tensor indirection (Tile.indirect) may be used: per primitive, the operands that may be
+# indirect views (dst scatters, the inputs gather) and the engines, as the NKI reference's
+# "Tensor indirection" paragraphs list them (nc_matmul's dst is not modelled).
+_INDIRECT = {
+    'copy': (('dst', 'src0'), ('dve', 'act')),
+    'isa.tensor_copy': (('dst', 'src0'), ('dve', 'act')),
+    'isa.activation': (('dst', 'src0'), ('act',)),
+    'isa.activation_reduce': (('dst', 'src0'), ('act',)),
+    'isa.tensor_tensor': (('dst', 'src0'), ('dve', 'pool')),
+    'isa.tensor_scalar': (('dst', 'src0'), ('dve', 'act', 'pool')),
+    'isa.exponential': (('dst', 'src0'), ('dve',)),
+    'isa.tensor_reduce': (('dst', 'src0'), ('dve',)),
+    'matmul': (('src0', 'src1'), ('pe',)),
+}
+
+
+def _check_indirect_use(p, dst, site, trace):
+    """Indirect views (Tile.indirect) only where the reference allows them; their offsets
+    are read by the instruction."""
+    names = PRIMS[p.prim].fields if PRIMS[p.prim].opcode else ('dst',) + tuple(
+        f'src{i}' for i in range(len(p.args)))
+    used = [(n, a) for n, a in zip(names, (dst,) + tuple(p.args)) if isinstance(a, IndirectTile)]
+    if not used:
+        return
+    where, engines = _INDIRECT.get(p.prim, ((), ()))
+    for name, a in used:
+        if name not in where:
+            what = 'its destination' if name == 'dst' else f'its input {names.index(name)}'
+            allowed = ('its destination and first input' if where == ('dst', 'src0') else
+                       'its first two inputs' if where else 'none of its operands')
+            raise KernelError(p.api, f'an indirect view as {what}: NKI allows tensor '
+                              f'indirection on {allowed} here', site)
+        note_use(a.index, trace)
+    engine = 'pe' if p.prim == 'matmul' else (
+        p.args[PRIMS[p.prim].fields.index('eng') - 1] if PRIMS[p.prim].opcode else None)
+    if engine is not None and engine not in engines:
+        raise KernelError(p.api, f'tensor indirection runs on the {" or ".join(engines)} '
+                          f'engine here, not {engine}', site)
+    if p.prim == 'matmul':
+        for name, a in used:
+            if a.dtype_name not in ('bfloat16', 'float16', 'float8_e4m3', 'float8_e4m3fn',
+                                    'float8_e5m2'):
+                raise KernelError(p.api, f'an indirect matmul operand is fp16, bf16 or fp8, not '
+                                  f'{a.dtype_name}', site)
 
 
 def _check_mx_use(p, dst, site):
@@ -1402,4 +1448,5 @@ def hoisted_transpose(api, site, x):
     return tile, entry
 
 
-OPERATORS.update(assign=assign, accumulate=accumulate)
+OPERATORS.update(assign=assign, accumulate=accumulate,
+                 limits=lambda: current('tile.indirect').limits)

@@ -128,6 +128,7 @@ def limits():
                    'psum_tile_banks': p.integer('core.psum.tile_banks'),
                    'bf16_psum': p.boolean('core.pe.bf16_psum'),
                    'mx': p.boolean('core.pe.mx'),
+                   'indirect': p.boolean('core.sbuf.indirect'),
                    'sbuf_bytes': p.sbuf_partition_bytes(),
                    'psum_bytes': p.psum_partition_bytes(),
                    'isa_version': p.integer('core.isa_version'),

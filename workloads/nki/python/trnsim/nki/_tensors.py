@@ -435,7 +435,7 @@ class Tile(Typed, Arithmetic):
         return TileRuns(self.root, self.pabs + pc.start, pc.size, first, dims, site)
 
     def same_region(self, other):
-        return (isinstance(other, Tile) and other.root is self.root and
+        return (other.__class__ is self.__class__ and other.root is self.root and
                 same(other.pabs, self.pabs) and same(other.fabs, self.fabs) and
                 other.fstep == self.fstep and other.shape == self.shape)
 
@@ -481,6 +481,90 @@ class Tile(Typed, Arithmetic):
 
     def __repr__(self):
         return f'<{self.space} tile {self.name} {self.shape} {self.dtype_name}>'
+
+    def indirect(self, index, num_elem=None):
+        """NeuronCore-v4's tensor indirection (NkiTensor.indirect): a [P, num_elem] view of
+        this [P, F] tile whose column i is column index[i % G, i // G] of it (G: 16 on the
+        Vector, Scalar and GpSimd engines, 32 on the Tensor engine; offsets past the first
+        G x K continue in the next G partitions of index), gathered when an instruction reads
+        it, scattered when one writes it."""
+        return IndirectTile.make(self, index, num_elem, user_site())
+
+    @property
+    def is_indirect(self):
+        return False
+
+
+class IndirectTile(Tile):
+    """A view with tensor indirection (Tile.indirect): `shape` is (P, count); its columns are
+    columns of the `extent` columns of `base` at the offsets in tile `index`."""
+    _kind = 'an indirect tile view'
+
+    def __init__(self, base, index, count):
+        super().__init__(base.name + '.indirect', (base.partitions, count), base.dtype_name,
+                         base.space, base.root, base.pabs, base.fabs, base.fstep, base.estride)
+        self.base, self.index, self.extent = base, index, base.elems
+
+    @classmethod
+    def make(cls, base, index, num_elem, site):
+        api = 'tile.indirect'
+        lim = OPERATORS['limits']()
+        if not lim.get('indirect'):
+            raise KernelError(api, 'tensor indirection is a NeuronCore-v4 feature '
+                              '(core.sbuf.indirect=false on this platform)', site)
+        if isinstance(base, IndirectTile):
+            raise KernelError(api, 'an indirect view cannot be indirected again', site)
+        if len(base.shape) != 2 or base.broadcast_from is not None:
+            raise unsupported(api, f'an indirect view of a tile of shape {base.shape} (a [P, F] '
+                              'tile: index the columns of one free dimension)', site)
+        if not isinstance(index, Tile) or isinstance(index, IndirectTile):
+            raise KernelError(api, f'index is {type(index).__name__}, not a tile', site)
+        if index.space != 'sbuf' or index.dtype_name not in _dtypes.INTEGERS:
+            raise KernelError(api, f'index is a tile of integer offsets in SBUF, not '
+                              f'{index.dtype_name} in {index.space.upper()}', site)
+        if index.partitions != base.partitions:
+            raise KernelError(api, f'index has {index.partitions} partitions, the tile '
+                              f'{base.partitions} (the same)', site)
+        size = index.partitions * index.elems
+        count = size if num_elem is None else num_elem
+        if not isinstance(count, (int, np.integer)) or isinstance(count, bool) or \
+                not 1 <= count <= size:
+            raise KernelError(api, f'num_elem={num_elem!r}: from 1 to index.size ({size})', site)
+        return cls(base, index, int(count))
+
+    @property
+    def is_indirect(self):
+        return True
+
+    def view(self, idx, site, api='tile indexing', runs=False):
+        if idx is Ellipsis:
+            return self
+        raise unsupported(api, 'indexing an indirect view (index the tile, then take '
+                          '.indirect() of the part)', site)
+
+    def reshape(self, *shape):
+        raise unsupported('tile.reshape', 'a reshape of an indirect view', user_site())
+
+    def broadcast_to(self, shape):
+        raise unsupported('tile.broadcast_to', 'a broadcast of an indirect view', user_site())
+
+    def same_region(self, other):
+        return (other.__class__ is IndirectTile and self.base.same_region(other.base) and
+                self.index.same_region(other.index) and self.shape == other.shape)
+
+    def __repr__(self):
+        return (f'<{self.space} tile {self.base.name}.indirect({self.index.name}) {self.shape} '
+                f'{self.dtype_name}>')
+
+
+class IndirectRef(tuple):
+    """An indirect operand of the recording: (the view's TileRef: partitions, first column,
+    count, element stride; the offsets' TileRef; the columns it indexes; the partition group
+    of the engine that runs it)."""
+    __slots__ = ()
+
+    def __new__(cls, view, index, extent, group):
+        return tuple.__new__(cls, (view, index, extent, group))
 
 
 RUNS_ONLY = ('access pattern not supported yet (a tile part of several runs of elements is an '

@@ -21,7 +21,8 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, LoopIndex, NeedsUnroll, concrete, text
 from ._prims import PRIMS
-from ._tensors import HbmRef, HbmTensor, ParDim, Tile, TileBlocks, TileRef
+from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
+                       TileRef)
 
 LAST_PASS = 1  # a loop recorded once runs its body in passes 0 and 1
 
@@ -106,6 +107,7 @@ class Trace:
         self.unrolled = unrolled  # identities of the loops to unroll
         self.once = once  # record loops once (False: unroll every loop, as eager Python)
         self.ops = []
+        self._group = 16  # (emit: the engine group of the instruction being recorded)
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
@@ -483,6 +485,9 @@ class Trace:
             words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
         out = []
         word = self._word
+        # the partition group an indirect operand's offsets are laid out in (its engine's)
+        self._group = 32 if kind in ('matmul', 'matmul_mx') or (
+            kind in _GENERIC and args[PRIMS[kind].fields.index('eng')] == 'pe') else 16
         if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
             generic = PRIMS[kind]
             words[0] = 'ins'
@@ -508,6 +513,12 @@ class Trace:
         if what in _TILES:
             if a is None:
                 return '-', a
+            if a.__class__ is IndirectTile:  # <view>~<offsets>~<columns indexed>
+                view, _ = self._word(what, self.tile_ref(a, api, site), api, site)
+                index, _ = self._word(what, a.index, api, site)
+                ref = IndirectRef(self.tile_ref(a, api, site), self.tile_ref(a.index, api, site),
+                                  a.extent, self._group)
+                return f'{view}~{index}~{a.extent}', ref
             if a.__class__ is Tile:
                 a = self.tile_ref(a, api, site)
             b, p0, f0 = a[2], a[3], a[5]
