@@ -91,6 +91,10 @@ std::string tensor_engine::check(const instruction& ins) const {
             return std::string("tensor indirection on the Tensor engine is for matmul, not ") +
                    opcode_name(ins.op);
         for (const auto& t : ins.indirect)
+            if (t.slot == operand_slot::dst)
+                return "an indirect matmul dst is not modelled (NKI's nc_matmul allows it: its "
+                       "stationary and moving are)";
+        for (const auto& t : ins.indirect)
             if (t.slot != operand_slot::dst &&
                 !(ins.at(t.slot).type == dtype::bfloat16 || ins.at(t.slot).type == dtype::float16 ||
                   is_fp8(ins.at(t.slot).type)))

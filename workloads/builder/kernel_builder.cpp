@@ -435,6 +435,10 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
                          const tile& chip, alu_op rmw) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
+    if (chip.extent)
+        throw user_error("a DMA of tensor " + t.name +
+                         " with an indirect tile view "
+                         "(tensor indirection is the engines')");
     const touch tensor{m_tensor_dep[t.id], region{}},
         buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
     constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count), store_kind = load_kind + 1;
@@ -499,6 +503,9 @@ void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& 
 }
 
 void kernel_builder::sendrecv(const tile& dst, const tile& src) {
+    if (dst.extent || src.extent)
+        throw user_error(
+            "sendrecv with an indirect tile view (tensor indirection is the engines')");
     if (dst.op.partitions != src.op.partitions || dst.op.elems != src.op.elems)
         throw std::logic_error("sendrecv: src and dst differ in shape");
     const std::size_t q = m_opt.limits.dma_queues - 1;
@@ -563,7 +570,7 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
     const step_scope step(*this, m_place ? 0
                                          : buffer_step(static_cast<std::uint32_t>(ins.op),
                                                        opcode_name(ins.op), dst.buffer));
-    touch r[8];  // (the reads, and the offsets of the indirect operands)
+    touch r[9];  // (the reads, and the offsets of the indirect operands)
     if (reads.size() > 4) throw std::logic_error("engine_op: too many operands");
     std::size_t n = 0;
     for (const tile* t : reads) {
@@ -734,6 +741,8 @@ void kernel_builder::matmul(const tile& dst, const tile& stationary, const tile&
 void kernel_builder::matmul_mx(const tile& dst, const tile& stationary, const tile& moving,
                                const tile& stationary_scale, const tile& moving_scale,
                                bool accumulate) {
+    for (const tile* t : {&dst, &stationary, &moving, &stationary_scale, &moving_scale})
+        if (t->extent) throw user_error("matmul_mx with an indirect tile view (not modelled)");
     instruction ins = make(opcode::matmul_mx, alu_op::bypass, dst, &stationary, &moving, 0);
     ins.src2 = stationary_scale.op;
     ins.src3 = moving_scale.op;

@@ -534,8 +534,17 @@ def gathered(x):
     nisa.nc_matmul(dst=ps, stationary=b.indirect(idx, 32), moving=b)
     m = nl.ndarray((32, 64), dtype=nl.float32, buffer=nl.sbuf)
     nisa.tensor_copy(dst=m, src=ps)
+    # 32 results scattered into columns 0 and 1, 16 times each (offset i // 16), with the sum
+    # of the 32 computed
+    dup = nl.ndarray((128, 2), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.iota(dst=dup, pattern=[[1, 2]], offset=0, channel_multiplier=0)
+    d = nl.ndarray((128, 4), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=d, value=0.0)
+    r = nl.ndarray((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.activation_reduce(dst=d.indirect(dup, 32), op=nl.exp, data=t[:, 0:32],
+                           reduce_op=nl.add, reduce_res=r)
     outs = []
-    for r in (g, s, m):
+    for r in (g, s, m, d, r):
         o = nl.ndarray(r.shape, dtype=nl.float32, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=o, src=r)
         outs.append(o)
@@ -556,7 +565,7 @@ class Indirection(unittest.TestCase):
 
     def test_gathers_and_scatters_the_documented_columns(self):
         x = np.random.default_rng(12).random((128, 64), dtype=np.float32)
-        g, s, m = gathered(x)
+        g, s, m, d, r = gathered(x)
         index = 63 - (2 * np.arange(128)[:, None] + np.arange(2)[None, :])
         cols = snake(32, 16, index)
         self.assertEqual(sorted(cols), list(range(32, 64)))  # (a permutation of 32..63)
@@ -566,6 +575,11 @@ class Indirection(unittest.TestCase):
         np.testing.assert_allclose(s, want, rtol=1e-6)
         xb = bf16(x)
         np.testing.assert_allclose(m, xb[:, snake(32, 32, index)].T @ xb, rtol=1e-5)
+        # a scatter keeps the last of equal offsets; the reduction is of the values computed
+        e = np.exp(x[:, 0:32])
+        np.testing.assert_allclose(d[:, 0:2], e[:, [15, 31]], rtol=1e-6)
+        np.testing.assert_array_equal(d[:, 2:], 0)
+        np.testing.assert_allclose(r[:, 0], e.sum(axis=1), rtol=1e-5)
 
     def test_the_model_computes_as_the_frontend(self):
         for i, (model, frontend) in enumerate(model_and_frontend(gathered, (128, 64))):
@@ -620,6 +634,21 @@ class Indirection(unittest.TestCase):
              'float32'),
             (lambda t, idx: t.indirect(idx[0:64, :], 8), 'index has 64 partitions, the tile 128'),
             (lambda t, idx: t.indirect(idx, 32)[:, 0:4], 'indexing an indirect view'),
+            (lambda t, idx: nisa.dma_copy(dst=nl.ndarray((128, 32), dtype=nl.float32,
+                                                         buffer=nl.shared_hbm),
+                                          src=t.indirect(idx, 32)),
+             'nisa.dma_copy: an indirect view as an operand here: NKI takes tensor '
+             'indirection in engine instructions'),
+            (lambda t, idx: nisa.tensor_copy(dst=nl.ndarray((16, 32), dtype=nl.float32,
+                                                            buffer=nl.sbuf),
+                                             src=t[16:32, :].indirect(idx[16:32, :], 32)),
+             'the index of an indirect view starts at partition 16, not on a quadrant '
+             'boundary'),
+            (lambda t, idx: nisa.tensor_copy(dst=nl.ndarray((8, 16), dtype=nl.float32,
+                                                            buffer=nl.sbuf),
+                                             src=t[0:8, :].indirect(idx[0:8, :])),
+             r'16 offsets in groups of 16 partitions \(Vector, Scalar or GpSimd engine\) need '
+             '16 partitions of an index of 2 columns; it has 8'),
             (lambda t, idx: nisa.nc_matmul(dst=nl.ndarray((32, 64), dtype=nl.float32,
                                                           buffer=nl.psum),
                                            stationary=t.indirect(idx, 32), moving=t),

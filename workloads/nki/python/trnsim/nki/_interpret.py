@@ -466,7 +466,12 @@ class Interpreter:
             prim.opcode == 'exponential' and second is None and
             not op.args[prim.fields.index('flags')])  # (an exponential without its sum)
         if reduces:  # the reduction of each row of dst as stored
-            stored, ok = self._read_tile(op.args[0], op)
+            if op.args[0].__class__ is IndirectRef:  # (as computed: a scatter may repeat columns)
+                stored = np.zeros(dst.shape, dtype=dst.dtype)
+                write_values(stored, ddt, np.asarray(out).reshape(dst.shape))
+                stored, ok = read_values(stored, ddt), np.broadcast_to(valid, dst.shape)
+            else:
+                stored, ok = self._read_tile(op.args[0], op)
             rows = stored.reshape(stored.shape[0], -1).astype(np.float32)
             alu = prim.reduce[1:] if prim.reduce.startswith('=') else \
                 op.args[prim.fields.index(prim.reduce)]

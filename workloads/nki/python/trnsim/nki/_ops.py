@@ -12,7 +12,7 @@ from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, IndexRange, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        IndirectTile, Tile, TileBlocks, TileRuns, Typed)
-from ._prims import PRIMS
+from ._prims import INDIRECT, PRIMS
 from ._trace import current
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
@@ -365,22 +365,6 @@ def emit_into(p, dst, accumulate, site):
 
 _MX_TAKERS = ('matmul_mx', 'isa.quantize_mx')
 
-# Where tensor indirection (Tile.indirect) may be used: per primitive, the operands that may be
-# indirect views (dst scatters, the inputs gather) and the engines, as the NKI reference's
-# "Tensor indirection" paragraphs list them (nc_matmul's dst is not modelled).
-_INDIRECT = {
-    'copy': (('dst', 'src0'), ('dve', 'act')),
-    'isa.tensor_copy': (('dst', 'src0'), ('dve', 'act')),
-    'isa.activation': (('dst', 'src0'), ('act',)),
-    'isa.activation_reduce': (('dst', 'src0'), ('act',)),
-    'isa.tensor_tensor': (('dst', 'src0'), ('dve', 'pool')),
-    'isa.tensor_scalar': (('dst', 'src0'), ('dve', 'act', 'pool')),
-    'isa.exponential': (('dst', 'src0'), ('dve',)),
-    'isa.tensor_reduce': (('dst', 'src0'), ('dve',)),
-    'matmul': (('src0', 'src1'), ('pe',)),
-}
-
-
 def _check_indirect_use(p, dst, site, trace):
     """Indirect views (Tile.indirect) only where the reference allows them; their offsets
     are read by the instruction."""
@@ -389,7 +373,7 @@ def _check_indirect_use(p, dst, site, trace):
     used = [(n, a) for n, a in zip(names, (dst,) + tuple(p.args)) if isinstance(a, IndirectTile)]
     if not used:
         return
-    where, engines = _INDIRECT.get(p.prim, ((), ()))
+    where, engines = INDIRECT.get(p.prim, ((), ()))
     for name, a in used:
         if name not in where:
             what = 'its destination' if name == 'dst' else f'its input {names.index(name)}'
@@ -409,6 +393,31 @@ def _check_indirect_use(p, dst, site, trace):
                                     'float8_e5m2'):
                 raise KernelError(p.api, f'an indirect matmul operand is fp16, bf16 or fp8, not '
                                   f'{a.dtype_name}', site)
+    group = 32 if engine == 'pe' else 16
+    for name, a in used:
+        index = a.index
+        first = _first_partition(index)
+        if first is not None and first % 32:
+            raise KernelError(p.api, f'the index of an indirect view starts at partition {first}, '
+                              'not on a quadrant boundary (a multiple of 32)', site)
+        rows = 1 + max((i // (group * index.elems)) * group + i % group
+                       for i in range(max(0, a.elems - group), a.elems))
+        if rows > index.partitions:
+            raise KernelError(p.api, f'{a.elems} offsets in groups of {group} partitions '
+                              f'({"Tensor" if group == 32 else "Vector, Scalar or GpSimd"} '
+                              f'engine) need {rows} partitions of an index of {index.elems} '
+                              f'columns; it has {index.partitions}', site)
+
+
+def _first_partition(t):
+    """The partition a tile part starts at, as allocated (None: known only as its loops run)."""
+    root = t.root
+    if isinstance(t.pabs, Affine) or isinstance(root.block, Affine):
+        return None
+    offsets = getattr(root.decl, 'offsets', None)
+    if offsets is None:
+        return t.pabs
+    return offsets[root.decl.phys[root.block]][0] + t.pabs
 
 
 def _check_mx_use(p, dst, site):

@@ -503,3 +503,19 @@ def _isa_find_index8(data, vals, engine):
     v = vals.reshape(data.shape[0], 8)
     hit = data[:, :, None] == v[:, None, :]
     return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
+
+
+# Where tensor indirection (Tile.indirect) may be used: per primitive, the operands that may be
+# indirect views (dst scatters, the inputs gather) and the engines, as the NKI reference's
+# "Tensor indirection" paragraphs list them (nc_matmul's dst is not modelled).
+INDIRECT = {
+    'copy': (('dst', 'src0'), ('dve', 'act')),
+    'isa.tensor_copy': (('dst', 'src0'), ('dve', 'act')),
+    'isa.activation': (('dst', 'src0'), ('act',)),
+    'isa.activation_reduce': (('dst', 'src0'), ('act',)),
+    'isa.tensor_tensor': (('dst', 'src0'), ('dve', 'pool')),
+    'isa.tensor_scalar': (('dst', 'src0'), ('dve', 'act', 'pool')),
+    'isa.exponential': (('dst', 'src0'), ('dve',)),
+    'isa.tensor_reduce': (('dst', 'src0'), ('dve',)),
+    'matmul': (('src0', 'src1'), ('pe',)),
+}

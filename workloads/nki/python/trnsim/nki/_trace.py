@@ -20,7 +20,7 @@ import weakref
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, LoopIndex, NeedsUnroll, concrete, text
-from ._prims import PRIMS
+from ._prims import INDIRECT, PRIMS
 from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
                        TileRef)
 
@@ -108,6 +108,7 @@ class Trace:
         self.once = once  # record loops once (False: unroll every loop, as eager Python)
         self.ops = []
         self._group = 16  # (emit: the engine group of the instruction being recorded)
+        self._kind = None  # (emit: its primitive)
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
@@ -486,6 +487,7 @@ class Trace:
         out = []
         word = self._word
         # the partition group an indirect operand's offsets are laid out in (its engine's)
+        self._kind = kind
         self._group = 32 if kind in ('matmul', 'matmul_mx') or (
             kind in _GENERIC and args[PRIMS[kind].fields.index('eng')] == 'pe') else 16
         if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
@@ -514,11 +516,14 @@ class Trace:
             if a is None:
                 return '-', a
             if a.__class__ is IndirectTile:  # <view>~<offsets>~<columns indexed>
-                view, _ = self._word(what, self.tile_ref(a, api, site), api, site)
-                index, _ = self._word(what, a.index, api, site)
-                ref = IndirectRef(self.tile_ref(a, api, site), self.tile_ref(a.index, api, site),
-                                  a.extent, self._group)
-                return f'{view}~{index}~{a.extent}', ref
+                if self._kind not in INDIRECT:
+                    raise KernelError(api, 'an indirect view as an operand here: NKI takes '
+                                      'tensor indirection in engine instructions (docs/nki.md)',
+                                      site)
+                view, view_ref = self._word(what, self.tile_ref(a, api, site), api, site)
+                index, index_ref = self._word(what, self.tile_ref(a.index, api, site), api, site)
+                return (f'{view}~{index}~{a.extent}',
+                        IndirectRef(view_ref, index_ref, a.extent, self._group))
             if a.__class__ is Tile:
                 a = self.tile_ref(a, api, site)
             b, p0, f0 = a[2], a[3], a[5]
