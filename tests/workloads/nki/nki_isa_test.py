@@ -634,6 +634,20 @@ class IndirectionBeforeNcV4(unittest.TestCase):
             gather(np.ones((128, 32), np.float32))
 
 
+class DmaPriorityBeforeNcV4(unittest.TestCase):
+    """priority= of nisa.dma_copy on trn2: an error naming NeuronCore-v4."""
+
+    def test_priority_needs_nc_v4(self):
+        @nki0.jit
+        def copy(x):
+            t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x, priority=1)
+            return x
+        with self.assertRaisesRegex(KernelError, r'nisa.dma_copy: priority= is the DMA quality '
+                                    r'of service of NeuronCore-v4 and later \(--config trn3\)'):
+            copy(np.ones((128, 8), np.float32))
+
+
 class MxBeforeNcV4(unittest.TestCase):
     """nc_matmul_mx and quantize_mx on trn2: errors naming NeuronCore-v4 (--config trn3), and
     an MX tile moved anywhere but by a DMA, quantize_mx or nc_matmul_mx refused by name."""

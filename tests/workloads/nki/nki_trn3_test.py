@@ -671,5 +671,38 @@ class Indirection(unittest.TestCase):
         self.assertLess(one_us, 0.8 * cols_us)
 
 
+@nki0.jit
+def prioritised_copy(x):
+    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x, priority=0)
+    out = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t, priority=3)
+    return out
+
+
+class DmaPriority(unittest.TestCase):
+    """priority= of nisa.dma_copy (NeuronCore-v4's DMA quality of service): accepted from 0 to
+    3, and noted as not modelled (the transfers run in ring order)."""
+
+    def test_accepted_and_noted_as_not_modelled(self):
+        x = np.random.default_rng(13).random((128, 64), dtype=np.float32)
+        np.testing.assert_array_equal(prioritised_copy(x), x)
+        traced = nki.trace_kernel(prioritised_copy, (nt.tensor[[128, 64], nl.float32],), {},
+                                  False)
+        notes = list(traced.trace.notes.values())
+        self.assertEqual(len(notes), 2)  # (one a line)
+        self.assertIn('priority= is not modelled', notes[0])
+
+    def test_a_level_out_of_0_to_3_is_an_error(self):
+        @nki0.jit
+        def bad(x):
+            t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x, priority=4)
+            return x
+        with self.assertRaisesRegex(nki.KernelError, r'nisa.dma_copy: priority=4: a DMA '
+                                    'quality-of-service level, 0 \\(highest\\) to 3'):
+            bad(np.ones((128, 8), np.float32))
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -727,12 +727,15 @@ def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
 
 
 @api('isa.dma_transpose', beta1='src, axes=None, *, mask=None, dtype=None',
-     v0='dst, src, axes=None, dge_mode=None')
-def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None):
+     v0_2_to_0_3='dst, src, axes=None, dge_mode=None',
+     v0_4_plus='dst, src, axes=None, priority=None, dge_mode=None, oob_mode=None')
+def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None, priority=None,
+                  oob_mode=None):
     """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
     [1, 0], [2, 1, 0], [3, 1, 2, 0]; default [1, 0] of a 2-D part) by the DMA engines, as
     nl.load_transpose2d (a transfer per run: a model choice)."""
     site = user_site()
+    _dma_priority('nisa.dma_transpose', priority, site)
     view = _ops.transposed_hbm('nisa.dma_transpose', src, site, axes)
     p = _ops.load('nisa.dma_transpose', site, view, dtype, mask)
     if dst is None:
@@ -742,6 +745,24 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
                           site)
     _ops.assign(dst, p, site)
     return dst
+
+
+def _dma_priority(api_name, priority, site):
+    """priority= (NKI 0.4 on): NeuronCore-v4's DMA quality of service, 0 (highest) to 3. The
+    model serves a queue's transfers in ring order whatever their priority: said once, as a
+    note (docs/hardware-facts.md 1f)."""
+    if priority is None:
+        return
+    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 3:
+        raise KernelError(api_name, f'priority={priority!r}: a DMA quality-of-service level, '
+                          '0 (highest) to 3', site)
+    trace = current(api_name)
+    if trace.limits['isa_version'] < 4:
+        raise KernelError(api_name, 'priority= is the DMA quality of service of NeuronCore-v4 '
+                          'and later (--config trn3)', site)
+    trace.note(site, api_name, 'priority= is not modelled: the DMA engines serve transfers in '
+               'the order their queues are rung, whatever their priority (strict priority '
+               'needs run-time arbitration the model does not have; docs/hardware-facts.md 1f)')
 
 
 class _OobMode:
@@ -812,11 +833,13 @@ def _dma_between(api_name, site, dst, src, mask):
 
 @api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
      v0_2='dst, src, dst_rmw_op=None, oob_mode=None, dge_mode=None, unique_indices=True',
-     v0_3_plus='dst, src, oob_mode=None, dge_mode=None, engine=None')
+     v0_3='dst, src, oob_mode=None, dge_mode=None, engine=None',
+     v0_4_plus='dst, src, priority=None, oob_mode=None, dge_mode=None, engine=None')
 def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
-             unique_indices=True, engine=None):
+             unique_indices=True, engine=None, priority=None):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
+    _dma_priority('nisa.dma_copy', priority, site)
     if dst_rmw_op is not None:  # dst += src (the DMA's read-add-write; only nl.add)
         if _alu('nisa.dma_copy', dst_rmw_op, site, 'dst_rmw_op') != 'add':
             raise KernelError('nisa.dma_copy', f'dst_rmw_op={dst_rmw_op!r}: only nl.add is '

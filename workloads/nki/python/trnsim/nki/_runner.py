@@ -383,6 +383,8 @@ def trace_kernel(kernel, args, kwargs, values):
             print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
         for note in dict.fromkeys(notes):  # (once each)
             print(f'trnsim: note: {where[0]}:{where[1]}: {note}', file=sys.stderr)
+        for (site, api_name), note in trace.notes.items():
+            print(f'trnsim: note: {site[0]}:{site[1]}: {api_name}: {note}', file=sys.stderr)
     t2 = time.perf_counter()
     outputs = None
     if values:

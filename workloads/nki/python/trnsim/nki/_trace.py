@@ -109,6 +109,7 @@ class Trace:
         self.ops = []
         self._group = 16  # (emit: the engine group of the instruction being recorded)
         self._kind = None  # (emit: its primitive)
+        self.notes = {}  # (site, api) -> what the model does not do of a call there
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
@@ -442,6 +443,10 @@ class Trace:
         made = make(0) if not blocks else TileBlocks(blocks, make, tile_shape, dtype, space)
         self.track(made)
         return made
+
+    def note(self, site, api, message):
+        """Something a call asked for that the model does not do: said once per line."""
+        self.notes.setdefault((site, api), message)
 
     # Recording
 
