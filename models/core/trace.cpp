@@ -291,8 +291,7 @@ bool field_allowed(opcode op, const std::string& k, int version) {
 
 // A tensor indirection's field (SLOT_index or SLOT_extent): its operand slot, and whether it is
 // the index.
-std::optional<std::pair<operand_slot, bool>> indirection_key(const std::string& k,
-                                                             const instruction&) {
+std::optional<std::pair<operand_slot, bool>> indirection_key(const std::string& k) {
     for (std::size_t i = 0; i < operand_slot_count; ++i) {
         const std::string slot = operand_slot_name(static_cast<operand_slot>(i));
         if (k == slot + "_index") return std::pair{static_cast<operand_slot>(i), true};
@@ -538,9 +537,10 @@ program read_trace(std::istream& in, const std::string& name) {
                         out.insert(f.name);
                     return out;
                 }();
-                if (!known.count(k) && indirection_key(k, ins)) {  // (tensor indirection)
+                const auto indirect_key = known.count(k) ? std::nullopt : indirection_key(k);
+                if (indirect_key) {  // (tensor indirection)
                     if (version < 4) lp.fail(k + "= is not in trace format version " + tok_version);
-                    const auto [slot, is_index] = *indirection_key(k, ins);
+                    const auto [slot, is_index] = *indirect_key;
                     if (!field_allowed(ins.op, operand_slot_name(slot), version))
                         lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
                     indirection& t = indirection_for(ins, slot);

@@ -189,37 +189,34 @@ void engine_base::peek_slot(const instruction& ins, operand_slot slot,
         peek(ins.at(slot), out);
 }
 
-void engine_base::move_indirect(tlm::tlm_command cmd, const instruction& ins,
-                                const indirection& ind, std::vector<std::uint8_t>& view) {
+void engine_base::move_indirect(tlm::tlm_command cmd, const instruction& ins, const indirection& t,
+                                std::vector<std::uint8_t>& view) {
     // element i of each row is column offset(i) of the indexed tile
-    const indirection* t = &ind;
-    const operand& op = ins.at(t->slot);
-    const operand_slot slot = t->slot;
-    std::vector<std::uint8_t>* data = &view;
-    peek(t->index, m_index);
+    const operand& op = ins.at(t.slot);
+    peek(t.index, m_index);
     operand whole = op;
-    whole.elems = t->extent;
+    whole.elems = t.extent;
     peek(whole, m_whole);
-    const std::size_t size = dtype_size(op.type), index_size = dtype_size(t->index.type);
+    const std::size_t size = dtype_size(op.type), index_size = dtype_size(t.index.type);
     const std::uint32_t group = indirection_group(m_kind);
-    if (cmd == tlm::TLM_READ_COMMAND) data->assign(op.bytes(), 0);
+    if (cmd == tlm::TLM_READ_COMMAND) view.assign(op.bytes(), 0);
     for (std::uint32_t i = 0; i < op.elems; ++i) {
-        const auto [row, col] = indirection_position(i, group, t->index.elems);
+        const auto [row, col] = indirection_position(i, group, t.index.elems);
         const double offset = load_element(
-            &m_index[(std::size_t{row} * t->index.elems + col) * index_size], t->index.type);
-        if (offset < 0 || offset >= t->extent) {
+            &m_index[(std::size_t{row} * t.index.elems + col) * index_size], t.index.type);
+        if (offset < 0 || offset >= t.extent) {
             if (m_fault.empty())
                 m_fault = std::string(engine_name(m_kind)) + " instruction " +
                           std::to_string(m_next) + " (" + opcode_name(ins.op) + "): offset " +
                           std::to_string(static_cast<long long>(offset)) + " of its indirect " +
-                          operand_slot_name(slot) + " (element " + std::to_string(i) +
-                          ") is outside its " + std::to_string(t->extent) + " columns";
+                          operand_slot_name(t.slot) + " (element " + std::to_string(i) +
+                          ") is outside its " + std::to_string(t.extent) + " columns";
             continue;
         }
         const auto c = static_cast<std::size_t>(offset);
         for (std::uint32_t r = 0; r < op.partitions; ++r) {
-            std::uint8_t* in_tile = &m_whole[(std::size_t{r} * t->extent + c) * size];
-            std::uint8_t* in_view = &(*data)[(std::size_t{r} * op.elems + i) * size];
+            std::uint8_t* in_tile = &m_whole[(std::size_t{r} * t.extent + c) * size];
+            std::uint8_t* in_view = &view[(std::size_t{r} * op.elems + i) * size];
             if (cmd == tlm::TLM_READ_COMMAND)
                 std::memcpy(in_view, in_tile, size);
             else

@@ -549,7 +549,7 @@ instruction make(opcode op, alu_op alu, const tile& dst, const tile* a, const ti
         for (const auto& [t, slot] :
              {std::pair{&dst, operand_slot::dst}, std::pair{a, operand_slot::src0},
               std::pair{b, operand_slot::src1}})
-            if (t) set_operand(ins, slot, *t);
+            if (t && t->extent) ins.indirect.push_back(indirection{slot, t->extent, t->index});
     }
     ins.imm = imm;
     return ins;

@@ -11,7 +11,7 @@ import numpy as np
 from . import _dtypes, _prims
 from ._errors import KernelError
 from ._index import Affine
-from ._prims import PRIMS, reduce_rows
+from ._prims import PRIMS, indirect_position, reduce_rows
 from ._prims import alu as alu_op
 from ._tensors import IndirectRef, TileRef
 
@@ -198,9 +198,7 @@ class Interpreter:
         index[(i // (G K)) G + i % G, (i // G) % K] (core/program.h's indirection)."""
         view, index, extent, group = ref
         values, valid = self._read_tile(index, op)
-        k = values.shape[1]
-        i = np.arange(view[6])
-        rows, cols = (i // (group * k)) * group + i % group, (i // group) % k
+        rows, cols = indirect_position(np.arange(view[6]), group, values.shape[1])
         if not valid[rows, cols].all():
             raise KernelError(op.api, 'an indirect view reads offsets nothing wrote', op.site)
         offsets = values[rows, cols].astype(np.int64)

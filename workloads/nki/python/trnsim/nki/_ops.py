@@ -12,7 +12,7 @@ from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, IndexRange, NeedsUnroll, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        IndirectTile, Tile, TileBlocks, TileRuns, Typed)
-from ._prims import INDIRECT, PRIMS
+from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
@@ -393,14 +393,14 @@ def _check_indirect_use(p, dst, site, trace):
                                     'float8_e5m2'):
                 raise KernelError(p.api, f'an indirect matmul operand is fp16, bf16 or fp8, not '
                                   f'{a.dtype_name}', site)
-    group = 32 if engine == 'pe' else 16
+    group = indirect_group(engine)
     for name, a in used:
         index = a.index
         first = _first_partition(index)
         if first is not None and first % 32:
             raise KernelError(p.api, f'the index of an indirect view starts at partition {first}, '
                               'not on a quadrant boundary (a multiple of 32)', site)
-        rows = 1 + max((i // (group * index.elems)) * group + i % group
+        rows = 1 + max(indirect_position(i, group, index.elems)[0]
                        for i in range(max(0, a.elems - group), a.elems))
         if rows > index.partitions:
             raise KernelError(p.api, f'{a.elems} offsets in groups of {group} partitions '

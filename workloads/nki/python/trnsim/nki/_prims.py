@@ -519,3 +519,16 @@ INDIRECT = {
     'isa.tensor_reduce': (('dst', 'src0'), ('dve',)),
     'matmul': (('src0', 'src1'), ('pe',)),
 }
+
+
+def indirect_group(engine):
+    """The partition group an engine reads an indirect view's offsets in (NkiTensor.indirect's
+    G): 32 on the Tensor engine, 16 on the others."""
+    return 32 if engine == 'pe' else 16
+
+
+def indirect_position(i, group, k):
+    """Where offset i (an int or a numpy array) of an indirect view lies in its [P, k] index:
+    (row, column), index[i % G, i // G] continued past G x k into the next G partitions
+    (core/program.h's indirection_position)."""
+    return (i // (group * k)) * group + i % group, (i // group) % k

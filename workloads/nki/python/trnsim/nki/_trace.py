@@ -20,7 +20,7 @@ import weakref
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, LoopIndex, NeedsUnroll, concrete, text
-from ._prims import INDIRECT, PRIMS
+from ._prims import INDIRECT, PRIMS, indirect_group
 from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
                        TileRef)
 
@@ -493,8 +493,8 @@ class Trace:
         word = self._word
         # the partition group an indirect operand's offsets are laid out in (its engine's)
         self._kind = kind
-        self._group = 32 if kind in ('matmul', 'matmul_mx') or (
-            kind in _GENERIC and args[PRIMS[kind].fields.index('eng')] == 'pe') else 16
+        # (the matmul is the one indirect instruction on the Tensor engine: _prims.INDIRECT)
+        self._group = indirect_group('pe' if kind == 'matmul' else None)
         if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
             generic = PRIMS[kind]
             words[0] = 'ins'
