@@ -48,6 +48,8 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                          ") must be at most core.psum.banks (" + std::to_string(psum_banks) + ")");
     m_limits.hbm_bytes = cfg.size("core.hbm.size");
     m_limits.dma_queues = static_cast<std::size_t>(cfg.integer("core.dma.queues"));
+    m_limits.dma_priority_levels =
+        static_cast<std::uint32_t>(cfg.integer("core.dma.priority_levels"));
     if (m_limits.sbuf_partition_bytes > address_map::partition_stride ||
         m_limits.psum_partition_bytes > address_map::partition_stride)
         throw user_error(
@@ -100,6 +102,11 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
             engines.push_back(e.get());
         }
         m_dma_queues.back()->set_engines(std::move(engines));
+    }
+    if (m_limits.dma_priority_levels > 1) {  // DMA quality of service: strict priority
+        m_dma_arbiter = std::make_unique<dma_arbiter>("dma_arbiter");
+        for (auto& q : m_dma_queues)
+            q->set_arbiter(m_dma_arbiter.get());
     }
     auto pe = std::make_unique<tensor_engine>("pe", cfg, m_sems, functional);
     m_pe = pe.get();

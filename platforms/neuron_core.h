@@ -122,6 +122,7 @@ class neuron_core : public sc_core::sc_module {
     std::vector<std::unique_ptr<onchip_bank>> m_psum;
     std::vector<std::unique_ptr<dma_engine>> m_dma_engines;
     std::vector<std::unique_ptr<dma_queue>> m_dma_queues;
+    std::unique_ptr<dma_arbiter> m_dma_arbiter;           // with core.dma.priority_levels > 1
     std::vector<std::unique_ptr<engine_base>> m_engines;  // pe, dve, act, pool, sp
     tensor_engine* m_pe = nullptr;
     std::unique_ptr<whole_program> m_whole;  // the last whole program loaded, as a source

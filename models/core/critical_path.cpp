@@ -168,6 +168,9 @@ void path_sums::add(const path_sums& o) {
 void activity_log::reset(std::size_t queues, bool summarise, double ns_per_tick) {
     m_instructions.assign(engine_count, {});
     m_transfers.assign(queues, {});
+    m_rings.assign(queues, 0);
+    m_early_rings.assign(queues, {});
+    m_early_count = 0;
     m_summarise = summarise;
     m_ns_per_tick = ns_per_tick;
     m_eps = static_cast<tick>(std::llround(activity_eps_ns / ns_per_tick));
@@ -218,7 +221,8 @@ void activity_log::add_instruction(engine_kind e, instruction_activity a, const 
     const std::size_t i = r.end();
     r.push_back(a);
     counted(a.complete(), {path_step::instruction, true, std::uint32_t(e), i, 0});
-    if (m_summarise && m_held >= m_next_summary) {
+    // (not while a ring waits for its transfer: the walk from that transfer needs its trigger)
+    if (m_summarise && m_held >= m_next_summary && m_early_count == 0) {
         summarise(now);
         m_next_summary = std::max(summary_every, 2 * m_held);
     }
@@ -228,12 +232,24 @@ void activity_log::add_transfer(std::size_t q, const transfer_activity& t) {
     auto& r = m_transfers[q];
     const std::size_t k = r.end();
     r.push_back(t);
+    auto& early = m_early_rings[q];
+    if (!early.empty() && early.front().transfer == k) {
+        r.back().set_trigger(early.front().engine, early.front().index);
+        early.pop_front();
+        --m_early_count;
+    }
     counted(t.done(), {path_step::transfer, true, std::uint32_t(q), k, 0});
 }
 
 void activity_log::note_ring(std::size_t q, engine_kind e, std::size_t index) {
-    if (q < m_transfers.size() && m_transfers[q].end() > m_transfers[q].begin())
+    if (q >= m_transfers.size()) return;
+    const std::size_t k = m_rings[q]++;  // the k-th ring starts the k-th transfer
+    if (m_transfers[q].holds(k)) {
         m_transfers[q].back().set_trigger(e, static_cast<std::uint32_t>(index));
+    } else if (k >= m_transfers[q].end()) {  // held (DMA priorities): recorded when it starts
+        m_early_rings[q].push_back({k, e, static_cast<std::uint32_t>(index)});
+        ++m_early_count;
+    }
 }
 
 void activity_log::summarise(tick now) {

@@ -191,7 +191,8 @@ class activity_log {
     // such in the list on a tie).
     void add_instruction(engine_kind e, instruction_activity a, const wait_list& waits, tick now);
     void add_transfer(std::size_t q, const transfer_activity& t);
-    // Engine e's instruction `index` rang queue q's doorbell (its last transfer).
+    // Engine e's instruction `index` rang queue q's doorbell: the queue's k-th ring starts its
+    // k-th transfer, recorded then or, when the queue held it (DMA priorities), later.
     void note_ring(std::size_t q, engine_kind e, std::size_t index);
 
     const stream_records<instruction_activity>& instructions(std::size_t e) const {
@@ -220,6 +221,15 @@ class activity_log {
 
     std::vector<stream_records<instruction_activity>> m_instructions;  // [engine]
     std::vector<stream_records<transfer_activity>> m_transfers;        // [queue]
+    // Rings noted per queue, and those whose transfer is not recorded yet (it was held).
+    struct early_ring {
+        std::size_t transfer;
+        engine_kind engine;
+        std::uint32_t index;
+    };
+    std::vector<std::size_t> m_rings;
+    std::vector<std::deque<early_ring>> m_early_rings;
+    std::size_t m_early_count = 0;
     bool m_summarise = false;
     tick m_eps = 0;
     double m_ns_per_tick = 1e-3;

@@ -301,6 +301,11 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
                     const std::function<std::string()>& where) {
     check_operand(t.dst, "dst", lim, hbm_bytes, where);
     check_operand(t.src, "src", lim, hbm_bytes, where);
+    if (t.priority >= lim.dma_priority_levels)
+        throw user_error(where() + ": priority " + std::to_string(t.priority) +
+                         " needs more DMA quality-of-service levels than this core's " +
+                         std::to_string(lim.dma_priority_levels) +
+                         " (core.dma.priority_levels; NeuronCore-v4 has 4: --config trn3)");
     if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
         throw user_error(where() + ": DMA cannot reach PSUM");
     if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)

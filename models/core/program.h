@@ -236,14 +236,19 @@ struct instruction {
 // One DMA transfer: dst and src have the same number of rows and elements per row; when their
 // dtypes differ, the DMA casts each element through fp32. `rmw` add: a read-add-write, dst =
 // dst + src computed in fp32 (nisa.dma_copy's dst_rmw_op, nisa.dma_compute); bypass: a copy.
+// `priority`: its DMA quality-of-service level, 0 the highest (NeuronCore-v4's strict priority,
+// nki.isa.dma_copy's priority=; below core.dma.priority_levels).
 struct dma_transfer {
     operand dst, src;
     alu_op rmw = alu_op::bypass;
+    std::uint8_t priority = 0;
     bool operator==(const dma_transfer& o) const {
-        return dst == o.dst && src == o.src && rmw == o.rmw;
+        return dst == o.dst && src == o.src && rmw == o.rmw && priority == o.priority;
     }
 };
-static_assert(sizeof(dma_transfer) == 72, "a transfer is two packed operands and its operation");
+static_assert(sizeof(dma_transfer) == 72,
+              "a transfer is two packed operands, its operation and "
+              "its priority");
 
 // A named HBM region; inputs carry how functional mode initialises them.
 struct hbm_region {
@@ -306,6 +311,7 @@ struct program_limits {
     std::uint64_t psum_partition_bytes = 0;
     std::uint64_t hbm_bytes = 0;
     std::size_t dma_queues = 16;
+    std::uint32_t dma_priority_levels = 1;  // a transfer's priority is below it
 };
 
 // The checks of one transfer or instruction alone that validate_program makes (operands within

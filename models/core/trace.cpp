@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <map>
@@ -85,6 +86,7 @@ void write_trace(std::ostream& out, const program& p) {
             out << 'q' << q << " dma dst=" << format_operand(t.dst)
                 << " src=" << format_operand(t.src);
             if (t.rmw != alu_op::bypass) out << " op=" << alu_name(t.rmw);
+            if (t.priority != 0) out << " priority=" << unsigned{t.priority};
             out << format_place(p.sources.of_queue(q, i)) << "\n";
         }
     for (auto e : all_engines) {
@@ -340,6 +342,9 @@ const std::map<std::string, alu_op>& alus() {
     return m;
 }
 
+constexpr const char* dma_syntax =
+    "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [at=FILE:LINE]'";
+
 // "%XX" escapes of format_place undone.
 std::string parse_place(const std::string& v, const line_parser& lp) {
     std::string out;
@@ -485,27 +490,38 @@ program read_trace(std::istream& in, const std::string& name) {
             if (q >= p.queues.size())
                 lp.fail("queue " + head + " is beyond the declared " +
                         std::to_string(p.queues.size()) + " queues");
-            const bool has_op = tok.size() > 4 && tok[4].rfind("op=", 0) == 0;
-            const std::size_t at_tok = has_op ? 5 : 4;
-            if (tok.size() < 4 || tok.size() > at_tok + 1 || tok[1] != "dma" ||
-                tok[2].rfind("dst=", 0) != 0 || tok[3].rfind("src=", 0) != 0 ||
-                (tok.size() == at_tok + 1 && tok[at_tok].rfind("at=", 0) != 0))
-                lp.fail("expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [at=FILE:LINE]'");
+            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, priority=, at=
+            std::size_t k = 4;
+            const auto optional = [&](const char* key) -> std::optional<std::string> {
+                if (k == tok.size() || tok[k].rfind(key, 0) != 0) return std::nullopt;
+                return tok[k++].substr(std::strlen(key));
+            };
+            if (tok.size() < 4 || tok[1] != "dma" || tok[2].rfind("dst=", 0) != 0 ||
+                tok[3].rfind("src=", 0) != 0)
+                lp.fail(dma_syntax);
             dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
-            if (has_op) {
+            const auto op = optional("op="), priority = optional("priority="), at = optional("at=");
+            if (k != tok.size()) lp.fail(dma_syntax);
+            if (op) {
                 if (version < 3) lp.fail("op= is not in trace format version " + tok_version);
-                auto a = alus().find(tok[4].substr(3));
-                if (a == alus().end()) lp.fail("unknown alu op '" + tok[4].substr(3) + "'");
+                auto a = alus().find(*op);
+                if (a == alus().end()) lp.fail("unknown alu op '" + *op + "'");
                 if (a->second != alu_op::add)
-                    lp.fail("a DMA read-add-write adds: op=add, not op=" + tok[4].substr(3));
+                    lp.fail("a DMA read-add-write adds: op=add, not op=" + *op);
                 t.rmw = a->second;
+            }
+            if (priority) {
+                if (version < 5) lp.fail("priority= is not in trace format version " + tok_version);
+                const auto level = lp.number(*priority, "priority");
+                if (level > 255) lp.fail("priority=" + *priority + " is not a DMA priority level");
+                t.priority = static_cast<std::uint8_t>(level);
             }
             p.queues[q].push_back(t);
             origin->queue_lines[q].push_back(lineno);
             std::uint32_t place = 0;
-            if (tok.size() == at_tok + 1) {
+            if (at) {
                 if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                place = intern(parse_place(tok[at_tok].substr(3), lp));
+                place = intern(parse_place(*at, lp));
             }
             queue_places[q].push_back(place);
         } else if (engines.count(head)) {

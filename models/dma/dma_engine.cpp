@@ -27,6 +27,13 @@ void dma_engine::declare_params(param_registry& r) {
            "which engines it feeds: model choice from the trn2 points W5 and S1)"});
     r.add({"core.dma.queues", param_kind::integer, "16", "DMA queues (rings) per engine",
            "hardware-facts 1d (16 queues per engine)", 1, 256});
+    r.add({"core.dma.priority_levels", param_kind::integer, "1",
+           "DMA quality-of-service levels (strict priority, 0 the highest; 1: none): a transfer "
+           "of level 0 starts when rung, as every transfer does without them; one of a lower "
+           "level is held until the DMA engines it needs are free and no transfer of a higher "
+           "level waits for them (nisa.dma_copy's priority=; a transfer without one is level 0: "
+           "model choice)",
+           "hardware-facts 1f (NeuronCore-v4: strict priority per DMA queue, levels 0-3)", 1, 16});
     r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",
            "sustained bandwidth of one DMA engine on large rows",
            "hardware-facts 1d (17 B/ns NC-v2, 23 B/ns NC-v3)", 1e-3, 1e6});

@@ -33,6 +33,7 @@ void dma_queue::load(program_source* program) {
     m_window = {};
     m_by_place.assign(program ? program->sources().names.size() + 1 : 1, {0, 0});
     m_started = 0;
+    m_held.clear();
     m_bytes = 0;
     m_last_done = sim_time();
 }
@@ -54,10 +55,66 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         (!m_program || !m_program->fetch_transfer(m_index, m_started, m_window)))
         return;
     const std::uint32_t place = m_window.place(m_started);
-    const dma_transfer& t = m_window.at(m_started++);
+    const std::size_t number = m_started++;
+    const dma_transfer& t = m_window.at(number);
+    const sc_core::sc_time rung = sim_time() + delay;
+    if (m_arbiter && (t.priority > 0 || !m_held.empty())) {  // a lower level, or behind one
+        m_held.push_back({t, place, number, rung, rung + m_fixed_latency, m_arbiter->ring()});
+        m_arbiter->wake_at(m_held.back().ready);
+        return;
+    }
+    const sc_core::sc_time start = delay + m_fixed_latency;
+    begin(t, place, number, rung, start, sim_time() + start);
+}
+
+void dma_queue::start_held() {
+    const held_transfer h = m_held.front();
+    m_held.pop_front();
+    // its fixed latency is behind it: its chunks may start now
+    begin(h.transfer, h.place, h.number, h.rung, sc_core::SC_ZERO_TIME, h.ready);
+}
+
+dma_queue::placement dma_queue::place_of(const dma_transfer& t,
+                                         const sc_core::sc_time& from) const {
     const operand& chip = t.dst.space != mem_space::hbm ? t.dst : t.src;
     const std::uint32_t first = chip.space == mem_space::hbm ? 0 : chip.partition;
-    const sc_core::sc_time start = delay + m_fixed_latency;
+    placement at;
+    at.group = first / m_partitions_per_engine;
+    at.engine = at.group % m_engine_count;
+    at.used = std::min<std::size_t>(
+        m_engine_count,
+        (first % m_partitions_per_engine + t.src.partitions + m_partitions_per_engine - 1) /
+            m_partitions_per_engine);
+    at.first = first;
+    if (m_bound.size() <= m_engine_count) return at;
+    // the engine group whose engines the transfer uses free first (free by `from` is a tie)
+    sc_core::sc_time best;
+    for (std::size_t b = 0; b + m_engine_count <= m_bound.size(); b += m_engine_count) {
+        sc_core::sc_time free = from;
+        for (std::size_t k = 0; k < at.used; ++k) {
+            const sc_core::sc_time& busy =
+                m_bound[b + (at.engine + k) % m_engine_count]->booking().busy_until();
+            if (busy > free) free = busy;
+        }
+        if (b == 0 || free < best) {
+            best = free;
+            at.base = b;
+        }
+    }
+    return at;
+}
+
+void dma_queue::first_held_engines(std::vector<const busy_port*>& out) const {
+    out.clear();
+    const dma_transfer& t = m_held.front().transfer;
+    const placement at = place_of(t, sim_time());
+    for (std::size_t k = 0; k < at.used; ++k)
+        out.push_back(&m_bound[at.base + (at.engine + k) % m_engine_count]->booking());
+}
+
+void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
+                      const sc_core::sc_time& rung, const sc_core::sc_time& start,
+                      const sc_core::sc_time& could_start) {
     sc_core::sc_time done = start, first_chunk = sc_core::SC_ZERO_TIME;
     bool any = false;
     dma_job job;
@@ -66,36 +123,16 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     m_chunk.set_extension(&job);
     // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
     // the engine group that frees first.
-    std::uint32_t group = first / m_partitions_per_engine;
-    std::size_t engine = group % m_engine_count;
-    std::size_t base = 0;
-    if (m_bound.size() > m_engine_count) {
-        const std::uint32_t rows = t.src.partitions;
-        const std::size_t used = std::min<std::size_t>(
-            m_engine_count, (first % m_partitions_per_engine + rows + m_partitions_per_engine - 1) /
-                                m_partitions_per_engine);
-        sc_core::sc_time best;
-        const sc_core::sc_time from = sim_time() + start;  // free by then is free: a tie
-        for (std::size_t b = 0; b + m_engine_count <= m_bound.size(); b += m_engine_count) {
-            sc_core::sc_time free = from;
-            for (std::size_t k = 0; k < used; ++k) {
-                const sc_core::sc_time& at =
-                    m_bound[b + (engine + k) % m_engine_count]->booking().busy_until();
-                if (at > free) free = at;
-            }
-            if (b == 0 || free < best) {
-                best = free;
-                base = b;
-            }
-        }
-    }
+    const placement where = place_of(t, sim_time() + start);
+    std::uint32_t group = where.group;
+    std::size_t engine = where.engine;
     for (std::uint32_t r = 0; r < t.src.partitions; ++group) {
         const std::uint32_t end =
-            std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - first);
+            std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - where.first);
         job.row_begin = r;
         job.row_end = end;
         sc_core::sc_time d = start;
-        engines[static_cast<int>(base + engine)]->b_transport(m_chunk, d);
+        engines[static_cast<int>(where.base + engine)]->b_transport(m_chunk, d);
         if (d > done) done = d;
         if (!any || job.start < first_chunk) first_chunk = job.start;
         any = true;
@@ -143,7 +180,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         if (from < m_last_done) from = m_last_done;
         const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
         m_timeline->slice(
-            m_track, "transfer " + std::to_string(m_started - 1), from.to_seconds() * 1e9,
+            m_track, "transfer " + std::to_string(number), from.to_seconds() * 1e9,
             (end - from).to_seconds() * 1e9,
             "{\"bytes\":" + std::to_string(t.src.bytes()) +
                 ",\"rows\":" + std::to_string(t.src.partitions) +
@@ -157,7 +194,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
         const auto ticks = [](const sc_core::sc_time& x) { return tick(x.value()); };
         m_log->add_transfer(
             m_index,
-            transfer_activity(ticks(now + delay), ticks(now + start), ticks(now + chunks_end),
+            transfer_activity(ticks(rung), ticks(could_start), ticks(now + chunks_end),
                               ticks(now + memory_end), last_side, ticks(m_last_done), place));
     }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);

@@ -3,6 +3,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include <deque>
 #include <tlm>
 #include <vector>
 #include "core/access.h"
@@ -14,6 +15,7 @@
 #include "core/program_source.h"
 #include "core/semaphores.h"
 #include "core/timeline.h"
+#include "dma/dma_arbiter.h"
 #include "dma/dma_engine.h"
 
 namespace trn {
@@ -43,6 +45,21 @@ class dma_queue : public sc_core::sc_module {
     // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
     void set_engines(std::vector<const dma_engine*> engines) { m_bound = std::move(engines); }
     void set_timeline(timeline* t);
+    // The arbiter of this core's transfer priorities (null: every transfer starts when rung).
+    void set_arbiter(dma_arbiter* a) {
+        m_arbiter = a;
+        if (a) a->add(*this);
+    }
+    // The arbiter's view: the first transfer held (null: none), and when it could start.
+    const dma_transfer* first_held() const {
+        return m_held.empty() ? nullptr : &m_held.front().transfer;
+    }
+    const sc_core::sc_time& first_held_ready() const { return m_held.front().ready; }
+    std::uint64_t first_held_ring() const { return m_held.front().ring; }
+    // The bookings of the DMA engines the first held transfer would use if started now.
+    void first_held_engines(std::vector<const busy_port*>& out) const;
+    // Starts the first held transfer now.
+    void start_held();
     // Records when each transfer was rung, started and finished (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
     std::uint64_t transfers() const { return m_started; }
@@ -55,7 +72,29 @@ class dma_queue : public sc_core::sc_module {
     }
 
   private:
+    // Where a transfer's chunks go: partition group `group` (of the on-chip side's first
+    // partition `first`) to engine `engine` of the engine group at `base`, `used` engines in all.
+    struct placement {
+        std::uint32_t first = 0, group = 0;
+        std::size_t engine = 0, used = 0, base = 0;
+    };
+    struct held_transfer {
+        dma_transfer transfer;  // a copy: the program's window may move on
+        std::uint32_t place;
+        std::size_t number;      // in the queue
+        sc_core::sc_time rung;   // when its doorbell rang
+        sc_core::sc_time ready;  // rung + the fixed latency
+        std::uint64_t ring;      // dma_arbiter::ring()
+    };
+
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    placement place_of(const dma_transfer& t, const sc_core::sc_time& from) const;
+    // Books transfer `number` of the queue on the engines and memories from `start` (an offset
+    // from now) and signals its completion; rung and could_start are when it was rung and could
+    // first start (absolute times, for the activity log).
+    void begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
+               const sc_core::sc_time& rung, const sc_core::sc_time& start,
+               const sc_core::sc_time& could_start);
 
     semaphore_bank& m_sems;
     std::size_t m_index;
@@ -72,6 +111,8 @@ class dma_queue : public sc_core::sc_module {
     sc_core::sc_time m_last_done = sc_core::SC_ZERO_TIME;
     timeline* m_timeline = nullptr;
     activity_log* m_log = nullptr;
+    dma_arbiter* m_arbiter = nullptr;
+    std::deque<held_transfer> m_held;
     std::size_t m_track = 0, m_counter = 0;
     tlm::tlm_generic_payload m_chunk;  // reused: a payload allocates its extension array
     tlm::tlm_generic_payload m_mem;

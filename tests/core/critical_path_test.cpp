@@ -94,3 +94,26 @@ TEST(ActivityLog, ASuccessorReachedWithinEpsBeforeASummaryFindsItsStep) {
                             on(trn::semaphore_of_queue(1), 1), 2903);
     });
 }
+
+// A queue that holds a transfer (DMA priorities) records it after its doorbell was noted: the
+// path from it still goes back to the trigger that rang it, as when it was recorded at once.
+TEST(ActivityLog, ATransferRecordedAfterItsRingLeadsToItsTrigger) {
+    const auto path = [](bool held) {
+        activity_log log;
+        log.launch_begin = 0;
+        log.launch_end = 100;
+        log.reset(1, false, 1e-3);
+        const transfer_activity t(1100, 2400, 5000, 5000, trn::mem_space::hbm, 5000, 0);
+        if (!held) log.add_transfer(0, t);
+        log.note_ring(0, engine_kind::sp, 0);
+        log.add_instruction(engine_kind::sp,
+                            instruction_activity(100, 100, 100, 0, 100, 1100, 1100, 0), {}, 100);
+        if (held) log.add_transfer(0, t);
+        return analyse_critical_path(log, 0);
+    };
+    const trn::critical_path now = path(false), later = path(true);
+    EXPECT_EQ(later.ns_by_resource, now.ns_by_resource);
+    EXPECT_EQ(later.steps, now.steps);
+    EXPECT_EQ(later.total_ns, 5.0);
+    EXPECT_EQ(later.ns_by_resource.count("sp"), 1u);
+}

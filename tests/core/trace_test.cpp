@@ -62,7 +62,7 @@ program rich_program() {
     p.queues[1].push_back({op(sbuf, 0, 128, 512, 32, dtype::fp8_e4m3),
                            op(hbm, 0, 128, 8192, 32, dtype::fp8_e4m3, 32)});
     p.queues[1].push_back({op(sbuf, 0, 128, 0, 32, dtype::bfloat16),
-                           op(hbm, 0, 128, 0, 32, dtype::bfloat16, 64), alu_op::add});
+                           op(hbm, 0, 128, 0, 32, dtype::bfloat16, 64), alu_op::add, 2});
     p.queues[2].push_back({op(hbm, 0, 128, 1ull << 33, 16, dtype::float32, 512),
                            op(sbuf, 0, 128, 1024, 16, dtype::float32)});
     auto& pe = p.engines[std::size_t(engine_kind::pe)];
@@ -329,7 +329,10 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 4\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 5\n");
+    EXPECT_PRED2(contains, text,
+                 "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
+                 "priority=2\n");
     EXPECT_PRED2(contains, text,
                  " alu=subtract dst=sbuf[0:128]@1024:16xfloat32 "
                  "src0=sbuf[0:128]@2048:16xfloat32 imm=0.5 alu1=multiply imm1=-2.5");
@@ -431,7 +434,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 4");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 5");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -441,7 +444,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 4");
+    EXPECT_PRED2(contains, msg, "reads 1 to 5");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -589,8 +592,9 @@ TEST(TraceErrors, MissingDst) {
     const std::string msg =
         line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
     EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
-    EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
-                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [at=FILE:LINE]'");
+    EXPECT_PRED2(
+        contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
+        "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [at=FILE:LINE]'");
 }
 
 TEST(TraceErrors, BadHeaderLines) {
@@ -716,6 +720,36 @@ TEST(TraceErrors, DmaReadAddWritesAreCheckedAndNamed) {
                  "takes bf16 or fp32");
 }
 
+// A DMA's quality-of-service level (priority=N, version 5): after op= and before at=, written
+// only when not 0, and (validation) below the core's core.dma.priority_levels.
+TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
+    const std::string head = "trnsim-trace 5\nhbm_bytes 65536\nqueues 1\n";
+    const std::string load = "q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/32:8xfloat32";
+    const program p = from_text(head + load + " op=add priority=3 at=k.py:7\n" + load + "\n");
+    EXPECT_EQ(p.queues[0][0].priority, 3);
+    EXPECT_EQ(p.queues[0][0].rmw, alu_op::add);
+    EXPECT_EQ(p.queues[0][1].priority, 0);
+    const std::string text = to_text(p);
+    EXPECT_PRED2(contains, text, "op=add priority=3 at=k.py:7\n");
+    EXPECT_PRED2(contains, text, "src=hbm[0:4]@0/32:8xfloat32\n");  // level 0 left out
+    EXPECT_EQ(from_text(text).queues, p.queues);
+    EXPECT_PRED2(contains,
+                 error_of("trnsim-trace 4\nhbm_bytes 65536\nqueues 1\n" + load + " priority=1\n"),
+                 "bad.trace:4: priority= is not in trace format version 4");
+    EXPECT_PRED2(contains, error_of(head + load + " priority=high\n"), "bad priority 'high'");
+    EXPECT_PRED2(contains, error_of(head + load + " priority=300\n"),
+                 "priority=300 is not a DMA priority level");
+    EXPECT_PRED2(contains, error_of(head + load + " at=k.py:7 priority=1\n"),
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N]");
+    program_limits lim = small_limits();
+    const program two = from_text(head + load + " priority=2\nsp dma_trigger queue=0\n");
+    EXPECT_PRED2(contains, user_error_of([&] { validate_program(two, lim); }),
+                 ":4: q0 transfer 0: priority 2 needs more DMA quality-of-service levels "
+                 "than this core's 1 (core.dma.priority_levels");
+    lim.dma_priority_levels = 4;
+    validate_program(two, lim);
+}
+
 TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
     // Line 5 writes the SBUF bytes that the load of line 4 writes, with no wait on q0.
     const program p =
@@ -759,8 +793,8 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 5\n"),
-                 "trace format version 5 is not supported (this build reads 1 to 4)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 6\n"),
+                 "trace format version 6 is not supported (this build reads 1 to 5)");
 }
 
 TEST(TraceVersions, VersionThreeAdditionsAreErrorsInVersionTwo) {

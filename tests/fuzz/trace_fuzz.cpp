@@ -28,6 +28,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     lim.psum_partition_bytes = 16 * 1024;
     lim.hbm_bytes = std::uint64_t{16} << 30;
     lim.dma_queues = 16;
+    lim.dma_priority_levels = 4;
     try {
         trn::validate_program(p, lim);
     } catch (const trn::user_error&) {

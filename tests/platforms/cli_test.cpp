@@ -889,6 +889,46 @@ TEST_F(cli, dma_read_add_writes_run_at_the_copy_rate_from_nc_v4_at_half_before) 
     EXPECT_NEAR(engines_busy("trn1", true) / engines_busy("trn1", false), 2.0, 1e-9);
 }
 
+// NeuronCore-v4's DMA quality of service (core.dma.priority_levels): two equal transfers over
+// all 16 engines, q0 rung 9 ns before q1. Both of level 0, q0 finishes first; q0 of level 2 is
+// held, so q1 takes the engines first and finishes when q0 did before (9 ns later: its ring),
+// and q0 after it. Refused on trn2 naming the key.
+TEST_F(cli, a_dma_of_a_lower_priority_waits_for_the_engines_and_needs_nc_v4) {
+    const auto trace_of = [&](int level) {
+        return file("qos.trace",
+                    "trnsim-trace 5\nhbm_bytes 4194304\nqueues 2\n"
+                    "region in 0 4194304 float32 input -1 1 3\n"
+                    "q0 dma dst=sbuf[0:128]@0:4096xfloat32 src=hbm[0:128]@0/16384:4096xfloat32" +
+                        (level ? " priority=" + std::to_string(level) : std::string()) +
+                        "\nq1 dma dst=sbuf[0:128]@16384:4096xfloat32 "
+                        "src=hbm[0:128]@2097152/16384:4096xfloat32\n"
+                        "sp dma_trigger queue=0\nsp dma_trigger queue=1\n"
+                        "pool tensor_copy dst=sbuf[0:128]@65536:1xfloat32 "
+                        "src0=sbuf[0:128]@0:1xfloat32 wait=q0>=1\n"
+                        "dve tensor_copy dst=sbuf[0:128]@65540:1xfloat32 "
+                        "src0=sbuf[0:128]@16384:1xfloat32 wait=q1>=1\n");
+    };
+    // when the waits for q0 and q1 were released (each engine's stall on its queue)
+    const auto done = [&](int level) {
+        const std::string out = path("qos.json");
+        auto r =
+            run_sim("--config trn3 --trace " + trace_of(level) + " --quiet --stats-out " + out);
+        EXPECT_EQ(r.status, 0) << r.output;
+        const auto j = load_json(out)["engines"];
+        return std::pair{j["pool"]["stall_on"]["q0_ns"].get<double>(),
+                         j["dve"]["stall_on"]["q1_ns"].get<double>()};
+    };
+    const auto [q0_first, q1_second] = done(0);
+    EXPECT_LT(q0_first, q1_second);
+    const auto [q0_held, q1_ahead] = done(2);
+    EXPECT_NEAR(q1_ahead, q0_first + 9.0, 1e-3);  // the sp engine's trigger time
+    EXPECT_GT(q0_held, q1_ahead);
+    EXPECT_NEAR(q0_held, q1_second + 9.0, 1e-3);
+    const auto r = run_sim("--config trn2 --trace " + trace_of(2) + " --quiet");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("core.dma.priority_levels"), std::string::npos) << r.output;
+}
+
 // NeuronCore-v4's tensor indirection (core.sbuf.indirect): a gather of 64 columns of 2048 by the
 // Scalar engine, timed as the direct access of 64 columns it reads (model choice), the offsets'
 // read riding along; refused before NeuronCore-v4 naming the key.

@@ -432,7 +432,7 @@ std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const char* what,
 }
 
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
-                         const tile& chip, alu_op rmw) {
+                         const tile& chip, alu_op rmw, std::uint8_t priority) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     if (chip.extent)
@@ -450,9 +450,11 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)
-        transfer(queue_for(t), dma_transfer{chip.op, hbm_side, rmw}, engine_kind::sp, tensor, buf);
+        transfer(queue_for(t), dma_transfer{chip.op, hbm_side, rmw, priority}, engine_kind::sp,
+                 tensor, buf);
     else
-        transfer(queue_for(t), dma_transfer{hbm_side, chip.op}, engine_kind::act, buf, tensor);
+        transfer(queue_for(t), dma_transfer{hbm_side, chip.op, alu_op::bypass, priority},
+                 engine_kind::act, buf, tensor);
 }
 
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
@@ -490,16 +492,19 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
     return n;
 }
 
-void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src) {
-    dma(true, t, src, dst);
+void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src,
+                          std::uint8_t priority) {
+    dma(true, t, src, dst, alu_op::bypass, priority);
 }
 
-void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src) {
-    dma(true, t, src, dst, alu_op::add);
+void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src,
+                              std::uint8_t priority) {
+    dma(true, t, src, dst, alu_op::add, priority);
 }
 
-void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src) {
-    dma(false, t, dst, src);
+void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src,
+                           std::uint8_t priority) {
+    dma(false, t, dst, src, alu_op::bypass, priority);
 }
 
 void kernel_builder::sendrecv(const tile& dst, const tile& src) {

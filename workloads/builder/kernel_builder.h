@@ -164,11 +164,13 @@ class kernel_builder {
     static tile part(const tile& t, std::uint32_t p0, std::uint32_t pc, std::uint32_t f0,
                      std::uint32_t fc, std::uint32_t elem_stride);
 
-    void load(const tile& dst, const hbm_tensor& t, const operand& src);
+    // A DMA's `priority` is its quality-of-service level (dma_transfer::priority; 0 the highest).
+    void load(const tile& dst, const hbm_tensor& t, const operand& src, std::uint8_t priority = 0);
     // dst += src by a DMA read-add-write (in fp32; bf16 or fp32, both the same): it reads dst
     // as well as src, and costs its rows' copy time over core.dma.rmw_rate.
-    void load_add(const tile& dst, const hbm_tensor& t, const operand& src);
-    void store(const hbm_tensor& t, const operand& dst, const tile& src);
+    void load_add(const tile& dst, const hbm_tensor& t, const operand& src,
+                  std::uint8_t priority = 0);
+    void store(const hbm_tensor& t, const operand& dst, const tile& src, std::uint8_t priority = 0);
     // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).
@@ -335,7 +337,7 @@ class kernel_builder {
     double cost_ns(engine_kind e, const instruction& ins) const;
     void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
-             alu_op rmw = alu_op::bypass);
+             alu_op rmw, std::uint8_t priority);
     // Appends transfer `t` to queue q and rings it from `by` (reading `from`, and `into` too
     // for a read-add-write; writing `into`): its number in the queue (the queue's semaphore
     // reaches it when the transfer is done).

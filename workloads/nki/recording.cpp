@@ -192,15 +192,19 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             break;
         case nki_op_kind::load:
         case nki_op_kind::load_add:
-            need(2);
-            tiles({0});
-            op.hbm = rd.hbm(w[1]);
+        case nki_op_kind::store: {  // TILE H... or H... TILE, then an optional priority=N
+            if (w.size() == 3 && w[2].rfind("priority=", 0) == 0) {
+                const auto level = rd.count(w[2].substr(9));
+                if (level > 255) rd.fail("bad DMA priority '" + w[2] + "'");
+                op.priority = static_cast<std::uint8_t>(level);
+            } else {
+                need(2);
+            }
+            const bool load = op.kind != nki_op_kind::store;
+            tiles({load ? 0u : 1u});
+            op.hbm = rd.hbm(w[load ? 1 : 0]);
             break;
-        case nki_op_kind::store:
-            need(2);
-            op.hbm = rd.hbm(w[0]);
-            tiles({1});
-            break;
+        }
         case nki_op_kind::copy:
         case nki_op_kind::transpose:
         case nki_op_kind::sendrecv:
@@ -769,14 +773,14 @@ class expander {
                 declare(op.loop);
                 break;
             case nki_op_kind::load:
-                m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm));
+                m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), op.priority);
                 break;
             case nki_op_kind::load_add:
-                m_kb.load_add(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm));
+                m_kb.load_add(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), op.priority);
                 break;
             case nki_op_kind::store: {
                 const operand dst = hbm(op.hbm);
-                m_kb.store(m_tensors[op.hbm.tensor], dst, t(0));
+                m_kb.store(m_tensors[op.hbm.tensor], dst, t(0), op.priority);
                 break;
             }
             case nki_op_kind::copy:

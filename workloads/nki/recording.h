@@ -106,7 +106,8 @@ struct nki_op {
     // matmul: adds to dst unless every loop of `fresh` is at index 0 (accumulate = 1: always;
     // 0 with `fresh` empty: never).
     bool accumulate = false;
-    bool double_row = false;  // matmul: the fp8 double-row mode (NeuronCore-v3)
+    bool double_row = false;    // matmul: the fp8 double-row mode (NeuronCore-v3)
+    std::uint8_t priority = 0;  // load(_add), store: the DMA's quality-of-service level
     std::vector<std::uint32_t> fresh;
     // instruction: its opcode and flags, and which of `tiles` is each of its tile fields (dst,
     // src0, src1, src2, dst1; -1: none)

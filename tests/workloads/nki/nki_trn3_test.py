@@ -33,9 +33,9 @@ nki.configure(functional=True)
 SOURCE = os.environ['TRNSIM_SOURCE_DIR']
 
 
-def run_example(test, name, config, way):
-    """workloads/nki/examples/NAME --way WAY run by scripts/nki --config CONFIG, as a user
-    runs it: (its first figure in us, its statistics)."""
+def run_example(test, name, config, way, option='--way'):
+    """workloads/nki/examples/NAME --way WAY (or OPTION WAY; no option with WAY None) run by
+    scripts/nki --config CONFIG, as a user runs it: (its first figure in us, its statistics)."""
     env = dict(os.environ)
     for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
         env.pop(k, None)
@@ -43,7 +43,8 @@ def run_example(test, name, config, way):
         stats = os.path.join(tmp, 'stats.json')
         r = subprocess.run(
             [os.path.join(SOURCE, 'scripts', 'nki'), '--config', config, '--stats-out', stats,
-             os.path.join(SOURCE, 'workloads', 'nki', 'examples', name), '--way', way],
+             os.path.join(SOURCE, 'workloads', 'nki', 'examples', name)] +
+            ([option, way] if way is not None else []),
             capture_output=True, text=True, env=env)
         test.assertEqual(r.returncode, 0, r.stderr)
         with open(stats) as f:
@@ -681,17 +682,42 @@ def prioritised_copy(x):
 
 
 class DmaPriority(unittest.TestCase):
-    """priority= of nisa.dma_copy (NeuronCore-v4's DMA quality of service): accepted from 0 to
-    3, and noted as not modelled (the transfers run in ring order)."""
+    """priority= of nisa.dma_copy (NeuronCore-v4's strict-priority DMA quality of service, 0 the
+    highest): the values unchanged, the level recorded with the transfer (0, as none given,
+    leaves no word), and the example's gain: the prefetch of the lowest level no longer holds
+    back the chain's loads rung after it."""
 
-    def test_accepted_and_noted_as_not_modelled(self):
+    def test_values_and_recording(self):
         x = np.random.default_rng(13).random((128, 64), dtype=np.float32)
         np.testing.assert_array_equal(prioritised_copy(x), x)
         traced = nki.trace_kernel(prioritised_copy, (nt.tensor[[128, 64], nl.float32],), {},
                                   False)
-        notes = list(traced.trace.notes.values())
-        self.assertEqual(len(notes), 2)  # (one a line)
-        self.assertIn('priority= is not modelled', notes[0])
+        self.assertEqual(traced.trace.notes, {})
+        dmas = [op.line for op in traced.trace.ops if op.kind in ('load', 'store')]
+        self.assertEqual(len(dmas), 2)
+        self.assertNotIn('priority=', dmas[0])  # level 0
+        self.assertTrue(dmas[1].endswith(' priority=3'), dmas[1])
+
+    def test_the_example_prefetch_of_the_lowest_level_lets_the_chain_start(self):
+        def us(level):
+            return run_example(self, 'dma_priority.py', 'trn3', level, '--priority')[0]
+        plain, lowest = us(None), us('3')
+        self.assertEqual(us('0'), plain)  # level 0 is every transfer's without priority=
+        # the chain's first load no longer waits for the 4 MiB prefetch: most of its time back
+        # (4 MiB over 16 engines of core.dma.engine_bandwidth 32.2 B/ns: 8.1 us)
+        prefetch_us = 4 * 2**20 / (16 * 32.2) / 1e3
+        self.assertGreater(plain - lowest, 0.8 * prefetch_us)
+        self.assertLess(plain - lowest, 1.05 * prefetch_us)
+
+    def test_not_with_descriptor_generation_turned_off(self):
+        @nki0.jit
+        def no_dge(x):
+            t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=x, priority=1, dge_mode=nisa.dge_mode.none)
+            return x
+        with self.assertRaisesRegex(nki.KernelError, r'nisa.dma_copy: priority= with '
+                                    r'dge_mode=nisa.dge_mode.none'):
+            no_dge(np.ones((128, 8), np.float32))
 
     def test_a_level_out_of_0_to_3_is_an_error(self):
         @nki0.jit

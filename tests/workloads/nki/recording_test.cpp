@@ -127,6 +127,26 @@ matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 1
               std::string::npos);
 }
 
+// A load's or store's optional last word priority=N (nisa.dma_copy's priority=) reaches its
+// transfer; without it the transfer is of level 0.
+TEST(Recording, DmaPrioritiesReachTheirTransfers) {
+    std::string text = vector_add;
+    const auto at = [&](const std::string& what) { return text.find(what) + what.size(); };
+    text.insert(at("load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64"), " priority=2");
+    text.insert(at("store H2:8192*L0:128:64:64 T0.0.0:0:128:0:64:1"), " priority=3");
+    const program p = expand(text);
+    ASSERT_EQ(p.queues.size(), 3u);
+    for (const dma_transfer& t : p.queues[0])
+        EXPECT_EQ(t.priority, 0);
+    for (const dma_transfer& t : p.queues[1])
+        EXPECT_EQ(t.priority, 2);
+    for (const dma_transfer& t : p.queues[2])
+        EXPECT_EQ(t.priority, 3);
+    text = vector_add;
+    text.insert(at("load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64"), " priority=x");
+    EXPECT_NE(parse_error(text).find("line 12"), std::string::npos) << parse_error(text);
+}
+
 TEST(Recording, InstancesCountedBack) {
     // `back` 1: the instance before the latest, in its own buffer (2 buffers rotate).
     const nki_recording r = parse(R"(style nl

@@ -735,9 +735,9 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
     [1, 0], [2, 1, 0], [3, 1, 2, 0]; default [1, 0] of a 2-D part) by the DMA engines, as
     nl.load_transpose2d (a transfer per run: a model choice)."""
     site = user_site()
-    _dma_priority('nisa.dma_transpose', priority, site)
+    priority = _dma_priority('nisa.dma_transpose', priority, site, dge_mode)
     view = _ops.transposed_hbm('nisa.dma_transpose', src, site, axes)
-    p = _ops.load('nisa.dma_transpose', site, view, dtype, mask)
+    p = _ops.load('nisa.dma_transpose', site, view, dtype, mask, priority)
     if dst is None:
         return p
     if not isinstance(dst, (_tensors.Tile, _tensors.TileRuns)):
@@ -747,22 +747,35 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
     return dst
 
 
-def _dma_priority(api_name, priority, site):
-    """priority= (NKI 0.4 on): NeuronCore-v4's DMA quality of service, 0 (highest) to 3. The
-    model serves a queue's transfers in ring order whatever their priority: said once, as a
-    note (docs/hardware-facts.md 1f)."""
+class DgeMode:
+    """nisa.dge_mode: which descriptor generation a DMA uses (the model times every DMA alike;
+    core.dma.hardware_dge sets where a core's transfers go)."""
+
+    none = 'none'
+    swdge = 'swdge'
+    hwdge = 'hwdge'
+    unknown = 'unknown'
+
+
+value('isa.dge_mode', DgeMode)
+
+
+def _dma_priority(api_name, priority, site, dge_mode=None):
+    """priority= (NKI 0.4 on): NeuronCore-v4's DMA quality of service, 0 (the highest) to 3;
+    the level (0 without one: a model choice, docs/hardware-facts.md 1f)."""
     if priority is None:
-        return
+        return 0
+    if dge_mode == DgeMode.none:
+        raise KernelError(api_name, 'priority= with dge_mode=nisa.dge_mode.none: the DMA '
+                          'quality of service is not supported when descriptor generation is '
+                          'turned off (the reference)', site)
     if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 3:
         raise KernelError(api_name, f'priority={priority!r}: a DMA quality-of-service level, '
                           '0 (highest) to 3', site)
-    trace = current(api_name)
-    if trace.limits['isa_version'] < 4:
+    if current(api_name).limits['isa_version'] < 4:
         raise KernelError(api_name, 'priority= is the DMA quality of service of NeuronCore-v4 '
                           'and later (--config trn3)', site)
-    trace.note(site, api_name, 'priority= is not modelled: the DMA engines serve transfers in '
-               'the order their queues are rung, whatever their priority (strict priority '
-               'needs run-time arbitration the model does not have; docs/hardware-facts.md 1f)')
+    return priority
 
 
 class _OobMode:
@@ -815,7 +828,7 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     return None
 
 
-def _dma_between(api_name, site, dst, src, mask):
+def _dma_between(api_name, site, dst, src, mask, priority=0):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
     if isinstance(src, hbm) and isinstance(dst, hbm):
@@ -823,10 +836,10 @@ def _dma_between(api_name, site, dst, src, mask):
     if isinstance(src, hbm):
         if isinstance(dst, _tensors.TileBlocks):
             raise KernelError(api_name, 'index the block dimensions of dst', site)
-        _ops.load_into(api_name, site, dst, src, mask)
+        _ops.load_into(api_name, site, dst, src, mask, priority)
         return
     if isinstance(dst, hbm):
-        _ops.store(api_name, site, dst, src, mask)
+        _ops.store(api_name, site, dst, src, mask, priority)
         return
     raise unsupported(api_name, 'a copy between two on-chip tiles', site)
 
@@ -839,7 +852,7 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
              unique_indices=True, engine=None, priority=None):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     site = user_site()
-    _dma_priority('nisa.dma_copy', priority, site)
+    priority = _dma_priority('nisa.dma_copy', priority, site, dge_mode)
     if dst_rmw_op is not None:  # dst += src (the DMA's read-add-write; only nl.add)
         if _alu('nisa.dma_copy', dst_rmw_op, site, 'dst_rmw_op') != 'add':
             raise KernelError('nisa.dma_copy', f'dst_rmw_op={dst_rmw_op!r}: only nl.add is '
@@ -847,7 +860,7 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
         if not isinstance(src, (_tensors.HbmAccess, _tensors.HbmTensor)):
             raise unsupported('nisa.dma_copy', 'dst_rmw_op= from an on-chip tile (a '
                               'read-add-write from SBUF)', site)
-        _ops.load_add_into('nisa.dma_copy', site, dst, src)
+        _ops.load_add_into('nisa.dma_copy', site, dst, src, priority)
         return None
     # oob_mode (skip or error) is about indices computed on the device (an indirect DMA); the
     # accesses here are known when the kernel is traced, and one out of bounds is an error
@@ -855,6 +868,6 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
     if oob_mode is not None and getattr(oob_mode, 'name', oob_mode) not in ('skip', 'error'):
         raise KernelError('nisa.dma_copy', f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
                           'error)', site)
-    _dma_between('nisa.dma_copy', site, dst, src, mask)
+    _dma_between('nisa.dma_copy', site, dst, src, mask, priority)
     return None
 

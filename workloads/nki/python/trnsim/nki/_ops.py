@@ -33,6 +33,7 @@ class Pending(Typed, Arithmetic):
         self.full_shape = tuple(full_shape) if full_shape is not None else self.shape
         self.result = None  # the tile it was placed in
         self.hbm = None  # a load: the HBM access (what a load into several runs splits)
+        self.priority = 0  # a load: its DMA quality-of-service level (0 the highest)
         trace = current(api)
         self.chain = trace.chain()
         trace.track(self)
@@ -346,6 +347,8 @@ def emit_into(p, dst, accumulate, site):
             args = args + ('double_row',)
     else:
         flush_zero(dst, site)
+        if p.prim in ('load', 'load_add'):
+            args = args + dma_priority_word(p.priority)
     # a write in the first iteration only of some loops is, for their later iterations, a
     # write from before them
     written = () if not trace.frames else tuple(
@@ -492,7 +495,7 @@ def _view(t, region, api, site):
     return t if region is None else t.view(region, site, api, runs=True)
 
 
-def load(api, site, src, dtype=None, mask=None):
+def load(api, site, src, dtype=None, mask=None, priority=0):
     if not isinstance(src, HbmAccess):
         if isinstance(src, HbmTensor):
             src = src[...]
@@ -512,6 +515,7 @@ def load(api, site, src, dtype=None, mask=None):
         raise KernelError(api, src.oob, site)
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
     p.hbm = src if region is None else None
+    p.priority = priority
     return p
 
 
@@ -545,16 +549,16 @@ def _require_sbuf(api, site, tile):
                           'HBM and SBUF (copy the tile to SBUF first)', site)
 
 
-def load_into(api, site, dst, src, mask=None):
+def load_into(api, site, dst, src, mask=None, priority=0):
     if not isinstance(dst, (Tile, TileRuns, Pending)):
         raise KernelError(api, f'loads into a tile, got {type(dst).__name__}', site)
     if isinstance(dst, (Tile, TileRuns)):
         _require_sbuf(api, site, dst)
-    p = load(api, site, src, None, mask)
+    p = load(api, site, src, None, mask, priority)
     assign(dst, p, site)  # into dst's dtype: the DMA casts
 
 
-def load_add_into(api, site, dst, src):
+def load_add_into(api, site, dst, src, priority=0):
     """dst += src by a DMA read-add-write (nisa.dma_copy's dst_rmw_op=nl.add, nisa.dma_compute):
     dst a tile in SBUF, src in HBM, both bf16 or both fp32 ("must have a matching data type",
     the Trainium3 guide); the DMA adds in fp32."""
@@ -562,7 +566,7 @@ def load_add_into(api, site, dst, src):
         raise KernelError(api, f'a DMA read-add-write adds into a tile, got '
                           f'{type(dst).__name__}', site)
     _require_sbuf(api, site, dst)
-    p = load(api, site, src)
+    p = load(api, site, src, priority=priority)
     if p.dtype_name != dst.dtype_name or dst.dtype_name not in ('float32', 'bfloat16'):
         raise KernelError(api, f'a DMA read-add-write takes bf16 or fp32, the same for dst and '
                           f'src (got {dst.dtype_name} and {p.dtype_name})', site)
@@ -570,7 +574,7 @@ def load_add_into(api, site, dst, src):
     assign(dst, p, site)
 
 
-def store(api, site, dst, value, mask=None):
+def store(api, site, dst, value, mask=None, priority=0):
     if value is NOTHING:
         raise KernelError(api, 'stores the result of an operation whose mask keeps nothing (no '
                           'instruction computed it; on the device, whatever the tile held)',
@@ -591,7 +595,7 @@ def store(api, site, dst, value, mask=None):
             raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an '
                               f'HBM access of shape {dst.shape}', site)
         for access, tile in split([dst, src], True, api, site):
-            store(api, site, access, tile)
+            store(api, site, access, tile, priority=priority)
         return
     region = mask_region(mask, src.shape, api, site)
     if region is not None:
@@ -605,7 +609,12 @@ def store(api, site, dst, value, mask=None):
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
     check_mx_move(api, site, src.dtype_name, dst.tensor.dtype_name)
-    current(api).emit('store', api, site, (dst, src))
+    current(api).emit('store', api, site, (dst, src) + dma_priority_word(priority))
+
+
+def dma_priority_word(priority):
+    """The recording's optional last word of a DMA: its quality-of-service level, if not 0."""
+    return (f'priority={priority}',) if priority else ()
 
 
 def is_number(x):

@@ -176,19 +176,20 @@ def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=Tr
     return declare
 
 
-@prim('load', 'T', 'H')
-def _load(src):
+# (a DMA's optional last operand: its quality-of-service level, 'priority=N', no value's concern)
+@prim('load', 'T', 'H', 'prio?')
+def _load(src, priority=None):
     return src
 
 
-@prim('load_add', 'T', 'H')
-def _load_add(src):
+@prim('load_add', 'T', 'H', 'prio?')
+def _load_add(src, priority=None):
     """dst += src by a DMA read-add-write: the interpreter adds dst's values, in fp32."""
     return src
 
 
-@prim('store', 'H', 'T')
-def _store(src):
+@prim('store', 'H', 'T', 'prio?')
+def _store(src, priority=None):
     return src
 
 
