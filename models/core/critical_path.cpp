@@ -169,8 +169,7 @@ void activity_log::reset(std::size_t queues, bool summarise, double ns_per_tick)
     m_instructions.assign(engine_count, {});
     m_transfers.assign(queues, {});
     m_rings.assign(queues, 0);
-    m_early_rings.assign(queues, {});
-    m_early_count = 0;
+    m_held_transfers.assign(queues, {});
     m_summarise = summarise;
     m_ns_per_tick = ns_per_tick;
     m_eps = static_cast<tick>(std::llround(activity_eps_ns / ns_per_tick));
@@ -221,8 +220,7 @@ void activity_log::add_instruction(engine_kind e, instruction_activity a, const 
     const std::size_t i = r.end();
     r.push_back(a);
     counted(a.complete(), {path_step::instruction, true, std::uint32_t(e), i, 0});
-    // (not while a ring waits for its transfer: the walk from that transfer needs its trigger)
-    if (m_summarise && m_held >= m_next_summary && m_early_count == 0) {
+    if (m_summarise && m_held >= m_next_summary) {
         summarise(now);
         m_next_summary = std::max(summary_every, 2 * m_held);
     }
@@ -232,23 +230,28 @@ void activity_log::add_transfer(std::size_t q, const transfer_activity& t) {
     auto& r = m_transfers[q];
     const std::size_t k = r.end();
     r.push_back(t);
-    auto& early = m_early_rings[q];
-    if (!early.empty() && early.front().transfer == k) {
-        r.back().set_trigger(early.front().engine, early.front().index);
-        early.pop_front();
-        --m_early_count;
+    auto& held = m_held_transfers[q];
+    if (!held.empty() && held.front().transfer == k) {
+        if (held.front().has_trigger) r.back().set_trigger(held.front().engine, held.front().index);
+        held.pop_front();
     }
     counted(t.done(), {path_step::transfer, true, std::uint32_t(q), k, 0});
+}
+
+void activity_log::note_held(std::size_t q, std::size_t k, tick rung) {
+    if (q < m_held_transfers.size()) m_held_transfers[q].push_back({k, rung});
 }
 
 void activity_log::note_ring(std::size_t q, engine_kind e, std::size_t index) {
     if (q >= m_transfers.size()) return;
     const std::size_t k = m_rings[q]++;  // the k-th ring starts the k-th transfer
     if (m_transfers[q].holds(k)) {
-        m_transfers[q].back().set_trigger(e, static_cast<std::uint32_t>(index));
-    } else if (k >= m_transfers[q].end()) {  // held (DMA priorities): recorded when it starts
-        m_early_rings[q].push_back({k, e, static_cast<std::uint32_t>(index)});
-        ++m_early_count;
+        m_transfers[q].at(k).set_trigger(e, static_cast<std::uint32_t>(index));
+    } else if (!m_held_transfers[q].empty() && m_held_transfers[q].back().transfer == k) {
+        held_transfer& h = m_held_transfers[q].back();
+        h.has_trigger = true;
+        h.engine = e;
+        h.index = static_cast<std::uint32_t>(index);
     }
 }
 
@@ -288,6 +291,12 @@ void activity_log::summarise(tick now) {
             from = lo;
         }
     }
+    // a held transfer, recorded later, leads to the instruction that rang for it
+    for (const auto& held : m_held_transfers)
+        for (const held_transfer& h : held)
+            if (h.has_trigger)
+                frontier.push_back(
+                    {path_step::instruction, false, std::uint32_t(h.engine), h.index, h.rung});
     for (std::size_t q = 0; q < m_transfers.size(); ++q) {
         const auto& r = m_transfers[q];
         keep_t[q] = r.end();

@@ -151,6 +151,7 @@ class stream_records {
     bool holds(std::size_t i) const { return i >= m_base && i < end(); }
     const T& operator[](std::size_t i) const { return m_items[i - m_base]; }
     T& back() { return m_items.back(); }
+    T& at(std::size_t i) { return m_items[i - m_base]; }
     void push_back(const T& x) { m_items.push_back(x); }
     // Drops the records before index i; returns how many.
     std::size_t drop_before(std::size_t i) {
@@ -191,8 +192,11 @@ class activity_log {
     // such in the list on a tie).
     void add_instruction(engine_kind e, instruction_activity a, const wait_list& waits, tick now);
     void add_transfer(std::size_t q, const transfer_activity& t);
-    // Engine e's instruction `index` rang queue q's doorbell: the queue's k-th ring starts its
-    // k-th transfer, recorded then or, when the queue held it (DMA priorities), later.
+    // Queue q holds its transfer k, rung at `rung` (DMA priorities): it is recorded when it
+    // starts, and walks from it lead to the instruction that rang for it, kept until then.
+    void note_held(std::size_t q, std::size_t k, tick rung);
+    // Engine e's instruction `index` rang queue q's doorbell: the queue's k-th ring starts (or
+    // holds) its k-th transfer.
     void note_ring(std::size_t q, engine_kind e, std::size_t index);
 
     const stream_records<instruction_activity>& instructions(std::size_t e) const {
@@ -221,15 +225,16 @@ class activity_log {
 
     std::vector<stream_records<instruction_activity>> m_instructions;  // [engine]
     std::vector<stream_records<transfer_activity>> m_transfers;        // [queue]
-    // Rings noted per queue, and those whose transfer is not recorded yet (it was held).
-    struct early_ring {
+    // Rings noted per queue, and the transfers held, not recorded yet, with their triggers.
+    struct held_transfer {
         std::size_t transfer;
-        engine_kind engine;
-        std::uint32_t index;
+        tick rung;
+        bool has_trigger = false;
+        engine_kind engine = engine_kind::sp;
+        std::uint32_t index = 0;
     };
     std::vector<std::size_t> m_rings;
-    std::vector<std::deque<early_ring>> m_early_rings;
-    std::size_t m_early_count = 0;
+    std::vector<std::deque<held_transfer>> m_held_transfers;
     bool m_summarise = false;
     tick m_eps = 0;
     double m_ns_per_tick = 1e-3;

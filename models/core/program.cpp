@@ -303,9 +303,14 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
     check_operand(t.src, "src", lim, hbm_bytes, where);
     if (t.priority >= lim.dma_priority_levels)
         throw user_error(where() + ": priority " + std::to_string(t.priority) +
-                         " needs more DMA quality-of-service levels than this core's " +
-                         std::to_string(lim.dma_priority_levels) +
-                         " (core.dma.priority_levels; NeuronCore-v4 has 4: --config trn3)");
+                         (lim.dma_priority_levels > 1
+                              ? " is not a DMA quality-of-service level of this core: 0 to " +
+                                    std::to_string(lim.dma_priority_levels - 1) +
+                                    " (core.dma.priority_levels " +
+                                    std::to_string(lim.dma_priority_levels) + ")"
+                              : " needs DMA quality-of-service levels, which this core has not "
+                                "(core.dma.priority_levels 1; NeuronCore-v4 has 4: --config "
+                                "trn3)"));
     if (t.dst.space == mem_space::psum || t.src.space == mem_space::psum)
         throw user_error(where() + ": DMA cannot reach PSUM");
     if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)

@@ -30,9 +30,10 @@ void dma_engine::declare_params(param_registry& r) {
     r.add({"core.dma.priority_levels", param_kind::integer, "1",
            "DMA quality-of-service levels (strict priority, 0 the highest; 1: none): a transfer "
            "of level 0 starts when rung, as every transfer does without them; one of a lower "
-           "level is held until the DMA engines it needs are free and no transfer of a higher "
-           "level waits for them (nisa.dma_copy's priority=; a transfer without one is level 0: "
-           "model choice)",
+           "level, and the transfers after it in its queue, are held until the DMA engines it "
+           "needs are free and no held transfer of a higher level waits for them "
+           "(docs/trace-format.md; nisa.dma_copy's priority=; a transfer without one is level "
+           "0: model choice)",
            "hardware-facts 1f (NeuronCore-v4: strict priority per DMA queue, levels 0-3)", 1, 16});
     r.add({"core.dma.engine_bandwidth", param_kind::bandwidth, "17B/ns",
            "sustained bandwidth of one DMA engine on large rows",

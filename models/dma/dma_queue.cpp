@@ -61,6 +61,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     if (m_arbiter && (t.priority > 0 || !m_held.empty())) {  // a lower level, or behind one
         m_held.push_back({t, place, number, rung, rung + m_fixed_latency, m_arbiter->ring()});
         m_arbiter->wake_at(m_held.back().ready);
+        if (m_log) m_log->note_held(m_index, number, tick(rung.value()));
         return;
     }
     const sc_core::sc_time start = delay + m_fixed_latency;
@@ -68,10 +69,15 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
 }
 
 void dma_queue::start_held() {
-    const held_transfer h = m_held.front();
-    m_held.pop_front();
-    // its fixed latency is behind it: its chunks may start now
-    begin(h.transfer, h.place, h.number, h.rung, sc_core::SC_ZERO_TIME, h.ready);
+    // the first (its fixed latency behind it: its chunks may start now), then the transfers of
+    // level 0 it held back, which start as when rung, from the end of their fixed latency
+    do {
+        const held_transfer h = m_held.front();
+        m_held.pop_front();
+        const sc_core::sc_time& now = sim_time();
+        begin(h.transfer, h.place, h.number, h.rung,
+              h.ready > now ? h.ready - now : sc_core::SC_ZERO_TIME, h.ready);
+    } while (!m_held.empty() && m_held.front().transfer.priority == 0);
 }
 
 dma_queue::placement dma_queue::place_of(const dma_transfer& t,

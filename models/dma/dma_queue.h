@@ -58,7 +58,7 @@ class dma_queue : public sc_core::sc_module {
     std::uint64_t first_held_ring() const { return m_held.front().ring; }
     // The bookings of the DMA engines the first held transfer would use if started now.
     void first_held_engines(std::vector<const busy_port*>& out) const;
-    // Starts the first held transfer now.
+    // Starts the first held transfer now, and the transfers of level 0 right behind it.
     void start_held();
     // Records when each transfer was rung, started and finished (core/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }

@@ -105,6 +105,7 @@ TEST(ActivityLog, ATransferRecordedAfterItsRingLeadsToItsTrigger) {
         log.reset(1, false, 1e-3);
         const transfer_activity t(1100, 2400, 5000, 5000, trn::mem_space::hbm, 5000, 0);
         if (!held) log.add_transfer(0, t);
+        if (held) log.note_held(0, 0, 1100);
         log.note_ring(0, engine_kind::sp, 0);
         log.add_instruction(engine_kind::sp,
                             instruction_activity(100, 100, 100, 0, 100, 1100, 1100, 0), {}, 100);
@@ -116,4 +117,21 @@ TEST(ActivityLog, ATransferRecordedAfterItsRingLeadsToItsTrigger) {
     EXPECT_EQ(later.steps, now.steps);
     EXPECT_EQ(later.total_ns, 5.0);
     EXPECT_EQ(later.ns_by_resource.count("sp"), 1u);
+}
+
+// A transfer held across summaries (DMA priorities, rung early and recorded late) is analysed
+// as if nothing had been summed: the summaries keep the walk from the trigger that rang for it.
+TEST(ActivityLog, ATransferHeldAcrossSummariesKeepsItsTrigger) {
+    expect_same_path([](activity_log& log) {
+        sync_run(log, 100, 10);  // Sync instruction 9 rings q0 at 10100
+        log.note_held(0, 0, 10100);
+        log.note_ring(0, engine_kind::sp, 10);
+        log.add_instruction(engine_kind::sp,
+                            instruction_activity(10100, 10100, 10100, 0, 10100, 10109, 10109, 0),
+                            {}, 10100);
+        sync_run(log, 20000, 20000);  // the Sync engine goes on, across summaries
+        // q0's transfer starts at last and completes after everything else
+        log.add_transfer(0, transfer_activity(10100, 30000000, 40000000, 40000000,
+                                              trn::mem_space::hbm, 40000000, 0));
+    });
 }

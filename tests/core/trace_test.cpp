@@ -744,8 +744,12 @@ TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
     program_limits lim = small_limits();
     const program two = from_text(head + load + " priority=2\nsp dma_trigger queue=0\n");
     EXPECT_PRED2(contains, user_error_of([&] { validate_program(two, lim); }),
-                 ":4: q0 transfer 0: priority 2 needs more DMA quality-of-service levels "
-                 "than this core's 1 (core.dma.priority_levels");
+                 ":4: q0 transfer 0: priority 2 needs DMA quality-of-service levels, which "
+                 "this core has not (core.dma.priority_levels 1;");
+    lim.dma_priority_levels = 2;
+    EXPECT_PRED2(contains, user_error_of([&] { validate_program(two, lim); }),
+                 ":4: q0 transfer 0: priority 2 is not a DMA quality-of-service level of this "
+                 "core: 0 to 1 (core.dma.priority_levels 2)");
     lim.dma_priority_levels = 4;
     validate_program(two, lim);
 }

@@ -929,6 +929,35 @@ TEST_F(cli, a_dma_of_a_lower_priority_waits_for_the_engines_and_needs_nc_v4) {
     EXPECT_NE(r.output.find("core.dma.priority_levels"), std::string::npos) << r.output;
 }
 
+// A transfer of level 0 held behind one of level 1 in its queue (a queue starts its transfers
+// in order) starts as soon as that one does, as if rung then: it is not left to wait, as the
+// lower level does, for engines that another queue's later level-0 transfer has taken.
+TEST_F(cli, a_level_0_transfer_held_behind_a_lower_one_starts_with_it) {
+    const std::string t =
+        file("behind.trace",
+             "trnsim-trace 5\nhbm_bytes 8388608\nqueues 2\n"
+             "region in 0 8388608 float32 input -1 1 3\n"
+             "q0 dma dst=sbuf[0:128]@0:4096xfloat32 src=hbm[0:128]@0/16384:4096xfloat32 "
+             "priority=1\n"
+             "q0 dma dst=sbuf[0:128]@49152:16xfloat32 src=hbm[0:128]@4194304/64:16xfloat32\n"
+             "q1 dma dst=sbuf[0:128]@16384:4096xfloat32 "
+             "src=hbm[0:128]@2097152/16384:4096xfloat32\n"
+             "sp dma_trigger queue=0\nsp dma_trigger queue=0\n"
+             "pool memset dst=sbuf[0:128]@100000:2048xfloat32 imm=0\n"
+             "sp dma_trigger queue=1 wait=pool>=1\n"  // after q0's first transfer has started
+             "dve tensor_copy dst=sbuf[0:128]@65540:1xfloat32 src0=sbuf[0:128]@49152:1xfloat32 "
+             "wait=q0>=2\n"
+             "act tensor_copy dst=sbuf[0:128]@65548:1xfloat32 src0=sbuf[0:128]@16384:1xfloat32 "
+             "wait=q1>=1\n");
+    const std::string out = path("behind.json");
+    auto r = run_sim("--config trn3 --trace " + t + " --quiet --stats-out " + out);
+    ASSERT_EQ(r.status, 0) << r.output;
+    const auto j = load_json(out)["engines"];
+    const double small = j["dve"]["stall_on"]["q0_ns"].get<double>(),
+                 big = j["act"]["stall_on"]["q1_ns"].get<double>();
+    EXPECT_LT(small, big);
+}
+
 // NeuronCore-v4's tensor indirection (core.sbuf.indirect): a gather of 64 columns of 2048 by the
 // Scalar engine, timed as the direct access of 64 columns it reads (model choice), the offsets'
 // read riding along; refused before NeuronCore-v4 naming the key.

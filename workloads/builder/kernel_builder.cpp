@@ -391,8 +391,12 @@ void kernel_builder::grew() {
     if (++m_grown % w.step == 0 && w.observer) w.observer(m_grown);
 }
 
-std::size_t kernel_builder::queue_for(const hbm_tensor& t) {
-    const std::size_t q = t.id % m_opt.limits.dma_queues;
+std::size_t kernel_builder::queue_for(const hbm_tensor& t, std::uint8_t priority) {
+    // A DMA quality-of-service level is its queue's (hardware-facts 1f): a tensor's DMAs of
+    // level p go queues / levels queues further on than its level-0 ones.
+    const std::size_t levels = std::max<std::size_t>(1, m_opt.limits.dma_priority_levels);
+    const std::size_t q =
+        (t.id + priority * (m_opt.limits.dma_queues / levels)) % m_opt.limits.dma_queues;
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     return q;
 }
@@ -450,10 +454,10 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)
-        transfer(queue_for(t), dma_transfer{chip.op, hbm_side, rmw, priority}, engine_kind::sp,
-                 tensor, buf);
+        transfer(queue_for(t, priority), dma_transfer{chip.op, hbm_side, rmw, priority},
+                 engine_kind::sp, tensor, buf);
     else
-        transfer(queue_for(t), dma_transfer{hbm_side, chip.op, alu_op::bypass, priority},
+        transfer(queue_for(t, priority), dma_transfer{hbm_side, chip.op, alu_op::bypass, priority},
                  engine_kind::act, buf, tensor);
 }
 

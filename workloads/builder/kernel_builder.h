@@ -76,11 +76,11 @@ struct tile {
 // Contract: every error in a kernel's shapes or allocation throws user_error naming the tile
 // and the limit; on-chip dependencies are tracked per region of a buffer (partitions x the bytes
 // an operand spans), so accesses to disjoint parts of one tile are not ordered; HBM dependencies
-// are tracked per tensor, and two stores to one tensor are taken to write disjoint ranges (they
-// go to the same queue, which keeps their order). A builder constructed while a program_stream
-// builds (program_stream::producing()) streams: it emits each instruction and transfer into that
-// stream as it goes (without their waits when the stream counts), and finish() returns the
-// program without them.
+// are tracked per tensor, and two stores to one tensor are taken to write disjoint ranges (of
+// one DMA priority level they go to the same queue, which keeps their order). A builder constructed
+// while a program_stream builds (program_stream::producing()) streams: it emits each instruction
+// and transfer into that stream as it goes (without their waits when the stream counts), and
+// finish() returns the program without them.
 class kernel_builder {
   public:
     static void declare_params(param_registry& r);
@@ -331,7 +331,7 @@ class kernel_builder {
     std::unordered_map<std::uint64_t, std::uint32_t> m_steps;
     std::vector<std::size_t> m_buffer_decl;  // each buffer's declaration (m_decls index)
     std::uint32_t m_barriers = 0;            // core_barrier instructions issued
-    std::size_t queue_for(const hbm_tensor& t);
+    std::size_t queue_for(const hbm_tensor& t, std::uint8_t priority = 0);
     // The estimated engine time of `ins` on `e` (cost table at the engine's clock), and its
     // addition to e's total.
     double cost_ns(engine_kind e, const instruction& ins) const;

@@ -147,6 +147,24 @@ TEST(Recording, DmaPrioritiesReachTheirTransfers) {
     EXPECT_NE(parse_error(text).find("line 12"), std::string::npos) << parse_error(text);
 }
 
+// With DMA levels (trn3's 4), a tensor's DMAs of level p go to a queue of their own, 16 / 4 = 4
+// queues on per level, so that a level-0 DMA of the tensor is not held behind a lower one.
+TEST(Recording, ATensorsDmasOfEachLevelGoToAQueueOfTheirOwn) {
+    std::string text = vector_add;
+    const std::string second = "load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64";
+    text.insert(text.find(second) + second.size(), "\n" + second + " priority=2");
+    const nki_recording r = parse(text);
+    builder_options o = options(r.style);
+    o.limits.dma_priority_levels = 4;
+    kernel_builder kb(o);
+    const program p = expand_recording(r, kb);
+    ASSERT_EQ(p.queues.size(), 10u);
+    EXPECT_EQ(p.queues[1].size(), 4u);  // tensor 1's level-0 loads
+    EXPECT_EQ(p.queues[9].size(), 4u);  // its level-2 loads: 1 + 2 x 4
+    for (const dma_transfer& t : p.queues[9])
+        EXPECT_EQ(t.priority, 2);
+}
+
 TEST(Recording, InstancesCountedBack) {
     // `back` 1: the instance before the latest, in its own buffer (2 buffers rotate).
     const nki_recording r = parse(R"(style nl
