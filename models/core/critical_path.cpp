@@ -244,9 +244,9 @@ void activity_log::note_held(std::size_t q, std::size_t k, tick rung) {
 
 void activity_log::note_ring(std::size_t q, engine_kind e, std::size_t index) {
     if (q >= m_transfers.size()) return;
-    const std::size_t k = m_rings[q]++;  // the k-th ring starts the k-th transfer
-    if (m_transfers[q].holds(k)) {
-        m_transfers[q].at(k).set_trigger(e, static_cast<std::uint32_t>(index));
+    const std::size_t k = m_rings[q]++;   // the k-th ring starts the k-th transfer
+    if (k + 1 == m_transfers[q].end()) {  // (recorded as it was rung: the last)
+        m_transfers[q].back().set_trigger(e, static_cast<std::uint32_t>(index));
     } else if (!m_held_transfers[q].empty() && m_held_transfers[q].back().transfer == k) {
         held_transfer& h = m_held_transfers[q].back();
         h.has_trigger = true;

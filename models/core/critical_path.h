@@ -151,7 +151,6 @@ class stream_records {
     bool holds(std::size_t i) const { return i >= m_base && i < end(); }
     const T& operator[](std::size_t i) const { return m_items[i - m_base]; }
     T& back() { return m_items.back(); }
-    T& at(std::size_t i) { return m_items[i - m_base]; }
     void push_back(const T& x) { m_items.push_back(x); }
     // Drops the records before index i; returns how many.
     std::size_t drop_before(std::size_t i) {

@@ -87,11 +87,12 @@ dma_queue::placement dma_queue::place_of(const dma_transfer& t,
     placement at;
     at.group = first / m_partitions_per_engine;
     at.engine = at.group % m_engine_count;
+    at.first = first;
+    if (m_bound.size() <= m_engine_count && !m_arbiter) return at;
     at.used = std::min<std::size_t>(
         m_engine_count,
         (first % m_partitions_per_engine + t.src.partitions + m_partitions_per_engine - 1) /
             m_partitions_per_engine);
-    at.first = first;
     if (m_bound.size() <= m_engine_count) return at;
     // the engine group whose engines the transfer uses free first (free by `from` is a tie)
     sc_core::sc_time best;

@@ -73,7 +73,8 @@ class dma_queue : public sc_core::sc_module {
 
   private:
     // Where a transfer's chunks go: partition group `group` (of the on-chip side's first
-    // partition `first`) to engine `engine` of the engine group at `base`, `used` engines in all.
+    // partition `first`) to engine `engine` of the engine group at `base`, `used` engines in all
+    // (0, not counted, on a core of one engine group without an arbiter).
     struct placement {
         std::uint32_t first = 0, group = 0;
         std::size_t engine = 0, used = 0, base = 0;

@@ -395,8 +395,9 @@ std::size_t kernel_builder::queue_for(const hbm_tensor& t, std::uint8_t priority
     // A DMA quality-of-service level is its queue's (hardware-facts 1f): a tensor's DMAs of
     // level p go queues / levels queues further on than its level-0 ones.
     const std::size_t levels = std::max<std::size_t>(1, m_opt.limits.dma_priority_levels);
-    const std::size_t q =
-        (t.id + priority * (m_opt.limits.dma_queues / levels)) % m_opt.limits.dma_queues;
+    const std::size_t q = priority == 0 ? t.id % m_opt.limits.dma_queues
+                                        : (t.id + priority * (m_opt.limits.dma_queues / levels)) %
+                                              m_opt.limits.dma_queues;
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     return q;
 }
