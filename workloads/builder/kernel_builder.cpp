@@ -392,12 +392,32 @@ void kernel_builder::grew() {
 }
 
 std::size_t kernel_builder::queue_for(const hbm_tensor& t, std::uint8_t priority) {
-    // A DMA quality-of-service level is its queue's (hardware-facts 1f): a tensor's DMAs of
-    // level p go queues / levels queues further on than its level-0 ones.
-    const std::size_t levels = std::max<std::size_t>(1, m_opt.limits.dma_priority_levels);
-    const std::size_t q = priority == 0 ? t.id % m_opt.limits.dma_queues
-                                        : (t.id + priority * (m_opt.limits.dma_queues / levels)) %
-                                              m_opt.limits.dma_queues;
+    const std::size_t queues = m_opt.limits.dma_queues;
+    std::size_t q = t.id % queues;
+    if (priority != 0 && m_opt.limits.dma_priority_levels > 1) {  // (else validation refuses it)
+        // A level is a queue's (hardware-facts 1f), and a queue starts its transfers in order: a
+        // tensor's DMAs of a level above 0 get a queue of their own, the highest that no tensor
+        // declared so far uses for its level-0 DMAs, no other level's DMAs use and that carries
+        // no transfer yet (below the last, sendrecv's); failing that, the tensor's own.
+        const std::uint64_t key = (std::uint64_t{t.id} << 8) | priority;
+        const auto it = m_level_queue.find(key);
+        if (it != m_level_queue.end()) {
+            q = it->second;
+        } else {
+            for (std::size_t c = queues >= 2 ? queues - 1 : 0; c-- > 0;) {
+                // (tensors 0 .. n - 1 use queues id % queues for level 0: c >= n is none's)
+                const bool free = (c >= m_transfers.size() || m_transfers[c] == 0) &&
+                                  c >= m_tensor_dep.size() &&
+                                  std::none_of(m_level_queue.begin(), m_level_queue.end(),
+                                               [&](const auto& e) { return e.second == c; });
+                if (free) {
+                    q = c;
+                    break;
+                }
+            }
+            m_level_queue.emplace(key, q);
+        }
+    }
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     return q;
 }

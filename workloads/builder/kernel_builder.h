@@ -77,7 +77,8 @@ struct tile {
 // and the limit; on-chip dependencies are tracked per region of a buffer (partitions x the bytes
 // an operand spans), so accesses to disjoint parts of one tile are not ordered; HBM dependencies
 // are tracked per tensor, and two stores to one tensor are taken to write disjoint ranges (of
-// one DMA priority level they go to the same queue, which keeps their order). A builder constructed
+// one DMA priority level they go to the same queue, which keeps their order; a level above 0
+// has queues of its own: queue_for). A builder constructed
 // while a program_stream builds (program_stream::producing()) streams: it emits each instruction
 // and transfer into that stream as it goes (without their waits when the stream counts), and
 // finish() returns the program without them.
@@ -358,7 +359,9 @@ class kernel_builder {
     std::vector<std::size_t> m_buffer_dep;  // physical buffer -> its entry in m_deps
     std::vector<dep_state> m_deps;          // one per buffer and per HBM tensor
     std::vector<bool> m_dep_is_hbm;
-    std::vector<std::size_t> m_tensor_dep;             // HBM tensor id -> its entry in m_deps
+    std::vector<std::size_t> m_tensor_dep;  // HBM tensor id -> its entry in m_deps
+    // (tensor id << 8 | DMA level above 0) -> its queue (queue_for)
+    std::unordered_map<std::uint64_t, std::size_t> m_level_queue;
     std::vector<std::vector<std::uint32_t>> m_waited;  // [issuer][sem] highest value waited
     std::vector<sem_wait> m_need;                      // scratch of issue()
     std::uint64_t m_sbuf_used = 0, m_psum_used = 0, m_hbm_used = 0;

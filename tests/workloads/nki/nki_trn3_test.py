@@ -719,6 +719,26 @@ class DmaPriority(unittest.TestCase):
                                     r'dge_mode=nisa.dge_mode.none'):
             no_dge(np.ones((128, 8), np.float32))
 
+    def test_a_level_the_core_has_not_is_an_error_at_its_line(self):
+        kernel = ('import numpy as np\nimport nki\nimport nki.isa as nisa\n'
+                  'import nki.language as nl\n\n\n@nki.jit\ndef k(x):\n'
+                  '    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)\n'
+                  '    nisa.dma_copy(dst=t, src=x, priority=2)\n'
+                  '    return x\n\n\nnki.simulate(k)(np.ones((128, 8), np.float32))\n')
+        env = dict(os.environ)
+        for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
+            env.pop(k, None)
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'levels.py')
+            with open(path, 'w') as f:
+                f.write(kernel)
+            r = subprocess.run([os.path.join(SOURCE, 'scripts', 'nki'), '--config', 'trn3',
+                                '--set', 'core.dma.priority_levels=2', path],
+                               capture_output=True, text=True, env=env)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn('levels.py:10: nisa.dma_copy: priority=2 is not a DMA quality-of-service '
+                      'level of this core: 0 to 1 (core.dma.priority_levels 2)', r.stderr)
+
     def test_a_level_out_of_0_to_3_is_an_error(self):
         @nki0.jit
         def bad(x):

@@ -147,22 +147,30 @@ TEST(Recording, DmaPrioritiesReachTheirTransfers) {
     EXPECT_NE(parse_error(text).find("line 12"), std::string::npos) << parse_error(text);
 }
 
-// With DMA levels (trn3's 4), a tensor's DMAs of level p go to a queue of their own, 16 / 4 = 4
-// queues on per level, so that a level-0 DMA of the tensor is not held behind a lower one.
+// With DMA levels (trn3's 4), a tensor's DMAs of a level above 0 go to a queue of their own,
+// the highest free one below the last (sendrecv's): none that a tensor's level-0 DMAs use.
 TEST(Recording, ATensorsDmasOfEachLevelGoToAQueueOfTheirOwn) {
     std::string text = vector_add;
     const std::string second = "load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64";
-    text.insert(text.find(second) + second.size(), "\n" + second + " priority=2");
+    text.insert(text.find(second) + second.size(),
+                "\n" + second +
+                    " priority=2\nload T1.0.0:0:128:0:64:1 H0:8192*L0:128:64:64 "
+                    "priority=1\n" +
+                    second + " priority=2");
     const nki_recording r = parse(text);
     builder_options o = options(r.style);
     o.limits.dma_priority_levels = 4;
     kernel_builder kb(o);
     const program p = expand_recording(r, kb);
-    ASSERT_EQ(p.queues.size(), 10u);
-    EXPECT_EQ(p.queues[1].size(), 4u);  // tensor 1's level-0 loads
-    EXPECT_EQ(p.queues[9].size(), 4u);  // its level-2 loads: 1 + 2 x 4
-    for (const dma_transfer& t : p.queues[9])
+    ASSERT_EQ(p.queues.size(), 15u);
+    EXPECT_EQ(p.queues[0].size(), 4u);   // tensor 0's level-0 loads
+    EXPECT_EQ(p.queues[1].size(), 4u);   // tensor 1's
+    EXPECT_EQ(p.queues[14].size(), 8u);  // tensor 1's level-2 loads, the first level above 0
+    EXPECT_EQ(p.queues[13].size(), 4u);  // tensor 0's level-1 loads
+    for (const dma_transfer& t : p.queues[14])
         EXPECT_EQ(t.priority, 2);
+    for (const dma_transfer& t : p.queues[13])
+        EXPECT_EQ(t.priority, 1);
 }
 
 TEST(Recording, InstancesCountedBack) {

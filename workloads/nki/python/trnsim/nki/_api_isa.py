@@ -772,9 +772,14 @@ def _dma_priority(api_name, priority, site, dge_mode=None):
     if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 3:
         raise KernelError(api_name, f'priority={priority!r}: a DMA quality-of-service level, '
                           '0 (highest) to 3', site)
-    if current(api_name).limits['isa_version'] < 4:
+    limits = current(api_name).limits
+    if limits['isa_version'] < 4:
         raise KernelError(api_name, 'priority= is the DMA quality of service of NeuronCore-v4 '
                           'and later (--config trn3)', site)
+    if priority >= limits['dma_priority_levels']:
+        raise KernelError(api_name, f'priority={priority} is not a DMA quality-of-service level '
+                          f'of this core: 0 to {limits["dma_priority_levels"] - 1} '
+                          f'(core.dma.priority_levels {limits["dma_priority_levels"]})', site)
     return priority
 
 

@@ -132,6 +132,7 @@ def limits():
                    'sbuf_bytes': p.sbuf_partition_bytes(),
                    'psum_bytes': p.psum_partition_bytes(),
                    'isa_version': p.integer('core.isa_version'),
+                   'dma_priority_levels': p.integer('core.dma.priority_levels'),
                    'double_row': p.boolean('core.pe.double_row'),
                    'hoist_share': p.real('compiler.hoist_sbuf_share')}
     return _limits
