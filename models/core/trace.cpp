@@ -512,9 +512,7 @@ program read_trace(std::istream& in, const std::string& name) {
             }
             if (priority) {
                 if (version < 5) lp.fail("priority= is not in trace format version " + tok_version);
-                const auto level = lp.number(*priority, "priority");
-                if (level > 255) lp.fail("priority=" + *priority + " is not a DMA priority level");
-                t.priority = static_cast<std::uint8_t>(level);
+                t.priority = lp.number_of<std::uint8_t>(*priority, "priority");
             }
             p.queues[q].push_back(t);
             origin->queue_lines[q].push_back(lineno);

@@ -59,13 +59,12 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     const dma_transfer& t = m_window.at(number);
     const sc_core::sc_time rung = sim_time() + delay;
     if (m_arbiter && (t.priority > 0 || !m_held.empty())) {  // a lower level, or behind one
-        m_held.push_back({t, place, number, rung, rung + m_fixed_latency, m_arbiter->ring()});
-        m_arbiter->wake_at(m_held.back().ready);
+        m_held.push_back({t, place, number, rung, m_arbiter->ring()});
+        m_arbiter->wake_at(rung + m_fixed_latency);
         if (m_log) m_log->note_held(m_index, number, tick(rung.value()));
         return;
     }
-    const sc_core::sc_time start = delay + m_fixed_latency;
-    begin(t, place, number, rung, start, sim_time() + start);
+    begin(t, place, number, rung, delay + m_fixed_latency);
 }
 
 void dma_queue::start_held() {
@@ -74,9 +73,9 @@ void dma_queue::start_held() {
     do {
         const held_transfer h = m_held.front();
         m_held.pop_front();
-        const sc_core::sc_time& now = sim_time();
+        const sc_core::sc_time ready = h.rung + m_fixed_latency, &now = sim_time();
         begin(h.transfer, h.place, h.number, h.rung,
-              h.ready > now ? h.ready - now : sc_core::SC_ZERO_TIME, h.ready);
+              ready > now ? ready - now : sc_core::SC_ZERO_TIME);
     } while (!m_held.empty() && m_held.front().transfer.priority == 0);
 }
 
@@ -120,8 +119,7 @@ void dma_queue::first_held_engines(std::vector<const busy_port*>& out) const {
 }
 
 void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
-                      const sc_core::sc_time& rung, const sc_core::sc_time& start,
-                      const sc_core::sc_time& could_start) {
+                      const sc_core::sc_time& rung, const sc_core::sc_time& start) {
     sc_core::sc_time done = start, first_chunk = sc_core::SC_ZERO_TIME;
     bool any = false;
     dma_job job;
@@ -201,7 +199,7 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
         const auto ticks = [](const sc_core::sc_time& x) { return tick(x.value()); };
         m_log->add_transfer(
             m_index,
-            transfer_activity(ticks(rung), ticks(could_start), ticks(now + chunks_end),
+            transfer_activity(ticks(rung), ticks(rung + m_fixed_latency), ticks(now + chunks_end),
                               ticks(now + memory_end), last_side, ticks(m_last_done), place));
     }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);

@@ -54,7 +54,7 @@ class dma_queue : public sc_core::sc_module {
     const dma_transfer* first_held() const {
         return m_held.empty() ? nullptr : &m_held.front().transfer;
     }
-    const sc_core::sc_time& first_held_ready() const { return m_held.front().ready; }
+    sc_core::sc_time first_held_ready() const { return m_held.front().rung + m_fixed_latency; }
     std::uint64_t first_held_ring() const { return m_held.front().ring; }
     // The bookings of the DMA engines the first held transfer would use if started now.
     void first_held_engines(std::vector<const busy_port*>& out) const;
@@ -82,20 +82,18 @@ class dma_queue : public sc_core::sc_module {
     struct held_transfer {
         dma_transfer transfer;  // a copy: the program's window may move on
         std::uint32_t place;
-        std::size_t number;      // in the queue
-        sc_core::sc_time rung;   // when its doorbell rang
-        sc_core::sc_time ready;  // rung + the fixed latency
-        std::uint64_t ring;      // dma_arbiter::ring()
+        std::size_t number;     // in the queue
+        sc_core::sc_time rung;  // when its doorbell rang
+        std::uint64_t ring;     // dma_arbiter::ring()
     };
 
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
     placement place_of(const dma_transfer& t, const sc_core::sc_time& from) const;
     // Books transfer `number` of the queue on the engines and memories from `start` (an offset
-    // from now) and signals its completion; rung and could_start are when it was rung and could
-    // first start (absolute times, for the activity log).
+    // from now) and signals its completion; `rung` is when its doorbell rang (an absolute time,
+    // for the activity log, which also takes it to have been able to start a fixed latency on).
     void begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
-               const sc_core::sc_time& rung, const sc_core::sc_time& start,
-               const sc_core::sc_time& could_start);
+               const sc_core::sc_time& rung, const sc_core::sc_time& start);
 
     semaphore_bank& m_sems;
     std::size_t m_index;

@@ -738,7 +738,7 @@ TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
                  "bad.trace:4: priority= is not in trace format version 4");
     EXPECT_PRED2(contains, error_of(head + load + " priority=high\n"), "bad priority 'high'");
     EXPECT_PRED2(contains, error_of(head + load + " priority=300\n"),
-                 "priority=300 is not a DMA priority level");
+                 "priority 300 is too large (at most 255)");
     EXPECT_PRED2(contains, error_of(head + load + " at=k.py:7 priority=1\n"),
                  "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N]");
     program_limits lim = small_limits();

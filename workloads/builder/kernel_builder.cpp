@@ -405,12 +405,9 @@ std::size_t kernel_builder::queue_for(const hbm_tensor& t, std::uint8_t priority
             q = it->second;
         } else {
             for (std::size_t c = queues >= 2 ? queues - 1 : 0; c-- > 0;) {
-                // (tensors 0 .. n - 1 use queues id % queues for level 0: c >= n is none's)
-                const bool free = (c >= m_transfers.size() || m_transfers[c] == 0) &&
-                                  c >= m_tensor_dep.size() &&
-                                  std::none_of(m_level_queue.begin(), m_level_queue.end(),
-                                               [&](const auto& e) { return e.second == c; });
-                if (free) {
+                // (tensors 0 .. n - 1 use queues id % queues for level 0: c >= n is none's; a
+                // queue given to a level carries its transfer at once)
+                if (c >= m_tensor_dep.size() && (c >= m_transfers.size() || m_transfers[c] == 0)) {
                     q = c;
                     break;
                 }

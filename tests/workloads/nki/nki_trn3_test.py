@@ -33,19 +33,23 @@ nki.configure(functional=True)
 SOURCE = os.environ['TRNSIM_SOURCE_DIR']
 
 
-def run_example(test, name, config, way, option='--way'):
-    """workloads/nki/examples/NAME --way WAY (or OPTION WAY; no option with WAY None) run by
-    scripts/nki --config CONFIG, as a user runs it: (its first figure in us, its statistics)."""
+def scripts_nki(args):
+    """scripts/nki ARGS as a user runs it (the test's own Python settings dropped)."""
     env = dict(os.environ)
     for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
         env.pop(k, None)
+    return subprocess.run([os.path.join(SOURCE, 'scripts', 'nki')] + args, capture_output=True,
+                          text=True, env=env)
+
+
+def run_example(test, name, config, way, option='--way'):
+    """workloads/nki/examples/NAME --way WAY (or OPTION WAY; no option with WAY None) run by
+    scripts/nki --config CONFIG, as a user runs it: (its first figure in us, its statistics)."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = os.path.join(tmp, 'stats.json')
-        r = subprocess.run(
-            [os.path.join(SOURCE, 'scripts', 'nki'), '--config', config, '--stats-out', stats,
-             os.path.join(SOURCE, 'workloads', 'nki', 'examples', name)] +
-            ([option, way] if way is not None else []),
-            capture_output=True, text=True, env=env)
+        r = scripts_nki(['--config', config, '--stats-out', stats,
+                         os.path.join(SOURCE, 'workloads', 'nki', 'examples', name)] +
+                        ([option, way] if way is not None else []))
         test.assertEqual(r.returncode, 0, r.stderr)
         with open(stats) as f:
             got = json.load(f)
@@ -725,16 +729,11 @@ class DmaPriority(unittest.TestCase):
                   '    t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)\n'
                   '    nisa.dma_copy(dst=t, src=x, priority=2)\n'
                   '    return x\n\n\nnki.simulate(k)(np.ones((128, 8), np.float32))\n')
-        env = dict(os.environ)
-        for k in ('PYTHONPATH', 'TRNSIM_NKI_QUIET', 'TRNSIM_NKI_CONFIG'):
-            env.pop(k, None)
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, 'levels.py')
             with open(path, 'w') as f:
                 f.write(kernel)
-            r = subprocess.run([os.path.join(SOURCE, 'scripts', 'nki'), '--config', 'trn3',
-                                '--set', 'core.dma.priority_levels=2', path],
-                               capture_output=True, text=True, env=env)
+            r = scripts_nki(['--config', 'trn3', '--set', 'core.dma.priority_levels=2', path])
         self.assertEqual(r.returncode, 2, r.stderr)
         self.assertIn('levels.py:10: nisa.dma_copy: priority=2 is not a DMA quality-of-service '
                       'level of this core: 0 to 1 (core.dma.priority_levels 2)', r.stderr)
