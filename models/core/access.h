@@ -55,11 +55,17 @@ struct hbm_bank_pages {
 // are independent, so the access opens `changes` pages plus one per bank whose open page is not
 // its first, and leaves each bank with its last page open. Decoded by the router, which
 // de-interleaves, so that a channel sees its row-buffer locality without decoding again.
+// The summary comes in one of two forms: a list (`banks`, `count` entries), or, for a channel
+// of few banks, a table indexed by bank (`dense`, `count` the channel's banks: dense[b] the first
+// page the access touches in bank b, dense[count + b] the last, first = hbm_no_page where it
+// touches none), which a channel applies without an indexed load per entry.
 // Non-owning: the entries belong to the initiator and stay valid for the duration of the
 // (blocking) call only.
+constexpr std::uint32_t hbm_no_page = ~std::uint32_t{0};  // (no page number: hbm_address_map)
 struct hbm_pages_ext : tlm::tlm_extension<hbm_pages_ext> {
     const hbm_bank_pages* banks = nullptr;
     std::size_t count = 0;
+    const std::uint32_t* dense = nullptr;  // non-null: the table form (`banks` unused)
     std::uint64_t changes = 0;
 
     tlm::tlm_extension_base* clone() const override { return new hbm_pages_ext(*this); }

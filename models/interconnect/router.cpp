@@ -163,17 +163,33 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.rows = rows;
     into.row_bytes = row_bytes;
     into.stride = stride;
+    const std::size_t nb = m_map.banks();
+    const bool dense = nb <= dense_max_banks;
+    std::vector<hbm_bank_pages>& list = dense ? m_sparse : into.banks;
+    list.clear();
     into.banks.clear();
     into.begin.assign(1, 0);
     into.changes.clear();
     std::size_t entries = 0;  // at most one per page and one per bank, on each channel
     for (std::size_t ch = 0; ch < c; ++ch)
-        entries += std::min(static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1)),
-                            m_map.banks());
-    into.banks.reserve(entries);
+        entries +=
+            std::min(static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1)), nb);
+    list.reserve(entries);
     for (std::size_t ch = 0; ch < c; ++ch) {
-        into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], into.banks));
-        into.begin.push_back(static_cast<std::uint32_t>(into.banks.size()));
+        into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], list));
+        into.begin.push_back(static_cast<std::uint32_t>(list.size()));
+    }
+    into.dense.clear();
+    if (dense) {
+        into.dense.assign(2 * nb * c, hbm_no_page);
+        for (std::size_t ch = 0; ch < c; ++ch)
+            for (std::uint32_t i = into.begin[ch]; i < into.begin[ch + 1]; ++i) {
+                const hbm_bank_pages& b = list[i];
+                std::uint32_t* table = &into.dense[2 * nb * ch];
+                table[m_map.bank_of(b.first)] = b.first;
+                table[nb + m_map.bank_of(b.first)] = b.last;
+            }
+        into.begin.clear();
     }
     into.bytes = m_bytes;
 }
@@ -241,10 +257,17 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
     if (rows && row_bytes) {
         (trans.is_write() ? m_hbm_write : m_hbm_read) += std::uint64_t{rows} * row_bytes;
         const decoded& dec = decoded_of(m_hbm_base + trans.get_address(), rows, row_bytes, stride);
+        const std::size_t table = 2 * m_map.banks();
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
-            if (dec.begin[ch] == dec.begin[ch + 1]) continue;
-            m_part_pages.banks = dec.banks.data() + dec.begin[ch];
-            m_part_pages.count = dec.begin[ch + 1] - dec.begin[ch];
+            if (dec.bytes[ch] == 0) continue;
+            if (dec.dense.empty()) {
+                m_part_pages.banks = dec.banks.data() + dec.begin[ch];
+                m_part_pages.count = dec.begin[ch + 1] - dec.begin[ch];
+                m_part_pages.dense = nullptr;
+            } else {
+                m_part_pages.dense = dec.dense.data() + table * ch;
+                m_part_pages.count = m_map.banks();
+            }
             m_part_pages.changes = dec.changes[ch];
             m_part.set_command(trans.get_command());
             m_part.set_address(0);

@@ -63,6 +63,9 @@ class router : public sc_core::sc_module, private lt_target {
     // its peak memory instead of 1.09x).
     static constexpr std::size_t decoded_slots = 3072;
     static constexpr std::size_t decoded_ways = 6;  // entries per set
+    // Channels of at most this many banks are told their pages in hbm_pages_ext's table form
+    // (8 bytes per bank and channel whether touched or not; the list costs 8 per bank touched).
+    static constexpr std::size_t dense_max_banks = 64;
 
   private:
     std::uint64_t m_hbm_base = 0;
@@ -129,10 +132,14 @@ class router : public sc_core::sc_module, private lt_target {
         std::uint64_t used = 0;  // when it was last looked up (m_lookups)
         std::vector<hbm_bank_pages> banks;
         std::vector<std::uint32_t> begin;  // channel ch's banks: [begin[ch], begin[ch + 1])
+        // Or, with few banks per channel (dense_max_banks), the table form of hbm_pages_ext:
+        // channel ch's at [2 * banks * ch, 2 * banks * (ch + 1)) (banks and begin empty).
+        std::vector<std::uint32_t> dense;
         std::vector<std::uint64_t> changes, bytes;  // per channel
     };
     static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
-    std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
+    std::vector<hbm_bank_pages> m_sparse;  // decode()'s list, when the entry keeps the table
+    std::vector<decoded> m_decoded;        // set s: [s * decoded_ways, (s + 1) * decoded_ways)
     std::uint64_t m_lookups = 0, m_decodings = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
     // The decoding of an access with at least one row of at least one byte: remembered, or

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 
 namespace trn {
 
@@ -49,7 +51,7 @@ hbm_channel::hbm_channel(const sc_core::sc_module_name& name, const config& cfg)
       m_latency(ns(cfg.time_ns("core.hbm.latency"))),
       m_map(cfg),
       m_activate_ns(cfg.time_ns("core.hbm.activate_time")),
-      m_open(m_map.banks(), ~std::uint64_t{0}) {
+      m_open(m_map.banks(), hbm_no_page) {
     in.bind(*this);
 }
 
@@ -70,19 +72,37 @@ std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
     std::uint64_t misses = 0;
     if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
         misses = ext->changes;
-        std::uint64_t* open = m_open.data();
-        const hbm_address_map map = m_map;  // a local copy: the stores below cannot change it
-        for (const hbm_bank_pages *b = ext->banks, *end = b + ext->count; b != end; ++b) {
-            std::uint64_t& bank = open[map.bank_of(b->first)];
-            misses += bank != b->first;
-            bank = b->last;
+        std::uint32_t* open = m_open.data();
+        if (const std::uint32_t* first = ext->dense) {
+            // every bank at once, without branches (the compiler vectorises it): a touched bank
+            // misses unless its first page is open, and is left with its last open
+            if (ext->count != m_open.size())
+                throw std::logic_error("hbm_channel: a page table of " +
+                                       std::to_string(ext->count) + " banks for a channel of " +
+                                       std::to_string(m_open.size()));
+            const std::uint32_t* last = first + ext->count;
+            std::uint32_t opened = 0;
+            for (std::size_t b = 0, n = ext->count; b < n; ++b) {
+                const std::uint32_t touched = 0u - std::uint32_t{first[b] != hbm_no_page};
+                opened += std::uint32_t{first[b] != open[b]} & touched;
+                open[b] = (last[b] & touched) | (open[b] & ~touched);
+            }
+            misses += opened;
+        } else {
+            const hbm_address_map map = m_map;  // a local copy: the stores below cannot change it
+            for (const hbm_bank_pages *b = ext->banks, *end = b + ext->count; b != end; ++b) {
+                std::uint32_t& bank = open[map.bank_of(b->first)];
+                misses += bank != b->first;
+                bank = b->last;
+            }
         }
     } else if (const std::uint64_t len = trans.get_data_length()) {
         const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
         for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p) {
-            std::uint64_t& open = m_open[m_map.bank_of(p)];
-            misses += open != p;
-            open = p;
+            // (channel-local page numbers fit in 32 bits: hbm_address_map)
+            std::uint32_t& open = m_open[m_map.bank_of(p)];
+            misses += open != static_cast<std::uint32_t>(p);
+            open = static_cast<std::uint32_t>(p);
         }
     }
     m_misses += misses;

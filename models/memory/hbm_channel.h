@@ -39,7 +39,7 @@ class hbm_channel : public sc_core::sc_module, private lt_target {
         m_port.reset_stats();
         m_read_bytes = m_write_bytes = m_misses = 0;
         m_activation_ns = m_bandwidth_ns = 0;
-        std::fill(m_open.begin(), m_open.end(), ~std::uint64_t{0});
+        std::fill(m_open.begin(), m_open.end(), hbm_no_page);
     }
     const busy_port& port() const { return m_port; }
 
@@ -55,7 +55,8 @@ class hbm_channel : public sc_core::sc_module, private lt_target {
     sc_core::sc_time m_latency;
     hbm_address_map m_map;
     double m_activate_ns;
-    std::vector<std::uint64_t> m_open;  // open page of each bank (~0: none)
+    // Open page of each bank (hbm_no_page: none); page numbers fit in 32 bits (hbm_address_map).
+    std::vector<std::uint32_t> m_open;
     std::uint64_t m_misses = 0;
     double m_activation_ns = 0, m_bandwidth_ns = 0;
     busy_port m_port;

@@ -81,7 +81,9 @@ struct call {
     double now_ns;
     double delay_in_ns;
     bool has_pages = false;
-    std::vector<trn::hbm_bank_pages> banks;  // hbm_pages_ext, if any
+    // hbm_pages_ext, if any: its list, or its table's touched banks in bank order (`table`)
+    std::vector<trn::hbm_bank_pages> banks;
+    bool table = false;
     std::uint64_t changes = 0;
 };
 
@@ -113,6 +115,7 @@ class fake_target : public sc_core::sc_module {
                to_ns(delay),
                false,
                {},
+               false,
                0};
         if (auto* e = t.get_extension<access_ext>()) {
             c.has_ext = true;
@@ -125,7 +128,14 @@ class fake_target : public sc_core::sc_module {
         }
         if (auto* r = t.get_extension<trn::hbm_pages_ext>()) {
             c.has_pages = true;
-            c.banks.assign(r->banks, r->banks + r->count);
+            if (r->dense) {
+                c.table = true;
+                for (std::size_t b = 0; b < r->count; ++b)
+                    if (r->dense[b] != trn::hbm_no_page)
+                        c.banks.push_back({r->dense[b], r->dense[r->count + b]});
+            } else {
+                c.banks.assign(r->banks, r->banks + r->count);
+            }
             c.changes = r->changes;
         }
         return c;
@@ -768,8 +778,16 @@ void expect_pages(routed& r, const result& res, std::uint64_t a, std::uint64_t n
         if (want[ch].pages.empty()) continue;
         ASSERT_EQ(calls.size(), 1u);
         ASSERT_TRUE(calls[0].has_pages) << "channel " << ch;
-        const bank_summary s =
-            summarised(want[ch].pages, static_cast<std::uint64_t>(r.cfg.integer("core.hbm.banks")));
+        const auto bank_count = static_cast<std::uint64_t>(r.cfg.integer("core.hbm.banks"));
+        bank_summary s = summarised(want[ch].pages, bank_count);
+        // (few banks: the table form, the router's choice, in bank order)
+        EXPECT_EQ(calls[0].table, bank_count <= trn::router::dense_max_banks)
+            << r.dut.name() << " channel " << ch;
+        if (calls[0].table)
+            std::sort(s.banks.begin(), s.banks.end(),
+                      [&](const trn::hbm_bank_pages& x, const trn::hbm_bank_pages& y) {
+                          return x.first % bank_count < y.first % bank_count;
+                      });
         EXPECT_EQ(calls[0].banks, s.banks) << r.dut.name() << " channel " << ch;
         EXPECT_EQ(calls[0].changes, s.changes) << r.dut.name() << " channel " << ch;
         EXPECT_EQ(calls[0].len, want[ch].bytes) << r.dut.name() << " channel " << ch;

@@ -204,6 +204,18 @@ class harness : public sc_core::sc_module {
         // bank 2 opens 46. 3 misses
         const trn::hbm_bank_pages two_banks[] = {{41, 41}, {46, 46}};
         page_access(0, 256, &summary(two_banks, 2));
+        // 10: the table form (indexed by bank): bank 1 from its open page 41 to 45 (a hit and a
+        // change), bank 2 to 50 (a miss); banks 0 and 3 untouched. 2 misses
+        static const std::uint32_t none = trn::hbm_no_page;
+        static const std::uint32_t table[8] = {none, 41, 50, none, none, 45, 50, none};
+        static trn::hbm_pages_ext table_form;
+        table_form.dense = table;
+        table_form.count = 4;
+        table_form.changes = 1;
+        page_access(0, 256, &table_form);
+        // 11: it left 45 open in bank 1 and bank 0's 128 alone: both hits
+        const trn::hbm_bank_pages left_open[] = {{128, 128}, {45, 45}};
+        page_access(0, 64, &summary(left_open, 0));
         misses_after_burst3 = dut.misses();
 
         // Burst 4, functional reads: debug and b_transport see what access 1 wrote.
@@ -301,22 +313,22 @@ TEST(HbmChannel, PortAccountsBusyAndWaitTime) {
 
 TEST(HbmChannel, OpenPagesHitAndNewPagesPayTheActivationTime) {
     const auto& p = bench().pages;
-    ASSERT_EQ(p.size(), 10u);
-    const int misses[10] = {1, 0, 1, 1, 1, 3, 2, 2, 0, 3};
-    const double bytes[10] = {200, 200, 200, 200, 200, 3 * 1024, 100, 128, 64, 256};
+    ASSERT_EQ(p.size(), 12u);
+    const int misses[12] = {1, 0, 1, 1, 1, 3, 2, 2, 0, 3, 2, 0};
+    const double bytes[12] = {200, 200, 200, 200, 200, 3 * 1024, 100, 128, 64, 256, 256, 64};
     for (std::size_t i = 0; i < p.size(); ++i) {
         EXPECT_NEAR(p[i].delay_in_ns, 0, tol_ns);
         EXPECT_NEAR(p[i].delay_out_ns, service_ns(bytes[i], misses[i]) + latency_ns(), tol_ns)
             << "page access " << i;
     }
-    EXPECT_EQ(bench().misses_after_burst3, 2u + 1 + 0 + 1 + 1 + 1 + 3 + 2 + 2 + 0 + 3);
+    EXPECT_EQ(bench().misses_after_burst3, 2u + 1 + 0 + 1 + 1 + 1 + 3 + 2 + 2 + 0 + 3 + 2 + 0);
 }
 
 TEST(HbmChannel, ByteCountersSplitReadsAndWrites) {
     const auto& b = bench();
     // Counted just before reset_stats(): everything but the last (64-byte) read.
     EXPECT_EQ(b.read_before_dbg + n1 + 64, b.counted_read - 64);
-    const std::uint64_t burst3 = 5 * 200 + 3 * 1024 + 100 + 128 + 64 + 256;
+    const std::uint64_t burst3 = 5 * 200 + 3 * 1024 + 100 + 128 + 64 + 256 + 256 + 64;
     EXPECT_EQ(b.read_before_dbg, std::uint64_t{n2 + n4 + n5} + burst3);
     EXPECT_EQ(b.write_before_dbg, std::uint64_t{n1 + n3});
     EXPECT_EQ(b.counted_write, std::uint64_t{n1 + n3 + 100});
