@@ -164,34 +164,45 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.row_bytes = row_bytes;
     into.stride = stride;
     const std::size_t nb = m_map.banks();
-    const bool dense = nb <= dense_max_banks;
-    std::vector<hbm_bank_pages>& list = dense ? m_sparse : into.banks;
-    list.clear();
     into.banks.clear();
-    into.begin.assign(1, 0);
-    into.changes.clear();
-    std::size_t entries = 0;  // at most one per page and one per bank, on each channel
-    for (std::size_t ch = 0; ch < c; ++ch)
-        entries +=
-            std::min(static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1)), nb);
-    list.reserve(entries);
-    for (std::size_t ch = 0; ch < c; ++ch) {
-        into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], list));
-        into.begin.push_back(static_cast<std::uint32_t>(list.size()));
-    }
+    into.begin.clear();
     into.dense.clear();
-    if (dense) {
+    into.changes.clear();
+    if (nb <= dense_max_banks) {  // the table form
         into.dense.assign(2 * nb * c, hbm_no_page);
         for (std::size_t ch = 0; ch < c; ++ch)
-            for (std::uint32_t i = into.begin[ch]; i < into.begin[ch + 1]; ++i) {
-                const hbm_bank_pages& b = list[i];
-                std::uint32_t* table = &into.dense[2 * nb * ch];
-                table[m_map.bank_of(b.first)] = b.first;
-                table[nb + m_map.bank_of(b.first)] = b.last;
-            }
-        into.begin.clear();
+            into.changes.push_back(
+                tabulate(&m_page_buf[ch * room] + 1, m_next[ch], &into.dense[2 * nb * ch]));
+    } else {
+        into.begin.push_back(0);
+        std::size_t entries = 0;  // at most one per page and one per bank, on each channel
+        for (std::size_t ch = 0; ch < c; ++ch)
+            entries +=
+                std::min(static_cast<std::size_t>(m_next[ch] - (&m_page_buf[ch * room] + 1)), nb);
+        into.banks.reserve(entries);
+        for (std::size_t ch = 0; ch < c; ++ch) {
+            into.changes.push_back(summarise(&m_page_buf[ch * room] + 1, m_next[ch], into.banks));
+            into.begin.push_back(static_cast<std::uint32_t>(into.banks.size()));
+        }
     }
     into.bytes = m_bytes;
+}
+
+std::uint64_t router::tabulate(const std::uint64_t* page, const std::uint64_t* end,
+                               std::uint32_t* table) const {
+    const hbm_address_map map = m_map;  // a local copy: the stores below cannot change it
+    const std::size_t nb = map.banks();
+    std::uint64_t changes = 0;
+    for (; page != end; ++page) {
+        const std::size_t b = map.bank_of(*page);
+        const auto p = static_cast<std::uint32_t>(*page);  // (it fits: hbm_address_map)
+        if (table[b] == hbm_no_page)
+            table[b] = p;
+        else
+            changes += table[nb + b] != p;
+        table[nb + b] = p;
+    }
+    return changes;
 }
 
 std::uint64_t router::summarise(const std::uint64_t* page, const std::uint64_t* end,

@@ -120,6 +120,9 @@ class router : public sc_core::sc_module, private lt_target {
     // fall in (no reallocation); every m_bank_slot entry is ~0 before and after.
     std::uint64_t summarise(const std::uint64_t* page, const std::uint64_t* end,
                             std::vector<hbm_bank_pages>& out);
+    // The same summary in the table form (`table`: a channel's, filled with hbm_no_page).
+    std::uint64_t tabulate(const std::uint64_t* page, const std::uint64_t* end,
+                           std::uint32_t* table) const;
     // summarise()'s scratch: per bank, its entry in the summary being built (~0: none).
     std::vector<std::uint32_t> m_bank_slot;
     // Decoded HBM accesses, remembered (decoding is a pure function of the access's shape, and
@@ -138,8 +141,7 @@ class router : public sc_core::sc_module, private lt_target {
         std::vector<std::uint64_t> changes, bytes;  // per channel
     };
     static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
-    std::vector<hbm_bank_pages> m_sparse;  // decode()'s list, when the entry keeps the table
-    std::vector<decoded> m_decoded;        // set s: [s * decoded_ways, (s + 1) * decoded_ways)
+    std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
     std::uint64_t m_lookups = 0, m_decodings = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
     // The decoding of an access with at least one row of at least one byte: remembered, or
