@@ -168,7 +168,7 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
     into.begin.clear();
     into.dense.clear();
     into.changes.clear();
-    if (nb <= dense_max_banks) {  // the table form
+    if (table_form(nb, c)) {
         into.dense.assign(2 * nb * c, hbm_no_page);
         for (std::size_t ch = 0; ch < c; ++ch)
             into.changes.push_back(

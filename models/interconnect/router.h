@@ -62,10 +62,16 @@ class router : public sc_core::sc_module, private lt_target {
     // kernel's memory grows little past it (4096 in 4-way sets: M1 1.9% faster, 10x M1 1.18x
     // its peak memory instead of 1.09x).
     static constexpr std::size_t decoded_slots = 3072;
-    static constexpr std::size_t decoded_ways = 6;  // entries per set
-    // Channels of at most this many banks are told their pages in hbm_pages_ext's table form
-    // (8 bytes per bank and channel whether touched or not; the list costs 8 per bank touched).
+    static constexpr std::size_t decoded_ways = 6;          // entries per set
+    static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
+    // Whether channels are told their pages in hbm_pages_ext's table form: when each has at most
+    // dense_max_banks banks (the work per access is per bank, touched or not) and the table of
+    // every channel's banks fits a remembered entry's bound, decoded_max_banks (it costs 8 bytes
+    // per bank and channel whatever the access touches; the list, 8 per bank touched).
     static constexpr std::size_t dense_max_banks = 64;
+    static bool table_form(std::size_t banks, std::size_t channels) {
+        return banks <= dense_max_banks && banks * channels <= decoded_max_banks;
+    }
 
   private:
     std::uint64_t m_hbm_base = 0;
@@ -135,12 +141,11 @@ class router : public sc_core::sc_module, private lt_target {
         std::uint64_t used = 0;  // when it was last looked up (m_lookups)
         std::vector<hbm_bank_pages> banks;
         std::vector<std::uint32_t> begin;  // channel ch's banks: [begin[ch], begin[ch + 1])
-        // Or, with few banks per channel (dense_max_banks), the table form of hbm_pages_ext:
+        // Or, where table_form() says, the table form of hbm_pages_ext:
         // channel ch's at [2 * banks * ch, 2 * banks * (ch + 1)) (banks and begin empty).
         std::vector<std::uint32_t> dense;
         std::vector<std::uint64_t> changes, bytes;  // per channel
     };
-    static constexpr std::size_t decoded_max_banks = 1024;  // larger entries are not kept
     std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
     std::uint64_t m_lookups = 0, m_decodings = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)

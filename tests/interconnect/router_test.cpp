@@ -781,7 +781,7 @@ void expect_pages(routed& r, const result& res, std::uint64_t a, std::uint64_t n
         const auto bank_count = static_cast<std::uint64_t>(r.cfg.integer("core.hbm.banks"));
         bank_summary s = summarised(want[ch].pages, bank_count);
         // (few banks: the table form, the router's choice, in bank order)
-        EXPECT_EQ(calls[0].table, bank_count <= trn::router::dense_max_banks)
+        EXPECT_EQ(calls[0].table, trn::router::table_form(bank_count, want.size()))
             << r.dut.name() << " channel " << ch;
         if (calls[0].table)
             std::sort(s.banks.begin(), s.banks.end(),
@@ -809,6 +809,15 @@ TEST(Router, HbmAccessTellsEachChannelThePagesItTouchesPerBank) {
         for (const auto& c : calls)
             returns += c.changes;
     EXPECT_GE(returns, 3u * channels(b.a.cfg));
+}
+
+// The table form's memory is per bank of every channel, touched or not: a wide HBM (a sweep's
+// 32 channels of 64 banks) gets the list, whose size follows what an access touches.
+TEST(Router, TheTableFormIsForFewBanksOverAllChannels) {
+    EXPECT_TRUE(trn::router::table_form(32, 8));    // trn1
+    EXPECT_TRUE(trn::router::table_form(32, 16));   // trn2, trn3
+    EXPECT_FALSE(trn::router::table_form(64, 32));  // 2048 banks in all
+    EXPECT_FALSE(trn::router::table_form(128, 1));  // a channel's work per bank, touched or not
 }
 
 TEST(Router, EmptyHbmAccessCompletesAtOnceWithoutChannels) {
