@@ -1,6 +1,7 @@
 #pragma once
 #include <algorithm>
 #include <array>
+#include <boost/circular_buffer.hpp>
 #include <cstdint>
 #include <deque>
 #include <map>
@@ -142,7 +143,8 @@ struct path_sums {
     void add(const path_sums& o);
 };
 
-// One stream's records, the oldest ones dropped once no walk can reach them.
+// One stream's records, the oldest ones dropped once no walk can reach them (a ring that grows
+// as needed: indexing without a division, no allocation per record).
 template <class T>
 class stream_records {
   public:
@@ -151,17 +153,20 @@ class stream_records {
     bool holds(std::size_t i) const { return i >= m_base && i < end(); }
     const T& operator[](std::size_t i) const { return m_items[i - m_base]; }
     T& back() { return m_items.back(); }
-    void push_back(const T& x) { m_items.push_back(x); }
+    void push_back(const T& x) {
+        if (m_items.full()) m_items.set_capacity(std::max<std::size_t>(64, 2 * m_items.size()));
+        m_items.push_back(x);
+    }
     // Drops the records before index i; returns how many.
     std::size_t drop_before(std::size_t i) {
-        std::size_t n = 0;
-        for (; m_base < i && !m_items.empty(); ++m_base, ++n)
-            m_items.pop_front();
+        const std::size_t n = i > m_base ? std::min(i - m_base, m_items.size()) : 0;
+        m_items.erase_begin(n);
+        m_base += n;
         return n;
     }
 
   private:
-    std::deque<T> m_items;
+    boost::circular_buffer<T> m_items;
     std::size_t m_base = 0;
 };
 
