@@ -58,11 +58,6 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     void move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
                    std::uint32_t rows, std::uint8_t* data);
     void move_data(const dma_job& job);
-    // Books a chunk that another core's engine shares (book_on), moves its data or is drawn on
-    // the timeline (the rarer cases, out of the common path): its start, an offset from now.
-    [[gnu::noinline]] sc_core::sc_time book_chunk(const dma_job& job,
-                                                  const sc_core::sc_time& earliest,
-                                                  const sc_core::sc_time& service);
     // service_time, remembered for the last few chunk shapes (the chunks of a transfer are
     // alike, and an engine serves a few kinds of transfer in turn).
     const sc_core::sc_time& chunk_service_time(std::uint64_t rows, std::uint64_t row_bytes) {
