@@ -11,7 +11,9 @@ router::router(const sc_core::sc_module_name& name, const config& cfg)
       m_next(m_map.channels()),
       m_bytes(m_map.channels()),
       m_bank_slot(m_map.banks(), ~std::uint32_t{0}),
-      m_decoded(decoded_slots) {
+      m_decoded(decoded_slots),
+      m_keys(decoded_slots),
+      m_used(decoded_slots, 0) {
     in.bind(*this);
     m_part.set_extension(&m_part_pages);
     m_psum_part.set_extension(&m_psum_ext);
@@ -159,10 +161,6 @@ void router::decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_by
         m_bytes[ch] = 0;
     }
     add_rows(addr, rows, row_bytes, stride);
-    into.addr = addr;
-    into.rows = rows;
-    into.row_bytes = row_bytes;
-    into.stride = stride;
     const std::size_t nb = m_map.banks();
     into.banks.clear();
     into.begin.clear();
@@ -237,25 +235,40 @@ std::size_t router::decoded_set(std::uint64_t addr, std::uint32_t rows, std::uin
     return static_cast<std::size_t>((key >> 40) & (decoded_slots / decoded_ways - 1));
 }
 
+namespace {
+
+// Asks the processor to bring a vector's elements into its cache (a hint: it changes nothing).
+template <class T>
+void prefetch(const std::vector<T>& v) {
+    const auto* p = reinterpret_cast<const char*>(v.data());
+    const auto* end = reinterpret_cast<const char*>(v.data() + v.size());
+    for (; p < end; p += 64)
+        __builtin_prefetch(p);
+}
+
+}  // namespace
+
 const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
                                           std::uint64_t row_bytes, std::uint64_t stride) {
-    decoded* set = &m_decoded[decoded_set(addr, rows, row_bytes, stride) * decoded_ways];
-    decoded* victim = set;
+    const std::size_t first = decoded_set(addr, rows, row_bytes, stride) * decoded_ways;
+    const decoded_key key{addr, row_bytes, stride, rows};
+    std::size_t victim = first;
     ++m_lookups;
-    for (decoded* e = set; e != set + decoded_ways; ++e) {
-        if (e->rows == rows && e->addr == addr && e->row_bytes == row_bytes &&
-            e->stride == stride) {
-            e->used = m_lookups;
-            return *e;
+    for (std::size_t e = first; e != first + decoded_ways; ++e) {
+        if (m_keys[e] == key) {
+            m_used[e] = m_lookups;
+            return m_decoded[e];
         }
-        if (e->used < victim->used) victim = e;
+        if (m_used[e] < m_used[victim]) victim = e;
     }
     ++m_decodings;
     decode(addr, rows, row_bytes, stride, m_uncached);
     if (m_uncached.banks.size() > decoded_max_banks) return m_uncached;  // not kept
-    m_uncached.used = m_lookups;
-    std::swap(*victim, m_uncached);  // the evicted entry's buffers serve the next decoding
-    return *victim;
+    m_keys[victim] = key;
+    m_used[victim] = m_lookups;
+    std::swap(m_decoded[victim],
+              m_uncached);  // the evicted entry's buffers serve the next decoding
+    return m_decoded[victim];
 }
 
 void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
@@ -269,6 +282,11 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
         (trans.is_write() ? m_hbm_write : m_hbm_read) += std::uint64_t{rows} * row_bytes;
         const decoded& dec = decoded_of(m_hbm_base + trans.get_address(), rows, row_bytes, stride);
         const std::size_t table = 2 * m_map.banks();
+        // A remembered entry is rarely still in the cache: its page tables are fetched for
+        // every channel at once, rather than one channel's after another's (a hint only).
+        prefetch(dec.changes);
+        prefetch(dec.bytes);
+        prefetch(dec.dense);
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
             if (dec.bytes[ch] == 0) continue;
             if (dec.dense.empty()) {

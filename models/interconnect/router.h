@@ -135,10 +135,17 @@ class router : public sc_core::sc_module, private lt_target {
     // kernels load the same tiles again and again): a set-associative table with
     // least-recently-used replacement, each entry with every channel's pages summarised per bank
     // (channel after channel) and bytes.
-    struct decoded {
+    // An entry's key, kept apart from its decoding so that a look-up reads a set's keys in a
+    // few cache lines.
+    struct decoded_key {
         std::uint64_t addr = 0, row_bytes = 0, stride = 0;
         std::uint32_t rows = 0;  // 0: empty
-        std::uint64_t used = 0;  // when it was last looked up (m_lookups)
+        bool operator==(const decoded_key& o) const {
+            return rows == o.rows && addr == o.addr && row_bytes == o.row_bytes &&
+                   stride == o.stride;
+        }
+    };
+    struct decoded {
         std::vector<hbm_bank_pages> banks;
         std::vector<std::uint32_t> begin;  // channel ch's banks: [begin[ch], begin[ch + 1])
         // Or, where table_form() says, the table form of hbm_pages_ext:
@@ -146,7 +153,9 @@ class router : public sc_core::sc_module, private lt_target {
         std::vector<std::uint32_t> dense;
         std::vector<std::uint64_t> changes, bytes;  // per channel
     };
-    std::vector<decoded> m_decoded;  // set s: [s * decoded_ways, (s + 1) * decoded_ways)
+    std::vector<decoded> m_decoded;     // set s: [s * decoded_ways, (s + 1) * decoded_ways)
+    std::vector<decoded_key> m_keys;    // each entry's key
+    std::vector<std::uint64_t> m_used;  // when each entry was last looked up (m_lookups)
     std::uint64_t m_lookups = 0, m_decodings = 0;
     decoded m_uncached;  // the last decoding not kept in the table (or the next entry's buffers)
     // The decoding of an access with at least one row of at least one byte: remembered, or
