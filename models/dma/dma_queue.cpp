@@ -57,6 +57,7 @@ void dma_queue::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& d
     const std::uint32_t place = m_window.place(m_started);
     const std::size_t number = m_started++;
     const dma_transfer& t = m_window.at(number);
+    m_window.prefetch(m_started);
     const sc_core::sc_time rung = sim_time() + delay;
     if (m_arbiter && (t.priority > 0 || !m_held.empty())) {  // a lower level, or behind one
         m_held.push_back({t, place, number, rung, m_arbiter->ring()});

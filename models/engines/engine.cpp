@@ -261,6 +261,7 @@ void engine_base::run_stream() {
             break;
         }
         const instruction& ins = m_window.at(m_next);
+        m_window.prefetch(m_next + 1);
         const sc_core::sc_time t0 = sim_time();
         sem_id released_by = 0;
         bool waited = false;
