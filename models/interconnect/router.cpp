@@ -252,6 +252,12 @@ const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows
                                           std::uint64_t row_bytes, std::uint64_t stride) {
     const std::size_t first = decoded_set(addr, rows, row_bytes, stride) * decoded_ways;
     const decoded_key key{addr, row_bytes, stride, rows};
+    // (the set's decodings are fetched while its keys are compared: whichever matches is then
+    // in the cache, a memory latency sooner than fetched after the comparison)
+    for (std::size_t e = first; e != first + decoded_ways; ++e) {
+        __builtin_prefetch(&m_decoded[e]);
+        __builtin_prefetch(reinterpret_cast<const char*>(&m_decoded[e]) + sizeof(decoded) - 1);
+    }
     std::size_t victim = first;
     ++m_lookups;
     for (std::size_t e = first; e != first + decoded_ways; ++e) {
