@@ -71,9 +71,9 @@ void dma_engine::declare_params(param_registry& r) {
 
 dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
+      m_rmw_rate(cfg.real("core.dma.rmw_rate")),
       m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
-      m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")),
-      m_rmw_rate(cfg.real("core.dma.rmw_rate")) {
+      m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
     in.bind(*this);
     m_trans.set_extension(&m_ext);
 }

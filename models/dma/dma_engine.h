@@ -46,6 +46,12 @@ class dma_engine : public sc_core::sc_module, private lt_target {
         m_bytes = m_rows = 0;
     }
     std::uint64_t bytes() const { return m_bytes; }
+    // Asks the processor to bring what booking a chunk touches into its cache (a hint: it
+    // changes nothing), so that a queue can fetch every engine's at once before booking them.
+    void prefetch() const {
+        __builtin_prefetch(&m_port, 1);
+        __builtin_prefetch(reinterpret_cast<const char*>(&m_port) + 64, 1);
+    }
     std::uint64_t rows() const { return m_rows; }
 
     // Time one engine needs for `rows` rows of `row_bytes` each.
@@ -71,21 +77,24 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     // Adds a chunk's slice to the timeline.
     void record(const dma_job& job, const sc_core::sc_time& start, const sc_core::sc_time& service);
 
-    double m_bytes_per_ns;
-    double m_descriptor_ns;
-    double m_rmw_rate;
-    busy_port m_port;
-    busy_port* m_physical = nullptr;
-    std::vector<std::uint8_t> m_src, m_dst;  // functional staging
-    std::uint64_t m_bytes = 0, m_rows = 0;
-    timeline* m_timeline = nullptr;
-    std::size_t m_track = 0;
+    // What a chunk's booking reads and writes, together in the first two cache lines of this
+    // block (prefetch()):
     struct shape {
         std::uint64_t rows = 0, row_bytes = 0;  // rows = 0: unused
         sc_core::sc_time service;
     };
+    alignas(64) busy_port m_port;
+    busy_port* m_physical = nullptr;
+    std::uint64_t m_bytes = 0, m_rows = 0;
+    timeline* m_timeline = nullptr;
+    double m_rmw_rate;
     std::array<shape, 4> m_shapes;
-    std::size_t m_next_shape = 0;      // the one to replace next
+    std::size_t m_next_shape = 0;  // the one to replace next
+
+    double m_bytes_per_ns;
+    double m_descriptor_ns;
+    std::vector<std::uint8_t> m_src, m_dst;  // functional staging
+    std::size_t m_track = 0;
     tlm::tlm_generic_payload m_trans;  // reused: a payload allocates its extension array
     access_ext m_ext;                  // m_trans's extension for the engine's lifetime
 };

@@ -130,6 +130,10 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
     // the engine group that frees first.
     const placement where = place_of(t, sim_time() + start);
+    // (every engine's booking state is fetched at once, rather than one engine's at a time)
+    if (m_bound.size() >= where.base + m_engine_count)
+        for (std::size_t k = 0; k < m_engine_count; ++k)
+            m_bound[where.base + k]->prefetch();
     std::uint32_t group = where.group;
     std::size_t engine = where.engine;
     for (std::uint32_t r = 0; r < t.src.partitions; ++group) {
