@@ -46,13 +46,13 @@ class dma_engine : public sc_core::sc_module, private lt_target {
         m_bytes = m_rows = 0;
     }
     std::uint64_t bytes() const { return m_bytes; }
+    std::uint64_t rows() const { return m_rows; }
     // Asks the processor to bring what booking a chunk touches into its cache (a hint: it
     // changes nothing), so that a queue can fetch every engine's at once before booking them.
     void prefetch() const {
         __builtin_prefetch(&m_port, 1);
         __builtin_prefetch(reinterpret_cast<const char*>(&m_port) + 64, 1);
     }
-    std::uint64_t rows() const { return m_rows; }
 
     // Time one engine needs for `rows` rows of `row_bytes` each.
     sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;
@@ -77,8 +77,8 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     // Adds a chunk's slice to the timeline.
     void record(const dma_job& job, const sc_core::sc_time& start, const sc_core::sc_time& service);
 
-    // What a chunk's booking reads and writes, together in the first two cache lines of this
-    // block (prefetch()):
+    // What a chunk's booking reads and writes, from the port to the first shapes in two cache
+    // lines (prefetch()):
     struct shape {
         std::uint64_t rows = 0, row_bytes = 0;  // rows = 0: unused
         sc_core::sc_time service;

@@ -272,8 +272,8 @@ const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows
     if (m_uncached.banks.size() > decoded_max_banks) return m_uncached;  // not kept
     m_keys[victim] = key;
     m_used[victim] = m_lookups;
-    std::swap(m_decoded[victim],
-              m_uncached);  // the evicted entry's buffers serve the next decoding
+    // (the evicted entry's buffers serve the next decoding)
+    std::swap(m_decoded[victim], m_uncached);
     return m_decoded[victim];
 }
 

@@ -135,8 +135,8 @@ class router : public sc_core::sc_module, private lt_target {
     // kernels load the same tiles again and again): a set-associative table with
     // least-recently-used replacement, each entry with every channel's pages summarised per bank
     // (channel after channel) and bytes.
-    // An entry's key, kept apart from its decoding so that a look-up reads a set's keys in a
-    // few cache lines.
+    // An entry's key (m_keys), kept apart from its decoding (m_decoded) so that a look-up reads
+    // a set's keys in a few cache lines.
     struct decoded_key {
         std::uint64_t addr = 0, row_bytes = 0, stride = 0;
         std::uint32_t rows = 0;  // 0: empty
