@@ -2,6 +2,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "core/prefetch.h"
 #include "core/program.h"
 
 namespace trn {
@@ -21,10 +22,7 @@ struct stream_window {
     // A reader does so for its next entry while it works on this one: entries are written by
     // the producer well ahead of their use, and are rarely still in the cache when read.
     void prefetch(std::size_t i) const {
-        if (!holds(i)) return;
-        const char* p = reinterpret_cast<const char*>(items + (i - begin));
-        for (std::size_t b = 0; b < sizeof(T); b += 64)
-            __builtin_prefetch(p + b);
+        if (holds(i)) trn::prefetch(items + (i - begin), sizeof(T));
     }
 };
 

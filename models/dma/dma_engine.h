@@ -8,6 +8,7 @@
 #include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
+#include "core/prefetch.h"
 #include "core/timeline.h"
 
 namespace trn {
@@ -49,10 +50,7 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     std::uint64_t rows() const { return m_rows; }
     // Asks the processor to bring what booking a chunk touches into its cache (a hint: it
     // changes nothing), so that a queue can fetch every engine's at once before booking them.
-    void prefetch() const {
-        __builtin_prefetch(&m_port, 1);
-        __builtin_prefetch(reinterpret_cast<const char*>(&m_port) + 64, 1);
-    }
+    void prefetch() const { trn::prefetch(&m_port, 2 * 64, true); }  // (its two lines)
 
     // Time one engine needs for `rows` rows of `row_bytes` each.
     sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;

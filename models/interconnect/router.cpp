@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "core/prefetch.h"
+
 namespace trn {
 
 router::router(const sc_core::sc_module_name& name, const config& cfg)
@@ -235,29 +237,13 @@ std::size_t router::decoded_set(std::uint64_t addr, std::uint32_t rows, std::uin
     return static_cast<std::size_t>((key >> 40) & (decoded_slots / decoded_ways - 1));
 }
 
-namespace {
-
-// Asks the processor to bring a vector's elements into its cache (a hint: it changes nothing).
-template <class T>
-void prefetch(const std::vector<T>& v) {
-    const auto* p = reinterpret_cast<const char*>(v.data());
-    const auto* end = reinterpret_cast<const char*>(v.data() + v.size());
-    for (; p < end; p += 64)
-        __builtin_prefetch(p);
-}
-
-}  // namespace
-
 const router::decoded& router::decoded_of(std::uint64_t addr, std::uint32_t rows,
                                           std::uint64_t row_bytes, std::uint64_t stride) {
     const std::size_t first = decoded_set(addr, rows, row_bytes, stride) * decoded_ways;
     const decoded_key key{addr, row_bytes, stride, rows};
     // (the set's decodings are fetched while its keys are compared: whichever matches is then
     // in the cache, a memory latency sooner than fetched after the comparison)
-    for (std::size_t e = first; e != first + decoded_ways; ++e) {
-        __builtin_prefetch(&m_decoded[e]);
-        __builtin_prefetch(reinterpret_cast<const char*>(&m_decoded[e]) + sizeof(decoded) - 1);
-    }
+    prefetch(&m_decoded[first], decoded_ways * sizeof(decoded));
     std::size_t victim = first;
     ++m_lookups;
     for (std::size_t e = first; e != first + decoded_ways; ++e) {
@@ -290,9 +276,9 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
         const std::size_t table = 2 * m_map.banks();
         // A remembered entry is rarely still in the cache: its page tables are fetched for
         // every channel at once, rather than one channel's after another's (a hint only).
-        prefetch(dec.changes);
-        prefetch(dec.bytes);
-        prefetch(dec.dense);
+        prefetch(dec.changes.data(), dec.changes.size() * sizeof(dec.changes[0]));
+        prefetch(dec.bytes.data(), dec.bytes.size() * sizeof(dec.bytes[0]));
+        prefetch(dec.dense.data(), dec.dense.size() * sizeof(dec.dense[0]));
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
             if (dec.bytes[ch] == 0) continue;
             if (dec.dense.empty()) {
