@@ -96,7 +96,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                            m_sems, q, functional));
         m_router.doorbell.bind(m_dma_queues.back()->doorbell);
         m_dma_queues.back()->mem.bind(m_router.in);
-        std::vector<const dma_engine*> engines;
+        std::vector<dma_engine*> engines;
         for (auto& e : m_dma_engines) {
             m_dma_queues.back()->engines.bind(e->in);
             engines.push_back(e.get());

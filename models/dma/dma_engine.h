@@ -52,6 +52,12 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     // changes nothing), so that a queue can fetch every engine's at once before booking them.
     void prefetch() const { trn::prefetch(&m_port, 2 * 64, true); }  // (its two lines)
 
+    // Serves one chunk of a transfer: what the socket's b_transport does with its payload's
+    // dma_job. A queue that holds its engines calls this directly, without the socket's dispatch
+    // (1M chunks in the matmul tutorial). On return `delay` is the chunk's completion offset and
+    // job.start its start offset, given that it may start at the incoming `delay`.
+    void serve(dma_job& job, sc_core::sc_time& delay);
+
     // Time one engine needs for `rows` rows of `row_bytes` each.
     sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;
 

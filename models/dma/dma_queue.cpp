@@ -131,7 +131,8 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     // the engine group that frees first.
     const placement where = place_of(t, sim_time() + start);
     // (every engine's booking state is fetched at once, rather than one engine's at a time)
-    if (m_bound.size() >= where.base + m_engine_count)
+    const bool direct = m_bound.size() >= where.base + m_engine_count;
+    if (direct)
         for (std::size_t k = 0; k < m_engine_count; ++k)
             m_bound[where.base + k]->prefetch();
     std::uint32_t group = where.group;
@@ -142,7 +143,10 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
         job.row_begin = r;
         job.row_end = end;
         sc_core::sc_time d = start;
-        engines[static_cast<int>(where.base + engine)]->b_transport(m_chunk, d);
+        if (direct)
+            m_bound[where.base + engine]->serve(job, d);
+        else
+            engines[static_cast<int>(where.base + engine)]->b_transport(m_chunk, d);
         if (d > done) done = d;
         if (!any || job.start < first_chunk) first_chunk = job.start;
         any = true;

@@ -43,7 +43,9 @@ class dma_queue : public sc_core::sc_module {
     // Every engine bound to `engines`, in binding order, in groups of core.dma.engines: a
     // transfer goes to the group whose engines it would use free first (the lowest such group
     // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
-    void set_engines(std::vector<const dma_engine*> engines) { m_bound = std::move(engines); }
+    // The queue then hands the engines their chunks directly (dma_engine::serve), not through
+    // the socket (whose b_transport does the same).
+    void set_engines(std::vector<dma_engine*> engines) { m_bound = std::move(engines); }
     void set_timeline(timeline* t);
     // The arbiter of this core's transfer priorities (null: every transfer starts when rung).
     void set_arbiter(dma_arbiter* a) {
@@ -99,7 +101,7 @@ class dma_queue : public sc_core::sc_module {
     std::size_t m_index;
     bool m_functional;
     std::size_t m_engine_count;  // per group
-    std::vector<const dma_engine*> m_bound;
+    std::vector<dma_engine*> m_bound;
     std::uint32_t m_partitions_per_engine;
     sc_core::sc_time m_fixed_latency;
     program_source* m_program = nullptr;
