@@ -139,24 +139,6 @@ void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-void dma_engine::serve(dma_job& job, sc_core::sc_time& delay) {
-    const std::uint32_t rows = job.row_end - job.row_begin;
-    const std::uint64_t row_bytes = job.transfer->src.row_bytes();
-    const sc_core::sc_time now = sim_time();
-    const sc_core::sc_time service = job.transfer->rmw == alu_op::bypass
-                                         ? chunk_service_time(rows, row_bytes)
-                                         : chunk_service_time(rows, row_bytes) / m_rmw_rate;
-    const sc_core::sc_time earliest =
-        m_physical ? m_physical->book(now + delay, service) : now + delay;
-    const sc_core::sc_time start = m_port.reserve(earliest, service) - now;
-    if (job.functional) move_data(job);
-    if (m_timeline) record(job, now + start, service);
-    m_bytes += rows * row_bytes;
-    m_rows += rows;
-    job.start = start;
-    delay = start + service;
-}
-
 void dma_engine::record(const dma_job& job, const sc_core::sc_time& start,
                         const sc_core::sc_time& service) {
     const std::uint64_t bytes = (job.row_end - job.row_begin) * job.transfer->src.row_bytes();

@@ -10,6 +10,7 @@
 #include "core/port.h"
 #include "core/prefetch.h"
 #include "core/timeline.h"
+#include "dma/dma_job.h"
 
 namespace trn {
 
@@ -20,8 +21,6 @@ namespace trn {
 // hardware does (and adding onto dst in fp32 for a read-add-write).
 // Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
 // completion offset, given that it may start at the incoming `delay`.
-struct dma_job;
-
 class dma_engine : public sc_core::sc_module, private lt_target {
   public:
     // Any number of queues bind here; it calls the engine directly (no per-binding callback).
@@ -56,7 +55,23 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     // dma_job. A queue that holds its engines calls this directly, without the socket's dispatch
     // (1M chunks in the matmul tutorial). On return `delay` is the chunk's completion offset and
     // job.start its start offset, given that it may start at the incoming `delay`.
-    void serve(dma_job& job, sc_core::sc_time& delay);
+    void serve(dma_job& job, sc_core::sc_time& delay) {
+        const std::uint32_t rows = job.row_end - job.row_begin;
+        const std::uint64_t row_bytes = job.transfer->src.row_bytes();
+        const sc_core::sc_time now = sim_time();
+        const sc_core::sc_time service = job.transfer->rmw == alu_op::bypass
+                                             ? chunk_service_time(rows, row_bytes)
+                                             : chunk_service_time(rows, row_bytes) / m_rmw_rate;
+        const sc_core::sc_time earliest =
+            m_physical ? m_physical->book(now + delay, service) : now + delay;
+        const sc_core::sc_time start = m_port.reserve(earliest, service) - now;
+        if (job.functional) move_data(job);
+        if (m_timeline) record(job, now + start, service);
+        m_bytes += rows * row_bytes;
+        m_rows += rows;
+        job.start = start;
+        delay = start + service;
+    }
 
     // Time one engine needs for `rows` rows of `row_bytes` each.
     sc_core::sc_time service_time(std::uint64_t rows, std::uint64_t row_bytes) const;
