@@ -283,10 +283,6 @@ void neuron_core::run() {
         }
         if (shown) std::fprintf(stderr, "\r%*s\r", 72, "");
     }
-    // A semaphore's last signal can take effect after every process's last event: the kernel
-    // ends then, and the next one starts there.
-    const sc_core::sc_time now = sc_core::sc_time_stamp();
-    if (m_sems.last_signal() > now) sc_core::sc_start(m_sems.last_signal() - now);
     announce_main_stack();
     finish(sc_core::sc_time_stamp());
 }

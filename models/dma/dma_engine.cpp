@@ -2,8 +2,6 @@
 
 #include <algorithm>
 
-#include "dma/dma_job.h"
-
 namespace trn {
 
 void dma_engine::declare_params(param_registry& r) {

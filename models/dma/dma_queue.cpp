@@ -3,7 +3,6 @@
 #include <nlohmann/json.hpp>
 
 #include "core/port.h"
-#include "dma/dma_job.h"
 
 namespace trn {
 
@@ -126,12 +125,12 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     dma_job job;
     job.transfer = &t;
     job.functional = m_functional;
-    m_chunk.set_extension(&job);
     // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
     // the engine group that frees first.
     const placement where = place_of(t, sim_time() + start);
     // (every engine's booking state is fetched at once, rather than one engine's at a time)
     const bool direct = m_bound.size() >= where.base + m_engine_count;
+    if (!direct) m_chunk.set_extension(&job);  // (the socket's engines find their job there)
     if (direct)
         for (std::size_t k = 0; k < m_engine_count; ++k)
             m_bound[where.base + k]->prefetch();
@@ -153,7 +152,7 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
         r = end;
         if (++engine == m_engine_count) engine = 0;
     }
-    m_chunk.clear_extension(&job);
+    if (!direct) m_chunk.clear_extension(&job);
     const sc_core::sc_time chunks_end = done;
     sc_core::sc_time memory_end = sc_core::SC_ZERO_TIME;
     mem_space last_side = t.src.space;
