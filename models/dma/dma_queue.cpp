@@ -128,9 +128,11 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
     // the engine group that frees first.
     const placement where = place_of(t, sim_time() + start);
-    // (every engine's booking state is fetched at once, rather than one engine's at a time)
+    // With its engines held, it hands them their chunks itself; else through the socket, whose
+    // engines find their job in the payload.
     const bool direct = m_bound.size() >= where.base + m_engine_count;
-    if (!direct) m_chunk.set_extension(&job);  // (the socket's engines find their job there)
+    if (!direct) m_chunk.set_extension(&job);
+    // (every engine's booking state is fetched at once, rather than one engine's at a time)
     if (direct)
         for (std::size_t k = 0; k < m_engine_count; ++k)
             m_bound[where.base + k]->prefetch();
