@@ -31,7 +31,8 @@ const sc_time t_single(25, SC_NS);
 const sc_time t_unordered[3] = {sc_time(30, SC_NS), sc_time(10, SC_NS), sc_time(20, SC_NS)};
 const sc_time t_twice[2] = {sc_time(15, SC_NS), sc_time(40, SC_NS)};
 const sc_time t_late_call(50, SC_NS), t_late_at(5, SC_NS);
-// s_before: two waiters block at 0 (for 2, then for 1); both signals are given at 10 ns.
+// s_before: two waiters block at 0 (for 2, then for 1; each a stream of its own, as the bank
+// tells its waiters apart by stream); both signals are given at 10 ns.
 const sc_time t_before_call(10, SC_NS), t_before[2] = {sc_time(35, SC_NS), sc_time(45, SC_NS)};
 
 struct bench : sc_core::sc_module {
@@ -114,11 +115,11 @@ struct bench : sc_core::sc_module {
             sems.signal_at(s_before, t);
     }
     void wait_before_for_2() {
-        sems.wait_for(s_before, 2, "before", 2);
+        sems.wait_for(s_before, 2, "before_for_2", 0);
         woke_before_for_2 = sc_core::sc_time_stamp();
     }
     void wait_before_for_1() {
-        sems.wait_for(s_before, 1, "before", 1);
+        sems.wait_for(s_before, 1, "before_for_1", 0);
         woke_before_for_1 = sc_core::sc_time_stamp();
     }
 };
