@@ -4,6 +4,7 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -523,6 +524,21 @@ std::string place_key(const std::string& place, std::set<std::string>& used) {
     return out;
 }
 
+// A place as the stats show it: a FILE:LINE whose file lies below the current folder relative
+// to it ("/home/me/k/matmul.py:147" run from /home/me -> "k/matmul.py:147"), so that stats
+// files hold no path of the machine that made them where they need not; others as they are.
+std::string portable_place(const std::string& place) {
+    namespace fs = std::filesystem;
+    const auto colon = place.rfind(':');
+    if (colon == std::string::npos || place.empty() || place[0] != '/') return place;
+    std::error_code ec;
+    const fs::path cwd = fs::current_path(ec);
+    if (ec) return place;
+    const fs::path rel = fs::path(place.substr(0, colon)).lexically_relative(cwd);
+    if (rel.empty() || *rel.begin() == "..") return place;
+    return rel.generic_string() + place.substr(colon);
+}
+
 }  // namespace
 
 void neuron_core::add_line_stats(stats_tree& s) const {
@@ -566,7 +582,7 @@ void neuron_core::add_line_stats(stats_tree& s) const {
         if (instructions == 0 && transfers == 0 && path <= 0) continue;
         ++shown;
         const std::string k = "lines." + (at == 0 ? "none" : place_key(src.names[at - 1], used));
-        s.add_text(k + ".place", at == 0 ? "(none)" : src.names[at - 1],
+        s.add_text(k + ".place", at == 0 ? "(none)" : portable_place(src.names[at - 1]),
                    at == 0 ? "the launch, and instructions and transfers with no source line"
                            : "the kernel's source line (FILE:LINE) or the driver's step");
         s.add(k + ".instructions", static_cast<double>(instructions), "count",

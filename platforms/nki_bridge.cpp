@@ -148,7 +148,6 @@ class platform {
     // print_summary); returns them as JSON text.
     const std::string& keep(trn::stats_tree stats, const std::string& description, bool chip) {
         stats.add_text("run.kernel", description, "what ran");
-        stats.add_text("run.config", m_path, "config file");
         trn::add_config_stats(stats, m_cfg);
         m_last = stats.to_json().dump(2);
         m_last_stats = std::move(stats);

@@ -215,9 +215,11 @@ std::string describe_config(const config& cfg) {
 }
 
 void add_config_stats(stats_tree& s, const config& cfg) {
+    s.add_text("run.config", cfg.portable_source_name(), "config file");
     for (const auto& [key, value] : cfg.effective()) {
         s.add_text("config." + key, value, "effective configuration value");
-        s.add_text("config_origin." + key, cfg.origin_of(key), "where that value came from");
+        s.add_text("config_origin." + key, cfg.portable_origin_of(key),
+                   "where that value came from");
     }
 }
 

@@ -17,8 +17,9 @@ std::string resolve_config(const std::string& name);
 void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets);
 // "NAME (FILE, base FILE...) with --set K=V ...": what a run's header says it ran on.
 std::string describe_config(const config& cfg);
-// The effective configuration in the stats tree: config.KEY = value, config_origin.KEY = where
-// it came from (FILE:LINE, --set, or default).
+// The configuration in the stats tree: run.config = the config file's name, config.KEY = its
+// effective value, config_origin.KEY = where it came from (FILE:LINE without the machine's
+// folders, --set, or default: config::portable_origin_of).
 void add_config_stats(stats_tree& s, const config& cfg);
 // Writes `text` to `path` atomically (a temporary file renamed into place).
 void write_atomically(const std::string& path, const std::string& text);

@@ -70,7 +70,8 @@ void list_params(const trn::param_registry& reg, const std::string& format,
                      "them silently. `sim --list-params --config C [--set K=V]...` lists the "
                      "value of every key in that configuration and where it came from "
                      "(FILE:LINE or --set), and `--stats-out` writes the same under `config` "
-                     "and `config_origin`.\n\n"
+                     "and `config_origin` (a file of configs/ by its name, `trn2.yaml:8`, "
+                     "another relative to the given config's folder).\n\n"
                      "| key | kind | default | description | source |\n|---|---|---|---|---|\n";
         for (const auto& d : reg.all()) {
             std::string desc = d.description;
@@ -379,7 +380,6 @@ int run(int argc, char** argv) {
         else
             core.report(stats);
         stats.add_text("run.kernel", kernel.description, "what ran");
-        stats.add_text("run.config", config_path, "config file");
         trn::add_config_stats(stats, cfg);
         trn::check_result check;
         if (functional) {

@@ -213,6 +213,7 @@ constexpr std::size_t max_base_depth = 8;
 
 void config::load_yaml_text(const std::string& text, const std::string& origin) {
     std::vector<std::string> chain;
+    m_files.clear();
     load_node(text, origin, "", chain);
     m_source = origin;
 }
@@ -363,6 +364,32 @@ void config::check_all_read() const {
 std::string config::origin_of(const std::string& key) const {
     auto it = m_given.find(key);
     return it == m_given.end() ? "default" : it->second.origin;
+}
+
+std::string config::portable_file(const std::string& file) const {
+    namespace fs = std::filesystem;
+    const fs::path canon = fs::weakly_canonical(file);
+    if (!m_config_dir.empty() && canon.parent_path() == fs::weakly_canonical(m_config_dir))
+        return canon.filename().string();
+    const fs::path rel =
+        canon.lexically_relative(fs::weakly_canonical(m_files.front()).parent_path());
+    return rel.empty() ? canon.filename().string() : rel.generic_string();
+}
+
+std::string config::portable_origin_of(const std::string& key) const {
+    const std::string origin = origin_of(key);
+    for (const auto& file : m_files) {
+        // "FILE:LINE", FILE as it was loaded (flatten's form)
+        const std::string line = origin.substr(std::min(origin.size(), file.size() + 1));
+        if (origin.size() > file.size() + 1 && origin.compare(0, file.size(), file) == 0 &&
+            origin[file.size()] == ':' && line.find_first_not_of("0123456789") == std::string::npos)
+            return portable_file(file) + ":" + line;
+    }
+    return origin;
+}
+
+std::string config::portable_source_name() const {
+    return m_files.empty() ? m_source : portable_file(m_files.front());
 }
 
 std::vector<std::string> config::missing_keys() const {

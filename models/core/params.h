@@ -96,6 +96,12 @@ class config {
     std::map<std::string, std::string> effective() const;
     // Where each key's effective value came from: "FILE:LINE", "--set KEY=VALUE" or "default".
     std::string origin_of(const std::string& key) const;
+    // The same without the machine's folders, for stats files that travel (goldens, sweeps on
+    // other machines): a file of the config directory by its name ("trn2.yaml:8"), any other
+    // file relative to the given file's folder ("fast.yaml:5", "../base/my.yaml:3").
+    std::string portable_origin_of(const std::string& key) const;
+    // The given file as portable_origin_of names it (its file name), or the text's origin.
+    std::string portable_source_name() const;
     // Declared keys no file nor --set gave (they take their declared defaults).
     std::vector<std::string> missing_keys() const;
     std::string source_name() const { return m_source; }
@@ -115,6 +121,7 @@ class config {
     void load_node(const std::string& text, const std::string& origin, const std::string& path,
                    std::vector<std::string>& chain);
     void validate(const param_decl& d, const std::string& value, const std::string& origin) const;
+    std::string portable_file(const std::string& file) const;
 
     const param_registry* m_registry;
     std::map<std::string, given> m_given;

@@ -121,12 +121,27 @@ TEST_F(cli, a_config_starts_from_a_base_and_says_so) {
     EXPECT_NE(a.output.find("on trn2-fast (" + fast + ", base "), std::string::npos) << a.output;
     EXPECT_NE(b.output.find("with --set core.hbm.bandwidth=725GB/s"), std::string::npos)
         << b.output;
-    // The effective configuration, and where each value came from, is in the stats.
+    // The effective configuration, and where each value came from, is in the stats, without
+    // the machine's folders: the given file by its name, a file of configs/ by its name.
     EXPECT_EQ(ja["config"]["core"]["hbm"]["bandwidth"], "725GB/s");
-    EXPECT_EQ(ja["config_origin"]["core"]["hbm"]["bandwidth"], fast + ":5");
-    EXPECT_NE(ja["config_origin"]["core"]["pe"]["rows"].get<std::string>().find("trn2.yaml:"),
-              std::string::npos);
+    EXPECT_EQ(ja["run"]["config"], "fast.yaml");
+    EXPECT_EQ(ja["config_origin"]["core"]["hbm"]["bandwidth"], "fast.yaml:5");
+    EXPECT_EQ(ja["config_origin"]["core"]["pe"]["rows"].get<std::string>().rfind("trn2.yaml:", 0),
+              0u);
+    EXPECT_EQ(jb["run"]["config"], "trn2.yaml");
     EXPECT_EQ(jb["config_origin"]["core"]["hbm"]["bandwidth"], "--set core.hbm.bandwidth=725GB/s");
+    // A base in another folder: relative to the given file's folder.
+    std::filesystem::create_directories(path("mine"));
+    std::filesystem::create_directories(path("shared"));
+    file("shared/wide.yaml", "base: trn2\ncore:\n  pe:\n    cols: 256\n");
+    const std::string mine = file("mine/m.yaml", "base: ../shared/wide.yaml\nname: mine\n");
+    auto c = run_sim("--config " + mine + " --workload vector_add --stats-out " + path("c.json"));
+    ASSERT_EQ(c.status, 0) << c.output;
+    const auto jc = load_json(path("c.json"));
+    EXPECT_EQ(jc["config_origin"]["name"], "m.yaml:2");
+    EXPECT_EQ(jc["config_origin"]["core"]["pe"]["cols"], "../shared/wide.yaml:4");
+    EXPECT_EQ(jc["config_origin"]["core"]["pe"]["rows"].get<std::string>().rfind("trn2.yaml:", 0),
+              0u);
     // --list-params shows that configuration, not the defaults.
     auto l = run_sim("--list-params --config " + fast + " --set core.dma.engines=8");
     EXPECT_EQ(l.status, 0) << l.output;

@@ -38,6 +38,49 @@ expect_grep "^only in old \(2 key\(s\)\): dma.bandwidth_gbps, dma.transfers$" \
     "$TMP/out" "keys in one dump only are listed, not errors"
 "$cs" "$TMP/a.json" "$TMP/c.json" --strict >"$TMP/out" 2>&1
 expect_status 1 $? "--strict: keys in one dump only fail"
+# --strict as the goldens use it: where config values came from is never compared; a new kind
+# of statistic or config key passes (listed); one more instance of a breakdown the old dump
+# holds (a queue, an opcode, a source line), a text of the old dump changed (a config value,
+# what bounds the kernel) or a key the new dump lacks fails.
+cat >"$TMP/g.json" <<'JSON'
+{"total_time_ns": 1000, "dma": {"queues": {"q0": {"bytes": 64}}},
+ "engines": {"act": {"opcodes": {"activation": {"count": 2}}}},
+ "lines": {"k_py_3": {"place": "k.py:3", "busy_ns": 5}}, "limit": {"by": "pe"},
+ "config": {"core": {"pe": {"rows": "128"}}},
+ "config_origin": {"core": {"pe": {"rows": "/home/me/configs/trn2.yaml:18"}}}}
+JSON
+strict_variant() {  # strict_variant NAME PYTHON-EXPR-ON-d: g.json changed by the expression
+    python3 -c "import json,sys; d=json.load(open('$TMP/g.json')); $2; json.dump(d, open('$TMP/$1.json','w'))"
+}
+strict_variant origin "d['config_origin']['core']['pe']['rows'] = 'trn2.yaml:18'"
+strict_variant newkey "d['config']['core']['pe']['dummy'] = '0'; d['config_origin']['core']['pe']['dummy'] = 'default'; d['dma']['new_stat_ns'] = 7"
+strict_variant newqueue "d['dma']['queues']['q1'] = {'bytes': 0}"
+strict_variant newop "d['engines']['act']['opcodes']['exp'] = {'count': 0}"
+strict_variant newline "d['lines']['k_py_4'] = {'place': 'k.py:4', 'busy_ns': 0}"
+strict_variant cfgtext "d['config']['core']['pe']['rows'] = '256'"
+strict_variant bound "d['limit']['by'] = 'dve'"
+strict_variant lost "del d['dma']['queues']"
+"$cs" "$TMP/g.json" "$TMP/origin.json" --strict >"$TMP/out" 2>&1
+expect_status 0 $? "--strict: config_origin is not compared"
+"$cs" "$TMP/g.json" "$TMP/newkey.json" --strict >"$TMP/out" 2>&1
+expect_status 0 $? "--strict: a new config key and a new stat pass"
+expect_grep "^new in NEW, not in OLD \(2 key\(s\), not judged\): config.core.pe.dummy, dma.new_stat_ns$" \
+    "$TMP/out" "new kinds are listed"
+for v in newqueue newop newline; do
+    "$cs" "$TMP/g.json" "$TMP/$v.json" --strict >"$TMP/out" 2>&1
+    expect_status 1 $? "--strict: $v (one more instance of a breakdown) fails"
+    expect_grep "^only in new \(" "$TMP/out" "$v listed"
+done
+"$cs" "$TMP/g.json" "$TMP/newqueue.json" >"$TMP/out" 2>&1
+expect_status 0 $? "without --strict a new queue is listed, not judged"
+"$cs" "$TMP/g.json" "$TMP/cfgtext.json" --strict >"$TMP/out" 2>&1
+expect_status 1 $? "--strict: a config value changed fails"
+expect_grep "config.core.pe.rows: '128' -> '256'  CHANGED" "$TMP/out" "the config value"
+"$cs" "$TMP/g.json" "$TMP/bound.json" --strict >"$TMP/out" 2>&1
+expect_status 1 $? "--strict: what bounds the kernel changed fails"
+expect_grep "^limit.by: pe -> dve$" "$TMP/out" "the bound"
+"$cs" "$TMP/g.json" "$TMP/lost.json" --strict >"$TMP/out" 2>&1
+expect_status 1 $? "--strict: a key the new dump lacks fails"
 # What each stat measures: a drop of the HBM time set by activations is good, a change of an
 # engine's utilisation or of the critical path's split is a shift, not good or bad; the default
 # tolerance (1%) keeps small changes out and counts them; a breakdown (per channel) is counted.
