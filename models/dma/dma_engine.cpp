@@ -60,9 +60,6 @@ void dma_engine::declare_params(param_registry& r) {
            "hardware-facts 1f (NC-v4: the same throughput as a DMA copy to SBUF; before, 50% "
            "through the DMA collective compute engines)",
            0.01, 1});
-    r.add({"core.dma.dummy_neutral", param_kind::real, "1",
-           "a dummy key that changes nothing (issue 40's check: a neutral key changes no golden)",
-           "none", 1, 1});
     r.add({"core.dma.trigger_time", param_kind::time, "9ns",
            "time the issuing engine spends on one dma_trigger instruction (a control "
            "instruction of its sequencer)",
@@ -72,7 +69,7 @@ void dma_engine::declare_params(param_registry& r) {
 
 dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
-      m_rmw_rate(cfg.real("core.dma.rmw_rate") * cfg.real("core.dma.dummy_neutral")),
+      m_rmw_rate(cfg.real("core.dma.rmw_rate")),
       m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
       m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
     in.bind(*this);
