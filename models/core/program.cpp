@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/race_check.h"
+#include "isa/opcode_row.h"
 
 namespace trn {
 
@@ -40,13 +41,6 @@ const char* mem_space_name(mem_space s) {
 
 namespace {
 
-constexpr opcode_info opcode_table[] = {
-#define TRN_INFO(name, fields, since, input_sized, semantics) \
-    {#name, static_cast<std::uint16_t>(fields), since, input_sized, semantics},
-    TRN_OPCODES(TRN_INFO)
-#undef TRN_INFO
-};
-
 struct named_since {
     const char* name;
     int since;
@@ -61,7 +55,7 @@ constexpr named_since act_table[] = {TRN_ACT_FUNCS(TRN_NAMED)
 }  // namespace
 
 const opcode_info& info(opcode o) {
-    return opcode_table[static_cast<std::size_t>(o)];
+    return row(o).info;
 }
 
 const char* opcode_name(opcode o) {
@@ -297,6 +291,11 @@ void check_operand(const operand& op, const char* role, const program_limits& li
 
 }  // namespace
 
+void check_operand(const operand& op, const char* role, const program_limits& limits,
+                   std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
+    check_operand<std::function<std::string()>>(op, role, limits, hbm_bytes, where);
+}
+
 void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint64_t hbm_bytes,
                     const std::function<std::string()>& where) {
     check_operand(t.dst, "dst", lim, hbm_bytes, where);
@@ -338,86 +337,6 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
                          "and src (got " +
                          dtype_name(t.dst.type) + " and " + dtype_name(t.src.type) + ")");
 }
-
-namespace {
-
-// An MX scale's type: uint8 (its bits) or fp8_e8m0.
-bool is_scale_type(dtype t) {
-    return t == dtype::uint8 || t == dtype::fp8_e8m0;
-}
-
-// The partitions an MX scale operand spans for data of `p` partitions: 4 of each 32 (one per 8
-// data partitions, at the start of each 32-partition quadrant).
-std::uint32_t scale_rows(std::uint32_t p) {
-    return p == 0 ? 0 : 32 * ((p - 1) / 32) + 4;
-}
-
-void check_mx(const instruction& ins, engine_kind e, const program_limits& lim,
-              std::uint64_t hbm_bytes, const std::function<std::string()>& where) {
-    const bool mm = ins.op == opcode::matmul_mx;
-    if (e != (mm ? engine_kind::pe : engine_kind::dve))
-        throw user_error(where() + ": " + opcode_name(ins.op) + " runs on the " +
-                         (mm ? "Tensor engine (pe)" : "Vector engine (dve)"));
-    const operand* data[2] = {&ins.src0, mm ? &ins.src1 : &ins.dst};
-    // each scale with its data: matmul_mx's src2 with src0 and src3 with src1; quantize_mx's
-    // dst1 with dst
-    const operand* scales[2] = {mm ? &ins.src2 : nullptr, mm ? &ins.src3 : &ins.dst1};
-    for (const auto& [op, role] : {std::pair<const operand*, const char*>{&ins.dst, "dst"},
-                                   {&ins.src0, "src0"},
-                                   {mm ? &ins.src1 : &ins.dst1, mm ? "src1" : "dst1"},
-                                   {mm ? &ins.src2 : nullptr, "src2"},
-                                   {mm ? &ins.src3 : nullptr, "src3"}}) {
-        if (!op) continue;
-        if (!op->valid()) throw user_error(where() + ": " + opcode_name(ins.op) + " needs " + role);
-        check_operand(*op, role, lim, hbm_bytes, where);
-        const bool psum = mm && op == &ins.dst;
-        if (op->space != (psum ? mem_space::psum : mem_space::sbuf))
-            throw user_error(where() + ": " + opcode_name(ins.op) + "'s " + role + " is in " +
-                             (psum ? "PSUM" : "SBUF"));
-    }
-    const std::uint32_t p = ins.src0.partitions;
-    if (p % 32 != 0 || data[1]->partitions != p)
-        throw user_error(where() + ": " + opcode_name(ins.op) +
-                         "'s data must have the same partition count, a multiple of 32 (got " +
-                         std::to_string(p) + " and " + std::to_string(data[1]->partitions) + ")");
-    if (mm) {
-        for (const operand* d : data)
-            if (!is_packed(d->type))
-                throw user_error(where() +
-                                 ": matmul_mx multiplies x4-packed MX data "
-                                 "(float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4), "
-                                 "not " +
-                                 dtype_name(d->type));
-    } else {
-        if (ins.src0.type != dtype::bfloat16 && ins.src0.type != dtype::float16)
-            throw user_error(where() + ": quantize_mx quantizes bf16 or fp16, not " +
-                             dtype_name(ins.src0.type));
-        if (ins.dst.type != dtype::fp8_e4m3fn_x4 && ins.dst.type != dtype::fp8_e5m2_x4)
-            throw user_error(where() +
-                             ": quantize_mx writes float8_e4m3fn_x4 or "
-                             "float8_e5m2_x4, not " +
-                             dtype_name(ins.dst.type));
-        if (ins.src0.elems != 4 * ins.dst.elems)
-            throw user_error(where() + ": quantize_mx packs 4 elements of src0 in each of dst's (" +
-                             std::to_string(ins.src0.elems) + " for " +
-                             std::to_string(ins.dst.elems) + ")");
-    }
-    for (int i = 0; i < 2; ++i) {
-        const operand* sc = scales[i];
-        if (!sc) continue;
-        if (!is_scale_type(sc->type))
-            throw user_error(where() + ": an MX scale is uint8 or float8_e8m0fnu, not " +
-                             dtype_name(sc->type));
-        const operand& d = *data[i];
-        if (sc->partitions < scale_rows(p) || sc->elems < d.elems)
-            throw user_error(where() + ": the MX scale of data [" + std::to_string(p) + ", " +
-                             std::to_string(d.elems) + "] spans at least [" +
-                             std::to_string(scale_rows(p)) + ", " + std::to_string(d.elems) +
-                             "] (4 partitions of each 32)");
-    }
-}
-
-}  // namespace
 
 namespace {
 
@@ -484,172 +403,7 @@ void check_instruction(const instruction& ins, engine_kind e, const program_limi
                                  "matmul_mx and quantize_mx take it, and DMAs move it");
         if (ins.src3.valid()) throw user_error(where() + ": src3 is given only with matmul_mx");
     }
-    switch (ins.op) {
-        case opcode::matmul_mx:
-        case opcode::quantize_mx:
-            check_mx(ins, e, lim, hbm_bytes, where);
-            break;
-        case opcode::dma_trigger:  // (its queue: validate_program)
-            break;
-        case opcode::matmul:
-            check_operand(ins.src1, "src1", lim, hbm_bytes, where);
-            [[fallthrough]];
-        case opcode::transpose:
-            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
-            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
-            if (e != engine_kind::pe) {  // the Vector engine's 32 x 32 transpose
-                if (ins.op != opcode::transpose)
-                    throw user_error(where() + ": matmul runs on the Tensor engine (pe)");
-                if (ins.dst.space == mem_space::hbm || ins.src0.space == mem_space::hbm)
-                    throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                if (ins.dst.partitions != ins.src0.elems || ins.dst.elems != ins.src0.partitions ||
-                    ins.dst.partitions > 32 || ins.dst.elems > 32)
-                    throw user_error(where() +
-                                     ": a Vector-engine transpose takes [P, F] "
-                                     "to [F, P], at most 32 x 32");
-                break;
-            }
-            if (ins.dst.space != mem_space::psum || ins.src0.space != mem_space::sbuf ||
-                (ins.src1.valid() && ins.src1.space != mem_space::sbuf))
-                throw user_error(where() + ": the Tensor engine reads SBUF and writes PSUM");
-            break;
-        case opcode::core_barrier:  // no operands; its number
-            if (ins.imm < 1 || ins.imm != static_cast<std::uint32_t>(ins.imm))
-                throw user_error(where() + ": core_barrier's imm is its number, 1, 2, ...");
-            break;
-        case opcode::topk: {
-            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
-            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
-            check_operand(ins.dst1, "dst1", lim, hbm_bytes, where);
-            const double n = ins.imm, k = ins.imm1;
-            if (n != static_cast<std::uint32_t>(n) || n < 8 || n >= 65536 ||
-                k != static_cast<std::uint32_t>(k) || k < 1 || k >= 32768 || k > n)
-                throw user_error(where() + ": topk takes 8 <= imm (n) < 65536 and " +
-                                 "1 <= imm1 (k) <= n, k < 32768, whole numbers");
-            const auto cols = static_cast<std::uint32_t>((k + 15) / 16);
-            for (const operand* o : {&ins.dst, &ins.dst1, &ins.src0})
-                if (o->space != mem_space::sbuf)
-                    throw user_error(where() + ": topk reads and writes SBUF only");
-            if (ins.src0.type != dtype::bfloat16 || ins.dst.type != dtype::bfloat16 ||
-                ins.dst1.type != dtype::uint32)
-                throw user_error(where() + ": topk takes bf16 src0 and dst, uint32 dst1");
-            if (ins.src0.partitions % 16 != 0 || ins.dst.partitions != ins.src0.partitions ||
-                ins.dst1.partitions != ins.src0.partitions)
-                throw user_error(where() + ": topk's operands have the same partition " +
-                                 "count, a multiple of 16");
-            if (ins.dst.elems != cols || ins.dst1.elems != cols ||
-                ins.src0.elems < static_cast<std::uint32_t>((n + 15) / 16))
-                throw user_error(
-                    where() + ": topk's dst and dst1 have ceil(k / 16) = " + std::to_string(cols) +
-                    " columns and src0 at least " + "ceil(n / 16)");
-            break;
-        }
-        case opcode::tensor_tensor:
-        case opcode::scalar_tensor_tensor:
-        case opcode::tensor_tensor_scan:
-        case opcode::select:
-            check_operand(ins.src1, "src1", lim, hbm_bytes, where);
-            if (ins.src0.space == mem_space::psum && ins.src1.space == mem_space::psum)
-                throw user_error(where() + ": both inputs in PSUM is not supported");
-            [[fallthrough]];
-        case opcode::find_index8:
-        case opcode::tensor_scalar:
-        case opcode::activation:
-        case opcode::activation_reduce:
-        case opcode::exponential:
-        case opcode::tensor_scalar_reduce:
-        case opcode::range_select:
-            for (const auto& [extra, role] :
-                 {std::pair<const operand*, const char*>{&ins.src2, "src2"}, {&ins.dst1, "dst1"}}) {
-                if (!extra->valid()) continue;
-                check_operand(*extra, role, lim, hbm_bytes, where);
-                if (extra->space == mem_space::hbm)
-                    throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-                const bool full = ins.op == opcode::select && extra == &ins.src2 &&
-                                  extra->elems == ins.dst.elems;  // select's else-tile
-                if (extra->partitions != ins.dst.partitions || (extra->elems != 1 && !full))
-                    throw user_error(where() + ": " + role + " must be [P, 1] with dst's " +
-                                     "partition count");
-            }
-            if (ins.dst1.valid() && ins.op != opcode::activation_reduce &&
-                ins.op != opcode::exponential && ins.op != opcode::tensor_scalar_reduce &&
-                ins.op != opcode::select && ins.op != opcode::range_select)
-                throw user_error(where() + ": dst1 (a reduction) is given only with " +
-                                 "the *_reduce opcodes");
-            if (ins.op == opcode::tensor_scalar_reduce && !ins.dst1.valid())
-                throw user_error(where() + ": tensor_scalar_reduce needs dst1");
-            if (ins.op == opcode::range_select && (!ins.src1.valid() || !ins.src2.valid()))
-                throw user_error(where() + ": range_select needs src1 and src2 (its bounds)");
-            if (ins.op != opcode::tensor_tensor && ins.op != opcode::scalar_tensor_tensor &&
-                ins.op != opcode::tensor_tensor_scan && ins.src1.valid())
-                check_operand(ins.src1, "src1", lim, hbm_bytes, where);
-            [[fallthrough]];
-        case opcode::tensor_copy:
-        case opcode::bn_stats:
-        case opcode::bn_aggr:
-        case opcode::reciprocal:
-        case opcode::affine_select:
-        case opcode::tensor_reduce:
-        case opcode::max8:
-            check_operand(ins.src0, "src0", lim, hbm_bytes, where);
-            [[fallthrough]];
-        case opcode::memset:
-        case opcode::iota:
-            check_operand(ins.dst, "dst", lim, hbm_bytes, where);
-            if (ins.dst.space == mem_space::hbm ||
-                (ins.src0.valid() && ins.src0.space == mem_space::hbm))
-                throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-            if (ins.src1.valid() && ins.src1.space == mem_space::hbm)
-                throw user_error(where() + ": engines cannot access HBM (use a DMA)");
-            if (ins.src0.valid() && ins.src0.partitions != ins.dst.partitions)
-                throw user_error(where() + ": src0 and dst partition counts differ");
-            if (ins.src1.valid() && ins.src1.partitions != ins.dst.partitions)
-                throw user_error(where() + ": src1 and dst partition counts differ");
-            switch (ins.op) {
-                case opcode::tensor_reduce:
-                    if (ins.src0.elems % ins.dst.elems != 0)
-                        throw user_error(where() + ": dst's " + std::to_string(ins.dst.elems) +
-                                         " elements do not divide src0's " +
-                                         std::to_string(ins.src0.elems) + " into groups");
-                    break;
-                case opcode::bn_stats:
-                    if (ins.dst.elems != 6 || ins.src0.elems > 512)
-                        throw user_error(where() +
-                                         ": bn_stats takes [P, N <= 512] and gives [P, 6]");
-                    break;
-                case opcode::bn_aggr:
-                    if (ins.dst.elems != 2 || ins.src0.elems % 3 != 0)
-                        throw user_error(where() + ": bn_aggr takes [P, 3k] and gives [P, 2]");
-                    break;
-                case opcode::max8:
-                case opcode::find_index8:
-                    if (ins.dst.elems != 8 || ins.src0.elems < 8 ||
-                        (ins.op == opcode::find_index8 && ins.src1.elems != 8))
-                        throw user_error(where() +
-                                         ": max8/find_index8 take [P, N >= 8] and give "
-                                         "[P, 8]");
-                    break;
-                case opcode::tensor_scalar:
-                case opcode::activation:
-                case opcode::activation_reduce:
-                case opcode::exponential:
-                case opcode::tensor_scalar_reduce:
-                case opcode::range_select:
-                    if (ins.src1.valid() && ins.src1.elems != 1)
-                        throw user_error(where() + ": a " + opcode_name(ins.op) +
-                                         " operand must be [P, 1]");
-                    [[fallthrough]];
-                default:
-                    if (ins.src0.valid() && ins.src0.elems != ins.dst.elems)
-                        throw user_error(where() + ": src0 and dst shapes differ");
-                    if ((ins.op == opcode::tensor_tensor || ins.op == opcode::select ||
-                         ins.op == opcode::scalar_tensor_tensor ||
-                         ins.op == opcode::tensor_tensor_scan) &&
-                        ins.src1.elems != ins.dst.elems)
-                        throw user_error(where() + ": src1 and dst shapes differ");
-            }
-            break;
-    }
+    row(ins.op).check(ins, e, check_context{lim, hbm_bytes, where});
 }
 
 void validate_program(const program& p, const program_limits& lim) {

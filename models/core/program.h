@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "core/dtype.h"
-#include "core/isa.h"
+#include "isa/isa.h"
 
 namespace trn {
 
@@ -58,7 +58,8 @@ struct operand {
 };
 static_assert(sizeof(operand) == 32, "operand is meant to pack into 32 bytes");
 
-// The instruction set (core/isa.h declares each opcode, operation and function once).
+// The instruction set (isa/isa.h names each opcode, operation and function once; its row,
+// isa/opcode_row.h, holds everything else about an opcode).
 enum class opcode : std::uint8_t {
 #define TRN_ENUM(name, ...) name,
     TRN_OPCODES(TRN_ENUM)
@@ -70,7 +71,7 @@ constexpr opcode all_opcodes[] = {
 };
 constexpr std::size_t opcode_count = std::size(all_opcodes);
 
-// What core/isa.h declares about an opcode.
+// What a trace line gives of an opcode (the first part of its row, isa/opcode_row.h).
 struct opcode_info {
     const char* name;
     std::uint16_t fields;  // field:: bits
@@ -314,6 +315,10 @@ struct program_limits {
     std::uint32_t dma_priority_levels = 1;  // a transfer's priority is below it
 };
 
+// The operand lies within the platform (partitions, the memory's size) and within `hbm_bytes`
+// of HBM, and is not empty; else user_error starting with where(), naming it `role`.
+void check_operand(const operand& op, const char* role, const program_limits& limits,
+                   std::uint64_t hbm_bytes, const std::function<std::string()>& where);
 // The checks of one transfer or instruction alone that validate_program makes (operands within
 // the platform and within `hbm_bytes` of HBM, the shapes and memories its opcode takes), throwing
 // user_error that starts with where() (naming it).

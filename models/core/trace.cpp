@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/output_file.h"
+#include "isa/opcode_row.h"
 
 namespace trn {
 
@@ -309,27 +310,9 @@ indirection& indirection_for(instruction& ins, operand_slot slot) {
     return ins.indirect.back();
 }
 
-// Which opcodes take which flag.
+// Which opcodes take which flag: their rows'.
 bool flag_applies(opcode op, std::uint8_t bit) {
-    switch (bit) {
-        case flag::accumulate:
-            return op == opcode::matmul || op == opcode::matmul_mx;
-        case flag::double_row:
-            return op == opcode::matmul;
-        case flag::reverse0:
-            return op == opcode::tensor_scalar || op == opcode::scalar_tensor_tensor ||
-                   op == opcode::tensor_tensor_scan || op == opcode::tensor_scalar_reduce ||
-                   op == opcode::select;
-        case flag::reverse1:
-            return op == opcode::tensor_scalar || op == opcode::scalar_tensor_tensor ||
-                   op == opcode::tensor_tensor_scan;
-        case flag::negate:
-            return op == opcode::tensor_reduce;
-        case flag::reduce_accumulate:
-        case flag::reduce_reset:
-            return op == opcode::activation_reduce || op == opcode::exponential;
-    }
-    return false;
+    return (row(op).flags & bit) != 0;
 }
 
 const std::map<std::string, alu_op>& alus() {

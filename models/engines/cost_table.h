@@ -3,51 +3,17 @@
 #include <vector>
 
 #include "core/program.h"
+#include "isa/cost_rule.h"
 
 namespace trn {
 
-// Which operands a cost rule applies to.
-enum class operand_case : std::uint8_t {
-    any,
-    mixed_psum_sbuf,  // one input in PSUM, the other in SBUF
-    arith16_sbuf,     // bf16 add/subtract/multiply, all operands in SBUF
-    all16_sbuf,       // every operand bf16/fp16 and in SBUF
-    sbuf_only,        // every operand in SBUF
-    zero16,           // memset of zero into a bf16/fp16 tile
-    bf16_add_max,     // bf16 in and out, add or max reduction
-    bf16_sub_mul,     // bf16 operands, subtract then multiply, an even free size
-    block32,          // at most 32 x 32, on chip (the Vector engine's transpose)
-};
-
-// One row of the instruction cost table: cycles = max(min_ii?, per_elem * N) + fixed (+ MIN_II
-// when `plus_min_ii`), N the elements per partition. `isa` 0 applies to every NeuronCore version.
-struct cost_rule {
-    engine_kind engine;
-    opcode op;
-    operand_case when;
-    int isa;
-    double per_elem;
-    bool min_ii;
-    double fixed;
-    const char* source;
-    bool plus_min_ii = false;
-    // An opcode whose cost is not per element of an operand: its cycles, and that as text.
-    double (*custom)(const instruction&) = nullptr;
-    const char* custom_text = nullptr;
-};
-
-// The per-opcode cost table of hardware-facts.md section 2, as data. Rules are tried in order;
-// the first that matches the engine, opcode, ISA version and operand case gives the cost.
-// The rule's cost as text ("max(MIN_II, 2N) + 150 cycles") and its operand case in words.
-std::string formula(const cost_rule& r);
-const char* describe(operand_case c);
-// The cost of the Tensor engine's opcodes (tensor_engine.cpp computes it; hardware-facts 2),
-// as text; "" for other opcodes.
-const char* tensor_engine_cost(opcode op);
-
+// The opcodes' cost rules (their rows' costs, isa/opcode_row.h) as one core's engines apply
+// them: at its NeuronCore version and MIN_II. The first rule that matches the engine, opcode,
+// version and operand case gives the cost.
 class cost_table {
   public:
     cost_table(int isa_version, double min_ii) : m_isa(isa_version), m_min_ii(min_ii) {}
+    // Every row's rules, row by row, each with its opcode.
     static const std::vector<cost_rule>& rules();
 
     bool supports(engine_kind e, opcode op) const;
@@ -57,7 +23,7 @@ class cost_table {
     // cycle are NC-v3's, at its own clocks: hardware-facts 1f).
     int rules_isa(engine_kind e, opcode op) const;
     // Engine cycles the instruction occupies its engine; a dma_trigger has no rule (its cost is
-    // a time, core.dma.trigger_time).
+    // a time, core.dma.trigger_time), nor do the Tensor engine's opcodes (tensor_engine).
     double cycles(engine_kind e, const instruction& ins) const;
     const cost_rule* match(engine_kind e, const instruction& ins) const;
 

@@ -6,7 +6,7 @@
 
 #include <cstring>
 
-#include "engines/alu.h"
+#include "isa/semantics.h"
 
 namespace trn {
 

@@ -64,7 +64,7 @@ def get_nc_version():
 
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).
-# nl function -> the model's ALU operation (models/core/isa.h)
+# nl function -> the model's ALU operation (models/isa/isa.h)
 _ALU = {'language.add': 'add', 'language.subtract': 'subtract', 'language.multiply': 'multiply',
         'language.maximum': 'max', 'language.minimum': 'min', 'language.max': 'max',
         'language.min': 'min', 'language.divide': 'divide', 'language.power': 'pow',

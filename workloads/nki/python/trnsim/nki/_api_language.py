@@ -347,7 +347,7 @@ def _binary(qualname, alu, eds='beta1 0.3+'):
 
 
 # nl's elementwise functions of two operands, as the Vector engine's ALU operations
-# (models/core/isa.h): comparisons and logical operations give 1 or 0.
+# (models/isa/isa.h): comparisons and logical operations give 1 or 0.
 for _name, _alu in (('add', 'add'), ('subtract', 'subtract'), ('multiply', 'multiply'),
                     ('maximum', 'max'), ('minimum', 'min'), ('divide', 'divide'),
                     ('power', 'pow'), ('mod', 'mod'), ('fmod', 'mod'), ('equal', 'is_equal'),

@@ -9,7 +9,7 @@ access, alu an operation, eng an engine, func an activation function, f a number
 accumulation, flags instruction flags ('rev0|neg', '' for none), str text (the rest of the line).
 
 The primitives declared with `instruction` are one instruction of the model's ISA each
-(models/core/isa.h), recorded generically as `ins ENGINE OPCODE field=value ...` with the
+(models/isa/isa.h), recorded generically as `ins ENGINE OPCODE field=value ...` with the
 trace's field names; a new instruction needs its declaration there, its cost rule, and one here."""
 
 import math
@@ -50,7 +50,7 @@ def _flag(f):
     return lambda a, b: f(a, b).astype(np.float32)
 
 
-# The ALU operations (models/core/isa.h), in float32: comparisons and logical operations give
+# The ALU operations (models/isa/isa.h), in float32: comparisons and logical operations give
 # 1 or 0; the bitwise operations act on the int32 values of their operands.
 ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply, 'max': np.maximum,
        'min': np.minimum, 'divide': np.divide, 'pow': np.power, 'mod': _mod,
@@ -95,7 +95,7 @@ def _erf(x):
 
 _INV_SQRT2 = np.float32(0.70710678118654752)
 
-# The activation functions of the Scalar engine (models/core/isa.h), by the model's names, in
+# The activation functions of the Scalar engine (models/isa/isa.h), by the model's names, in
 # float32 in the model's order of operations.
 ACT = {'identity': lambda x: x,
        'relu': lambda x: np.maximum(x, 0),
@@ -163,7 +163,7 @@ _FIELD_KINDS = {'dst': 'T', 'src0': 'T', 'src1': 'T', 'src2': 'T', 'dst1': 'O', 
 
 
 def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=True):
-    """Declares primitive `name`, one `opcode` instruction (models/core/isa.h) with the trace
+    """Declares primitive `name`, one `opcode` instruction (models/isa/isa.h) with the trace
     fields given in order (dst first; a tile field ending in '?' is optional; 'eng' the engine
     that runs it)."""
     names = tuple(f.rstrip('?') for f in fields)

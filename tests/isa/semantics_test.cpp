@@ -1,5 +1,6 @@
-// execute_alu / apply_alu: the functional semantics of every data-path opcode, on small packed
-// tiles, including element-type conversion on load and store.
+// execute_alu / apply_alu (isa/semantics.h, the rows' execute functions): the functional
+// semantics of every data-path opcode, on small packed tiles, including element-type conversion
+// on load and store.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,7 +8,7 @@
 #include <limits>
 #include <vector>
 
-#include "engines/alu.h"
+#include "isa/semantics.h"
 #include "support/operands.h"
 
 namespace {
