@@ -49,6 +49,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                          ") must be at most core.psum.banks (" + std::to_string(psum_banks) + ")");
     m_limits.hbm_bytes = cfg.size("core.hbm.size");
     m_limits.dma_queues = static_cast<std::size_t>(cfg.integer("core.dma.queues"));
+    m_limits.isa_version = static_cast<int>(cfg.integer("core.isa_version"));
     m_limits.dma_priority_levels =
         static_cast<std::uint32_t>(cfg.integer("core.dma.priority_levels"));
     if (m_limits.sbuf_partition_bytes > address_map::partition_stride ||
@@ -165,6 +166,17 @@ void neuron_core::check_entry(engine_kind e, std::size_t index, const instructio
     };
     check_instruction(ins, e, m_limits, m_limits.hbm_bytes, std::cref(where));
     check_on_engine(e, index, ins);
+}
+
+void neuron_core::check_alone(engine_kind e, const instruction& ins) const {
+    const auto where = [&] { return std::string(opcode_name(ins.op)) + " on " + engine_name(e); };
+    check_instruction(ins, e, m_limits, m_limits.hbm_bytes, std::cref(where));
+    const std::string why = m_engines[std::size_t(e)]->check(ins);
+    if (!why.empty()) throw user_error(where() + ": " + why);
+}
+
+void neuron_core::check_alone(const dma_transfer& t) const {
+    check_transfer(t, m_limits, m_limits.hbm_bytes, [] { return std::string("a DMA transfer"); });
 }
 
 void neuron_core::check_entry(std::size_t q, std::size_t index, const dma_transfer& t) const {

@@ -54,6 +54,10 @@ class neuron_core : public sc_core::sc_module {
     // thread may call it while the core simulates.
     void check_entry(engine_kind e, std::size_t index, const instruction& ins) const;
     void check_entry(std::size_t q, std::size_t index, const dma_transfer& t) const;
+    // The same for one instruction or transfer alone, as it is built (the NKI recording's
+    // expansion): the message starts with the opcode and engine, or "a DMA transfer".
+    void check_alone(engine_kind e, const instruction& ins) const;
+    void check_alone(const dma_transfer& t) const;
     void load(const program& p);
     // A program delivered while it runs (it must outlive the run): each entry it delivers was
     // checked as check() would (program_stream's producer does it); its regions are ignored

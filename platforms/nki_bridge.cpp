@@ -76,6 +76,11 @@ class platform {
         std::istringstream in(text);
         const trn::nki_recording r = trn::parse_recording(in);
         trn::kernel_builder kb(trn::kernel_builder::options(m_cfg, m_core->limits(), r.style));
+        // the platform's rules at each operation's line (the frontend keeps no copy of them)
+        const trn::neuron_core* core = m_core;
+        kb.set_entry_checks(
+            {[core](trn::engine_kind e, const trn::instruction& ins) { core->check_alone(e, ins); },
+             [core](const trn::dma_transfer& t) { core->check_alone(t); }});
         trn::program p = trn::expand_recording(r, kb);
         return py::make_tuple(std::move(p), kb.races(), kb.matmul_flops(), kb.notes());
     }

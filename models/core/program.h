@@ -313,6 +313,7 @@ struct program_limits {
     std::uint64_t hbm_bytes = 0;
     std::size_t dma_queues = 16;
     std::uint32_t dma_priority_levels = 1;  // a transfer's priority is below it
+    int isa_version = 0;  // the NeuronCore version, for the rows' version rules (0: none checked)
 };
 
 // The operand lies within the platform (partitions, the memory's size) and within `hbm_bytes`

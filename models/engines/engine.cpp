@@ -6,6 +6,7 @@
 
 #include <cstring>
 
+#include "isa/opcode_row.h"
 #include "isa/semantics.h"
 
 namespace trn {
@@ -358,12 +359,18 @@ engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const conf
 std::string engine::check(const instruction& ins) const {
     if (!ins.indirect.empty() && !m_indirect) return indirect_refused(ins);
     if (!m_costs.supports(m_kind, ins.op) && ins.op != opcode::dma_trigger) {
-        // an instruction of a later NeuronCore: say so
-        for (const auto& r : cost_table::rules())
-            if (r.engine == m_kind && r.op == ins.op && r.isa > m_costs.isa())
-                return std::string(opcode_name(ins.op)) + " runs on NeuronCore-v" +
-                       std::to_string(r.isa) + " and newer (this core is v" +
-                       std::to_string(m_costs.isa()) + ": core.isa_version)";
+        // an instruction of a later NeuronCore: say so, from its first version on this engine
+        int first = 0;
+        for (const auto& r : row(ins.op).costs)
+            if (r.engine == m_kind && r.isa > m_costs.isa() && (first == 0 || r.isa < first))
+                first = r.isa;
+        if (first) {
+            const char* before = row(ins.op).before;
+            return std::string(opcode_name(ins.op)) + " runs on NeuronCore-v" +
+                   std::to_string(first) + " and newer (this core is v" +
+                   std::to_string(m_costs.isa()) + ": core.isa_version)" +
+                   (before ? std::string("; before it: ") + before : std::string());
+        }
     }
     if (!m_costs.supports(m_kind, ins.op) ||
         (ins.op != opcode::dma_trigger && !m_costs.match(m_kind, ins)))

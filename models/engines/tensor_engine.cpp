@@ -155,7 +155,10 @@ std::string tensor_engine::check(const instruction& ins) const {
                    " for a " + dtype_name(ins.dst.type) +
                    " dst (core.pe.moving_max=" + std::to_string(m_moving_max) +
                    ", core.psum.tile_banks=" + std::to_string(m_psum_tile_banks) + ")";
-        if (st.type != mv.type) return "matmul operands have different dtypes";
+        if (st.type != mv.type)
+            return std::string("matmul operands have different dtypes (stationary ") +
+                   dtype_name(st.type) + ", moving " + dtype_name(mv.type) +
+                   "): the Tensor engine multiplies operands of one dtype";
         if (ins.dst.partitions != st.elems || ins.dst.elems != mv.elems)
             return "matmul dst must be " + std::to_string(st.elems) + " x " +
                    std::to_string(mv.elems);

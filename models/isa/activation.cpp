@@ -60,11 +60,19 @@ const opcode_row& row_of_activation_reduce() {
         .costs = {{act, any, 3, 0.5, true, 0, act_measured, true},
                   {act, any, 4, 1, true, 0, act_v4_doc, true},
                   {act, any, 0, 1, true, 0, isa_v2, true}},
-        .check = check_activation,
-        .execute = [](alu_io& io) {
-            activate(io);
-            io.reduce_through_registers(io.ins.alu);
-        }};
+        .check =
+            [](const instruction& ins, engine_kind, const check_context& cx) {
+                oc::elementwise_scalar(ins, cx);
+                if (ins.alu != alu_op::add && cx.limits.isa_version > 0 &&
+                    cx.limits.isa_version < 3)
+                    cx.fail(std::string("reduce alu ") + alu_name(ins.alu) +
+                            ": NeuronCore-v2 reduces with add only");
+            },
+        .execute =
+            [](alu_io& io) {
+                activate(io);
+                io.reduce_through_registers(io.ins.alu);
+            }};
     return r;
 }
 
@@ -78,6 +86,7 @@ const opcode_row& row_of_exponential() {
                  "(flags=racc: added onto it; rzero: zeroed, nothing reduced), copied to dst1[p, "
                  "0] (Vector engine, NeuronCore-v4)"},
         .flags = flag::reduce_accumulate | flag::reduce_reset,
+        .before = "activation func=exp on the Scalar engine (nisa.activation(op=nl.exp))",
         // NeuronCore-v4: 4x the Scalar engine's activation(exp) within the Vector engine's data
         // path: 512 bf16/fp16 elements a cycle, 256 of other dtypes (half that rate)
         .costs = {{dve, operand_case::all16_sbuf, 4, 0.25, true, 0,

@@ -103,6 +103,8 @@ const opcode_row& row_of_tensor_scalar_reduce() {
 const opcode_row& row_of_tensor_copy() {
     static const opcode_row r{
         .info = {"tensor_copy", field::dst | field::src0, 1, false, "dst = src0 (dtype converted)"},
+        // (on the Scalar engine from NeuronCore-v3)
+        .before = "on the Scalar engine, activation func=identity (nisa.activation(op=nl.copy))",
         .costs = {{dve, operand_case::all16_sbuf, 3, 0.25, true, 0, isa_table},
                   {dve, any, 3, 0.5, true, 0, isa_table},
                   {dve, any, 0, 1, true, 0, isa_table},

@@ -41,6 +41,8 @@ struct opcode_row {
     const char* other_cost = nullptr;
     const char* other_operands = nullptr;
     const char* other_source = nullptr;
+    // What a NeuronCore before its first version runs instead (named in the version error).
+    const char* before = nullptr;
     std::vector<cost_rule> costs = {};  // tried in order: the first that applies gives the cost
     // Its operands' rules beyond their bounds (program checks; the MX types, indirection and
     // src3 are checked for every opcode before it).

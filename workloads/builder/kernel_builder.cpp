@@ -301,6 +301,7 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
                            const touch* writes, std::size_t write_count, bool in_order_writes,
                            const sem_wait* also) {
+    if (m_checking) m_checks.instruction(issuer, ins);
     if (m_stream && m_stream->counting()) {  // its waits are for the build that runs
         estimate(issuer, ins);
         m_stream->put_instruction(issuer, std::move(ins), m_place);
@@ -481,6 +482,7 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
 
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
                                        const touch& from, const touch& into) {
+    if (m_checking) m_checks.transfer(t);
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     if (m_prog.sources.queues.size() < m_prog.queues.size())
         m_prog.sources.queues.resize(m_prog.queues.size());

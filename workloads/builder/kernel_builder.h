@@ -239,6 +239,15 @@ class kernel_builder {
     // 0 for none) where it is set often.
     void set_place(const std::string& place) { set_place(place.empty() ? 0 : place_id(place)); }
     void set_place(std::uint32_t id) { m_place = id; }
+    // Checks of each engine instruction and DMA transfer as it is built (the NKI frontend's:
+    // the platform's rules, named at the kernel's line); each throws user_error. They run while
+    // check_entries(true): the recording's expansion checks each operation's first expansion.
+    struct entry_checks {
+        std::function<void(engine_kind, const instruction&)> instruction;
+        std::function<void(const dma_transfer&)> transfer;
+    };
+    void set_entry_checks(entry_checks checks) { m_checks = std::move(checks); }
+    void check_entries(bool on) { m_checking = on && m_checks.instruction && m_checks.transfer; }
     std::uint32_t place_id(const std::string& place) { return m_prog.sources.intern(place); }
     double matmul_flops() const { return m_flops; }
 
@@ -320,6 +329,8 @@ class kernel_builder {
     // Sets the newest entry of a stream's place list (count entries long) to the current place.
     void placed(std::vector<std::uint32_t>& ids, std::size_t count);
     std::uint32_t m_place = 0;  // the current place's id in the program's sources (0: none)
+    entry_checks m_checks;
+    bool m_checking = false;
     // A driver's steps: an instruction or transfer built while no place is set gets the place
     // "<what> <tile or tensor>" ("load lhsT_tile", "matmul res_psum", "store result"), so that a
     // C++ driver's program is attributed per step as a kernel's is per line. step_place() is

@@ -458,7 +458,11 @@ struct decl_state {
 class expander {
   public:
     expander(const nki_recording& r, kernel_builder& kb)
-        : m_r(r), m_kb(kb), m_index(r.loops, 0), m_decls(r.decls.size()) {}
+        : m_r(r),
+          m_kb(kb),
+          m_index(r.loops, 0),
+          m_decls(r.decls.size()),
+          m_checked(r.ops.size(), false) {}
 
     program run() {
         match_loops();
@@ -673,7 +677,13 @@ class expander {
             } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
                 try {
                     m_kb.set_place(op.place ? m_place_ids[op.place - 1] : 0u);
+                    // the platform's rules, checked on an operation's first expansion (its
+                    // engines, NeuronCore version, memories and dtypes do not change with the
+                    // loop's index)
+                    m_kb.check_entries(!m_checked[i]);
+                    m_checked[i] = true;
                     exec(op);
+                    m_kb.check_entries(false);
                 } catch (const nki_op_error&) {
                     throw;
                 } catch (const std::exception& e) {
@@ -843,6 +853,7 @@ class expander {
     std::vector<std::vector<std::size_t>> m_around;
     std::vector<std::pair<std::size_t, std::vector<std::size_t>>> m_phase_begin;
     std::vector<std::size_t> m_phase_end;
+    std::vector<bool> m_checked;  // each operation's entries checked (its first expansion)
 };
 
 }  // namespace

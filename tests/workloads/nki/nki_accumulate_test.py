@@ -245,9 +245,10 @@ class SameChecks(unittest.TestCase):
                 run()
             errors.append(str(e.exception))
         self.assertEqual(errors[0], errors[1])
-        self.assertRegex(errors[0], r'nki_accumulate_test.py:\d+: nisa.nc_matmul: the '
-                         r'stationary \(float32\) and moving \(bfloat16\) operands have '
-                         'different dtypes')
+        # the model's rule (models/engines/tensor_engine.cpp), at the call's line
+        self.assertRegex(errors[0], r'nki_accumulate_test.py:\d+: nisa.nc_matmul: matmul on pe: '
+                         r'matmul operands have different dtypes \(stationary float32, moving '
+                         r'bfloat16\)')
 
 
 if __name__ == '__main__':

@@ -273,7 +273,8 @@ class KernelDtypes(unittest.TestCase):
                                        rtol=1e-5, atol=1e-5)
             busy[mode] = sim.stats['engines']['pe']['busy_ns']
         self.assertAlmostEqual(busy['double_row'], busy['none'] / 2, delta=busy['none'] * 0.01)
-        with self.assertRaisesRegex(Exception, 'perf_mode=double_row needs fp8 operands'):
+        with self.assertRaisesRegex(Exception, r'nki_dtypes_test.py:\d+: nisa.nc_matmul: matmul '
+                                    r'on pe: double-row mode needs fp8 operands'):
             repeated_product(lhsT.astype(BF16), rhs.astype(BF16), 'double_row')
 
     def test_integer_inputs(self):

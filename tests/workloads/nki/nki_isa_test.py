@@ -610,8 +610,9 @@ def exponential_nki0(x):
 class ExponentialBeforeNcV4(unittest.TestCase):
 
     def test_is_an_error_naming_the_way_before(self):
-        with self.assertRaisesRegex(KernelError, 'nisa.exponential: exponential runs on '
-                                    'NeuronCore-v4 and newer .*nisa.activation\\(op=nl.exp\\)'):
+        with self.assertRaisesRegex(KernelError, r'nki_isa_test.py:\d+: nisa.exponential: '
+                                    r'exponential on dve: exponential runs on NeuronCore-v4 and '
+                                    r'newer .*before it: .*nisa.activation\(op=nl.exp\)'):
             exponential_nki0(np.ones((128, 8), np.float32))
 
 
@@ -643,8 +644,9 @@ class DmaPriorityBeforeNcV4(unittest.TestCase):
             t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
             nisa0.dma_copy(dst=t, src=x, priority=1)
             return x
-        with self.assertRaisesRegex(KernelError, r'nisa.dma_copy: priority= is the DMA quality '
-                                    r'of service of NeuronCore-v4 and later \(--config trn3\)'):
+        with self.assertRaisesRegex(KernelError, r'nki_isa_test.py:\d+: nisa.dma_copy: a DMA '
+                                    r'transfer: priority 1 needs DMA quality-of-service levels, '
+                                    r'which this core has not .*--config trn3'):
             copy(np.ones((128, 8), np.float32))
 
 
@@ -661,8 +663,9 @@ class MxBeforeNcV4(unittest.TestCase):
             s = nl0.ndarray((128, 8), dtype=nl0.uint8, buffer=nl0.sbuf)
             nisa0.quantize_mx(dst=q, src=t, dst_scale=s)
             return x
-        with self.assertRaisesRegex(KernelError, 'nisa.quantize_mx: quantize_mx runs on '
-                                    r'NeuronCore-v4 and newer \(--config trn3\)'):
+        with self.assertRaisesRegex(KernelError, r'nki_isa_test.py:\d+: nisa.quantize_mx: '
+                                    r'quantize_mx on dve: quantize_mx runs on NeuronCore-v4 and '
+                                    r'newer'):
             quantize(np.ones((128, 32), np.float32).astype(nl0.bfloat16))
 
     def test_an_mx_tile_in_another_instruction_is_refused(self):
@@ -714,7 +717,10 @@ class Topk(unittest.TestCase):
         xb = x.astype(nl0.bfloat16)
         rec = trace_kernel(topk_nki0, (xb, 1000, 64), {}, False)
         self.assertIn('isa.topk', [op.kind for op in rec.trace.ops])
-        for n, k, why in ((7, 4, '8 <= n < 65536'), (100, 101, 'at most n'),
+        # the model's rules (models/isa/reductions.cpp) at the call's line, and the API's
+        for n, k, why in ((7, 4, r'nki_isa_test.py:\d+: nisa.topk: topk on pool: topk takes 8 '
+                                 r'<= imm \(n\) < 65536'),
+                          (100, 101, r'nki_isa_test.py:\d+: nisa.topk: .*imm1 \(k\) <= n'),
                           (2000, 8, 'fewer than ceil')):
             with self.assertRaisesRegex(KernelError, why):
                 topk_nki0(xb, n, k)

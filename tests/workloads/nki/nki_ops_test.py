@@ -345,14 +345,34 @@ class EveryOperation(unittest.TestCase):
                                     'IndexRange'):
             into_index(np.ones((128, 4), np.float32))
 
+    def test_nc_v2_reduces_with_add_only(self):
+        @nki.jit
+        def row_max(a):
+            out = nl.ndarray((a.shape[0], 1), dtype=a.dtype, buffer=nl.shared_hbm)
+            t = nl.load(a)
+            m = nl.ndarray((a.shape[0], 1), dtype=nl.float32, buffer=nl.sbuf)
+            nisa.activation_reduce(op=nl.exp, data=t, reduce_op=np.maximum, reduce_res=m)
+            nl.store(out, m)
+            return out
+
+        # trn1: the model's rule (models/isa/activation.cpp), named at the call's line
+        with self.assertRaisesRegex(Exception, r'nki_ops_test.py:\d+: nisa.activation_reduce: '
+                                    r'activation_reduce on act: reduce alu max: NeuronCore-v2 '
+                                    r'reduces with add only'):
+            row_max(np.zeros((128, 4), np.float32))
+
     def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
         @nki.jit
         def scalar_copy(a):
-            return nisa.tensor_copy(nl.load(a), engine=nisa.scalar_engine)
+            out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+            nl.store(out, nisa.tensor_copy(nl.load(a), engine=nisa.scalar_engine))
+            return out
 
-        # this test runs on trn1 (NeuronCore-v2); nisa.activation(op=nl.copy) is the way there
+        # this test runs on trn1 (NeuronCore-v2); nisa.activation(op=nl.copy) is the way there:
+        # the model's rule (the rows' costs), named at the call's line
         with self.assertRaisesRegex(Exception, r'nki_ops_test.py:\d+: nisa.tensor_copy: '
-                                    'tensor_copy does not run on the Scalar engine'):
+                                    r'tensor_copy on act: tensor_copy runs on NeuronCore-v3 and '
+                                    r'newer .*before it: .*nisa.activation\(op=nl.copy\)'):
             scalar_copy(np.zeros((128, 4), np.float32))
 
     def test_operations_on_tile_parts_of_several_runs(self):

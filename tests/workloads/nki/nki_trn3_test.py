@@ -285,8 +285,9 @@ class DmaReadAddWrite(unittest.TestCase):
             (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, t], reduce_op=nl.add),
              'srcs other than'),
         ]
-        for call, message in cases:
-            with self.assertRaisesRegex(nki.KernelError, message):
+        for call, message in cases:  # the model's rules (models/isa/matrix.cpp), at the call
+            with self.assertRaisesRegex(nki.KernelError, r'nki_trn3_test.py:\d+: nisa\.\w+: .*' +
+                                        message):
                 kernel_with(call)(x)
 
         @nki0.jit
@@ -490,19 +491,20 @@ class Mx(unittest.TestCase):
         s = lambda dt=nl.uint8, p=128: nl.ndarray((p, 128), dtype=dt, buffer=nl.sbuf)
         cases = [
             (lambda t: nisa.quantize_mx(dst=q(nl.float4_e2m1fn_x4), src=t, dst_scale=s()),
-             'no fp4 output'),
+             'quantize_mx writes float8_e4m3fn_x4 or float8_e5m2_x4, not float4_e2m1fn_x4'),
             (lambda t: nisa.quantize_mx(dst=q(), src=t, dst_scale=s(nl.float32)),
-             'dst_scale must be uint8 or float8_e8m0fnu'),
+             'an MX scale is uint8 or float8_e8m0fnu, not float32'),
             (lambda t: nisa.quantize_mx(dst=q(), src=t, dst_scale=s(p=64)),
-             r'dst_scale \(64, 128\) must span \[100, 128\]'),
+             r'the MX scale of data \[128, 128\] spans at least \[100, 128\]'),
             (lambda t: nisa.nc_matmul_mx(dst=nl.ndarray((128, 128), dtype=nl.float32,
                                                         buffer=nl.psum),
                                          stationary=t[:, 0:128], moving=q(),
                                          stationary_scale=s(), moving_scale=s()),
-             'stationary must be of an x4 MX type'),
+             'matmul_mx multiplies x4-packed MX data .*not bfloat16'),
         ]
-        for call, message in cases:
-            with self.assertRaisesRegex(nki.KernelError, message):
+        for call, message in cases:  # the model's rules (models/isa/matrix.cpp), at the call
+            with self.assertRaisesRegex(nki.KernelError, r'nki_trn3_test.py:\d+: nisa\.\w+: .*' +
+                                        message):
                 kernel_with(call)(np.ones((128, 512), np.float32).astype(nl.bfloat16))
 
     def test_the_example_runs_its_matmuls_at_four_times_the_bf16_rate(self):
@@ -657,7 +659,7 @@ class Indirection(unittest.TestCase):
             (lambda t, idx: nisa.nc_matmul(dst=nl.ndarray((32, 64), dtype=nl.float32,
                                                           buffer=nl.psum),
                                            stationary=t.indirect(idx, 32), moving=t),
-             'an indirect matmul operand is fp16, bf16 or fp8, not float32'),
+             'an indirect matmul src0 is fp16, bf16 or fp8, not float32'),
         ]
         for call, message in cases:
             with self.subTest(message=message):
@@ -735,8 +737,9 @@ class DmaPriority(unittest.TestCase):
                 f.write(kernel)
             r = scripts_nki(['--config', 'trn3', '--set', 'core.dma.priority_levels=2', path])
         self.assertEqual(r.returncode, 2, r.stderr)
-        self.assertIn('levels.py:10: nisa.dma_copy: priority=2 is not a DMA quality-of-service '
-                      'level of this core: 0 to 1 (core.dma.priority_levels 2)', r.stderr)
+        self.assertIn('levels.py:10: nisa.dma_copy: a DMA transfer: priority 2 is not a DMA '
+                      'quality-of-service level of this core: 0 to 1 (core.dma.priority_levels 2)',
+                      r.stderr)
 
     def test_a_level_out_of_0_to_3_is_an_error(self):
         @nki0.jit
@@ -744,8 +747,9 @@ class DmaPriority(unittest.TestCase):
             t = nl.ndarray(x.shape, dtype=nl.float32, buffer=nl.sbuf)
             nisa.dma_copy(dst=t, src=x, priority=4)
             return x
-        with self.assertRaisesRegex(nki.KernelError, r'nisa.dma_copy: priority=4: a DMA '
-                                    'quality-of-service level, 0 \\(highest\\) to 3'):
+        with self.assertRaisesRegex(nki.KernelError, r'nki_trn3_test.py:\d+: nisa.dma_copy: a '
+                                    r'DMA transfer: priority 4 is not a DMA quality-of-service '
+                                    r'level of this core: 0 to 3'):
             bad(np.ones((128, 8), np.float32))
 
 

@@ -280,9 +280,6 @@ def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scal
     _check('nisa.activation_reduce', site, mask)
     func = _named(_ACT, _NUMPY_ACT, 'nisa.activation_reduce', op, site)
     ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation_reduce', reduce_op, site, 'reduce_op')
-    if ralu != 'add' and current('nisa.activation_reduce').limits['isa_version'] < 3:
-        raise KernelError('nisa.activation_reduce', f'reduce_op={ralu}: NeuronCore-v2 reduces '
-                          'with add only', site)
     return _result(_ops.activation('nisa.activation_reduce', site, func, data, scale, None,
                                    dtype, None, bias, ralu, reduce_res), dst, site)
 
@@ -769,18 +766,10 @@ def _dma_priority(api_name, priority, site, dge_mode=None):
         raise KernelError(api_name, 'priority= with dge_mode=nisa.dge_mode.none: the DMA '
                           'quality of service is not supported when descriptor generation is '
                           'turned off (the reference)', site)
-    if not isinstance(priority, int) or isinstance(priority, bool) or not 0 <= priority <= 3:
+    if not isinstance(priority, int) or isinstance(priority, bool) or priority < 0:
         raise KernelError(api_name, f'priority={priority!r}: a DMA quality-of-service level, '
-                          '0 (highest) to 3', site)
-    limits = current(api_name).limits
-    if limits['isa_version'] < 4:
-        raise KernelError(api_name, 'priority= is the DMA quality of service of NeuronCore-v4 '
-                          'and later (--config trn3)', site)
-    if priority >= limits['dma_priority_levels']:
-        raise KernelError(api_name, f'priority={priority} is not a DMA quality-of-service level '
-                          f'of this core: 0 to {limits["dma_priority_levels"] - 1} '
-                          f'(core.dma.priority_levels {limits["dma_priority_levels"]})', site)
-    return priority
+                          '0 the highest', site)
+    return priority  # (the core's levels: the model's rule, checked as the program is built)
 
 
 class _OobMode:

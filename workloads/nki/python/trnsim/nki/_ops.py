@@ -321,20 +321,8 @@ def emit_into(p, dst, accumulate, site):
     if p.kind in ('matmul', 'matmul_mx'):
         if dst.space != 'psum':
             raise KernelError(p.api, 'the result of a matmul must be written to PSUM', site)
-        lim = trace.limits
-        if dst.dtype_name not in psum_matmul_dtypes(lim):
-            raise KernelError(p.api, f'a matmul writes {" or ".join(psum_matmul_dtypes(lim))} into '
-                              f'PSUM, not {dst.dtype_name}' + ('' if lim['bf16_psum'] else
-                              ' (bf16 from NeuronCore-v4: core.pe.bf16_psum)'), site)
-        n = p.args[1].elems
-        if p.kind == 'matmul_mx' and n > lim['psum_bank'] // _dtypes.SIZES[dst.dtype_name]:
-            raise KernelError(p.api, f'moving free size {n} exceeds one PSUM bank of the '
-                              f'{dst.dtype_name} dst ({lim["psum_bank"] // _dtypes.SIZES[dst.dtype_name]})',
-                              site)
-        if n > moving_limit(lim, dst.dtype_name):
-            raise KernelError(p.api, f'moving free size {n} exceeds the limit of '
-                              f'{moving_limit(lim, dst.dtype_name)} for a {dst.dtype_name} dst',
-                              site)
+        # (its dtypes, sizes and modes: the model's rules, models/engines/tensor_engine.cpp,
+        # checked as the program is built)
         if root is dst and _zero_pending(root, trace):
             # the zeroing folds into the first matmul, which overwrites
             root.zero_done.append(trace.chain())
@@ -390,12 +378,6 @@ def _check_indirect_use(p, dst, site, trace):
     if engine is not None and engine not in engines:
         raise KernelError(p.api, f'tensor indirection runs on the {" or ".join(engines)} '
                           f'engine here, not {engine}', site)
-    if p.prim == 'matmul':
-        for name, a in used:
-            if a.dtype_name not in ('bfloat16', 'float16', 'float8_e4m3', 'float8_e4m3fn',
-                                    'float8_e5m2'):
-                raise KernelError(p.api, f'an indirect matmul operand is fp16, bf16 or fp8, not '
-                                  f'{a.dtype_name}', site)
     group = indirect_group(engine)
     for name, a in used:
         index = a.index
@@ -567,9 +549,6 @@ def load_add_into(api, site, dst, src, priority=0):
                           f'{type(dst).__name__}', site)
     _require_sbuf(api, site, dst)
     p = load(api, site, src, priority=priority)
-    if p.dtype_name != dst.dtype_name or dst.dtype_name not in ('float32', 'bfloat16'):
-        raise KernelError(api, f'a DMA read-add-write takes bf16 or fp32, the same for dst and '
-                          f'src (got {dst.dtype_name} and {p.dtype_name})', site)
     p.kind = p.prim = 'load_add'
     assign(dst, p, site)
 
@@ -937,10 +916,6 @@ def exponential(api, site, a, max_value=0.0, reduce_res=None, reduce_flags=None,
     """exp(a - max_value) on the Vector engine (NeuronCore-v4): max_value a number or a [P, 1]
     tile; with reduce_res (or reduce_flags: 'racc' sums onto the Vector engine's reduce
     registers, 'rzero' zeroes them), each row's sum into it [P, 1], in the same instruction."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 4:
-        raise KernelError(api, 'exponential runs on NeuronCore-v4 and newer (--config trn3); '
-                          'before it, nisa.activation(op=nl.exp) on the Scalar engine', site)
     A = operand(a, api, site)
     M, imm = None, 0.0
     if _number(max_value):
@@ -953,32 +928,13 @@ def exponential(api, site, a, max_value=0.0, reduce_res=None, reduce_flags=None,
                    (R, A, M, imm, reduce_flags or '', 'dve'))
 
 
-def _needs_nc_v4(api, site, what):
-    """The current trace, on a NeuronCore-v4 platform (else an error naming `what`)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 4:
-        raise KernelError(api, f'{what} runs on NeuronCore-v4 and newer (--config trn3)', site)
-    return trace
-
-
 def _mx_operands(api, site, data, scale, what):
-    """An MX data tile and its scale: 2-D SBUF tiles, the data of an x4 type with a partition
-    count a multiple of 32 (at most 128), the scale uint8 or float8_e8m0fnu spanning 4
-    partitions of each 32 and the data's columns."""
+    """An MX data tile and its scale, 2-D tiles (their memories, dtypes and partitions: the
+    model's rules, models/isa/matrix.cpp, checked as the program is built)."""
     D, S = operand(data, api, site), operand(scale, api, site)
     for t, role in ((D, what), (S, f'{what}_scale')):
-        if isinstance(t, TileRuns) or len(t.shape) != 2 or t.space != 'sbuf':
-            raise KernelError(api, f'{role} must be a 2-D tile in SBUF', site)
-    if D.partitions % 32 or D.partitions > 128:
-        raise KernelError(api, f'{what} has {D.partitions} partitions: a multiple of 32, at most '
-                          '128', site)
-    if S.dtype_name not in ('uint8', 'float8_e8m0fnu'):
-        raise KernelError(api, f'{what}_scale must be uint8 or float8_e8m0fnu, got '
-                          f'{S.dtype_name}', site)
-    rows = 32 * ((D.partitions - 1) // 32) + 4
-    if S.partitions < rows or S.elems < D.elems:
-        raise KernelError(api, f'{what}_scale {S.shape} must span [{rows}, {D.elems}] (4 '
-                          f'partitions of each 32 of {what}, one column per packed column)', site)
+        if isinstance(t, TileRuns) or len(t.shape) != 2:
+            raise KernelError(api, f'{role} must be a 2-D tile', site)
     return D, S
 
 
@@ -986,26 +942,11 @@ def matmul_mx(api, site, stationary, moving, stationary_scale, moving_scale):
     """nisa.nc_matmul_mx: stationary [P, M] and moving [P, N] of x4-packed MX types, each with
     its scale, contracted over the partitions and the 4 packed values into [M, N] (fp32 or
     bf16) in PSUM (Tensor engine, NeuronCore-v4)."""
-    trace = current(api)
-    if not trace.limits['mx']:
-        raise KernelError(api, 'nc_matmul_mx runs on NeuronCore-v4 and newer (--config trn3; '
-                          'core.pe.mx)', site)
     S, SS = _mx_operands(api, site, stationary, stationary_scale, 'stationary')
     M, MS = _mx_operands(api, site, moving, moving_scale, 'moving')
-    for t, role in ((S, 'stationary'), (M, 'moving')):
-        if t.dtype_name not in _dtypes.PACKED:
-            raise KernelError(api, f'{role} must be of an x4 MX type ({", ".join(_dtypes.PACKED)}'
-                              f'), got {t.dtype_name}', site)
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)
-    if S.elems > trace.limits['pe_cols'] or S.elems % 2:
-        raise KernelError(api, f'stationary free size {S.elems} must be even and at most '
-                          f'{trace.limits["pe_cols"]}', site)
-    if M.elems > trace.limits['psum_bank'] // 2:
-        raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
-                          f'{trace.limits["psum_bank"] // 4} (fp32 dst) or '
-                          f'{trace.limits["psum_bank"] // 2} (bf16 dst)', site)
     return Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul_mx',
                    (S, M, SS, MS), 'matmul_mx')
 
@@ -1013,16 +954,10 @@ def matmul_mx(api, site, stationary, moving, stationary_scale, moving_scale):
 def quantize_mx(api, site, dst, src, dst_scale):
     """nisa.quantize_mx: src [P, 4F] (bf16/fp16, SBUF) into dst [P, F] of an fp8 x4 MX type and
     its scale [4 partitions of each 32, F] (Vector engine, NeuronCore-v4)."""
-    _needs_nc_v4(api, site, 'quantize_mx')
     D, S = _mx_operands(api, site, dst, dst_scale, 'dst')
     A = operand(src, api, site)
-    if isinstance(A, TileRuns) or len(A.shape) != 2 or A.space != 'sbuf':
-        raise KernelError(api, 'src must be a 2-D tile in SBUF', site)
-    if A.dtype_name not in ('bfloat16', 'float16'):
-        raise KernelError(api, f'src must be bf16 or fp16, got {A.dtype_name}', site)
-    if D.dtype_name not in ('float8_e4m3fn_x4', 'float8_e5m2_x4'):
-        raise KernelError(api, f'dst must be float8_e4m3fn_x4 or float8_e5m2_x4 (no fp4 output), '
-                          f'got {D.dtype_name}', site)
+    if isinstance(A, TileRuns) or len(A.shape) != 2:
+        raise KernelError(api, 'src must be a 2-D tile', site)
     if A.partitions != D.partitions or A.elems != 4 * D.elems:
         raise KernelError(api, f'shape mismatch: src {A.shape} packs into dst [{A.partitions}, '
                           f'{A.elems // 4}], got {D.shape}', site)
@@ -1043,7 +978,6 @@ def range_select(api, site, on_true, cmp0, cmp1, bound0, bound1, start, fill, re
     """on_true where the element's free index + start passes both comparisons with the
     per-partition bounds, else fill, and each row's max into reduce_res (Vector engine,
     NeuronCore-v3 and newer)."""
-    _needs_nc_v3(api, site, 'range_select')
     T = operand(on_true, api, site)
     if isinstance(T, TileRuns):
         raise unsupported(api, 'an operand of several runs', site)
@@ -1086,10 +1020,6 @@ def iota(api, site, shape, offset, partition_step, dtype):
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
-    trace = current(api)
-    if engine == 'act' and trace.limits['isa_version'] < 3:
-        raise KernelError(api, 'tensor_copy does not run on the Scalar engine of NeuronCore-v2: '
-                          'use nisa.activation with op=nl.copy', site)
     A = operand(a, api, site)
     full = A.shape
     region = mask_region(mask, full, api, site)
@@ -1191,36 +1121,18 @@ def matmul(api, site, stationary, moving, double_row=False):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
     driver models it."""
-    trace = current(api)
     S, M = operand(stationary, api, site), operand(moving, api, site)
-    for t, what in ((S, 'stationary'), (M, 'moving')):
-        if t.space != 'sbuf':
-            raise KernelError(api, f'the {what} operand must be in SBUF', site)
-    lim = trace.limits
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)
-    if S.partitions > lim['pe_rows']:
-        raise KernelError(api, f'contraction size {S.partitions} exceeds the {lim["pe_rows"]} '
-                          'rows of the Tensor engine', site)
-    if S.elems > lim['pe_cols']:
-        raise KernelError(api, f'stationary free size {S.elems} exceeds the limit of '
-                          f'{lim["pe_cols"]}', site)
+    # the API's documented limit (NKI's error; the builder would split a wider one)
+    lim = current(api).limits
     widest = max(psum_matmul_dtypes(lim), key=lambda d: moving_limit(lim, d))
     if M.elems > moving_limit(lim, widest):
         raise KernelError(api, f'moving free size {M.elems} exceeds the limit of '
                           f'{moving_limit(lim, widest)} (for a {widest} dst)', site)
-    if S.dtype_name != M.dtype_name:
-        raise KernelError(api, f'the stationary ({S.dtype_name}) and moving ({M.dtype_name}) '
-                          'operands have different dtypes: the Tensor engine multiplies '
-                          'operands of one dtype (cast one with nl.copy(..., dtype=))', site)
-    if double_row:
-        if not lim['double_row']:
-            raise KernelError(api, 'perf_mode=double_row: this NeuronCore has no fp8 double-row '
-                              'mode (NeuronCore-v3 and later; core.pe.double_row)', site)
-        if S.dtype_name not in ('float8_e4m3', 'float8_e4m3fn', 'float8_e5m2'):
-            raise KernelError(api, f'perf_mode=double_row needs fp8 operands, got '
-                              f'{S.dtype_name}', site)
+    # (memories, sizes, dtypes and modes: the model's rules, models/engines/tensor_engine.cpp,
+    # checked as the program is built, at this line)
     p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
     p.double_row = double_row
     return p
@@ -1280,25 +1192,18 @@ def topk(api, site, val_dst, idx_dst, src, n):
     partition e % 16, column e / 16), largest first, into the first ceil(k / 16) columns of
     val_dst (values) and idx_dst (their indices) in the same layout, k = val_dst's free size
     (GpSimd engine, NeuronCore-v3 and newer; nki.isa.topk of SDK 2.33)."""
-    _needs_nc_v3(api, site, 'topk')
     S = operand(src, api, site)
     V, I = (operand(t, api, site) for t in (val_dst, idx_dst))
     if any(isinstance(t, TileRuns) or len(t.shape) != 2 for t in (S, V, I)):
         raise unsupported(api, 'operands other than 2-D tiles', site)
-    if not _number(n) or int(n) != n or not 8 <= n < 65536:
-        raise KernelError(api, f'n must be a whole number, 8 <= n < 65536, got {n!r}', site)
+    if not _number(n) or int(n) != n or n < 1:
+        raise KernelError(api, f'n must be a positive whole number, got {n!r}', site)
     n, k = int(n), V.elems
-    if not 1 <= k < 32768 or k > n:
-        raise KernelError(api, f'k (val_dst\'s free size {k}) must be at least 1, at most n '
-                          f'({n}) and below 32768', site)
-    if (S.dtype_name, V.dtype_name, I.dtype_name) != ('bfloat16', 'bfloat16', 'uint32'):
-        raise KernelError(api, 'topk takes a bf16 src and val_dst and a uint32 idx_dst, got '
-                          f'{S.dtype_name}, {V.dtype_name} and {I.dtype_name}', site)
     if I.shape != V.shape:
         raise KernelError(api, f'shape mismatch: idx_dst {I.shape} and val_dst {V.shape}', site)
-    if S.partitions % 16 or S.partitions != V.partitions:
-        raise KernelError(api, f'src and val_dst must have the same partition count, a multiple '
-                          f'of 16, got {S.partitions} and {V.partitions}', site)
+    if S.partitions != V.partitions:
+        raise KernelError(api, f'shape mismatch: src and val_dst have {S.partitions} and '
+                          f'{V.partitions} partitions', site)
     used = -(-n // 16)
     if S.elems < used:
         raise KernelError(api, f'src has {S.elems} columns, fewer than ceil(n / 16) = {used}',
@@ -1335,7 +1240,7 @@ def core_barrier(api, site, data, engine):
     """nisa.core_barrier on `engine` over shared HBM tensor `data`: the cores of the HBM stack
     wait for each other there; this core's accesses of data before it come first, those
     after it after every core's before it (NeuronCore-v3)."""
-    trace = _needs_nc_v3(api, site, 'core_barrier')
+    trace = current(api)
     if isinstance(data, HbmTensor):
         data = data[...]
     if not isinstance(data, HbmAccess):
