@@ -455,9 +455,15 @@ class Interpreter:
         else:
             out = prim.impl(*vals)
             valid = _validity(op.kind, valids, dst.shape)
-            if second is not None and prim.reduce is None:  # a second result of its own
-                out, values = out
-                self._write_tile(second, values, valid)
+            if prim.reduce is None and ('O' in prim.layout or 'O?' in prim.layout):
+                out, values = out  # a second result of its own (written when it is given)
+                if second is not None:
+                    values = np.asarray(values)
+                    # of another shape than dst's ([P, 8] indices of a [P, N] result): a row
+                    # valid where dst's row is
+                    ok = valid if values.shape == valid.shape else np.broadcast_to(
+                        valid.all(axis=1, keepdims=True), values.shape)
+                    self._write_tile(second, values, ok)
         self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
                          out, valid, op)
         reduces = prim.reduce is not None and not (
