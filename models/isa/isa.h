@@ -57,7 +57,8 @@ constexpr field_info all_fields[] = {
     X(topk)                 \
     X(core_barrier)         \
     X(matmul_mx)            \
-    X(quantize_mx)
+    X(quantize_mx)                                                                                 \
+    X(match_replace8)
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).

@@ -295,4 +295,61 @@ const opcode_row& row_of_topk() {
     return r;
 }
 
+const opcode_row& row_of_match_replace8() {
+    static const opcode_row r{
+        .info = {"match_replace8",
+                 field::dst | field::dst1 | field::src0 | field::src1 | field::imm, 3, false,
+                 "dst = src0 with, for j = 7 down to 0, the first element of src0[p, :] equal to "
+                 "src1[p, j] and not matched before replaced by imm; dst1[p, j], if given, = its "
+                 "index (-1: none) (nc_match_replace8: Vector engine, NeuronCore-v3)"},
+        // the ISA reference's "min(MIN_II, N)" read as max(MIN_II, N), as every other Vector
+        // engine cost (model choice)
+        .costs = {{dve, any, 3, 1, true, 0,
+                   "hardware-facts 2 (nc_match_replace8; max(MIN_II, N): model choice)"}},
+        .check =
+            [](const instruction& ins, engine_kind, const check_context& cx) {
+                oc::two_inputs(ins, cx);
+                oc::src0(ins, cx);
+                oc::on_chip(ins, cx);
+                if (ins.src1.elems != 8 || ins.dst.elems != ins.src0.elems)
+                    cx.fail(
+                        "match_replace8 takes data [P, N] and values [P, 8], and gives "
+                        "[P, N]");
+                if (!ins.dst1.valid()) return;
+                cx.operand(ins.dst1, "dst1");
+                if (ins.dst1.space == mem_space::hbm)
+                    cx.fail("engines cannot access HBM (use a DMA)");
+                if (ins.dst1.partitions != ins.dst.partitions || ins.dst1.elems != 8)
+                    cx.fail("match_replace8's dst1 (the indices) is [P, 8] with dst's partitions");
+            },
+        .execute =
+            [](alu_io& io) {
+                const instruction& ins = io.ins;
+                const std::uint32_t n = ins.src0.elems;
+                if (ins.dst1.valid()) io.dst1.resize(ins.dst1.bytes());
+                std::vector<bool> taken(n);
+                for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
+                    const std::size_t row = std::size_t{p} * n;
+                    for (std::uint32_t i = 0; i < n; ++i)
+                        io.out(row + i, io.in0(row + i));
+                    std::fill(taken.begin(), taken.end(), false);
+                    for (std::uint32_t j = 8; j-- > 0;) {  // the last value first (the reference)
+                        const float want = io.in1(std::size_t{p} * 8 + j);
+                        std::int64_t at = -1;
+                        for (std::uint32_t i = 0; i < n && at < 0; ++i)
+                            if (!taken[i] && io.in0(row + i) == want) at = i;
+                        if (at >= 0) {
+                            taken[std::size_t(at)] = true;
+                            io.out(row + std::size_t(at), ins.imm);
+                        }
+                        if (ins.dst1.valid())
+                            store_element(
+                                &io.dst1[(std::size_t{p} * 8 + j) * dtype_size(ins.dst1.type)],
+                                ins.dst1.type, static_cast<float>(at));
+                    }
+                }
+            }};
+    return r;
+}
+
 }  // namespace trn

@@ -241,6 +241,12 @@ program rich_program() {
     ex.dst1 = op(sbuf, 0, 128, 19700, 1, dtype::float32);
     ex.flags = flag::reduce_accumulate;
     dve.push_back(ex);
+    instruction replace = make_instruction(opcode::match_replace8, alu_op::bypass,
+                                           op(sbuf, 0, 128, 19500, 16, dtype::float32),
+                                           op(sbuf, 0, 128, 1024, 16, dtype::float32),
+                                           op(sbuf, 0, 128, 15000, 8, dtype::float32), -1.0f);
+    replace.dst1 = op(sbuf, 0, 128, 19800, 8, dtype::int32);
+    dve.push_back(replace);
     instruction top =
         make_instruction(opcode::topk, alu_op::bypass, op(sbuf, 0, 128, 19200, 2, dtype::bfloat16),
                          op(sbuf, 0, 128, 19300, 4, dtype::bfloat16), {}, 60.0f);

@@ -565,3 +565,30 @@ TEST(Alu, TopkSortsEachSnakeOfSixteenPartitionsLargestFirst) {
 }
 
 }  // namespace
+
+TEST(Alu, MatchReplace8ReplacesEachValuesFirstFreeOccurrenceLastValueFirst) {
+    // the NKI reference's example: duplicate values take distinct occurrences, the last value
+    // the first one; a value not found is -1 (and replaces nothing)
+    const std::vector<float> data = {1, 2, 3, 4, 8, 8, 8, 8, 8, 8, 8,
+                                     5, 6, 7, 9, 9, 9, 9, 9, 9, 9, 9};
+    const std::vector<float> vals = {3, 8, 8, 8, 8, 8, 8, 8, 9, 42, 9, 5, 9, 9, 9, 6};
+    instruction m =
+        make_instruction(opcode::match_replace8, alu_op::bypass, tile(dtype::float32, 2, 11),
+                         tile(dtype::float32, 2, 11), tile(dtype::float32, 2, 8), -1.5f);
+    m.dst1 = tile(dtype::int32, 2, 8);
+    std::vector<std::uint8_t> out, idx;
+    trn::execute_alu(m, pack_f32(data), pack_f32(vals), {}, out, idx);
+    const std::vector<float> got = unpack_f32(out);
+    std::vector<std::int32_t> ix(idx.size() / 4);
+    std::memcpy(ix.data(), idx.data(), idx.size());
+    EXPECT_EQ(std::vector<std::int32_t>(ix.begin(), ix.begin() + 8),
+              (std::vector<std::int32_t>{2, 10, 9, 8, 7, 6, 5, 4}));
+    EXPECT_EQ(
+        std::vector<float>(got.begin(), got.begin() + 11),
+        (std::vector<float>{1, 2, -1.5f, 4, -1.5f, -1.5f, -1.5f, -1.5f, -1.5f, -1.5f, -1.5f}));
+    // row 1: 5 6 7 9 9 9 9 9 9 9 9; vals 9 42 9 5 9 9 9 6 (the 6 first, then 9s from the left)
+    EXPECT_EQ(std::vector<std::int32_t>(ix.begin() + 8, ix.end()),
+              (std::vector<std::int32_t>{7, -1, 6, 0, 5, 4, 3, 1}));
+    EXPECT_EQ(std::vector<float>(got.begin() + 11, got.end()),
+              (std::vector<float>{-1.5f, -1.5f, 7, -1.5f, -1.5f, -1.5f, -1.5f, -1.5f, 9, 9, 9}));
+}

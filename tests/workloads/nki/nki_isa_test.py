@@ -726,6 +726,54 @@ class Topk(unittest.TestCase):
                 topk_nki0(xb, n, k)
 
 
+@nki0.jit
+def match_replace8_nki0(x, v):
+    """nisa.nc_match_replace8 (Vector engine, NeuronCore-v3): x with the first free occurrence
+    of each of v's 8 values per partition replaced by -1, and their indices."""
+    t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=x)
+    vt = nl0.ndarray(v.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=vt, src=v)
+    r = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    i = nl0.ndarray(v.shape, dtype=nl0.int32, buffer=nl0.sbuf)
+    nisa0.nc_match_replace8(dst=r, data=t, vals=vt, imm=-1.0, dst_idx=i)
+    out_r = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.shared_hbm)
+    out_i = nl0.ndarray(v.shape, dtype=nl0.int32, buffer=nl0.shared_hbm)
+    nisa0.dma_copy(dst=out_r, src=r)
+    nisa0.dma_copy(dst=out_i, src=i)
+    return out_r, out_i
+
+
+class MatchReplace8(unittest.TestCase):
+
+    def test_values_and_indices_as_the_reference_says(self):
+        rng = np.random.default_rng(7)
+        x = rng.integers(0, 6, (128, 40)).astype(np.float32)  # many duplicates
+        v = rng.integers(0, 8, (128, 8)).astype(np.float32)  # some values absent
+        got_r, got_i = match_replace8_nki0(x, v)
+        want_r, want_i = x.copy(), np.full((128, 8), -1, np.int32)
+        for p in range(128):  # the reference: the last value first, each its first free match
+            free = list(range(40))
+            for j in range(7, -1, -1):
+                hit = next((e for e in free if x[p, e] == v[p, j]), None)
+                if hit is not None:
+                    free.remove(hit)
+                    want_r[p, hit], want_i[p, j] = -1.0, hit
+        np.testing.assert_array_equal(got_i, want_i)
+        np.testing.assert_array_equal(got_r, want_r)
+
+    def test_one_vector_instruction_timed_by_its_row(self):
+        """max(MIN_II, N) cycles on the Vector engine: twice N, twice the time, past MIN_II."""
+        def busy(n):
+            stats = s.frontend_stats(match_replace8_nki0, np.zeros((128, n), np.float32),
+                                     np.zeros((128, 8), np.float32))
+            op = stats['engines']['dve']['opcodes']['match_replace8']
+            self.assertEqual(op['count'], 1)
+            return op['busy_ns']
+        self.assertAlmostEqual(busy(400) / busy(200), 2.0, places=4)  # (ps ticks)
+        self.assertAlmostEqual(busy(8) / busy(32), 1.0, places=9)  # both MIN_II cycles
+
+
 class RangeSelect(unittest.TestCase):
 
     def test_a_window_per_row(self):

@@ -361,6 +361,27 @@ class EveryOperation(unittest.TestCase):
                                     r'reduces with add only'):
             row_max(np.zeros((128, 4), np.float32))
 
+    def test_match_replace8_needs_nc_v3(self):
+        import nki as nki0
+        import nki.isa as nisa0
+        import nki.language as nl0
+
+        @nki0.jit
+        def replace(x, v):
+            t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x)
+            vt = nl0.ndarray(v.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=vt, src=v)
+            nisa0.nc_match_replace8(dst=t, data=t, vals=vt, imm=0.0)
+            nisa0.dma_copy(dst=x, src=t)
+            return x
+
+        # trn1: the row's version (models/isa/reductions.cpp), named at the call's line
+        with self.assertRaisesRegex(Exception, r'nki_ops_test.py:\d+: nisa.nc_match_replace8: '
+                                    r'match_replace8 on dve: match_replace8 runs on '
+                                    r'NeuronCore-v3 and newer'):
+            replace(np.zeros((128, 16), np.float32), np.zeros((128, 8), np.float32))
+
     def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
         @nki.jit
         def scalar_copy(a):

@@ -723,6 +723,14 @@ def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
     return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
 
 
+@api('isa.nc_match_replace8', v0='dst, data, vals, imm, dst_idx=None')
+def nc_match_replace8(dst, data, vals, imm, dst_idx=None):
+    """data with the first occurrence of each of 8 values per partition replaced by imm (the
+    last value first, so duplicates take distinct occurrences), their indices into dst_idx
+    (Vector engine, NeuronCore-v3)."""
+    _ops.match_replace8('nisa.nc_match_replace8', user_site(), dst, data, vals, imm, dst_idx)
+
+
 @api('isa.dma_transpose', beta1='src, axes=None, *, mask=None, dtype=None',
      v0_2_to_0_3='dst, src, axes=None, dge_mode=None',
      v0_4_plus='dst, src, axes=None, priority=None, dge_mode=None, oob_mode=None')

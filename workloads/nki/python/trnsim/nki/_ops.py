@@ -1260,6 +1260,23 @@ def find_index8(api, site, data, vals):
                    (D, V, 'dve'))
 
 
+def match_replace8(api, site, dst, data, vals, imm, dst_idx=None):
+    """dst = data with the first unmatched occurrence of each of 8 values per partition (the
+    last value first) replaced by imm; their indices into dst_idx [P, 8] when given."""
+    D, V, O = (operand(t, api, site) for t in (data, vals, dst))
+    I = None if dst_idx is None else operand(dst_idx, api, site)
+    if any(isinstance(t, TileRuns) or len(t.shape) != 2 for t in (D, V, O, I) if t is not None):
+        raise unsupported(api, 'operands other than 2-D tiles', site)
+    if V.shape != (D.partitions, 8) or O.shape != D.shape or (I is not None and
+                                                                I.shape != V.shape):
+        raise KernelError(api, f'shape mismatch: data {D.shape} and dst {O.shape} alike, vals '
+                          f'{V.shape} and dst_idx [{D.partitions}, 8]', site)
+    if not _number(imm):
+        raise KernelError(api, f'imm must be a number, got {imm!r}', site)
+    assign(O, Pending(api, site, O.shape, O.dtype_name, 'sbuf', 'isa.match_replace8',
+                      (I, D, V, float(imm), 'dve')), site)
+
+
 def settle_block_writes(group):
     """The writes through a loop index to a tensor of tiles whose loops have ended, as writes
     of the logical tiles the index took (their versions and last writes)."""

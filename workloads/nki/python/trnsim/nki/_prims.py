@@ -506,6 +506,25 @@ def _isa_find_index8(data, vals, engine):
     return np.where(hit.any(axis=1), hit.argmax(axis=1), -1).astype(np.int32)
 
 
+@instruction('isa.match_replace8', 'match_replace8', 'dst', 'dst1?', 'src0', 'src1', 'imm', 'eng',
+             elementwise=False)
+def _isa_match_replace8(data, vals, imm, engine):
+    """data with, for j = 7 down to 0, the first element equal to vals[p, j] not matched before
+    replaced by imm; (the result, each value's index, -1 where none)."""
+    out = np.array(data, dtype=np.float32)
+    v = vals.reshape(data.shape[0], 8)
+    idx = np.full((data.shape[0], 8), -1.0, np.float32)
+    for p in range(data.shape[0]):
+        taken = np.zeros(data.shape[1], dtype=bool)
+        for j in range(7, -1, -1):
+            hit = np.flatnonzero((data[p] == v[p, j]) & ~taken)
+            if hit.size:
+                taken[hit[0]] = True
+                out[p, hit[0]] = imm
+                idx[p, j] = hit[0]
+    return out, idx
+
+
 # Where tensor indirection (Tile.indirect) may be used: per primitive, the operands that may be
 # indirect views (dst scatters, the inputs gather) and the engines, as the NKI reference's
 # "Tensor indirection" paragraphs list them (nc_matmul's dst is not modelled).
