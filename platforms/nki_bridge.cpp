@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "core/timeline.h"
 #include "core/trace.h"
+#include "isa/semantics.h"
 #include "platforms/chip.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
@@ -195,6 +196,73 @@ class platform {
     trn::stats_tree m_last_stats;
 };
 
+// One instruction's values by the model's functional engines (isa/semantics.h), for the tests
+// that hold the frontend's numpy twins to them. `fields`: the trace's alu, alu1, func (names),
+// imm..imm3 (numbers) and flags ("rev0|rev1"); `operands`: slot name -> (partitions, elements,
+// dtype name), contiguous SBUF tiles; `inputs`: slot name -> its packed bytes. Returns
+// {"dst": bytes, "dst1": bytes}.
+py::dict execute_instruction(
+    const std::string& name, const py::dict& fields,
+    const std::map<std::string, std::tuple<std::uint32_t, std::uint32_t, std::string>>& operands,
+    const std::map<std::string, py::bytes>& inputs) {
+    trn::instruction ins;
+    auto named = [&](const auto& all, auto name_of, const std::string& what, const std::string& v) {
+        for (const auto x : all)
+            if (v == name_of(x)) return x;
+        throw trn::user_error("no " + what + " '" + v + "'");
+    };
+    ins.op = named(trn::all_opcodes, trn::opcode_name, "opcode", name);
+    for (const auto& [key, value] : fields) {
+        const std::string k = py::str(key);
+        if (k == "alu" || k == "alu1")
+            (k == "alu" ? ins.alu : ins.alu1) =
+                named(trn::all_alu_ops, trn::alu_name, "alu op", py::str(value));
+        else if (k == "func")
+            ins.func = named(trn::all_act_funcs, trn::act_func_name, "function", py::str(value));
+        else if (k == "imm" || k == "imm1" || k == "imm2" || k == "imm3")
+            (k == "imm"    ? ins.imm
+             : k == "imm1" ? ins.imm1
+             : k == "imm2" ? ins.imm2
+                           : ins.imm3) = value.cast<float>();
+        else if (k == "flags") {
+            std::stringstream in(py::str(value).cast<std::string>());
+            for (std::string f; std::getline(in, f, '|');)
+                if (!f.empty())
+                    ins.flags |= named(
+                                     trn::all_flags, [](const trn::flag_info& i) { return i.name; },
+                                     "flag", f)
+                                     .bit;
+        } else
+            throw trn::user_error("no field '" + k + "'");
+    }
+    const std::map<std::string, trn::operand_slot> slots = {
+        {"dst", trn::operand_slot::dst},   {"src0", trn::operand_slot::src0},
+        {"src1", trn::operand_slot::src1}, {"src2", trn::operand_slot::src2},
+        {"dst1", trn::operand_slot::dst1}, {"src3", trn::operand_slot::src3}};
+    for (const auto& [slot, shape] : operands) {
+        const auto at = slots.find(slot);
+        if (at == slots.end()) throw trn::user_error("no operand '" + slot + "'");
+        trn::operand& o = ins.at(at->second);
+        o.partitions = std::get<0>(shape);
+        o.elems = std::get<1>(shape);
+        o.type = trn::parse_dtype(std::get<2>(shape));
+    }
+    auto bytes_of = [&](const char* slot) {
+        const auto it = inputs.find(slot);
+        if (it == inputs.end()) return std::vector<std::uint8_t>();
+        const std::string b = it->second;
+        return std::vector<std::uint8_t>(b.begin(), b.end());
+    };
+    const auto s0 = bytes_of("src0"), s1 = bytes_of("src1"), s2 = bytes_of("src2");
+    std::vector<std::uint8_t> d, d1;
+    std::vector<float> regs;
+    trn::execute_alu(ins, s0, s1, s2, d, d1, &regs);
+    py::dict out;
+    out["dst"] = py::bytes(reinterpret_cast<const char*>(d.data()), d.size());
+    out["dst1"] = py::bytes(reinterpret_cast<const char*>(d1.data()), d1.size());
+    return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(_trnsim, m) {
@@ -251,6 +319,8 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("print_summary", &platform::print_summary)
         .def("read_region", &platform::read_region);
 
+    m.def("execute_instruction", &execute_instruction, py::arg("opcode"), py::arg("fields"),
+          py::arg("operands"), py::arg("inputs"));
     m.def("region_initial_bytes", [](const trn::program& p, const std::string& name) {
         const auto bytes = trn::region_initial_bytes(platform::find_region(p, name));
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
