@@ -18,7 +18,7 @@ import nki.isa as nisa0
 import nki.language as nl0
 import nki_support as s
 from trnsim.nki import KernelError, _namespaces, _ops, _registry
-from trnsim.nki._errors import UnsupportedAttribute, user_site
+from trnsim.nki._errors import UnsupportedAttribute
 
 SOURCE = os.environ['TRNSIM_SOURCE_DIR']
 
@@ -26,9 +26,13 @@ SOURCE = os.environ['TRNSIM_SOURCE_DIR']
 @_registry.api('language.twice_plus_one', 'all', beta1='x, dtype=None, mask=None',
                v0='x, dtype=None')
 def twice_plus_one(x, dtype=None, mask=None):
-    """2 x + 1: one Vector-engine instruction (a tensor_scalar of two operations)."""
-    return _ops.tensor_scalar('nl.twice_plus_one', user_site(), x, 'multiply', 2.0, None, dtype,
-                              mask=mask, alu1='add', scalar1=1.0)
+    """2 x + 1: one Vector-engine instruction (a tensor_scalar of two operations); its name and
+    the kernel's line from the registry."""
+    api_name, site = _registry.called()
+    if isinstance(x, (int, float)):
+        raise KernelError(api_name, 'x is a tile', site)
+    return _ops.tensor_scalar(api_name, site, x, 'multiply', 2.0, None, dtype, mask=mask,
+                              alu1='add', scalar1=1.0)
 
 
 @nki1.jit
@@ -78,6 +82,17 @@ class Editions(unittest.TestCase):
         for kernel in (twice_plus_one_beta1, twice_plus_one_nki0):
             np.testing.assert_allclose(kernel(a), 2 * a + 1, rtol=1e-6)
             self.assertEqual(s.stat(s.frontend_stats(kernel, a), 'engines.dve.instructions'), 1)
+
+    def test_the_registry_hands_an_api_its_name_and_the_kernels_line(self):
+        @nki0.jit
+        def on_a_number(a):
+            return nl0.twice_plus_one(3.0)
+
+        with self.assertRaisesRegex(KernelError, r'nki_editions_test.py:\d+: nl.twice_plus_one: x '
+                                    r'is a tile'):
+            on_a_number(np.zeros((128, 4), np.float32))
+        with self.assertRaisesRegex(RuntimeError, 'outside an API'):
+            _registry.called()
 
     def test_dst_first_calls_of_nki0(self):
         a, b = s.random_inputs((128, 128), (128, 512), lo=-1.0)

@@ -10,7 +10,7 @@ from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported, user_site
 from ._dtypes import dtype_name
 from ._index import AffinePredicate, IndexExpr, IndexRange, concrete
-from ._registry import api, value
+from ._registry import api, called, value
 from ._trace import current
 
 
@@ -59,8 +59,9 @@ value('isa.nc_version', NcVersion)
 @api('isa.get_nc_version', signature='')
 def get_nc_version():
     """The NeuronCore generation of the platform the kernel is traced for (--config)."""
+    api_name, site = called()
     return {2: NcVersion.gen2, 3: NcVersion.gen3, 4: NcVersion.gen4}[
-        current('nisa.get_nc_version').limits['isa_version']]
+        current(api_name).limits['isa_version']]
 
 # Operations are given as nl functions (op=nl.add) or, as the ISA documentation spells them,
 # numpy functions (op0=np.multiply).
@@ -163,24 +164,24 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     False overwrites it, None (the default, NKI 0.2's behaviour too) overwrites the locations no
     write reached since dst was declared and adds to the others (SDK 2.30-2.33 API reference).
     is_*_onezero are hints that change nothing in the model."""
-    site = user_site()
-    _check('nisa.nc_matmul', site, mask)
+    api_name, site = called()
+    _check(api_name, site, mask)
     if is_transpose:  # the Tensor engine's transpose: stationary.T, moving the identity
         if accumulate:
-            raise KernelError('nisa.nc_matmul', 'is_transpose=True does not accumulate', site)
-        return _result(_ops.transpose_by_matmul('nisa.nc_matmul', site, stationary, moving),
+            raise KernelError(api_name, 'is_transpose=True does not accumulate', site)
+        return _result(_ops.transpose_by_matmul(api_name, site, stationary, moving),
                        dst, site)
     if tile_position or tile_size:
-        raise unsupported('nisa.nc_matmul', 'tile_position= / tile_size= (Tensor-engine '
+        raise unsupported(api_name, 'tile_position= / tile_size= (Tensor-engine '
                           'tiling)', site)
     mode = getattr(perf_mode, 'value', perf_mode)
     if mode not in (None, 'none', 'double_row'):
-        raise KernelError('nisa.nc_matmul', f'perf_mode={perf_mode!r} (none or double_row)',
+        raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row)',
                           site)
-    p = _ops.matmul('nisa.nc_matmul', site, stationary, moving, mode == 'double_row')
+    p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row')
     if dst is None:
         if accumulate is not None:
-            raise KernelError('nisa.nc_matmul', 'accumulate= needs dst=', site)
+            raise KernelError(api_name, 'accumulate= needs dst=', site)
         return p
     if isinstance(dst, _ops.Pending):
         dst = dst.materialize()
@@ -194,15 +195,15 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
 def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
     """data [P, F] as [F, P]: in PSUM through the Tensor engine, or (engine=vector, at most
     32 x 32) on the Vector engine."""
-    site = user_site()
-    _check('nisa.nc_transpose', site, None, engine, ('pe', 'dve', None))
+    api_name, site = called()
+    _check(api_name, site, None, engine, ('pe', 'dve', None))
     if engine == 'dve':  # the Vector engine's, at most 32 x 32
         if mask is not None:
-            raise unsupported('nisa.nc_transpose', 'mask= with engine=vector', site)
-        return _result(_ops.vector_transpose('nisa.nc_transpose', site, data, dtype), dst, site)
-    p = _ops.transpose('nisa.nc_transpose', site, data, mask)
+            raise unsupported(api_name, 'mask= with engine=vector', site)
+        return _result(_ops.vector_transpose(api_name, site, data, dtype), dst, site)
+    p = _ops.transpose(api_name, site, data, mask)
     if dtype is not None and dtype_name(dtype) != p.dtype_name:
-        raise unsupported('nisa.nc_transpose', f'dtype={dtype_name(dtype)} (the transpose '
+        raise unsupported(api_name, f'dtype={dtype_name(dtype)} (the transpose '
                           f'gives {p.dtype_name})', site)
     return _result(p, dst, site)
 
@@ -217,18 +218,18 @@ def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
 def activation(op, data, dst=None, bias=None, scale=1.0, mask=None, dtype=None, reduce_op=None,
                reduce_res=None, reduce_cmd=None, engine=None):
     """op(data * scale + bias), bias a [P, 1] tile (Scalar engine)."""
-    site = user_site()
-    _check('nisa.activation', site, None, engine, ('act', None))
-    func = _named(_ACT, _NUMPY_ACT, 'nisa.activation', op, site)
-    flags = _reduce_cmd('nisa.activation', reduce_cmd, site)
+    api_name, site = called()
+    _check(api_name, site, None, engine, ('act', None))
+    func = _named(_ACT, _NUMPY_ACT, api_name, op, site)
+    flags = _reduce_cmd(api_name, reduce_cmd, site)
     if reduce_res is not None or flags is not None:
-        ralu = 'add' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation',
+        ralu = 'add' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, api_name,
                                                        reduce_op, site, 'reduce_op')
-        return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype,
+        return _result(_ops.activation(api_name, site, func, data, scale, None, dtype,
                                        mask, bias, ralu, reduce_res, flags), dst, site)
     if reduce_op is not None:
-        raise KernelError('nisa.activation', 'reduce_op= needs reduce_res= or reduce_cmd=', site)
-    return _result(_ops.activation('nisa.activation', site, func, data, scale, None, dtype, mask,
+        raise KernelError(api_name, 'reduce_op= needs reduce_res= or reduce_cmd=', site)
+    return _result(_ops.activation(api_name, site, func, data, scale, None, dtype, mask,
                                    bias), dst, site)
 
 
@@ -276,11 +277,11 @@ def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scal
                       dtype=None):
     """op(data * scale + bias), and the reduce_op reduction of each partition's results into
     reduce_res [P, 1], in one Scalar-engine instruction."""
-    site = user_site()
-    _check('nisa.activation_reduce', site, mask)
-    func = _named(_ACT, _NUMPY_ACT, 'nisa.activation_reduce', op, site)
-    ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.activation_reduce', reduce_op, site, 'reduce_op')
-    return _result(_ops.activation('nisa.activation_reduce', site, func, data, scale, None,
+    api_name, site = called()
+    _check(api_name, site, mask)
+    func = _named(_ACT, _NUMPY_ACT, api_name, op, site)
+    ralu = _named(_REDUCE, _NUMPY_REDUCE, api_name, reduce_op, site, 'reduce_op')
+    return _result(_ops.activation(api_name, site, func, data, scale, None,
                                    dtype, None, bias, ralu, reduce_res), dst, site)
 
 
@@ -289,10 +290,10 @@ def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scal
      v0='dst, data1, data2, op, engine=None')
 def tensor_tensor(data1, data2, op, dst=None, dtype=None, mask=None, engine=None):
     """data1 <op> data2 elementwise (Vector engine, or GpSimd)."""
-    site = user_site()
-    _check('nisa.tensor_tensor', site, None, engine)
-    return _result(_ops.tensor_tensor('nisa.tensor_tensor', site, data1, data2,
-                                      _alu('nisa.tensor_tensor', op, site), engine, dtype, mask),
+    api_name, site = called()
+    _check(api_name, site, None, engine)
+    return _result(_ops.tensor_tensor(api_name, site, data1, data2,
+                                      _alu(api_name, op, site), engine, dtype, mask),
                    dst, site)
 
 
@@ -305,14 +306,14 @@ def tensor_scalar(data, op0, operand0, dst=None, reverse0=False, op1=None, opera
                   reverse1=False, dtype=None, mask=None, engine=None):
     """(data <op0> operand0) <op1> operand1: each operand a number or a [P, 1] tile, either
     operation reversed (operand <op> data) by reverse0 / reverse1; one instruction."""
-    site = user_site()
-    _check('nisa.tensor_scalar', site, None, engine)
+    api_name, site = called()
+    _check(api_name, site, None, engine)
     if op1 is None and operand1 is not None:
-        raise KernelError('nisa.tensor_scalar', 'operand1= needs op1= (the second operation)',
+        raise KernelError(api_name, 'operand1= needs op1= (the second operation)',
                           site)
-    alu1 = None if op1 is None else _alu('nisa.tensor_scalar', op1, site, 'op1')
-    return _result(_ops.tensor_scalar('nisa.tensor_scalar', site, data,
-                                      _alu('nisa.tensor_scalar', op0, site, 'op0'), operand0,
+    alu1 = None if op1 is None else _alu(api_name, op1, site, 'op1')
+    return _result(_ops.tensor_scalar(api_name, site, data,
+                                      _alu(api_name, op0, site, 'op0'), operand0,
                                       engine, dtype, reverse0, mask, alu1, operand1, reverse1),
                    dst, site)
 
@@ -328,21 +329,21 @@ def tensor_scalar_reduce(data, op0, operand0, reduce_op, reduce_res=None, dst=No
                          reduce_init=None, reduce_res_negate=False):
     """data <op0> operand0 (a number or a [P, 1] tile), and the reduce_op reduction of each
     partition's results into reduce_res [P, 1], in one Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.tensor_scalar_reduce', site, mask)
-    if _reduce_cmd('nisa.tensor_scalar_reduce', reduce_cmd, site) not in (None, ''):
-        raise unsupported('nisa.tensor_scalar_reduce', 'reduce_cmd= accumulating across '
+    api_name, site = called()
+    _check(api_name, site, mask)
+    if _reduce_cmd(api_name, reduce_cmd, site) not in (None, ''):
+        raise unsupported(api_name, 'reduce_cmd= accumulating across '
                           'instructions (the Vector engine\'s registers)', site)
     if reduce_init is not None or reduce_res_negate:
-        raise unsupported('nisa.tensor_scalar_reduce', 'reduce_init= / reduce_res_negate=',
+        raise unsupported(api_name, 'reduce_init= / reduce_res_negate=',
                           site)
     if reduce_res is None:
-        raise KernelError('nisa.tensor_scalar_reduce', 'reduce_res= is required (the tile the '
+        raise KernelError(api_name, 'reduce_res= is required (the tile the '
                           'reduction goes to)', site)
-    alu0 = _alu('nisa.tensor_scalar_reduce', op0, site, 'op0')
-    ralu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.tensor_scalar_reduce', reduce_op, site,
+    alu0 = _alu(api_name, op0, site, 'op0')
+    ralu = _named(_REDUCE, _NUMPY_REDUCE, api_name, reduce_op, site,
                   'reduce_op')
-    return _result(_ops.tensor_scalar_reduce('nisa.tensor_scalar_reduce', site, data, alu0,
+    return _result(_ops.tensor_scalar_reduce(api_name, site, data, alu0,
                                              operand0, ralu, reduce_res, reverse0, dtype),
                    dst, site)
 
@@ -363,44 +364,44 @@ def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=Non
     nl.arange index expressions (`i_q - i_k >= 0`); NKI 0.x: the value offset +
     channel_multiplier * p + the pattern's steps (as nisa.iota), compared with 0 by cmp_op
     (nl.equal by default)."""
-    site = user_site()
-    _check('nisa.affine_select', site, mask)
+    api_name, site = called()
+    _check(api_name, site, mask)
     if dst is not None:
-        t = _ops.operand(on_true_tile, 'nisa.affine_select', site)
-        cmp = 'is_equal' if cmp_op is None else _named(_CMP, _NUMPY_CMP, 'nisa.affine_select',
+        t = _ops.operand(on_true_tile, api_name, site)
+        cmp = 'is_equal' if cmp_op is None else _named(_CMP, _NUMPY_CMP, api_name,
                                                         cmp_op, site, 'cmp_op')
         try:
             dims = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
         except (TypeError, ValueError):
-            raise KernelError('nisa.affine_select', f'pattern must be a list of [step, count] '
+            raise KernelError(api_name, f'pattern must be a list of [step, count] '
                               f'pairs, got {pattern!r}', site) from None
         total = math.prod(n for _, n in dims)
         if total != t.elems:
-            raise KernelError('nisa.affine_select', f'the pattern {pattern} gives {total} values '
+            raise KernelError(api_name, f'the pattern {pattern} gives {total} values '
                               f'per partition; on_true_tile has {t.elems}', site)
         fstep = dims[-1][0] if dims else 0
         for k, (st, _) in enumerate(dims):
             if st != fstep * math.prod(n for _, n in dims[k + 1:]):
-                raise unsupported('nisa.affine_select', f'the pattern {pattern} (only patterns '
+                raise unsupported(api_name, f'the pattern {pattern} (only patterns '
                                   'that number the free elements in order)', site)
         flat = t if len(t.shape) == 2 else t.reshape((t.partitions, t.elems))
-        return _result(_ops.affine_select('nisa.affine_select', site,
+        return _result(_ops.affine_select(api_name, site,
                                           [int(channel_multiplier), fstep], int(offset), flat,
                                           on_false_value, cmp), dst, site)
     if not isinstance(pred, AffinePredicate):
-        raise KernelError('nisa.affine_select', 'pred must be a comparison of nl.arange index '
+        raise KernelError(api_name, 'pred must be a comparison of nl.arange index '
                           'expressions (such as i_q - i_k >= 0)', site)
-    t = _ops.operand(on_true_tile, 'nisa.affine_select', site)
+    t = _ops.operand(on_true_tile, api_name, site)
     e = pred.expr
     if any(a >= len(t.shape) for a in e.terms):
-        raise KernelError('nisa.affine_select', f'the predicate uses a tile axis that a tile '
+        raise KernelError(api_name, f'the predicate uses a tile axis that a tile '
                           f'of shape {t.shape} does not have', site)
     for a, (n, _) in e.terms.items():
         if n != t.shape[a]:
-            raise KernelError('nisa.affine_select', f'the predicate ranges over {n} indices on '
+            raise KernelError(api_name, f'the predicate ranges over {n} indices on '
                               f'axis {a}; on_true_tile has {t.shape[a]}', site)
     steps = [e.terms.get(a, (0, 0))[1] for a in range(len(t.shape))]
-    return _ops.affine_select('nisa.affine_select', site, steps, concrete(e.const), t,
+    return _ops.affine_select(api_name, site, steps, concrete(e.const), t,
                               on_false_value, pred.op, dtype)
 
 
@@ -408,18 +409,18 @@ def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=Non
 def bn_stats(data, dst=None, mask=None, dtype=None):
     """Per partition, the count, mean and variance * count of the even and the odd elements of
     data (at most 512 elements): [P, 6], one Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.bn_stats', site, mask)
-    return _result(_ops.bn_stats('nisa.bn_stats', site, data, dtype), dst, site)
+    api_name, site = called()
+    _check(api_name, site, mask)
+    return _result(_ops.bn_stats(api_name, site, data, dtype), dst, site)
 
 
 @api('isa.bn_aggr', beta1='data, *, mask=None, dtype=None', v0='dst, data')
 def bn_aggr(data, dst=None, mask=None, dtype=None):
     """The mean and variance of each partition from one or more bn_stats results: [P, 2], one
     Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.bn_aggr', site, mask)
-    return _result(_ops.bn_aggr('nisa.bn_aggr', site, data, dtype), dst, site)
+    api_name, site = called()
+    _check(api_name, site, mask)
+    return _result(_ops.bn_aggr(api_name, site, data, dtype), dst, site)
 
 
 @api('isa.tensor_copy_predicated',
@@ -428,11 +429,11 @@ def bn_aggr(data, dst=None, mask=None, dtype=None):
 def tensor_copy_predicated(src, dst, predicate, mask=None, dtype=None, reverse_pred=False):
     """src copied into dst where predicate is not 0 (is 0, with reverse_pred), dst unchanged
     elsewhere: one Vector-engine select reading dst as its other operand."""
-    site = user_site()
-    _check('nisa.tensor_copy_predicated', site, mask)
+    api_name, site = called()
+    _check(api_name, site, mask)
     if isinstance(dst, _ops.Pending):
         dst = dst.materialize()
-    _ops.assign(dst, _ops.select('nisa.tensor_copy_predicated', site, predicate, src, dst,
+    _ops.assign(dst, _ops.select(api_name, site, predicate, src, dst,
                                  bool(reverse_pred)), site)
     return dst
 
@@ -446,17 +447,17 @@ def select_reduce(dst, predicate, on_true, on_false, reduce_res=None, reduce_cmd
                   reduce_op=None, reverse_pred=False, mask=None, dtype=None):
     """np.where(predicate, on_true, on_false) into dst and, with reduce_res, each partition's
     max of it, in one Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.select_reduce', site, mask)
-    if _reduce_cmd('nisa.select_reduce', reduce_cmd, site) not in (None, ''):
+    api_name, site = called()
+    _check(api_name, site, mask)
+    if _reduce_cmd(api_name, reduce_cmd, site) not in (None, ''):
         name = getattr(reduce_cmd, 'name', reduce_cmd)
-        raise unsupported('nisa.select_reduce', f'reduce_cmd={name} (a reduction across '
+        raise unsupported(api_name, f'reduce_cmd={name} (a reduction across '
                           'instructions)', site)
-    ralu = 'max' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, 'nisa.select_reduce',
+    ralu = 'max' if reduce_op is None else _named(_REDUCE, _NUMPY_REDUCE, api_name,
                                                    reduce_op, site, 'reduce_op')
     if ralu != 'max':
-        raise KernelError('nisa.select_reduce', f'reduce_op={ralu}: only max', site)
-    return _result(_ops.select('nisa.select_reduce', site, predicate, on_true, on_false,
+        raise KernelError(api_name, f'reduce_op={ralu}: only max', site)
+    return _result(_ops.select(api_name, site, predicate, on_true, on_false,
                                bool(reverse_pred), reduce_res, ralu, dtype), dst, site)
 
 
@@ -476,18 +477,18 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, dst=None, red
     comp_op1 against bound1 ([P, 1] tiles), else on_false_value (FP32_MIN by default), and the
     max of each partition's result into reduce_res: one Vector-engine instruction
     (NeuronCore-v3)."""
-    site = user_site()
-    _check('nisa.range_select', site, mask)
-    if _reduce_cmd('nisa.range_select', reduce_cmd, site) not in (None, ''):
-        raise unsupported('nisa.range_select', 'reduce_cmd= accumulating across instructions',
+    api_name, site = called()
+    _check(api_name, site, mask)
+    if _reduce_cmd(api_name, reduce_cmd, site) not in (None, ''):
+        raise unsupported(api_name, 'reduce_cmd= accumulating across instructions',
                           site)
-    if reduce_op is not None and _named(_REDUCE, _NUMPY_REDUCE, 'nisa.range_select', reduce_op,
+    if reduce_op is not None and _named(_REDUCE, _NUMPY_REDUCE, api_name, reduce_op,
                                         site, 'reduce_op') != 'max':
-        raise KernelError('nisa.range_select', 'reduce_op: only max', site)
-    cmp0 = _named(_CMP, _NUMPY_CMP, 'nisa.range_select', comp_op0, site, 'comp_op0')
-    cmp1 = _named(_CMP, _NUMPY_CMP, 'nisa.range_select', comp_op1, site, 'comp_op1')
+        raise KernelError(api_name, 'reduce_op: only max', site)
+    cmp0 = _named(_CMP, _NUMPY_CMP, api_name, comp_op0, site, 'comp_op0')
+    cmp1 = _named(_CMP, _NUMPY_CMP, api_name, comp_op1, site, 'comp_op1')
     fill = _FP32_MIN if on_false_value is None or on_false_value is Ellipsis else on_false_value
-    return _result(_ops.range_select('nisa.range_select', site, on_true_tile, cmp0, cmp1, bound0,
+    return _result(_ops.range_select(api_name, site, on_true_tile, cmp0, cmp1, bound0,
                                      bound1, range_start, fill, reduce_res, dtype), dst, site)
 
 
@@ -495,8 +496,8 @@ def range_select(on_true_tile, comp_op0, comp_op1, bound0, bound1, dst=None, red
 def reciprocal(data, dst=None, dtype=None, mask=None):
     """1 / data on the Vector engine (8 times slower than the Scalar engine's reciprocal
     activation, and more precise: hardware-facts 2)."""
-    site = user_site()
-    return _result(_ops.reciprocal('nisa.reciprocal', site, data, dtype, mask), dst, site)
+    api_name, site = called()
+    return _result(_ops.reciprocal(api_name, site, data, dtype, mask), dst, site)
 
 
 @api('isa.iota', beta1='expr, dtype, mask=None', v0_2='dst, pattern, offset, channel_multiplier=0',
@@ -507,26 +508,26 @@ def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
     `nisa.iota(expr, dtype)` with an affine expression of nl.arange indices, returned; NKI 0.x:
     `nisa.iota(dst, pattern, offset, channel_multiplier=0)` into dst. Both must number the free
     elements in order."""
-    site = user_site()
-    _check('nisa.iota', site, mask)
+    api_name, site = called()
+    _check(api_name, site, mask)
     if dst is not None:
         if not isinstance(dst, _tensors.Tile):
-            raise KernelError('nisa.iota', f'dst must be a tile, got {type(dst).__name__}', site)
+            raise KernelError(api_name, f'dst must be a tile, got {type(dst).__name__}', site)
         steps = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
         expected = 1
         for st, n in reversed(steps):
             if st != expected:
-                raise unsupported('nisa.iota', f'the pattern {pattern} (only patterns that '
+                raise unsupported(api_name, f'the pattern {pattern} (only patterns that '
                                   'number the free elements in order, step 1 innermost)', site)
             expected *= n
         if expected != dst.elems:
-            raise KernelError('nisa.iota', f'the pattern {pattern} gives {expected} values per '
+            raise KernelError(api_name, f'the pattern {pattern} gives {expected} values per '
                               f'partition; dst has {dst.elems}', site)
-        _ops.assign(dst, _ops.iota('nisa.iota', site, dst.shape, offset, channel_multiplier,
+        _ops.assign(dst, _ops.iota(api_name, site, dst.shape, offset, channel_multiplier,
                                    dst.dtype_name), site)
         return dst
     if isinstance(expr, (int, float)) or not isinstance(expr, (IndexRange, IndexExpr)):
-        raise KernelError('nisa.iota', 'expr must be an affine expression of nl.arange indices',
+        raise KernelError(api_name, 'expr must be an affine expression of nl.arange indices',
                           site)
     e = IndexExpr.of(expr)
     parts, pstep = e.terms.get(0, (1, 0))
@@ -536,11 +537,11 @@ def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
     for a in reversed(free):
         size, coef = e.terms[a]
         if size > 1 and coef != expected:
-            raise unsupported('nisa.iota', 'an expression that does not number the free '
+            raise unsupported(api_name, 'an expression that does not number the free '
                               'elements in order (coefficient 1 on the innermost free index, '
                               'its size on the next)', site)
         expected *= size
-    return _ops.iota('nisa.iota', site, shape, concrete(e.const), pstep, dtype)
+    return _ops.iota(api_name, site, shape, concrete(e.const), pstep, dtype)
 
 
 @api('isa.scalar_tensor_tensor',
@@ -551,11 +552,11 @@ def scalar_tensor_tensor(data, op0, operand0, op1, operand1, dst=None, reverse0=
                          reverse1=False, dtype=None, mask=None, engine=None):
     """(data op0 operand0) op1 operand1, operand0 a number and operand1 a tile of data's
     shape, in one Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.scalar_tensor_tensor', site, None, engine, ('dve', None))
-    alu0, alu1, flags = _two_alus('nisa.scalar_tensor_tensor', op0, op1, reverse0, reverse1,
+    api_name, site = called()
+    _check(api_name, site, None, engine, ('dve', None))
+    alu0, alu1, flags = _two_alus(api_name, op0, op1, reverse0, reverse1,
                                   site)
-    return _result(_ops.scalar_tensor_tensor('nisa.scalar_tensor_tensor', site, data, alu0,
+    return _result(_ops.scalar_tensor_tensor(api_name, site, data, alu0,
                                              operand0, alu1, operand1, dtype, mask, flags),
                    dst, site)
 
@@ -568,10 +569,10 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, dst=None, reverse0=False
                        reverse1=False, dtype=None, mask=None):
     """A scan along the free axis: out[:, i] = op1(op0(data0[:, i], out[:, i-1]), data1[:, i]),
     out[:, -1] = initial (a number); one Vector-engine instruction."""
-    site = user_site()
-    _check('nisa.tensor_tensor_scan', site, mask)
-    alu0, alu1, flags = _two_alus('nisa.tensor_tensor_scan', op0, op1, reverse0, reverse1, site)
-    return _result(_ops.tensor_tensor_scan('nisa.tensor_tensor_scan', site, data0, data1,
+    api_name, site = called()
+    _check(api_name, site, mask)
+    alu0, alu1, flags = _two_alus(api_name, op0, op1, reverse0, reverse1, site)
+    return _result(_ops.tensor_tensor_scan(api_name, site, data0, data1,
                                            initial, alu0, alu1, dtype, flags), dst, site)
 
 
@@ -581,10 +582,10 @@ def tensor_tensor_scan(data0, data1, initial, op0, op1, dst=None, reverse0=False
 def tensor_reduce(op, data, axis, dst=None, mask=None, dtype=None, negate=False, keepdims=False):
     """The reduction of data over its last free axes (all of them: one value per partition),
     negated by negate=True at no cost (Vector engine)."""
-    site = user_site()
-    _check('nisa.tensor_reduce', site)
-    alu = _named(_REDUCE, _NUMPY_REDUCE, 'nisa.tensor_reduce', op, site)
-    return _result(_ops.reduce('nisa.tensor_reduce', site, data, alu, axis, keepdims, dtype,
+    api_name, site = called()
+    _check(api_name, site)
+    alu = _named(_REDUCE, _NUMPY_REDUCE, api_name, op, site)
+    return _result(_ops.reduce(api_name, site, data, alu, axis, keepdims, dtype,
                                None, mask, bool(negate)), dst, site)
 
 
@@ -593,35 +594,35 @@ def tensor_reduce(op, data, axis, dst=None, mask=None, dtype=None, negate=False,
 def tensor_copy(src, dst=None, mask=None, dtype=None, engine=None):
     """src copied (and cast to dst's dtype), on the given engine or the one the compiler
     picks."""
-    site = user_site()
-    _check('nisa.tensor_copy', site, None, engine)
-    return _result(_ops.copy('nisa.tensor_copy', site, src, dtype, engine, mask), dst, site)
+    api_name, site = called()
+    _check(api_name, site, None, engine)
+    return _result(_ops.copy(api_name, site, src, dtype, engine, mask), dst, site)
 
 
 @api('isa.memset', beta1='shape, value, dtype=None, mask=None, engine=None',
      v0='dst, value, engine=None')
 def memset(value, shape=None, dtype=None, mask=None, engine=None, dst=None):
     """A tile of `shape` filled with value (beta 1, returned), or dst filled (NKI 0.x)."""
-    site = user_site()
-    _check('nisa.memset', site, mask, engine)
+    api_name, site = called()
+    _check(api_name, site, mask, engine)
     if dst is not None:
         if not isinstance(dst, (_tensors.Tile, _tensors.TileRuns)):
-            raise KernelError('nisa.memset', f'dst must be a tile, got {type(dst).__name__}',
+            raise KernelError(api_name, f'dst must be a tile, got {type(dst).__name__}',
                               site)
-        _ops.assign(dst, _ops.memset('nisa.memset', site, dst.shape, value, dst.dtype_name,
+        _ops.assign(dst, _ops.memset(api_name, site, dst.shape, value, dst.dtype_name,
                                      engine), site)
         return dst
     if dtype is None:
-        raise KernelError('nisa.memset', 'dtype= is required with a shape', site)
-    return _ops.memset('nisa.memset', site, tuple(shape), value, dtype, engine)
+        raise KernelError(api_name, 'dtype= is required with a shape', site)
+    return _ops.memset(api_name, site, tuple(shape), value, dtype, engine)
 
 
 @api('isa.max8', beta1='src, mask=None, dtype=None, dst=None', v0='dst, src')
 def max8(src, dst=None, mask=None, dtype=None):
     """The 8 largest values of each partition, largest first (Vector engine)."""
-    site = user_site()
-    _check('nisa.max8', site, mask)
-    return _result(_ops.max8('nisa.max8', site, src), dst, site)
+    api_name, site = called()
+    _check(api_name, site, mask)
+    return _result(_ops.max8(api_name, site, src), dst, site)
 
 
 @api('isa.exponential', '0.x', signature='dst, src, max_value=0.0, reduce_res=None, '
@@ -631,16 +632,16 @@ def exponential(dst, src, max_value=0.0, reduce_res=None, reduce_cmd=None, reduc
     max_value a number or a [P, 1] tile; with reduce_res (reduce_cmd as for nisa.activation:
     reduce sums onto the Vector engine's reduce registers, reset zeroes them), each row's sum
     into it."""
-    site = user_site()
+    api_name, site = called()
     if not (_ops._number(reduce_init) and float(reduce_init) == 0.0):
-        raise unsupported('nisa.exponential', 'reduce_init other than 0 (reduce_cmd='
+        raise unsupported(api_name, 'reduce_init other than 0 (reduce_cmd='
                           'load_reduce)', site)
-    flags = _reduce_cmd('nisa.exponential', reduce_cmd, site)
+    flags = _reduce_cmd(api_name, reduce_cmd, site)
     if flags == '' and reduce_res is None:
-        raise unsupported('nisa.exponential', 'reduce_cmd=reset_reduce without reduce_res (give '
+        raise unsupported(api_name, 'reduce_cmd=reset_reduce without reduce_res (give '
                           'reduce_res, or reduce onto the registers with reduce_cmd=reduce after '
                           'a reset)', site)
-    return _result(_ops.exponential('nisa.exponential', site, src, max_value, reduce_res, flags),
+    return _result(_ops.exponential(api_name, site, src, max_value, reduce_res, flags),
                    dst, site)
 
 
@@ -652,11 +653,11 @@ def nc_matmul_mx(dst, stationary, moving, stationary_scale, moving_scale, tile_p
     (nl.float8_e4m3fn_x4, float8_e5m2_x4, float4_e2m1fn_x4), each scaled by its scale (uint8
     or nl.float8_e8m0fnu, 4 partitions of each 32), contracted over the partitions and the 4
     packed values into dst [M, N] in PSUM (fp32 or bf16); accumulate as nc_matmul's."""
-    site = user_site()
+    api_name, site = called()
     if tile_position or tile_size:
-        raise unsupported('nisa.nc_matmul_mx', 'tile_position= / tile_size= (Tensor-engine '
+        raise unsupported(api_name, 'tile_position= / tile_size= (Tensor-engine '
                           'row tiling)', site)
-    p = _ops.matmul_mx('nisa.nc_matmul_mx', site, stationary, moving, stationary_scale,
+    p = _ops.matmul_mx(api_name, site, stationary, moving, stationary_scale,
                        moving_scale)
     if isinstance(dst, _ops.Pending):
         dst = dst.materialize()
@@ -671,8 +672,8 @@ def quantize_mx(dst, src, dst_scale):
     (Vector engine, NeuronCore-v4): each 8 partitions x 4 elements share the scale X = 2^(floor(
     log2 max|x|) - (emax - 1)), "two times larger" than OCP's (SDK 2.32 on), its exponent + 127
     at partition 32 (p / 32) + (p % 32) / 8 of dst_scale."""
-    site = user_site()
-    _ops.quantize_mx('nisa.quantize_mx', site, dst, src, dst_scale)
+    api_name, site = called()
+    _ops.quantize_mx(api_name, site, dst, src, dst_scale)
 
 
 @api('isa.topk', '0.6+', signature='val_dst, idx_dst, src, n, sorted=False')
@@ -681,8 +682,8 @@ def topk(val_dst, idx_dst, src, n, sorted=False):
     n elements, and their indices, written in the same snake layout into the first ceil(k / 16)
     columns of val_dst and idx_dst (GpSimd engine, NeuronCore-v3). Largest first, sorted or not
     (the reference leaves the unsorted order open)."""
-    site = user_site()
-    _ops.topk('nisa.topk', site, val_dst, idx_dst, src, n)
+    api_name, site = called()
+    _ops.topk(api_name, site, val_dst, idx_dst, src, n)
 
 
 @api('isa.sendrecv', '0.x', signature='src, dst, send_to_rank, recv_from_rank, pipe_id, '
@@ -692,11 +693,11 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None):
     dst of core send_to_rank, core recv_from_rank's src into this dst (NeuronCore-v3, LNC=2).
     Every sendrecv is a meeting of the two cores (pipe_id groups change nothing in the
     model)."""
-    site = user_site()
+    api_name, site = called()
     if not isinstance(pipe_id, int) or isinstance(pipe_id, bool) or pipe_id < 0:
-        raise KernelError('nisa.sendrecv', f'pipe_id must be a non-negative integer, got '
+        raise KernelError(api_name, f'pipe_id must be a non-negative integer, got '
                           f'{pipe_id!r}', site)
-    _ops.sendrecv('nisa.sendrecv', site, src, dst, send_to_rank, recv_from_rank)
+    _ops.sendrecv(api_name, site, src, dst, send_to_rank, recv_from_rank)
 
 
 @api('isa.core_barrier', '0.x', signature='data, cores, engine=None')
@@ -704,23 +705,23 @@ def core_barrier(data, cores, engine=None):
     """The two NeuronCores of an HBM stack wait for each other (after their writes to the
     shared HBM tensor `data`, before their reads of it): nisa.core_barrier, cores=(0, 1) only,
     on `engine` (the GpSimd engine by default, as SDK 2.33's)."""
-    site = user_site()
+    api_name, site = called()
     if tuple(cores) != (0, 1):
-        raise unsupported('nisa.core_barrier', f'cores={tuple(cores)} (only (0, 1), the two '
+        raise unsupported(api_name, f'cores={tuple(cores)} (only (0, 1), the two '
                           'cores of an HBM stack, as the reference says)', site)
     eng = getattr(engine, 'value', engine)
     if eng not in (None, 'pool', 'dve', 'act', 'sp'):
-        raise unsupported('nisa.core_barrier', f'engine={engine}', site)
-    _ops.core_barrier('nisa.core_barrier', site, data, eng or 'pool')
+        raise unsupported(api_name, f'engine={engine}', site)
+    _ops.core_barrier(api_name, site, data, eng or 'pool')
 
 
 @api('isa.nc_find_index8', beta1='data, vals, mask=None, dtype=None, dst=None',
      v0='dst, data, vals')
 def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
     """Where each of 8 values per partition first occurs in data (int32 indices)."""
-    site = user_site()
-    _check('nisa.nc_find_index8', site, mask)
-    return _result(_ops.find_index8('nisa.nc_find_index8', site, data, vals), dst, site)
+    api_name, site = called()
+    _check(api_name, site, mask)
+    return _result(_ops.find_index8(api_name, site, data, vals), dst, site)
 
 
 @api('isa.nc_match_replace8', v0='dst, data, vals, imm, dst_idx=None')
@@ -728,7 +729,8 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None):
     """data with the first occurrence of each of 8 values per partition replaced by imm (the
     last value first, so duplicates take distinct occurrences), their indices into dst_idx
     (Vector engine, NeuronCore-v3)."""
-    _ops.match_replace8('nisa.nc_match_replace8', user_site(), dst, data, vals, imm, dst_idx)
+    api_name, site = called()
+    _ops.match_replace8(api_name, site, dst, data, vals, imm, dst_idx)
 
 
 @api('isa.dma_transpose', beta1='src, axes=None, *, mask=None, dtype=None',
@@ -739,14 +741,14 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
     """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
     [1, 0], [2, 1, 0], [3, 1, 2, 0]; default [1, 0] of a 2-D part) by the DMA engines, as
     nl.load_transpose2d (a transfer per run: a model choice)."""
-    site = user_site()
-    priority = _dma_priority('nisa.dma_transpose', priority, site, dge_mode)
-    view = _ops.transposed_hbm('nisa.dma_transpose', src, site, axes)
-    p = _ops.load('nisa.dma_transpose', site, view, dtype, mask, priority)
+    api_name, site = called()
+    priority = _dma_priority(api_name, priority, site, dge_mode)
+    view = _ops.transposed_hbm(api_name, src, site, axes)
+    p = _ops.load(api_name, site, view, dtype, mask, priority)
     if dst is None:
         return p
     if not isinstance(dst, (_tensors.Tile, _tensors.TileRuns)):
-        raise KernelError('nisa.dma_transpose', f'dst must be a tile, got {type(dst).__name__}',
+        raise KernelError(api_name, f'dst must be a tile, got {type(dst).__name__}',
                           site)
     _ops.assign(dst, p, site)
     return dst
@@ -806,27 +808,27 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
     """dst = reduce_op(srcs[0] * scales[0], ...) on the DMA engines, in fp32 ("only nl.add is
     supported ... all values in scales must be 1.0"): one source is a copy; two, one of which
     is dst itself (an SBUF tile), a read-add-write of the other (from HBM)."""
-    site = user_site()
-    if _alu('nisa.dma_compute', reduce_op, site, 'reduce_op') != 'add':
-        raise KernelError('nisa.dma_compute', f'reduce_op={reduce_op!r}: only nl.add is '
+    api_name, site = called()
+    if _alu(api_name, reduce_op, site, 'reduce_op') != 'add':
+        raise KernelError(api_name, f'reduce_op={reduce_op!r}: only nl.add is '
                           'supported', site)
     srcs = list(srcs) if isinstance(srcs, (list, tuple)) else [srcs]
     if scales is not None and len(scales) != len(srcs):
-        raise KernelError('nisa.dma_compute', f'{len(scales)} scales for {len(srcs)} srcs',
+        raise KernelError(api_name, f'{len(scales)} scales for {len(srcs)} srcs',
                           site)
     if scales is not None and any(float(x) != 1.0 for x in scales):
-        raise KernelError('nisa.dma_compute', 'scales: every value must be 1.0', site)
+        raise KernelError(api_name, 'scales: every value must be 1.0', site)
     if len(srcs) == 1:
-        _dma_between('nisa.dma_compute', site, dst, srcs[0], None)
+        _dma_between(api_name, site, dst, srcs[0], None)
         return None
     others = [x for x in srcs if not (isinstance(x, _tensors.Tile) and
                                       isinstance(dst, _tensors.Tile) and x.same_region(dst))]
     if len(srcs) != 2 or len(others) != 1:
-        raise unsupported('nisa.dma_compute', 'srcs other than [src] or [dst, src] (a '
+        raise unsupported(api_name, 'srcs other than [src] or [dst, src] (a '
                           'read-add-write into dst)', site)
     if not isinstance(others[0], (_tensors.HbmAccess, _tensors.HbmTensor)):
-        raise unsupported('nisa.dma_compute', 'a read-add-write from an on-chip tile', site)
-    _ops.load_add_into('nisa.dma_compute', site, dst, others[0])
+        raise unsupported(api_name, 'a read-add-write from an on-chip tile', site)
+    _ops.load_add_into(api_name, site, dst, others[0])
     return None
 
 
@@ -853,23 +855,23 @@ def _dma_between(api_name, site, dst, src, mask, priority=0):
 def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
              unique_indices=True, engine=None, priority=None):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
-    site = user_site()
-    priority = _dma_priority('nisa.dma_copy', priority, site, dge_mode)
+    api_name, site = called()
+    priority = _dma_priority(api_name, priority, site, dge_mode)
     if dst_rmw_op is not None:  # dst += src (the DMA's read-add-write; only nl.add)
-        if _alu('nisa.dma_copy', dst_rmw_op, site, 'dst_rmw_op') != 'add':
-            raise KernelError('nisa.dma_copy', f'dst_rmw_op={dst_rmw_op!r}: only nl.add is '
+        if _alu(api_name, dst_rmw_op, site, 'dst_rmw_op') != 'add':
+            raise KernelError(api_name, f'dst_rmw_op={dst_rmw_op!r}: only nl.add is '
                               'supported', site)
         if not isinstance(src, (_tensors.HbmAccess, _tensors.HbmTensor)):
-            raise unsupported('nisa.dma_copy', 'dst_rmw_op= from an on-chip tile (a '
+            raise unsupported(api_name, 'dst_rmw_op= from an on-chip tile (a '
                               'read-add-write from SBUF)', site)
-        _ops.load_add_into('nisa.dma_copy', site, dst, src, priority)
+        _ops.load_add_into(api_name, site, dst, src, priority)
         return None
     # oob_mode (skip or error) is about indices computed on the device (an indirect DMA); the
     # accesses here are known when the kernel is traced, and one out of bounds is an error
     # at its line whatever the mode
     if oob_mode is not None and getattr(oob_mode, 'name', oob_mode) not in ('skip', 'error'):
-        raise KernelError('nisa.dma_copy', f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
+        raise KernelError(api_name, f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
                           'error)', site)
-    _dma_between('nisa.dma_copy', site, dst, src, mask, priority)
+    _dma_between(api_name, site, dst, src, mask, priority)
     return None
 

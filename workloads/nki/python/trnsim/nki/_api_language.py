@@ -8,7 +8,7 @@ import numpy as np
 from . import _dtypes, _ops, _trace
 from ._errors import KernelError, unsupported, user_site
 from ._index import DynSlice, IndexRange
-from ._registry import api, value
+from ._registry import api, called, value
 from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
 
 for _name in ('float32', 'float16', 'bfloat16', 'int32', 'float8_e4m3', 'float8_e5m2'):
@@ -119,7 +119,8 @@ def _bounds(api_name, *bounds):
 def dynamic_range(*args):
     """A loop the device runs (a loop instruction) rather than the tracer: with integer bounds
     the model records it as a sequential_range loop. Removed in NKI 0.7."""
-    _bounds('nl.dynamic_range', *args)
+    api_name, site = called()
+    _bounds(api_name, *args)
     return _Loop('sequential', args)
 
 
@@ -128,10 +129,11 @@ def fori_loop(lower, upper, body_fun, step=1):
     """body_fun(i) for i in range(lower, upper, step), as a loop the device runs (NKI 0.6): the
     model records it as a sequential_range loop (its index an affine expression, as the
     register NKI passes). Bounds from device data are not supported yet."""
-    _bounds('nl.fori_loop', lower, upper, step)
+    api_name, site = called()
+    _bounds(api_name, lower, upper, step)
     if step <= 0:
-        raise KernelError('nl.fori_loop', f'step must be a positive integer, got {step}',
-                          user_site())
+        raise KernelError(api_name, f'step must be a positive integer, got {step}',
+                          site)
     for i in _Loop('sequential', (lower, upper, step)):
         body_fun(i)
 
@@ -140,8 +142,9 @@ def fori_loop(lower, upper, body_fun, step=1):
 def static_cast(x, dtype):
     """x converted to dtype: a numpy array on the host (as the SDK's tests use it, undocumented
     in the API reference), or a tile (a copy in dtype, as nl.copy)."""
+    api_name, site = called()
     if isinstance(x, (Tile, _ops.Pending)):
-        return _ops.copy('nl.static_cast', user_site(), x, dtype, None, None)
+        return _ops.copy(api_name, site, x, dtype, None, None)
     return np.asarray(x).astype(np.dtype(_dtypes.dtype_name(dtype)))
 
 
@@ -237,7 +240,8 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
      v0="shape, dtype, buffer=None, name='', address=None")
 def ndarray(shape, dtype, buffer=None, name='', address=None):
     """An uninitialised tensor: a tile (or tiles) in SBUF/PSUM, or a tensor in HBM."""
-    return _tensor('nl.ndarray', shape, dtype, buffer, name, False, address)
+    api_name, site = called()
+    return _tensor(api_name, shape, dtype, buffer, name, False, address)
 
 
 @api('language.zeros', beta1="shape, dtype, buffer=None, name='', lazy_initialization=False",
@@ -246,7 +250,8 @@ def zeros(shape, dtype, buffer=None, name='', address=None, lazy_initialization=
     """A zeroed tensor. In PSUM the zeroing is folded into the first matmul that overwrites it.
     `lazy_initialization` (beta 1 kernels pass it; the reference does not document it) changes
     nothing: the model's zeroing is already lazy where it can be."""
-    return _tensor('nl.zeros', shape, dtype, buffer, name, True, address)
+    api_name, site = called()
+    return _tensor(api_name, shape, dtype, buffer, name, True, address)
 
 
 def _like(api_name, a, dtype, buffer, site):
@@ -262,28 +267,30 @@ def _like(api_name, a, dtype, buffer, site):
 @api('language.zeros_like', 'beta1 0.3+', signature="a, dtype=None, buffer=None, name=''")
 def zeros_like(a, dtype=None, buffer=None, name=''):
     """A zeroed tensor of a's shape (and dtype, and memory, unless given)."""
-    shape, dt, buf = _like('nl.zeros_like', a, dtype, buffer, user_site())
-    return _tensor('nl.zeros_like', shape, dt, buf, name, True)
+    api_name, site = called()
+    shape, dt, buf = _like(api_name, a, dtype, buffer, site)
+    return _tensor(api_name, shape, dt, buf, name, True)
 
 
 @api('language.empty_like', 'beta1 0.3+', signature="a, dtype=None, buffer=None, name=''")
 def empty_like(a, dtype=None, buffer=None, name=''):
     """An uninitialised tensor of a's shape (and dtype, and memory, unless given)."""
-    shape, dt, buf = _like('nl.empty_like', a, dtype, buffer, user_site())
-    return _tensor('nl.empty_like', shape, dt, buf, name, False)
+    api_name, site = called()
+    shape, dt, buf = _like(api_name, a, dtype, buffer, site)
+    return _tensor(api_name, shape, dt, buf, name, False)
 
 
 @api('language.expand_dims', 'beta1 0.3+', signature='data, axis')
 def expand_dims(data, axis):
     """data with a dimension of 1 inserted at `axis` (a free axis): a view, no instruction."""
-    site = user_site()
+    api_name, site = called()
     if isinstance(data, _ops.Pending):
         data = data.materialize()
     shape = list(getattr(data, 'shape', ()))
     axes = axis if isinstance(axis, (tuple, list)) else (axis,)
     for a in sorted(int(x) if int(x) >= 0 else len(shape) + len(axes) + int(x) for x in axes):
         if a == 0 and isinstance(data, Tile):
-            raise unsupported('nl.expand_dims', 'a new partition dimension', site)
+            raise unsupported(api_name, 'a new partition dimension', site)
         shape.insert(a, 1)
     return data.reshape(tuple(shape))
 
@@ -291,11 +298,11 @@ def expand_dims(data, axis):
 @api('language.full', signature="shape, fill_value, dtype, buffer=None, name=''")
 def full(shape, fill_value, dtype, buffer=None, name=''):
     """A tensor filled with one value (a memset)."""
-    site = user_site()
-    t = _tensor('nl.full', shape, dtype, buffer, name, False)
+    api_name, site = called()
+    t = _tensor(api_name, shape, dtype, buffer, name, False)
     if not isinstance(t, Tile):
-        raise unsupported('nl.full', 'nl.full outside SBUF or with block dimensions', site)
-    _ops.assign(t, _ops.memset('nl.full', site, t.shape, fill_value, t.dtype_name, 'dve'), site)
+        raise unsupported(api_name, 'nl.full outside SBUF or with block dimensions', site)
+    _ops.assign(t, _ops.memset(api_name, site, t.shape, fill_value, t.dtype_name, 'dve'), site)
     return t
 
 
@@ -313,7 +320,8 @@ def _no_mask(api_name, mask, site):
      note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
 def load(src, mask=None, dtype=None):
     """An HBM tensor (or part) into a new SBUF tile, by DMA."""
-    return _ops.load('nl.load', user_site(), src, dtype, mask)
+    api_name, site = called()
+    return _ops.load(api_name, site, src, dtype, mask)
 
 
 @api('language.load_transpose2d', 'beta1 0.3+', beta1='src, mask=None, dtype=None',
@@ -321,16 +329,17 @@ def load(src, mask=None, dtype=None):
 def load_transpose2d(src, mask=None, dtype=None):
     """src [K, M] (HBM) into a new SBUF tile [M, K], transposed by the DMA: one transfer per
     column of src, one descriptor per element (a model choice; no cost is published)."""
-    site = user_site()
-    return _ops.load('nl.load_transpose2d', site,
-                     _ops.transposed_hbm('nl.load_transpose2d', src, site), dtype, mask)
+    api_name, site = called()
+    return _ops.load(api_name, site,
+                     _ops.transposed_hbm(api_name, src, site), dtype, mask)
 
 
 @api('language.store', 'beta1 0.3+', beta1='dst, value, mask=None', v0_3_plus='dst, value',
      note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
 def store(dst, value, mask=None):
     """A tile into an HBM tensor (or part), by DMA."""
-    _ops.store('nl.store', user_site(), dst, value, mask)
+    api_name, site = called()
+    _ops.store(api_name, site, dst, value, mask)
 
 
 def _binary(qualname, alu, eds='beta1 0.3+'):
@@ -340,7 +349,8 @@ def _binary(qualname, alu, eds='beta1 0.3+'):
 
     @api(qualname, eds, **signatures)
     def op(x, y, dtype=None, mask=None):
-        return _ops.tensor_tensor(f'nl.{op.__name__}', user_site(), x, y, alu, None, dtype, mask)
+        api_name, site = called()
+        return _ops.tensor_tensor(api_name, site, x, y, alu, None, dtype, mask)
     op.__name__ = qualname.rpartition('.')[2]
     op.__doc__ = f'x {alu} y elementwise (Vector engine); y a tile, a [P, 1] tile or a number.'
     return op
@@ -368,7 +378,8 @@ def _unary(func, scale=1.0, name=None):
     @api(f'language.{name}', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
          v0_3_plus='x, dtype=None')
     def op(x, dtype=None, mask=None):
-        return _ops.activation(f'nl.{name}', user_site(), func, x, scale, None, dtype, mask)
+        api_name, site = called()
+        return _ops.activation(api_name, site, func, x, scale, None, dtype, mask)
     op.__name__ = name
     op.__doc__ = f'{name}(x): one Scalar-engine activation ({func}, scale {scale}).'
     return op
@@ -384,14 +395,16 @@ _unary('identity', -1.0, 'negative')
 @api('language.copy', 'beta1 0.3+', beta1='x, dtype=None, mask=None', v0_3_plus='x, dtype=None')
 def copy(x, dtype=None, mask=None):
     """x into a new tile (in dtype), on the engine the compiler picks."""
-    return _ops.copy('nl.copy', user_site(), x, dtype, None, mask)
+    api_name, site = called()
+    return _ops.copy(api_name, site, x, dtype, None, mask)
 
 
 def _reduction(qualname, alu):
     @api(qualname, 'beta1 0.3+', beta1='x, axis, dtype=None, mask=None, keepdims=False',
          v0_3_plus='x, axis, dtype=None, keepdims=False')
     def op(x, axis, dtype=None, mask=None, keepdims=False):
-        return _ops.reduce(f'nl.{op.__name__}', user_site(), x, alu, axis, keepdims, dtype,
+        api_name, site = called()
+        return _ops.reduce(api_name, site, x, alu, axis, keepdims, dtype,
                            None, mask)
     op.__name__ = qualname.rpartition('.')[2]
     op.__doc__ = f'The {alu} over the free axes of x, one value per partition (Vector engine).'
@@ -409,18 +422,18 @@ _reduction('language.sum', 'add')
 def mean(x, axis, dtype=None, mask=None, keepdims=False):
     """The mean over the free axes: a sum (Vector engine) then a multiply by 1/N, two
     instructions, as the compiler lowers it."""
-    site = user_site()
+    api_name, site = called()
     t = x.materialize() if isinstance(x, _ops.Pending) else x
     if not isinstance(t, Tile):
-        raise KernelError('nl.mean', f'expected a tile, got {type(x).__name__}', site)
+        raise KernelError(api_name, f'expected a tile, got {type(x).__name__}', site)
     from ._index import mask_region
-    region = mask_region(mask, t.shape, 'nl.mean', site)
-    shape = t.shape if region is None else t.view(region, site, 'nl.mean').shape
+    region = mask_region(mask, t.shape, api_name, site)
+    shape = t.shape if region is None else t.view(region, site, api_name).shape
     n = 1
     for d in shape[1:]:
         n *= d
-    total = _ops.reduce('nl.mean', site, t, 'add', axis, keepdims, dtype, None, mask)
-    return _ops.tensor_scalar('nl.mean', site, total, 'multiply', 1.0 / n, 'dve', dtype)
+    total = _ops.reduce(api_name, site, t, 'add', axis, keepdims, dtype, None, mask)
+    return _ops.tensor_scalar(api_name, site, total, 'multiply', 1.0 / n, 'dve', dtype)
 
 
 _LOOP_REDUCE = {np.add: 'add', np.multiply: 'multiply', np.max: 'max', np.maximum: 'max',
@@ -435,8 +448,8 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
     """x reduced with op across the iterations of the loops of loop_indices, into a tile of
     its own (one Vector-engine instruction per iteration, after the accumulator is set to op's
     identity in the first)."""
-    site = user_site()
-    _no_mask('nl.loop_reduce', mask, site)
+    api_name, site = called()
+    _no_mask(api_name, mask, site)
     alu = _LOOP_REDUCE_NL.get(getattr(op, '_nki_api', None))
     if alu is None:
         try:
@@ -444,9 +457,9 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
         except TypeError:
             alu = None
     if alu is None:
-        raise unsupported('nl.loop_reduce', f'op={getattr(op, "__name__", op)}', site)
+        raise unsupported(api_name, f'op={getattr(op, "__name__", op)}', site)
     indices = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
-    return _ops.loop_reduce('nl.loop_reduce', site, x, alu, indices, dtype)
+    return _ops.loop_reduce(api_name, site, x, alu, indices, dtype)
 
 
 @api('language.where', 'beta1 0.3+', beta1='condition, x, y, dtype=None, mask=None',
@@ -454,13 +467,13 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
 def where(condition, x, y, dtype=None, mask=None):
     """x where condition is not 0, else y: one Vector-engine select (y a number, a [P, 1] tile
     or a tile; x a tile, or a number when y is a tile: the condition inverted)."""
-    site = user_site()
-    _no_mask('nl.where', mask, site)
+    api_name, site = called()
+    _no_mask(api_name, mask, site)
     if _ops.is_number(x):
         if _ops.is_number(y):
-            raise unsupported('nl.where', 'two numbers as x and y', site)
-        return _ops.select('nl.where', site, condition, y, x, True, dtype=dtype)
-    return _ops.select('nl.where', site, condition, x, y, dtype=dtype)
+            raise unsupported(api_name, 'two numbers as x and y', site)
+        return _ops.select(api_name, site, condition, y, x, True, dtype=dtype)
+    return _ops.select(api_name, site, condition, x, y, dtype=dtype)
 
 
 @api('language.softmax', 'beta1 0.3+', beta1='x, axis, dtype=None, compute_dtype=None, mask=None',
@@ -470,19 +483,19 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
     instructions as a compiler lowers it (a model choice): the negated max (Vector), the
     exponential shifted by it with its sum in the same pass (Scalar), the sum's reciprocal
     (Vector) and the scaling (Vector)."""
-    site = user_site()
-    t, axes = _over_free_axes('nl.softmax', x, axis, mask, site)
-    trace = _trace.current('nl.softmax')
-    neg_max = trace.declare('nl.softmax', site, (t.partitions, 1), 'float32', 'sbuf',
+    api_name, site = called()
+    t, axes = _over_free_axes(api_name, x, axis, mask, site)
+    trace = _trace.current(api_name)
+    neg_max = trace.declare(api_name, site, (t.partitions, 1), 'float32', 'sbuf',
                             name='softmax_max')
-    _ops.assign(neg_max, _ops.reduce('nl.softmax', site, t, 'max', axes, True, 'float32',
+    _ops.assign(neg_max, _ops.reduce(api_name, site, t, 'max', axes, True, 'float32',
                                      negate=True), site)
-    total = trace.declare('nl.softmax', site, (t.partitions, 1), 'float32', 'sbuf',
+    total = trace.declare(api_name, site, (t.partitions, 1), 'float32', 'sbuf',
                           name='softmax_sum')
-    e = _ops.activation('nl.softmax', site, 'exp', t, 1.0, None, 'float32', None, neg_max,
+    e = _ops.activation(api_name, site, 'exp', t, 1.0, None, 'float32', None, neg_max,
                         'add', total)
-    inv = _ops.reciprocal('nl.softmax', site, total)
-    return _ops.tensor_scalar('nl.softmax', site, e, 'multiply', inv, None,
+    inv = _ops.reciprocal(api_name, site, total)
+    return _ops.tensor_scalar(api_name, site, e, 'multiply', inv, None,
                               dtype or t.dtype_name)
 
 
@@ -508,26 +521,27 @@ def var(x, axis, dtype=None, mask=None):
     """The variance over the free axes (one value per partition): bn_stats on each run of at
     most 512 elements and one bn_aggr (Vector engine), as the ISA reference suggests for means
     and variances (a model choice for how nl.var lowers)."""
-    site = user_site()
-    t, _ = _over_free_axes('nl.var', x, axis, mask, site)
+    api_name, site = called()
+    t, _ = _over_free_axes(api_name, x, axis, mask, site)
     if len(t.shape) != 2:
         t = t.reshape((t.partitions, t.elems))
-    trace = _trace.current('nl.var')
+    trace = _trace.current(api_name)
     chunks = -(-t.elems // 512)
-    stats = trace.declare('nl.var', site, (t.partitions, 6 * chunks), 'float32', 'sbuf',
+    stats = trace.declare(api_name, site, (t.partitions, 6 * chunks), 'float32', 'sbuf',
                           name='var_stats')
     for c in range(chunks):
         part = t[:, 512 * c:min(t.elems, 512 * (c + 1))]
-        _ops.assign(stats[:, 6 * c:6 * (c + 1)], _ops.bn_stats('nl.var', site, part), site)
-    mv = _ops.bn_aggr('nl.var', site, stats).materialize()
-    return _ops.copy('nl.var', site, mv[:, 1:2], dtype or t.dtype_name)
+        _ops.assign(stats[:, 6 * c:6 * (c + 1)], _ops.bn_stats(api_name, site, part), site)
+    mv = _ops.bn_aggr(api_name, site, stats).materialize()
+    return _ops.copy(api_name, site, mv[:, 1:2], dtype or t.dtype_name)
 
 
 @api('language.logical_not', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
      v0_3_plus='x, dtype=None')
 def logical_not(x, dtype=None, mask=None):
     """1 where x is 0, else 0: one Vector-engine comparison with 0."""
-    return _ops.tensor_scalar('nl.logical_not', user_site(), x, 'is_equal', 0.0, None, dtype,
+    api_name, site = called()
+    return _ops.tensor_scalar(api_name, site, x, 'is_equal', 0.0, None, dtype,
                               mask=mask)
 
 
@@ -536,21 +550,22 @@ def logical_not(x, dtype=None, mask=None):
 def invert(x, dtype=None, mask=None):
     """The bitwise not of x's integer values: an exclusive or with all ones of its width
     (Vector engine; -1 for signed integers)."""
-    site = user_site()
-    t = _ops.operand(x, 'nl.invert', site)
+    api_name, site = called()
+    t = _ops.operand(x, api_name, site)
     ones = {'uint8': 255.0, 'uint16': 65535.0}.get(_dtypes.dtype_name(dtype) if dtype else
                                                    t.dtype_name, -1.0)
     if (_dtypes.dtype_name(dtype) if dtype else t.dtype_name) == 'uint32':
-        raise unsupported('nl.invert', 'a uint32 invert (beyond the int32 values the ALU '
+        raise unsupported(api_name, 'a uint32 invert (beyond the int32 values the ALU '
                           'takes)', site)
-    return _ops.tensor_scalar('nl.invert', site, t, 'bitwise_xor', ones, None, dtype, mask=mask)
+    return _ops.tensor_scalar(api_name, site, t, 'bitwise_xor', ones, None, dtype, mask=mask)
 
 
 @api('language.transpose', 'beta1 0.3+', beta1='x, dtype=None, mask=None',
      v0_3_plus='x, dtype=None')
 def transpose(x, dtype=None, mask=None):
     """x [P, F] as [F, P] in PSUM, through the Tensor engine."""
-    return _ops.transpose('nl.transpose', user_site(), x, mask)
+    api_name, site = called()
+    return _ops.transpose(api_name, site, x, mask)
 
 
 @api('language.matmul', 'beta1 0.3+', beta1='x, y, transpose_x=False, mask=None',
@@ -560,15 +575,15 @@ def matmul(x, y, transpose_x=False, mask=None):
     documented, matmul(x, y) lowers to nc_matmul(transpose(x), y): a Tensor-engine transpose
     of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul. In an nl
     kernel the compiler hoists that transpose: while x is unchanged, later calls reuse it."""
-    site = user_site()
-    _no_mask('nl.matmul', mask, site)
+    api_name, site = called()
+    _no_mask(api_name, mask, site)
     if not transpose_x:
-        x, entry = _ops.hoisted_transpose('nl.matmul', site, _ops.operand(x, 'nl.matmul', site))
-        product = _ops.matmul('nl.matmul', site, x, y)
+        x, entry = _ops.hoisted_transpose(api_name, site, _ops.operand(x, api_name, site))
+        product = _ops.matmul(api_name, site, x, y)
         if entry is not None:  # the hoisted tile must hold x.T until this matmul is emitted
             entry['readers'] = [r for r in entry['readers'] if not r.placed] + [product]
         return product
-    return _ops.matmul('nl.matmul', site, x, y)
+    return _ops.matmul(api_name, site, x, y)
 
 
 @api('language.shared_constant', 'beta1 0.2+', signature='constant, dtype=None')
@@ -576,20 +591,20 @@ def shared_constant(constant, dtype=None):
     """A tensor in HBM holding constant data (a numpy array, or a .npy file's path), as the
     compiler embeds it in the kernel: an input region of the program, its values the
     constant's (rounded to dtype)."""
-    site = user_site()
-    trace = _trace.current('nl.shared_constant')
+    api_name, site = called()
+    trace = _trace.current(api_name)
     if isinstance(constant, str):
         try:
             constant = np.load(constant)
         except (OSError, ValueError) as e:
-            raise KernelError('nl.shared_constant', f'cannot read {constant}: {e}', site) \
+            raise KernelError(api_name, f'cannot read {constant}: {e}', site) \
                 from None
     arr = np.asarray(constant)
     if arr.ndim == 0 or arr.size == 0:
-        raise KernelError('nl.shared_constant', f'a constant of shape {arr.shape}', site)
+        raise KernelError(api_name, f'a constant of shape {arr.shape}', site)
     dt = _dtypes.dtype_name(dtype) if dtype is not None else _dtypes.array_dtype_name(arr)
     if dt not in _dtypes.SIZES:
-        raise unsupported('nl.shared_constant', f'dtype {dt} is not supported yet', site)
+        raise unsupported(api_name, f'dtype {dt} is not supported yet', site)
     vals = _dtypes.round_to(arr, dt)
     return trace.new_hbm('constant', arr.shape, dt, vals, True)
 
@@ -607,34 +622,34 @@ def broadcast_to(src=None, shape=None, x=None, dtype=None):
     partition (a DMA with partition stride 0); a [P, 1] tile is seen as [P, F] (the
     per-partition operand of an elementwise operation); a [1, F] tile is repeated into every
     partition of a new tile (_ops.partition_broadcast)."""
-    site = user_site()
+    api_name, site = called()
     src = x if src is None else src
     if isinstance(src, (Tile, _ops.Pending)) and dtype is not None:
-        t = _ops.operand(src, 'nl.broadcast_to', site)
+        t = _ops.operand(src, api_name, site)
         if t.partitions == 1 and shape[0] > 1:
-            return _ops.partition_broadcast('nl.broadcast_to', site, t, shape, dtype)
+            return _ops.partition_broadcast(api_name, site, t, shape, dtype)
     if isinstance(src, HbmTensor):
         src = src[...]
     if isinstance(src, HbmAccess):
-        return _ops.load('nl.broadcast_to', site, src.broadcast(shape, 'nl.broadcast_to', site))
+        return _ops.load(api_name, site, src.broadcast(shape, api_name, site))
     if isinstance(src, _ops.Pending):
         src = src.materialize()
     if isinstance(src, Tile):
         if tuple(src.shape) == tuple(shape):
             return src
         return src.broadcast_to(shape)
-    raise KernelError('nl.broadcast_to', f'cannot broadcast {type(src).__name__}', site)
+    raise KernelError(api_name, f'cannot broadcast {type(src).__name__}', site)
 
 
 @api('language.device_print', beta1='prefix, x, mask=None', v0='prefix, x')
 def device_print(prefix, x, mask=None):
     """Prints a tile's values when a run computes them (nki.jit, baremetal, simulate); records
     no instruction."""
-    site = user_site()
-    _no_mask('nl.device_print', mask, site)
-    trace = _trace.current('nl.device_print')
-    t = _ops.operand(x, 'nl.device_print', site)
-    trace.emit('print', 'nl.device_print', site, (t, prefix, t.shape))
+    api_name, site = called()
+    _no_mask(api_name, mask, site)
+    trace = _trace.current(api_name)
+    t = _ops.operand(x, api_name, site)
+    trace.emit('print', api_name, site, (t, prefix, t.shape))
 
 
 _ops.OPERATORS['partition_broadcast'] = _ops.partition_broadcast
@@ -686,8 +701,9 @@ _ops.OPERATORS.update(rsubtract=_rsubtract, negative=_negative, divide=_divide,
 @api('language.program_id', 'beta1 0.x', beta1='axis', v0_2='axis', v0_3_plus='axis=0')
 def program_id(axis=0):
     """The index of this SPMD instance along `axis` of the launch grid (0 without one)."""
-    trace = _trace.current('nl.program_id')
-    axis = _grid_axis('nl.program_id', trace, axis)
+    api_name, site = called()
+    trace = _trace.current(api_name)
+    axis = _grid_axis(api_name, trace, axis)
     return trace.program[axis] if trace.grid else 0
 
 
@@ -696,20 +712,22 @@ def program_id(axis=0):
 def num_programs(axes=None):
     """The instances along `axes` of the launch grid: all of them for None, the product over
     a tuple of axes (1 without a grid)."""
-    trace = _trace.current('nl.num_programs')
+    api_name, site = called()
+    trace = _trace.current(api_name)
     if axes is None:
         return math.prod(trace.grid)
     if isinstance(axes, (tuple, list)):
-        return math.prod(trace.grid[_grid_axis('nl.num_programs', trace, a)] if trace.grid
+        return math.prod(trace.grid[_grid_axis(api_name, trace, a)] if trace.grid
                          else 1 for a in axes)
-    axis = _grid_axis('nl.num_programs', trace, axes)
+    axis = _grid_axis(api_name, trace, axes)
     return trace.grid[axis] if trace.grid else 1
 
 
 @api('language.program_ndim', 'beta1 0.x', signature='')
 def program_ndim():
     """The number of axes of the launch grid (0 without one)."""
-    return len(_trace.current('nl.program_ndim').grid)
+    api_name, site = called()
+    return len(_trace.current(api_name).grid)
 
 
 def _grid_axis(api_name, trace, axis):

@@ -5,13 +5,15 @@ Editions: 'beta1' is the `neuronxcc.nki` of SDK 2.21-2.26 (the 2024 and 2025 ker
 to '0.7' are standalone `nki` of SDK 2.27-2.33 (beta 2 onwards). A spec names editions:
 'all', 'beta1', '0.x' (every 0.x), '0.3+', '0.2-0.5', or several of them separated by spaces."""
 
+import contextvars
 import functools
 import inspect
 import itertools
 import re
+from typing import NamedTuple
 
 from . import _reference
-from ._errors import KernelError
+from ._errors import KernelError, user_site
 from ._index import NOTHING, Mask, NothingKept
 
 BETA1 = 'beta1'
@@ -102,11 +104,30 @@ def _add(a):
     return a
 
 
+class Called(NamedTuple):
+    """The API call under way: its public name (nisa.topk) and the kernel's line."""
+    api: str
+    site: tuple
+
+
+_CALLED = contextvars.ContextVar('trnsim_nki_api', default=None)
+
+
+def called():
+    """(the public name of the API under way, the kernel's (file, line)): what an API's errors
+    name, handed to it by its declaration (api()), so that it writes neither."""
+    name = _CALLED.get()
+    if name is None:
+        raise RuntimeError('trnsim.nki: called() outside an API declared with api()')
+    return Called(name, user_site())
+
+
 def api(qualname, editions_spec='all', signature=None, note=None, **by_edition):
     """Declares a function API. `signature`: its parameters as text in every edition (default:
     impl's own); `by_edition`: editions spec (with '_' for '.' and ' ', e.g. beta1=..., v0=...
     for 0.x, v0_3_plus=...) -> the signature there. `name=` is accepted by every API (the name
-    NKI gives a tile or an instruction: it changes nothing in the model)."""
+    NKI gives a tile or an instruction: it changes nothing in the model). While impl runs,
+    called() gives its public name and the kernel's line."""
     def declare(impl):
         sigs = {}
         for e in editions(editions_spec):
@@ -114,8 +135,19 @@ def api(qualname, editions_spec='all', signature=None, note=None, **by_edition):
         for key, sig in by_edition.items():
             for e in editions(_spec_of(key)):
                 sigs[e] = sig
-        _add(Api(qualname, impl, sigs, note=note))
-        return impl
+        a = Api(qualname, None, sigs, note=note)
+        public = a.public_name()
+
+        @functools.wraps(impl)
+        def with_name(*args, **kwargs):
+            token = _CALLED.set(public)
+            try:
+                return impl(*args, **kwargs)
+            finally:
+                _CALLED.reset(token)
+        a.impl = with_name
+        _add(a)
+        return with_name
     return declare
 
 
