@@ -316,7 +316,6 @@ def emit_into(p, dst, accumulate, site):
     trace = current(p.api)
     root = dst.root
     args = p.args
-    _check_mx_use(p, dst, site)
     _check_indirect_use(p, dst, site, trace)
     if p.kind in ('matmul', 'matmul_mx'):
         if dst.space != 'psum':
@@ -354,7 +353,6 @@ def emit_into(p, dst, accumulate, site):
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
-_MX_TAKERS = ('matmul_mx', 'isa.quantize_mx')
 
 def _check_indirect_use(p, dst, site, trace):
     """Indirect views (Tile.indirect) only where the reference allows them; their offsets
@@ -403,29 +401,6 @@ def _first_partition(t):
     if offsets is None:
         return t.pabs
     return offsets[root.decl.phys[root.block]][0] + t.pabs
-
-
-def _check_mx_use(p, dst, site):
-    """MX types (nl.float8_*_x4, float4_e2m1fn_x4, float8_e8m0fnu) are computed with only by
-    nc_matmul_mx and quantize_mx, and moved by a DMA as their bits: to and from themselves or
-    an integer type of their size."""
-    tiles = [dst] + [a for a in p.args if isinstance(a, (Tile, TileRuns))]
-    mx = [t.dtype_name for t in tiles if t.dtype_name in _dtypes.BITS]
-    if p.prim in ('load', 'load_add'):
-        check_mx_move(p.api, site, dst.dtype_name, p.dtype_name)
-    elif mx and p.prim not in _MX_TAKERS:
-        raise KernelError(p.api, f'{mx[0]} is an MX type: nisa.nc_matmul_mx and '
-                          'nisa.quantize_mx take it, and DMAs move it', site)
-
-
-def check_mx_move(api, site, a, b):
-    """A DMA between dtypes a and b: an MX type moves as its bits, to and from itself or an
-    integer type of its size."""
-    for x, y in ((a, b), (b, a)):
-        if x in _dtypes.BITS and x != y and not (y in _dtypes.INTEGERS and
-                                                   _dtypes.SIZES[y] == _dtypes.SIZES[x]):
-            raise KernelError(api, f'a DMA moves {x} as its bits: to and from itself or an '
-                              f'integer type of its size, not {y}', site)
 
 
 def assign(dst, value, site):
@@ -587,7 +562,6 @@ def store(api, site, dst, value, mask=None, priority=0):
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
-    check_mx_move(api, site, src.dtype_name, dst.tensor.dtype_name)
     current(api).emit('store', api, site, (dst, src) + dma_priority_word(priority))
 
 
