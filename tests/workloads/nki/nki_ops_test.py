@@ -382,6 +382,25 @@ class EveryOperation(unittest.TestCase):
                                     r'NeuronCore-v3 and newer'):
             replace(np.zeros((128, 16), np.float32), np.zeros((128, 8), np.float32))
 
+    def test_sendrecv_needs_nc_v3(self):
+        import nki as nki0
+        import nki.isa as nisa0
+        import nki.language as nl0
+
+        @nki0.jit
+        def swap(x):
+            t = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=x)
+            u = nl0.ndarray(x.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+            nisa0.sendrecv(src=t, dst=u, send_to_rank=1, recv_from_rank=1, pipe_id=0)
+            nisa0.dma_copy(dst=x, src=u)
+            return x
+
+        # trn1: the meeting's core_barrier row (NeuronCore-v3), named at the call's line
+        with self.assertRaisesRegex(Exception, r'nki_ops_test.py:\d+: nisa.sendrecv: '
+                                    r'core_barrier on \w+: core_barrier runs on NeuronCore-v3'):
+            swap(np.zeros((128, 16), np.float32))
+
     def test_no_tensor_copy_on_the_scalar_engine_of_nc_v2(self):
         @nki.jit
         def scalar_copy(a):

@@ -939,14 +939,6 @@ def quantize_mx(api, site, dst, src, dst_scale):
     assign(D, p, site)
 
 
-def _needs_nc_v3(api, site, what):
-    """The current trace, on a NeuronCore-v3 or newer platform (else an error naming `what`)."""
-    trace = current(api)
-    if trace.limits['isa_version'] < 3:
-        raise KernelError(api, f'{what} needs NeuronCore-v3 or newer (--config trn2)', site)
-    return trace
-
-
 def range_select(api, site, on_true, cmp0, cmp1, bound0, bound1, start, fill, reduce_res=None,
                  dtype=None):
     """on_true where the element's free index + start passes both comparisons with the
@@ -1193,7 +1185,7 @@ def topk(api, site, val_dst, idx_dst, src, n):
 def sendrecv(api, site, src, dst, to_rank, from_rank):
     """nisa.sendrecv: this core's src into the dst of core `to_rank`, core `from_rank`'s src
     into this dst, both in SBUF, then the cores meet (NeuronCore-v3)."""
-    trace = _needs_nc_v3(api, site, 'sendrecv')
+    trace = current(api)  # (NeuronCore-v3: its core_barrier's row)
     S, D = operand(src, api, site), operand(dst, api, site)
     for t, what in ((S, 'src'), (D, 'dst')):
         if isinstance(t, TileRuns) or t.space != 'sbuf':
