@@ -40,12 +40,9 @@ class platform {
             throw trn::user_error(
                 "one trnsim platform per process: SystemC elaborates once (run another "
                 "config in another process)");
+        check_config(config_name, sets);
         m_path = trn::resolve_config(config_name);
         trn::load_config(m_cfg, m_path, sets);
-        if (const auto active = trn::chip_shape::of(m_cfg).active; active > 1)
-            throw trn::user_error("chip.active_cores " + std::to_string(active) +
-                                  ": NKI kernels run on one core yet (several cores at once: "
-                                  "sim's drivers and traces)");
         // On a chip whose cores share HBM stacks (trn2) the platform is the first stack's two
         // cores, so that a kernel's SPMD instances can run on both (nl.nc(2), LNC=2); a kernel
         // of one core runs on the first, its partner idle, as a one-core platform.
@@ -173,6 +170,18 @@ class platform {
         for (const auto& r : p.regions)
             if (r.name == name) return r;
         throw trn::user_error("the program has no HBM region '" + name + "'");
+    }
+
+    // The checks the constructor makes of a configuration (its file, its keys and values, the
+    // --set overrides, its cores), without building the platform: what configure() says at
+    // once, as sim says it.
+    static void check_config(const std::string& config_name, const std::vector<std::string>& sets) {
+        trn::config cfg(registry());
+        trn::load_config(cfg, trn::resolve_config(config_name), sets);
+        if (const auto active = trn::chip_shape::of(cfg).active; active > 1)
+            throw trn::user_error("chip.active_cores " + std::to_string(active) +
+                                  ": NKI kernels run on one core yet (several cores at once: "
+                                  "sim's drivers and traces)");
     }
 
   private:
@@ -321,6 +330,8 @@ PYBIND11_MODULE(_trnsim, m) {
 
     m.def("execute_instruction", &execute_instruction, py::arg("opcode"), py::arg("fields"),
           py::arg("operands"), py::arg("inputs"));
+    m.def("check_config", &platform::check_config, py::arg("config"),
+          py::arg("sets") = std::vector<std::string>{});
     m.def("region_initial_bytes", [](const trn::program& p, const std::string& name) {
         const auto bytes = trn::region_initial_bytes(platform::find_region(p, name));
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());

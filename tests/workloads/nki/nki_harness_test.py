@@ -29,6 +29,26 @@ def latency(stdout):
 
 class Harness(unittest.TestCase):
 
+    def test_configure_says_a_bad_config_at_once_as_sim_says_it(self):
+        for kwargs, cli in (({'config': 'trn9'}, ['--config', 'trn9']),
+                            ({'sets': ['core.pe.rows=many']},
+                             ['--config', 'trn2', '--set', 'core.pe.rows=many'])):
+            code = ('import trnsim.nki as n\n'
+                    'try:\n'
+                    f'    n.configure(**{kwargs!r})\n'
+                    'except Exception as e:\n'
+                    '    print(type(e).__name__ + ": " + str(e))\n'
+                    'else:\n'
+                    '    print("accepted")\n')
+            env = dict(os.environ, TRNSIM_NKI_CONFIG='trn2')
+            said = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                                  env=env).stdout.strip()
+            sim = subprocess.run([os.environ['TRNSIM_SIM']] + cli + ['--workload', 'vector_add'],
+                                 capture_output=True, text=True)
+            self.assertEqual(sim.returncode, 2, sim.stderr)
+            message = sim.stderr.strip().removeprefix('sim: error: ')
+            self.assertEqual(said, 'UserError: ' + message)
+
     def test_every_spelling_prints_the_latency_of_its_stats(self):
         with tempfile.TemporaryDirectory() as tmp:
             for kernel in ('stream', 'strided', '2024', 'matmul'):

@@ -100,6 +100,10 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
                                   functional is not None):
         raise RuntimeError('trnsim.nki.configure: the platform is already built (SystemC '
                            'elaborates once per process); configure before the first kernel')
+    if config is not None or sets is not None:  # said at once, as sim says it (UserError)
+        native.check_config(config if config is not None else
+                            (_settings['config'] or _default_config()),
+                            list(sets) if sets is not None else _settings['sets'])
     for k, v in (('config', config), ('sets', sets), ('stats_out', stats_out),
                  ('timeline', timeline), ('quiet', quiet), ('functional', functional),
                  ('recording_out', recording_out), ('loops_once', loops_once),
