@@ -41,6 +41,17 @@ expect_grep "set title 'roofline: trn1; trn2, HBM 750 GB/s; trn2, HBM 300 GB/s'"
     "the title names every configuration"
 [ "$(grep -o "title '[^']*: HBM [0-9]* GB/s'" "$TMP/gp.txt" | wc -l)" -eq 3 ] ||
     fail "each configuration's HBM roof is drawn"
+# Two of one name and the same roofs that differ in another key (a --set of a latency): told
+# apart by that key, not given one label.
+"$sim" --config trn2 --workload ffnn --param matmul=fully_optimized --param n=2048 \
+    --param d=1024 --param h=1024 --param c=1024 --set core.dma.fixed_latency=500ns --quiet \
+    --stats-out "$TMP/opt4.json"
+"$ROOT/scripts/roofline" "$TMP/opt2.json" "$TMP/opt4.json" --out "$TMP/r3.png" >"$TMP/out3" 2>&1
+expect_status 0 $? "roofline of two settings of one configuration"
+expect_grep "^roofs \(trn2, core.dma.fixed_latency=500ns\): " "$TMP/out3" "the --set run"
+expect_grep "^roofs \(trn2, core.dma.fixed_latency=[0-9.]+us\): " "$TMP/out3" \
+    "the other run, by its value of that key"
+[ "$(grep -c '^roofs (' "$TMP/out3")" -eq 2 ] || fail "two configurations, two labels"
 echo '{"total_time_ns": 5}' >"$TMP/old.json"
 "$ROOT/scripts/roofline" "$TMP/old.json" --out "$TMP/x.png" >"$TMP/out2" 2>&1
 expect_status 2 $? "a dump without a configuration"
