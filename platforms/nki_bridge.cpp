@@ -40,9 +40,7 @@ class platform {
             throw trn::user_error(
                 "one trnsim platform per process: SystemC elaborates once (run another "
                 "config in another process)");
-        check_config(config_name, sets);
-        m_path = trn::resolve_config(config_name);
-        trn::load_config(m_cfg, m_path, sets);
+        m_path = load_checked(m_cfg, config_name, sets);
         // On a chip whose cores share HBM stacks (trn2) the platform is the first stack's two
         // cores, so that a kernel's SPMD instances can run on both (nl.nc(2), LNC=2); a kernel
         // of one core runs on the first, its partner idle, as a one-core platform.
@@ -177,14 +175,23 @@ class platform {
     // once, as sim says it.
     static void check_config(const std::string& config_name, const std::vector<std::string>& sets) {
         trn::config cfg(registry());
-        trn::load_config(cfg, trn::resolve_config(config_name), sets);
+        load_checked(cfg, config_name, sets);
+    }
+
+  private:
+    // Loads the config `config_name` names (and `sets`) into `cfg` as the platform takes it;
+    // returns its file. Throws user_error naming what is wrong.
+    static std::string load_checked(trn::config& cfg, const std::string& config_name,
+                                    const std::vector<std::string>& sets) {
+        std::string path = trn::resolve_config(config_name);
+        trn::load_config(cfg, path, sets);
         if (const auto active = trn::chip_shape::of(cfg).active; active > 1)
             throw trn::user_error("chip.active_cores " + std::to_string(active) +
                                   ": NKI kernels run on one core yet (several cores at once: "
                                   "sim's drivers and traces)");
+        return path;
     }
 
-  private:
     static trn::param_registry& registry() {
         static trn::param_registry r = [] {
             trn::param_registry reg;
