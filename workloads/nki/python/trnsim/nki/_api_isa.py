@@ -7,7 +7,7 @@ import math
 import numpy as np
 
 from . import _ops, _prims, _tensors
-from ._errors import KernelError, unsupported, user_site
+from ._errors import KernelError, unsupported
 from ._dtypes import dtype_name
 from ._index import AffinePredicate, IndexExpr, IndexRange, concrete
 from ._registry import api, called, value
