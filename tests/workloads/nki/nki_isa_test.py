@@ -1,6 +1,7 @@
 """Instructions of the ISA as real kernels use them (the ISA issue): their values against numpy
 in each edition, their recorded instructions, and their errors."""
 
+import functools
 import unittest
 
 import numpy as np
@@ -820,6 +821,41 @@ class PsumDirectAllocation(unittest.TestCase):
         t = trace_kernel(matmul_psum_banks_beta1, (a, b), {}, False)
         decl = next(d for d in t.trace.decl_list if d.space == 'psum')
         self.assertEqual(sorted(set(decl.offsets)), [(0, 0), (0, 2048)])  # banks 0 and 1
+
+    def test_the_allocation_function_is_called_by_the_documented_names(self):
+        a, b = s.random_inputs((256, 128), (256, 1024))
+        func = functools.partial(bank_of, bank_map=(3, 5))
+        kernel = nki1.jit(matmul_psum_alloc_beta1)
+        np.testing.assert_allclose(kernel(a, b, func), a.T @ b, rtol=1e-5)
+        t = trace_kernel(kernel, (a, b, func), {}, False)
+        decl = next(d for d in t.trace.decl_list if d.space == 'psum')
+        self.assertEqual(sorted(set(decl.offsets)), [(0, 3 * 2048), (0, 5 * 2048)])
+        with self.assertRaises(KernelError) as e:
+            kernel(a, b, lambda i, p, f: (0, 0, 0))
+        self.assertIn('func(idx=, pdim_size=, fdim_size=)', str(e.exception))
+        self.assertIn("missing a required argument: 'i'", str(e.exception))
+
+
+def bank_of(bank_map, idx, pdim_size, fdim_size):
+    """A PSUM allocation function whose first parameter a functools.partial binds by keyword
+    (as AWS's SD-attention kernel writes it): (bank, partition, address in the bank)."""
+    return bank_map[idx[0]], 0, 0
+
+
+def matmul_psum_alloc_beta1(lhsT, rhs, func):
+    """lhsT.T @ rhs in 128 x 512 blocks accumulated in PSUM tiles that `func` places."""
+    k, m = lhsT.shape
+    _, n = rhs.shape
+    out = nl1.ndarray((m, n), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    acc = nl1.zeros((2, nl1.par_dim(128), 512), dtype=nl1.float32,
+                    buffer=nki1.compiler.psum.alloc(func))
+    for j in nl1.affine_range(n // 512):
+        for kk in nl1.affine_range(k // 128):
+            a_t = nl1.load(lhsT[kk * 128:(kk + 1) * 128, 0:128])
+            r_t = nl1.load(rhs[kk * 128:(kk + 1) * 128, j * 512:(j + 1) * 512])
+            acc[j] += nisa1.nc_matmul(a_t, r_t)
+        nl1.store(out[0:128, j * 512:(j + 1) * 512], value=nl1.copy(acc[j]))
+    return out
 
 
 @nki1.jit

@@ -319,7 +319,7 @@ def alloc_in_a_loop(a):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     for i in nl.affine_range(a.shape[0] // 128):
         t = nl.ndarray((128, a.shape[1]), dtype=a.dtype,
-                       buffer=nki.compiler.sbuf.alloc(lambda idx, p, f: (0, 1024)))
+                       buffer=nki.compiler.sbuf.alloc(lambda idx, pdim_size, fdim_size: (0, 1024)))
         t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
         nl.store(out[i * 128:(i + 1) * 128, :], value=t)
     return out

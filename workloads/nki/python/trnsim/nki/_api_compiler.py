@@ -1,8 +1,10 @@
 """nki.compiler: kernel decorators and direct allocation, each declared once."""
 
+import inspect
 import itertools
 import math
 
+from ._errors import KernelError
 from ._registry import api, value
 
 
@@ -45,7 +47,7 @@ class DirectAlloc:
         them)."""
         offsets, where = [], {}
         for b in itertools.product(*(range(n) for n in blocks)):
-            got = self.func(b, partitions, tile_bytes)
+            got = self._call(b, partitions, tile_bytes, api_name, site)
             if self.space == 'psum':  # (bank, partition, address in the bank)
                 bank, part, addr = got if len(got) == 3 else (got[0], 0, got[1])
                 addr = int(bank) * PSUM_BANK + int(addr)
@@ -56,6 +58,20 @@ class DirectAlloc:
                 offsets.append(place)
             where[b] = offsets.index(place)
         return offsets, where.__getitem__
+
+    def _call(self, idx, pdim_size, fdim_size, api_name, site):
+        """func called as the compiler calls it, by the reference's parameter names (a
+        functools.partial binding other parameters works; other names are an error)."""
+        try:
+            inspect.signature(self.func).bind(idx=idx, pdim_size=pdim_size,
+                                              fdim_size=fdim_size)
+        except TypeError as e:
+            raise KernelError(api_name, f'the {self.space} allocation function is called as '
+                              'func(idx=, pdim_size=, fdim_size=) (nki.compiler.'
+                              f'{self.space}.alloc): {e}', site) from None
+        except ValueError:  # a builtin without a signature: called the same way
+            pass
+        return self.func(idx=idx, pdim_size=pdim_size, fdim_size=fdim_size)
 
 
 def _modulo(base, shape, scale):
@@ -81,7 +97,8 @@ class Sbuf:
 
     @staticmethod
     def alloc(func):
-        """Logical tile idx where func(idx, partitions, bytes) puts it. Functions of the same
+        """Logical tile idx where func(idx=, pdim_size=, fdim_size=) puts it (called by
+        those names, as the compiler calls it: the reference's names). Functions of the same
         code with the same captured values (a lambda written in a loop, made again in each
         iteration) are one allocation."""
         try:
@@ -118,8 +135,8 @@ class Psum:
 
     @staticmethod
     def alloc(func):
-        """Logical tile idx where func(idx, partitions, bytes) puts it: (bank, partition,
-        address in the bank)."""
+        """Logical tile idx where func(idx=, pdim_size=, fdim_size=) puts it: (bank,
+        partition, address in the bank)."""
         a = Sbuf.alloc(func)
         return DirectAlloc(func, ('psum',) + a.key(), psum=True)
 
