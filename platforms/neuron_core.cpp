@@ -83,11 +83,11 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                        m_limits.partitions, bank_bytes, conflicts));
         m_router.psum.bind(m_psum.back()->in);
     }
-    // With hardware DGE the core's transfers use its own engines only: the other groups are
-    // its HBM-stack partner's, not modelled in a one-core run.
-    const auto groups = cfg.integer("core.dma.engine_groups");
-    const auto dma_engines = static_cast<std::size_t>(
-        cfg.integer("core.dma.engines") * (cfg.boolean("core.dma.hardware_dge") ? 1 : groups));
+    // Every engine group a transfer of this core can be placed on; with hardware DGE only the
+    // first, its own, is used (set_hardware_dge): the others are its HBM-stack partner's.
+    m_dma_groups = static_cast<std::size_t>(cfg.integer("core.dma.engine_groups"));
+    const auto dma_engines =
+        static_cast<std::size_t>(cfg.integer("core.dma.engines")) * m_dma_groups;
     for (std::size_t e = 0; e < dma_engines; ++e) {
         m_dma_engines.push_back(
             std::make_unique<dma_engine>(("dma" + std::to_string(e)).c_str(), cfg));
@@ -98,13 +98,10 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
                                                            m_sems, q, functional));
         m_router.doorbell.bind(m_dma_queues.back()->doorbell);
         m_dma_queues.back()->mem.bind(m_router.in);
-        std::vector<dma_engine*> engines;
-        for (auto& e : m_dma_engines) {
+        for (auto& e : m_dma_engines)
             m_dma_queues.back()->engines.bind(e->in);
-            engines.push_back(e.get());
-        }
-        m_dma_queues.back()->set_engines(std::move(engines));
     }
+    set_hardware_dge(cfg.boolean("core.dma.hardware_dge"));
     if (m_limits.dma_priority_levels > 1) {  // DMA quality of service: strict priority
         m_dma_arbiter = std::make_unique<dma_arbiter>("dma_arbiter");
         for (auto& q : m_dma_queues)
@@ -135,8 +132,19 @@ void neuron_core::set_timeline(timeline* t) {
         e->set_timeline(t);
     for (auto& q : m_dma_queues)
         q->set_timeline(t);
-    for (auto& e : m_dma_engines)
-        e->set_timeline(t);
+    for (std::size_t e = 0; e < m_dma_engines.size(); ++e)
+        m_dma_engines[e]->set_timeline(e < m_dma_in_use ? t : nullptr);
+}
+
+void neuron_core::set_hardware_dge(bool on) {
+    const auto per_group = m_dma_engines.size() / m_dma_groups;
+    m_hardware_dge = on;
+    m_dma_in_use = on ? per_group : m_dma_engines.size();
+    std::vector<dma_engine*> engines;
+    for (std::size_t e = 0; e < m_dma_in_use; ++e)
+        engines.push_back(m_dma_engines[e].get());
+    for (auto& q : m_dma_queues)
+        q->set_engines(engines);
 }
 
 program_limits neuron_core::limits() const {
@@ -406,7 +414,8 @@ void neuron_core::report(stats_tree& s) const {
         bytes += q->bytes();
     }
     double dma_busy = 0, dma_busy_max = 0;
-    for (const auto& e : m_dma_engines) {
+    for (std::size_t i = 0; i < m_dma_in_use; ++i) {
+        const dma_engine* e = m_dma_engines[i].get();
         const double b = e->port().busy_total().to_seconds() * 1e9;
         dma_busy += b;
         dma_busy_max = std::max(dma_busy_max, b);
@@ -453,7 +462,7 @@ void neuron_core::report(stats_tree& s) const {
         s.add(k + ".activation_bound_ns", c.activation_bound_ns(), "ns",
               "service time set by page activations rather than bandwidth" + of);
     }
-    for (std::size_t i = 0; i < m_dma_engines.size(); ++i)
+    for (std::size_t i = 0; i < m_dma_in_use; ++i)
         port_stats("dma.engines.e" + std::to_string(i), m_dma_engines[i]->port(),
                    "time moving rows", "chunks' time waiting for the engine (summed over chunks)");
     for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queue_count();

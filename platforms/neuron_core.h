@@ -77,6 +77,11 @@ class neuron_core : public sc_core::sc_module {
     void prepare_run() {
         if (m_elaborated) write_inputs();
     }
+    // Whether the next programs' transfers come from hardware descriptor generation (DGE),
+    // which feeds the core's own engines only, or from static descriptor rings, placed on any
+    // of core.dma.engine_groups (neuronx-cc --disable-dge); core.dma.hardware_dge until set.
+    void set_hardware_dge(bool on);
+    bool hardware_dge() const { return m_hardware_dge; }
     std::size_t dma_engine_count() const { return m_dma_engines.size(); }
     dma_engine& dma_engine_at(std::size_t i) { return *m_dma_engines[i]; }
     // The barrier its engines' core_barrier instructions meet the stack's other cores at.
@@ -124,7 +129,10 @@ class neuron_core : public sc_core::sc_module {
     std::vector<hbm_channel*> m_stack;                // those it reaches: its own, or its stack's
     std::unique_ptr<onchip_bank> m_sbuf;
     std::vector<std::unique_ptr<onchip_bank>> m_psum;
-    std::vector<std::unique_ptr<dma_engine>> m_dma_engines;
+    std::vector<std::unique_ptr<dma_engine>> m_dma_engines;  // every group's
+    std::size_t m_dma_groups;                                // core.dma.engine_groups
+    bool m_hardware_dge = false;
+    std::size_t m_dma_in_use = 0;  // the first engines, those the programs use (DGE: one group)
     std::vector<std::unique_ptr<dma_queue>> m_dma_queues;
     std::unique_ptr<dma_arbiter> m_dma_arbiter;           // with core.dma.priority_levels > 1
     std::vector<std::unique_ptr<engine_base>> m_engines;  // pe, dve, act, pool, sp

@@ -92,14 +92,24 @@ class platform {
     // What run() checks before it simulates (the limits, what each engine can execute).
     void check(const trn::program& p) const { m_core->check(p); }
 
+    // How the kernel was compiled, as its flags said (neuronx-cc's, NEURON_CC_FLAGS and
+    // additional_compile_opt): `hardware_dge` -1 for the config's core.dma.hardware_dge, else
+    // 0 (--disable-dge) or 1; `applied` the flags that set something, `ignored` the others.
+    struct compile_flags {
+        int hardware_dge = -1;
+        std::string applied, ignored;
+    };
+
     // Runs `p` to completion; returns the stats tree as JSON text. Optional timeline and trace.
     std::string run(const trn::program& p, const std::string& description,
-                    const std::string& timeline_path, const std::string& trace_path) {
+                    const std::string& timeline_path, const std::string& trace_path,
+                    const compile_flags& flags) {
         m_cfg.check_all_read();
         if (!trace_path.empty()) trn::write_trace_file(trace_path, p);
         trn::timeline tl;
         {
             py::gil_scoped_release unlocked;
+            set_hardware_dge(flags);
             if (m_chip) m_chip->alone();
             m_core->load(p);
             m_core->set_timeline(timeline_path.empty() ? nullptr : &tl);
@@ -109,11 +119,14 @@ class platform {
         if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_core->report(stats);
-        return keep(std::move(stats), description, false);
+        return keep(std::move(stats), description, false, flags);
     }
 
     void print_summary(const std::string& description) const {
-        trn::print_summary(m_last_stats, description, trn::describe_config(m_cfg));
+        trn::print_summary(
+            m_last_stats, description,
+            trn::describe_config(m_cfg) +
+                (m_last_compiled_with.empty() ? "" : ", compiled with " + m_last_compiled_with));
         if (m_last_on_chip)
             trn::print_chip_summary(m_last_stats,
                                     static_cast<std::size_t>(m_last_stats.get("chip.active_cores")),
@@ -126,7 +139,8 @@ class platform {
     // Runs programs[c] on core c, all at once (a kernel's SPMD instances on the two cores of
     // an HBM stack); returns the chip's stats as JSON text.
     std::string run_cores(const std::vector<const trn::program*>& programs,
-                          const std::string& description, const std::string& timeline_path) {
+                          const std::string& description, const std::string& timeline_path,
+                          const compile_flags& flags) {
         if (!m_chip || programs.size() > m_chip->active())
             throw trn::user_error("this platform runs a kernel on at most " +
                                   std::to_string(cores()) + " physical NeuronCore(s) at once");
@@ -134,6 +148,7 @@ class platform {
         trn::timeline tl;
         {
             py::gil_scoped_release unlocked;
+            set_hardware_dge(flags);
             m_chip->load(programs);
             m_chip->set_timeline(timeline_path.empty() ? nullptr : &tl);
             m_chip->run();
@@ -142,13 +157,20 @@ class platform {
         if (!timeline_path.empty()) tl.write(timeline_path);
         trn::stats_tree stats;
         m_chip->report(stats);
-        return keep(std::move(stats), description, true);
+        return keep(std::move(stats), description, true, flags);
     }
 
-    // A run's stats, with what ran and on which configuration, kept as the last run's (for
-    // print_summary); returns them as JSON text.
-    const std::string& keep(trn::stats_tree stats, const std::string& description, bool chip) {
+    // A run's stats, with what ran, how it was compiled and on which configuration, kept as
+    // the last run's (for print_summary); returns them as JSON text.
+    const std::string& keep(trn::stats_tree stats, const std::string& description, bool chip,
+                            const compile_flags& flags) {
         stats.add_text("run.kernel", description, "what ran");
+        stats.add_text("run.compiled_with", flags.applied,
+                       "the kernel's compiler flags that set something in the model (its "
+                       "NEURON_CC_FLAGS and additional_compile_opt; docs/nki.md)");
+        stats.add_text("run.flags_not_modelled", flags.ignored,
+                       "the kernel's compiler flags the model takes no setting from");
+        m_last_compiled_with = flags.applied;
         trn::add_config_stats(stats, m_cfg);
         m_last = stats.to_json().dump(2);
         m_last_stats = std::move(stats);
@@ -179,6 +201,17 @@ class platform {
     }
 
   private:
+    // Every core's transfers as the kernel's flags say (else the config's default).
+    void set_hardware_dge(const compile_flags& flags) {
+        const bool on =
+            flags.hardware_dge < 0 ? m_cfg.boolean("core.dma.hardware_dge") : flags.hardware_dge;
+        if (m_chip)
+            for (std::size_t c = 0; c < m_chip->active(); ++c)
+                m_chip->core(c).set_hardware_dge(on);
+        else
+            m_core->set_hardware_dge(on);
+    }
+
     // Loads the config `config_name` names (and `sets`) into `cfg` as the platform takes it;
     // returns its file. Throws user_error naming what is wrong.
     static std::string load_checked(trn::config& cfg, const std::string& config_name,
@@ -208,6 +241,7 @@ class platform {
     std::unique_ptr<trn::neuron_core> m_own_core;
     trn::neuron_core* m_core = nullptr;
     bool m_last_on_chip = false;  // the last run was on several cores
+    std::string m_last_compiled_with;
     std::string m_last;
     trn::stats_tree m_last_stats;
 };
@@ -309,6 +343,11 @@ PYBIND11_MODULE(_trnsim, m) {
             trn::write_trace_file(path, p);
         });
 
+    py::class_<platform::compile_flags>(m, "CompileFlags")
+        .def(py::init<>())
+        .def_readwrite("hardware_dge", &platform::compile_flags::hardware_dge)
+        .def_readwrite("applied", &platform::compile_flags::applied)
+        .def_readwrite("ignored", &platform::compile_flags::ignored);
     py::class_<platform>(m, "Platform")
         .def(py::init<const std::string&, const std::vector<std::string>&, bool>(),
              py::arg("config"), py::arg("sets") = std::vector<std::string>{},
@@ -327,11 +366,12 @@ PYBIND11_MODULE(_trnsim, m) {
         .def("build_recording", &platform::build_recording)
         .def("build_workload", &platform::build_workload)
         .def("run", &platform::run, py::arg("program"), py::arg("description") = "",
-             py::arg("timeline") = "", py::arg("trace") = "")
+             py::arg("timeline") = "", py::arg("trace") = "",
+             py::arg("flags") = platform::compile_flags{})
         .def("check", &platform::check)
         .def("cores", &platform::cores)
         .def("run_cores", &platform::run_cores, py::arg("programs"), py::arg("description") = "",
-             py::arg("timeline") = "")
+             py::arg("timeline") = "", py::arg("flags") = platform::compile_flags{})
         .def("print_summary", &platform::print_summary)
         .def("read_region", &platform::read_region);
 

@@ -126,6 +126,86 @@ assert (nki.simulate(copy)(a) == a).all()
                 self.assertEqual(r.returncode, 2, r.stderr)
                 self.assertIn(f'NEURON_PLATFORM_TARGET_OVERRIDE: {message}', r.stderr)
 
+    def test_the_kernels_compiler_flags_apply_to_its_launch(self):
+        """NEURON_CC_FLAGS set by the kernel's module (as CS152's 2026 conv2d does) and
+        nki.benchmark's additional_compile_opt, read at each launch: --disable-dge runs as
+        --set core.dma.hardware_dge=false does; an explicit --set wins; --target chooses the
+        platform; other flags are listed."""
+        script = """
+import os, sys
+os.environ['NEURON_CC_FLAGS'] = sys.argv[1]
+import numpy as np
+import nki
+import nki.language as nl
+import nki.isa as nisa
+
+@nki.jit
+def stream(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        nisa.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=t)
+    return out
+
+a = np.ones((2048, 512), np.float32)
+k = nki.simulate(stream)
+assert (k(a) == a).all()
+run = k.stats['run']
+print('flags', k.latency_us, repr(run['compiled_with']), repr(run['flags_not_modelled']),
+      run['config'])
+os.environ['NEURON_CC_FLAGS'] = ''
+for opt in ('--disable-dge', ''):
+    b = nki.benchmark(stream, additional_compile_opt=opt)
+    b(a)
+    print('bench', repr(opt), b.benchmark_result.nc_latency.get_latency_percentile(50))
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'k.py')
+            with open(path, 'w') as f:
+                f.write(script)
+
+            def lines(*args):
+                r = run(*args, check=False)
+                self.assertEqual(r.returncode, 0, r.stderr)
+                said = [ln.split(' ', 1)[1] for ln in r.stdout.splitlines()
+                        if ln.startswith(('flags ', 'bench '))]
+                return said, r.stderr
+
+            def us(line):  # the latency a 'flags' or 'bench' line says
+                words = line.split()
+                return float(words[-1] if line.startswith("'") else words[0])
+
+            plain, _ = lines('--config', 'trn2', path, '')
+            static, _ = lines('--config', 'trn2', '--set', 'core.dma.hardware_dge=false', path,
+                              '')
+            flagged, err = lines('--config', 'trn2', path, ' --disable-dge --auto-cast=none ')
+            self.assertIn('compiled with --disable-dge', err)
+            self.assertIn('compiler flags the model takes no setting from: --auto-cast=none',
+                          err)
+            self.assertEqual(flagged[0].split()[1:4],
+                             ["'--disable-dge'", "'--auto-cast=none'", 'trn2.yaml'])
+            self.assertNotEqual(us(plain[0]), us(static[0]))  # the flag matters on trn2
+            self.assertEqual(us(flagged[0]), us(static[0]))
+            # nki.benchmark's additional_compile_opt, per launch in one process
+            self.assertEqual(us(flagged[1]), us(static[0]))
+            self.assertEqual(us(flagged[2]), us(plain[0]))
+            # an explicit --set wins over the flag, and says so
+            won, err = lines('--config', 'trn2', '--set', 'core.dma.hardware_dge=true', path,
+                             '--disable-dge')
+            self.assertEqual(us(won[0]), us(plain[0]))
+            self.assertIn('--disable-dge (--set core.dma.hardware_dge wins)', err)
+            # --target chooses the platform when nothing else does
+            env = dict(os.environ)
+            for k in ('TRNSIM_NKI_CONFIG', 'NEURON_PLATFORM_TARGET_OVERRIDE', 'PYTHONPATH',
+                      'TRNSIM_NKI_QUIET'):
+                env.pop(k, None)
+            r = subprocess.run([NKI, path, '--target=trn1'], capture_output=True, text=True,
+                               env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn('trn1.yaml', r.stdout)
+            self.assertIn('nki.simulate stream on trn1, compiled with --target=trn1', r.stderr)
+
     def test_an_unsupported_name_imported_by_name_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, 'imports.py')

@@ -12,7 +12,7 @@ import trnsim.nki
 PACKAGE = os.path.dirname(trnsim.nki.__file__)
 
 FLOORS = {
-    '_dtypes': 0, '_errors': 0, '_reference': 0, '_annotate': 0,
+    '_dtypes': 0, '_errors': 0, '_reference': 0, '_annotate': 0, '_flags': 1,
     '_index': 1,
     '_tensors': 2,
     '_prims': 3,

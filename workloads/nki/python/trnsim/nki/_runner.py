@@ -12,7 +12,7 @@ import time
 
 import numpy as np
 
-from . import _dtypes, _trace
+from . import _dtypes, _flags, _trace
 from ._api_typing import Placeholder, check_argument
 from ._api_language import GridDim, _count
 from ._errors import KernelError, unsupported, user_site
@@ -113,6 +113,7 @@ def _surveyed(arr):
     return arr.view(_SurveyedOutput) if _settings['survey'] and isinstance(arr, np.ndarray) \
         else arr
 _platform = None
+_platform_config = None  # the config the platform was built from
 _limits = None
 _benchmarks = 0
 
@@ -139,11 +140,45 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
 
 
 def platform():
-    global _platform
+    global _platform, _platform_config
     if _platform is None:
-        _platform = native.Platform(_settings['config'] or _default_config(), _settings['sets'],
-                                    _settings['functional'])
+        _platform_config = _settings['config'] or _default_config()
+        _platform = native.Platform(_platform_config, _settings['sets'], _settings['functional'])
     return _platform
+
+
+def _explicit_keys():
+    """The config keys the user set (--set, configure(sets=)): a compiler flag does not
+    override them."""
+    return {s.partition('=')[0].strip() for s in _settings['sets']}
+
+
+def launch_flags(kernel, site):
+    """The compiler flags of a launch of `kernel` (trnsim/nki/_flags.py), its --target
+    applied: the platform is built for it, unless --config or NEURON_PLATFORM_TARGET_OVERRIDE
+    chose one; a platform built for another target is an error (one per process)."""
+    flags = _flags.read(kernel, _explicit_keys(), site)
+    if flags.target is not None:
+        word = next(w for w in flags.applied if w.startswith('--target'))
+        if _settings['config'] or os.environ.get('NEURON_PLATFORM_TARGET_OVERRIDE', '').strip():
+            flags.applied.remove(word)
+            flags.ignored.append(f'{word} (the platform chosen by --config or '
+                                 'NEURON_PLATFORM_TARGET_OVERRIDE wins)')
+        elif _platform is None:
+            _settings['config'] = flags.target
+        elif _platform_config != flags.target:
+            raise KernelError('compiler flags', f'{word}: the platform is already '
+                              f'{_platform_config}, built for an earlier kernel (SystemC builds '
+                              'one platform per process): run this kernel in a process of its '
+                              'own, or choose the platform with --config', site)
+    if flags.ignored and not _settings['quiet'] and tuple(flags.ignored) not in _flags_said:
+        _flags_said.add(tuple(flags.ignored))
+        print(f'trnsim: note: {site[0]}:{site[1]}: compiler flags the model takes no setting '
+              f'from: {" ".join(flags.ignored)}', file=sys.stderr)
+    return flags
+
+
+_flags_said = set()  # the lists of ignored flags said once
 
 
 def limits():
@@ -196,11 +231,13 @@ def def_site(fn):
 
 
 class Traced:
-    """A traced kernel: its recording, program and outputs."""
+    """A traced kernel: its recording, program and outputs, and the compiler flags it was
+    launched with."""
 
-    def __init__(self, trace, program, outputs, description, flops, seconds):
+    def __init__(self, trace, program, outputs, description, flops, seconds, flags=None):
         self.trace, self.program, self.outputs = trace, program, outputs
         self.description, self.flops, self.seconds = description, flops, seconds
+        self.flags = flags if flags is not None else _flags.CompileFlags()
 
     @property
     def ops(self):
@@ -348,16 +385,18 @@ def _build(trace, where, cores=1):
         raise KernelError('kernel end', str(e), where) from None
 
 
-def trace_kernel(kernel, args, kwargs, values):
+def trace_kernel(kernel, args, kwargs, values, flags=None):
     """Runs `kernel` on numpy arrays (or placeholders): its recording, its program, and, when
-    `values`, its outputs."""
+    `values`, its outputs; `flags`: its launch's compiler flags (else read from `kernel`)."""
     fn = _function(kernel)
     style = 'isa' if _is_isa(kernel) else 'nl'
     if _trace.Trace.current is not None:
         raise KernelError('nki kernel', 'kernels calling kernels are not supported yet')
     where = def_site(fn)
+    if flags is None:
+        flags = launch_flags(kernel, user_site())
     if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
-            _lnc(user_site()) == 2:
+            _lnc(user_site(), flags) == 2:
         kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
     grid = getattr(kernel, 'grid', ())
     cores, core_of = getattr(kernel, 'cores', 1), getattr(kernel, 'core_of', None)
@@ -459,7 +498,7 @@ def trace_kernel(kernel, args, kwargs, values):
     if values:
         survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
                 'ops': len(trace.ops), 'executed': trace.executed})
-    traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1))
+    traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1), flags)
     traced.programs = programs  # one per physical core its instances run on (nl.nc)
     traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
     return traced
@@ -476,22 +515,25 @@ def _check_return(r, where):
         raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
 
 
-def _lnc(site):
+def _lnc(site, flags):
     """The LNC degree of NKI 0.x kernels launched without brackets: NEURON_LOGICAL_NC_CONFIG,
-    else the config's chip.lnc."""
+    else the compiler flags' --logical-nc-config, else the config's chip.lnc."""
     env = os.environ.get('NEURON_LOGICAL_NC_CONFIG', '').strip()
     if env and env not in ('1', '2'):
         raise KernelError('kernel[lnc]', f'NEURON_LOGICAL_NC_CONFIG={env}: a logical '
                           'NeuronCore has 1 or 2 physical ones', site)
-    return int(env) if env else platform().integer('chip.lnc')
+    if env:
+        return int(env)
+    return flags.lnc if flags.lnc is not None else platform().integer('chip.lnc')
 
 
 def _run(tr, timeline):
     """The model's stats (JSON text) of a traced kernel: its program on one core, or its
     instances' programs on the physical cores nl.nc placed them on, at once."""
+    flags = tr.flags.native(native)
     if len(tr.programs) == 1:
-        return platform().run(tr.program, tr.description, timeline, '')
-    return platform().run_cores(tr.programs, tr.description, timeline)
+        return platform().run(tr.program, tr.description, timeline, '', flags)
+    return platform().run_cores(tr.programs, tr.description, timeline, flags)
 
 
 class JitKernel:
@@ -642,7 +684,7 @@ class BenchmarkKernel:
 
     def __call__(self, *args, **kwargs):
         global _benchmarks
-        tr = trace_kernel(self.kernel, args, kwargs, False)
+        tr = trace_kernel(self.kernel, args, kwargs, False, launch_flags(self, user_site()))
         t1 = time.perf_counter()
         _benchmarks += 1
         stats_out = _placeholder(_settings['stats_out'])
@@ -715,8 +757,9 @@ class SimulatedKernel:
     latency (`latency_us`) and statistics (`stats`, as nki.benchmark's) stay on this object,
     and says it on stderr (unless quiet). NKI 0.x has no public timing API."""
 
-    def __init__(self, kernel):
+    def __init__(self, kernel, options=None):
         self.kernel = kernel
+        self.options = dict(options or {})
         self.func = _function(kernel)
         self.__name__ = getattr(kernel, '__name__', 'kernel')
         self.stats = None
@@ -728,7 +771,7 @@ class SimulatedKernel:
 
     def __call__(self, *args, **kwargs):
         global _benchmarks
-        tr = trace_kernel(self.kernel, args, kwargs, True)
+        tr = trace_kernel(self.kernel, args, kwargs, True, launch_flags(self, user_site()))
         p = platform()
         _benchmarks += 1  # numbers the runs of --stats-out and --timeline's {n}
         try:
@@ -739,8 +782,11 @@ class SimulatedKernel:
         _write_stats(_placeholder(_settings['stats_out']), text)
         self.latency_us = _stat(self.stats, 'total_time_ns') / 1e3
         if not _settings['quiet']:
-            print(f'trnsim: nki.simulate {self.__name__} on {p.name}: {self.latency_us:.2f} us '
-                  '(model latency; .latency_us, .stats)', file=sys.stderr)
+            compiled = (f', compiled with {" ".join(tr.flags.applied)}' if tr.flags.applied
+                        else '')
+            print(f'trnsim: nki.simulate {self.__name__} on {p.name}{compiled}: '
+                  f'{self.latency_us:.2f} us (model latency; .latency_us, .stats)',
+                  file=sys.stderr)
         _annotate_if_asked(self.stats)
         return tr.outputs
 
@@ -751,7 +797,7 @@ def simulate(kernel, **options):
     latency, on the returned object)."""
     if not isinstance(kernel, (JitKernel, Launch)):
         kernel = JitKernel(getattr(kernel, 'func', kernel), None, **options)
-    return SimulatedKernel(kernel)
+    return SimulatedKernel(kernel, options)
 
 
 @api('.simulate_kernel', 'beta1', signature='kernel, *args, **kwargs')
