@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
+#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -378,7 +379,11 @@ nki_recording parse_recording(std::istream& in) {
                 if (first > 0xffff) rd.fail("a first partition out of range");
             r.decls.push_back(d);
         } else if (w[0] == "loop") {
-            if (w.size() != 3) rd.fail("loop L<id> TRIPS");
+            // (the construct the kernel wrote, optional: the builder expands every one alike)
+            static const std::set<std::string> constructs = {"affine", "sequential", "static",
+                                                             "range", "compiled"};
+            if (w.size() != 3 && !(w.size() == 4 && constructs.count(w[3])))
+                rd.fail("loop L<id> TRIPS [affine|sequential|static|range|compiled]");
             nki_op op;
             op.kind = nki_op_kind::loop;
             op.loop = rd.loop_id(w[1]);

@@ -1,7 +1,7 @@
-"""Loops recorded once: the program and the values are those of the kernel with every loop
-unrolled (as eager Python runs it), for the project's kernels and for kernels whose Python
-depends on the loop index or carries state between iterations (which unroll the loops they
-need); the recording is small; its text form."""
+"""Loops folded into one body: the program and the values are those of the kernel with every
+loop unrolled (as it ran), for the project's kernels and for kernels whose Python depends on the
+loop index or carries state between iterations (whose loops stay unrolled); the kernel's Python
+runs once per launch; the recording is small; its text form."""
 
 import os
 import sys
@@ -442,6 +442,89 @@ class PythonThatNeedsUnrolling(unittest.TestCase):
         self.check(last_index_after_the_loop, want, self.a)
 
 
+RUNS = {}  # how many times each counted kernel's loop body ran (its Python)
+
+
+def counted(name):
+    RUNS[name] = RUNS.get(name, 0) + 1
+
+
+@nki.jit
+def counted_list(a):
+    """Tiles kept in a Python list across nl.affine_range iterations."""
+    out = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    tiles = []
+    for i in nl.affine_range(a.shape[0] // 128):
+        counted('list')
+        t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+        t[...] = nl.load(a[i * 128:(i + 1) * 128, :])
+        tiles.append(t)
+    nl.store(out, value=nl.add(tiles[0], tiles[-1]))
+    return out
+
+
+@nki.jit
+def counted_branch(a):
+    """A branch on the loop index."""
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        counted('branch')
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        if i == 1:
+            t = nl.multiply(t, 2.0)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=t)
+    return out
+
+
+@nki.jit
+def counted_phases(a):
+    """A loop the builder asks to have unrolled (one of its phases begins inside the loop's
+    first iteration), and an SBUF offset counter kept by the kernel across iterations (AWS's
+    attention tutorial v9 keeps one)."""
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    t = nl.load(a[0:128, :])
+    offset = 0
+    for i in nl.affine_range(2):
+        counted('phases')
+        offset += 512
+        unused = nl.multiply(t, 2.0)  # noqa: F841
+        nl.store(out, value=nl.load(a[128:256, :]))
+    assert offset == 1024
+    return out
+
+
+class PythonRunsOnce(unittest.TestCase):
+    """The kernel's Python runs once per launch: each loop body once per iteration, whether the
+    loop folds, stays unrolled, or the builder asks for it unrolled."""
+
+    def runs(self, name, kernel, want, *args):
+        for values in (True, False):
+            RUNS.clear()
+            t = trnsim.nki.trace_kernel(kernel, args, {}, values)
+            self.assertEqual(RUNS, {name: args[0].shape[0] // 128})
+            if values:
+                np.testing.assert_allclose(np.asarray(t.outputs, np.float64), want, rtol=1e-6)
+        return t
+
+    def test_tiles_kept_in_a_list(self):
+        (a,) = s.random_inputs((512, 64))
+        t = self.runs('list', counted_list, a[:128] + a[384:], a)
+        self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 1)  # folded
+
+    def test_a_branch_on_the_index(self):
+        (a,) = s.random_inputs((512, 64))
+        want = a.copy()
+        want[128:256] *= 2
+        t = self.runs('branch', counted_branch, want, a)
+        self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 0)  # unrolled
+        self.assertIn('records differently from iteration 1', t.trace.unfolded[0][1])
+
+    def test_a_loop_the_builder_unrolls(self):
+        (a,) = s.random_inputs((256, 128))
+        t = self.runs('phases', counted_phases, a[128:], a)
+        self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 0)
+
+
 named_add_line = sys._getframe().f_lineno + 4  # the line of `def named_add`
 
 
@@ -480,7 +563,7 @@ tensor input float32 32768 b
 tensor output float32 32768 out
 decl sbuf 128 64 float32 1 0 0 4 - - x
 decl sbuf 128 64 float32 1 0 0 4 - - y
-loop L0 4
+loop L0 4 affine
 declare 0
 declare 1
 load T0.0.0:0:128:0:64:1 H0:8192*L0:128:64:64

@@ -2,6 +2,7 @@
 
 import itertools
 import math
+import weakref
 
 import numpy as np
 
@@ -75,14 +76,15 @@ def par_dim(n):
 
 
 class _Loop:
-    """A loop of the kernel: iterates like range(); recorded once with a symbolic index unless
-    the kernel needs it unrolled (docs/nki.md, "Loops"). `independent`: NKI may run its
+    """A loop of the kernel: iterates like range(), its index live (docs/nki.md, "Loops").
+    `mode` (_trace.Trace.iterate): how its edition runs it; `independent`: NKI may run its
     iterations in any order."""
 
-    def __init__(self, kind, args, independent=False):
+    def __init__(self, kind, args, independent=False, mode='eager'):
         self.kind = kind
         self.args = args
         self.independent = independent
+        self.mode = mode
 
     def __len__(self):
         return len(range(*self.args))
@@ -91,21 +93,25 @@ class _Loop:
         trace = _trace.Trace.current
         if trace is None:
             return iter(range(*self.args))
-        return trace.iterate(self.kind, self.args, self.independent)
+        return trace.iterate(self.kind, self.args, self.independent, self.mode)
 
 
 @api('language.affine_range', signature='*args')
 def affine_range(*args, edition=None):
     """Iterations without loop-carried dependencies (the builder may overlap them; iterations
-    writing the same bytes are a race). From NKI 0.7 a plain range, which the model records
-    the same way (and whose iterations run in order)."""
-    return _Loop('affine', args, independent=edition != '0.7')
+    writing the same bytes are a race). From NKI 0.7 a plain range (its iterations run in
+    order)."""
+    if edition == '0.7':
+        return _Loop('range', args)
+    return _Loop('affine', args, independent=True, mode='traced')
 
 
 @api('language.sequential_range', signature='*args')
-def sequential_range(*args):
-    """Iterations with a loop-carried dependency, in order."""
-    return _Loop('sequential', args)
+def sequential_range(*args, edition=None):
+    """Iterations with a loop-carried dependency, in order. From NKI 0.7 a plain range."""
+    if edition == '0.7':
+        return _Loop('range', args)
+    return _Loop('sequential', args, mode='traced')
 
 
 def _bounds(api_name, *bounds):
@@ -117,24 +123,24 @@ def _bounds(api_name, *bounds):
 
 @api('language.dynamic_range', '0.3-0.6', signature='*args')
 def dynamic_range(*args):
-    """A loop the device runs (a loop instruction) rather than the tracer: with integer bounds
-    the model records it as a sequential_range loop. Removed in NKI 0.7."""
+    """A loop the device runs (a loop instruction) rather than the tracer: one copy of its
+    body, its index a register. Removed in NKI 0.7."""
     api_name, site = called()
     _bounds(api_name, *args)
-    return _Loop('sequential', args)
+    return _Loop('sequential', args, mode='compiled')
 
 
 @api('language.fori_loop', '0.6+', signature='lower, upper, body_fun, step=1')
 def fori_loop(lower, upper, body_fun, step=1):
-    """body_fun(i) for i in range(lower, upper, step), as a loop the device runs (NKI 0.6): the
-    model records it as a sequential_range loop (its index an affine expression, as the
-    register NKI passes). Bounds from device data are not supported yet."""
+    """body_fun(i) for i in range(lower, upper, step), as a loop the device runs: body_fun is
+    called once, its index a register (no value when the kernel is traced), and the loop
+    repeats that one copy of the body. Bounds from device data are not supported yet."""
     api_name, site = called()
     _bounds(api_name, lower, upper, step)
     if step <= 0:
         raise KernelError(api_name, f'step must be a positive integer, got {step}',
                           site)
-    for i in _Loop('sequential', (lower, upper, step)):
+    for i in _Loop('sequential', (lower, upper, step), mode='compiled'):
         body_fun(i)
 
 
@@ -149,8 +155,11 @@ def static_cast(x, dtype):
 
 
 @api('language.static_range', signature='*args')
-def static_range(*args):
-    """A loop unrolled when the kernel is traced."""
+def static_range(*args, edition=None):
+    """A loop unrolled when the kernel is traced (each iteration's declarations its own);
+    from NKI 0.7 a plain range, as affine_range is."""
+    if edition == '0.7':
+        return _Loop('range', args)
     return _Loop('static', args)
 
 
@@ -578,10 +587,19 @@ def matmul(x, y, transpose_x=False, mask=None):
     api_name, site = called()
     _no_mask(api_name, mask, site)
     if not transpose_x:
-        x, entry = _ops.hoisted_transpose(api_name, site, _ops.operand(x, api_name, site))
+        X = _ops.operand(x, api_name, site)
+        x, entry = _ops.hoisted_transpose(api_name, site, X)
+        plain = None
+        if entry is not None:  # also recorded transposed at this call: the builder's fallback
+            with _trace.current(api_name).choice('plain'):  # when the hoisted tiles do not fit
+                plain = _ops.operand(_ops.plain_transpose(api_name, site, X), api_name, site)
         product = _ops.matmul(api_name, site, x, y)
+        if plain is not None:
+            product.args = (_ops.Choices(x, plain),) + product.args[1:]
         if entry is not None:  # the hoisted tile must hold x.T until this matmul is emitted
-            entry['readers'] = [r for r in entry['readers'] if not r.placed] + [product]
+            # (weakly: a result nothing holds any more is never placed)
+            entry['readers'] = [r for r in entry['readers'] if r() is not None and
+                                not r().placed] + [weakref.ref(product)]
         return product
     return _ops.matmul(api_name, site, x, y)
 

@@ -1,5 +1,5 @@
-"""Index expressions: loop indices of loops recorded once (symbolic, affine), nl.arange ranges,
-masks, and the normalisation of a subscript into one component per dimension."""
+"""Index expressions: live loop indices (a value, and how it moves with its loop), nl.arange
+ranges, masks, and the normalisation of a subscript into one component per dimension."""
 
 import numpy as np
 
@@ -8,61 +8,141 @@ from ._errors import KernelError, UserFacing, unsupported, user_site
 INTEGER = (int, np.integer)
 
 
-class NeedsUnroll(BaseException):
-    """The kernel's Python asked for the value of a loop index recorded symbolically (an `if` on
-    it, a plain range or a list indexed by it, a non-affine expression): the trace starts again
-    with those loops unrolled. A BaseException, so that a kernel's `except Exception` does not
-    swallow it."""
-
-    def __init__(self, loops, why='its index was needed as a number', site=None):
-        super().__init__(why)
-        self.loops = tuple(loops)
-        self.why = why
-        self.site = site or user_site()
-
-
 class LoopIndex:
-    """The index of a loop recorded once, 0 .. trips - 1 (the kernel sees start + step * it)."""
+    """The counter of an NKI loop, 0 .. trips - 1 (the kernel sees start + step * it): while
+    the kernel runs the loop, `cur` is the iteration running and `open` is true; in the
+    recording it is the loop variable Ln (`id`)."""
 
-    __slots__ = ('id', 'trips', 'frame', 'identity')
+    __slots__ = ('id', 'trips', 'cur', 'open', 'identity', 'consumed', 'register', 'shift',
+                 'kind')
 
-    def __init__(self, loop_id, trips, frame, identity=None):
-        self.id, self.trips, self.frame = loop_id, trips, frame
-        self.identity = identity  # which loop of the kernel, across traces of it
+    def __init__(self, loop_id, trips, identity=None, register=False):
+        self.id, self.trips = loop_id, trips
+        self.cur, self.open = 0, True
+        self.identity = identity  # which loop of the kernel (its sites)
+        self.consumed = False  # the kernel's Python asked for its index's value
+        # a compiled loop's (nl.fori_loop): its index is a register, with no value when the
+        # kernel is traced
+        self.register = register
+        # iterations not run after its last one ran (a traced loop whose first two iterations
+        # stand for all): its index from that iteration stands for the last one's
+        self.shift = 0
+        self.kind = 'range'  # the construct the kernel wrote (the recording says it)
 
 
 class Affine(UserFacing):
-    """c + sum of coef * index over loop indices: a loop variable or an expression of loop
-    variables. Adding, subtracting and multiplying by integers stays affine; anything that
-    needs the value (comparisons, bool, int, hashing, printing, //, %) raises NeedsUnroll."""
+    """A loop index or an integer expression of loop indices, in two forms. Live (what the
+    kernel holds while it runs): its value in the iteration it was made in, `v`, and how it
+    changes with the counters of the loops still open (`_terms`: loop, coef, the iteration it
+    was made in): +, - and * by integers keep that; anything else (a comparison, //, %, int(),
+    a float) is its value, as Python's own int would be. Frozen (in the recording, `v` None):
+    c + sum of coef * Ln, the same in every iteration of its loops."""
 
-    __slots__ = ('c', 'terms')
+    __slots__ = ('_c', '_terms', 'v')
     _kind = 'a loop index'
 
-    def __init__(self, c, terms):
-        self.c = c
-        self.terms = terms  # tuple of (LoopIndex, coef), coef != 0, ordered by loop id
+    def __init__(self, c, terms, v=None):
+        self._c = c
+        self._terms = terms  # live: (LoopIndex, coef, at); frozen: (LoopIndex, coef)
+        self.v = v
 
     @staticmethod
-    def index(loop, start=0, step=1):
-        return Affine(int(start), ((loop, int(step)),)) if step else int(start)
+    def index(loop, start, step, k):
+        """The index start + step * counter of `loop` in its iteration k (live)."""
+        return Affine(None, ((loop, int(step), k),), int(start) + int(step) * k) if step \
+            else int(start)
+
+    @property
+    def terms(self):
+        """(loop, coef) of its open loops, ordered by loop id."""
+        if self.v is None:
+            return self._terms
+        coefs = {}
+        for lp, k, _ in self._terms:
+            if lp.open:
+                got = coefs.get(id(lp))
+                coefs[id(lp)] = (lp, k + (got[1] if got else 0))
+        return tuple(sorted((t for t in coefs.values() if t[1]), key=lambda t: t[0].id))
+
+    @property
+    def now(self):
+        """Its value now (an index of an iteration that stands for later ones: the last's)."""
+        v = self.v
+        for lp, k, at in self._terms:
+            if lp.shift and at == lp.cur:
+                v += k * lp.shift
+        return v
+
+    @property
+    def c(self):
+        """Its value when every open loop's counter is 0."""
+        if self.v is None:
+            return self._c
+        return self.now - sum(k * lp.cur for lp, k, _ in self._terms if lp.open)
 
     def loops(self):
         return tuple(loop for loop, _ in self.terms)
 
-    def _needs(self, *args):
-        raise NeedsUnroll(self.loops())
+    def frozen(self):
+        """Its recording form now: c + coef * Ln over the loops open now (an int when none)."""
+        if self.v is None:
+            return self
+        terms = self.terms
+        return Affine(self.c, terms) if terms else self.now
 
-    __bool__ = __index__ = __int__ = __float__ = __complex__ = __hash__ = _needs
-    __str__ = __format__ = __round__ = __trunc__ = __floor__ = __ceil__ = _needs
-    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = _needs
-    __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = __truediv__ = __rtruediv__ = _needs
-    __divmod__ = __rdivmod__ = __pow__ = __rpow__ = __abs__ = __iter__ = __len__ = _needs
-    __and__ = __rand__ = __or__ = __ror__ = __xor__ = __rxor__ = __invert__ = _needs
-    __lshift__ = __rlshift__ = __rshift__ = __rrshift__ = _needs
+    def _value(self):
+        """Its value, asked for by the kernel's Python (noted on its loops)."""
+        if self.v is None:
+            raise RuntimeError('trnsim.nki: the value of a recorded index expression')
+        for loop, _, _ in self._terms:
+            if loop.open:
+                if loop.register:
+                    raise KernelError('nl.fori_loop', 'the index of a compiled loop is a '
+                                      'register: it has no value when the kernel is traced '
+                                      '(index tensors with it; branch with a static Python '
+                                      'loop instead)', user_site())
+                loop.consumed = True
+        return self.now
+
+    def __index__(self):
+        return self._value()
+
+    __int__ = __index__
+
+    def __bool__(self):
+        return bool(self._value())
+
+    def __float__(self):
+        return float(self._value())
+
+    def __complex__(self):
+        return complex(self._value())
+
+    def __hash__(self):
+        return hash(self._value())
+
+    def __str__(self):
+        return str(self._value())
+
+    def __format__(self, spec):
+        return format(self._value(), spec)
+
+    def __round__(self, n=None):
+        return round(self._value(), n)
+
+    def __trunc__(self):
+        return self._value()
+
+    __floor__ = __ceil__ = __trunc__
+
+    def __abs__(self):
+        return abs(self._value())
+
+    def __invert__(self):
+        return ~self._value()
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
-        """numpy with a loop index: integer +, -, * stay affine; anything else needs its
+        """numpy with a loop index: integer +, -, * stay affine; anything else is on its
         value."""
         if method == '__call__' and not kwargs and len(inputs) == 2 and \
                 all(isinstance(x, (INTEGER, Affine)) for x in inputs):
@@ -73,25 +153,25 @@ class Affine(UserFacing):
                     return getattr(a, op)(b)
                 return getattr(b, {'__add__': '__radd__', '__sub__': '__rsub__',
                                    '__mul__': '__rmul__'}[op])(a)
-        raise NeedsUnroll(self.loops())
+        values = [x._value() if isinstance(x, Affine) else x for x in inputs]
+        return getattr(ufunc, method)(*values, **kwargs)
 
     def __repr__(self):
-        return f'<loop index {text(self)}>'
+        return f'<loop index {text(self)}>' if self.v is None else repr(self.now)
 
     def __add__(self, other):
         if isinstance(other, INTEGER):
-            return Affine(self.c + int(other), self.terms)
-        if isinstance(other, (float, complex, np.floating)):
-            raise NeedsUnroll(self.loops())
+            return Affine(None, self._terms, self.v + int(other))
         if isinstance(other, Affine):
-            coefs = dict((loop.id, [loop, coef]) for loop, coef in self.terms)
-            for loop, coef in other.terms:
-                if loop.id in coefs:
-                    coefs[loop.id][1] += coef
-                else:
-                    coefs[loop.id] = [loop, coef]
-            terms = tuple((lp, c) for _, (lp, c) in sorted(coefs.items()) if c)
-            return Affine(self.c + other.c, terms) if terms else self.c + other.c
+            coefs = {}
+            for loop, coef, at in self._terms + other._terms:
+                got = coefs.get((id(loop), at))
+                coefs[(id(loop), at)] = (loop, coef + (got[1] if got else 0), at)
+            terms = tuple(t for t in coefs.values() if t[1])
+            v = self.v + other.v
+            return Affine(None, terms, v) if terms else v
+        if isinstance(other, (float, complex, np.number)):
+            return self._value() + other
         return NotImplemented
 
     __radd__ = __add__
@@ -105,15 +185,15 @@ class Affine(UserFacing):
     def __sub__(self, other):
         if isinstance(other, (INTEGER, Affine)):
             return self + (-other)
-        if isinstance(other, (float, complex, np.floating)):
-            raise NeedsUnroll(self.loops())
+        if isinstance(other, (float, complex, np.number)):
+            return self._value() - other
         return NotImplemented
 
     def __rsub__(self, other):
         if isinstance(other, INTEGER):
             return (-self) + int(other)
-        if isinstance(other, (float, complex, np.floating)):
-            raise NeedsUnroll(self.loops())
+        if isinstance(other, (float, complex, np.number)):
+            return other - self._value()
         return NotImplemented
 
     def __mul__(self, other):
@@ -121,32 +201,58 @@ class Affine(UserFacing):
             k = int(other)
             if k == 0:
                 return 0
-            return Affine(self.c * k, tuple((loop, coef * k) for loop, coef in self.terms))
+            return Affine(None, tuple((loop, coef * k, at) for loop, coef, at in self._terms),
+                          self.v * k)
         if isinstance(other, Affine):
-            raise NeedsUnroll(self.loops() + other.loops(), 'a product of loop indices')
-        if isinstance(other, (float, complex, np.floating)):
-            raise NeedsUnroll(self.loops())
+            return self._value() * other._value()
+        if isinstance(other, (float, complex, np.number)):
+            return self._value() * other
         return NotImplemented
 
     __rmul__ = __mul__
 
 
+def _value_of(x):
+    return x._value() if isinstance(x, Affine) else x
+
+
+def _on_value(name):
+    def method(self, *args):
+        return getattr(self._value(), name)(*(_value_of(a) for a in args))
+    method.__name__ = name
+    return method
+
+
+for _name in ('__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__', '__floordiv__',
+              '__rfloordiv__', '__mod__', '__rmod__', '__truediv__', '__rtruediv__',
+              '__divmod__', '__rdivmod__', '__pow__', '__rpow__', '__and__', '__rand__',
+              '__or__', '__ror__', '__xor__', '__rxor__', '__lshift__', '__rlshift__',
+              '__rshift__', '__rrshift__'):
+    setattr(Affine, _name, _on_value(_name))
+
+
+def frozen(x):
+    """x in the recording's form (a live loop index frozen over the loops open now)."""
+    return x.frozen() if x.__class__ is Affine else x
+
+
 def concrete(x):
-    """x as an int: a symbolic index restarts the trace with its loops unrolled."""
+    """x as an int: a loop index's value now (what is recorded then depends on it: noted on
+    its loops, as the kernel's own use of the value is)."""
     if isinstance(x, Affine):
-        raise NeedsUnroll(x.loops())
+        return x._value()
     return int(x)
 
 
 def low(x):
-    """The smallest value x takes over its loops' indices."""
+    """The smallest value x takes over its open loops' iterations."""
     if not isinstance(x, Affine):
         return int(x)
     return x.c + sum(min(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
 
 
 def high(x):
-    """The largest value x takes over its loops' indices."""
+    """The largest value x takes over its open loops' iterations."""
     if not isinstance(x, Affine):
         return int(x)
     return x.c + sum(max(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
@@ -447,14 +553,13 @@ def _slice(c, n, d, api, site):
         start = 0 if c.start is None else c.start
         stop = n if c.stop is None else c.stop
         span = stop - start
-        if isinstance(span, Affine):  # a size that changes with the loop indices
-            raise NeedsUnroll(span.loops(), 'a slice whose size changes with the index')
-        if low(start) < 0 or low(stop) < 0:  # Python's negative indices
-            raise NeedsUnroll(start.loops() if isinstance(start, Affine) else stop.loops(),
-                              'a negative slice bound')
+        if isinstance(span, Affine) or low(start) < 0 or low(stop) < 0:
+            # a size that changes with the loop indices, or Python's negative indices: the
+            # slice of this iteration's values
+            return _slice(slice(concrete(start), concrete(stop), c.step), n, d, api, site)
         if high(start) > n or high(stop) > n:
-            raise KernelError(api, f'slice {high(start)}:{high(stop)} (at the last iteration) '
-                              f'is out of bounds for dimension {d} of size {n}', site)
+            raise KernelError(api, f'slice {high(start)}:{high(stop)} is out of bounds for '
+                              f'dimension {d} of size {n}', site)
         size = max(0, -(-span // step))
     if size == 0:
         raise KernelError(api, f'empty slice on dimension {d}', site)

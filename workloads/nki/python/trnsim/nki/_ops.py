@@ -9,7 +9,7 @@ import math
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import NOTHING, Affine, IndexRange, NeedsUnroll, mask_region, merge, same
+from ._index import NOTHING, Affine, IndexRange, concrete, mask_region, merge, same
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        IndirectTile, Tile, TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
@@ -34,32 +34,20 @@ class Pending(Typed, Arithmetic):
         self.result = None  # the tile it was placed in
         self.hbm = None  # a load: the HBM access (what a load into several runs splits)
         self.priority = 0  # a load: its DMA quality-of-service level (0 the highest)
-        trace = current(api)
-        self.chain = trace.chain()
-        trace.track(self)
+        current(api).track(self)
 
     @property
     def placed(self):
         return self.result is not None
 
-    def check_placed_here(self):
-        """Placing the result in a tile other than its own inside loops opened since the
-        operation: the first iteration emits it, later ones would copy it; recorded with
-        those loops unrolled."""
-        loops = current(self.api).opened_since(self.chain)
-        if loops:
-            raise NeedsUnroll(loops, 'an operation written before the loop is placed inside it')
-
     def materialize(self):
-        """The result in a tile of its own. Inside loops opened since the operation, the tile
-        is made in their first iteration (later ones use it), as the eager kernel would."""
+        """The result in a tile of its own, made at its first use (inside a loop: in the
+        iteration that first uses it; later ones use that tile)."""
         if self.result is None:
             trace = current(self.api)
-            with trace.first_only(trace.opened_since(self.chain)):
-                t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name,
-                                  self.space)
-                t.chain = self.chain
-                emit_into(self, t, False, self.site)
+            t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name, self.space,
+                              counted=getattr(self, 'counted', None))
+            emit_into(self, t, False, self.site)
             self.result = t
         return self.result
 
@@ -93,43 +81,36 @@ def _name(dtype, default):
 # Record-time state of PSUM tiles: their pending zeroing (nl.zeros) and the parts written.
 
 def _zero_pending(root, trace):
-    return root.zero_site is not None and not any(trace.visible(c) for c in root.zero_done)
+    return root.zero_site is not None and not root.zero_done
 
 
 def _part(t):
-    return (t.pabs, t.partitions, t.fabs, t.elems, t.fstep)
+    """The part of its root a tile part is, by the values of its indices now."""
+    return (concrete(t.pabs), t.partitions, concrete(t.fabs), t.elems, t.fstep)
 
 
 def _note_write(t, trace):
     if t.space == 'psum':
-        t.root.writes.append((_part(t), trace.chain()))
+        t.root.writes.append(_part(t))
 
 
 def flush_zero(tile, site):
-    """A PSUM tile from nl.zeros used before a matmul overwrote it: zero it now (in the first
-    iteration of the loops opened since it was declared)."""
+    """A PSUM tile from nl.zeros used before a matmul overwrote it: zero it now."""
     root = tile.root
     if root.zero_site is None:
         return
     trace = current('nl.zeros')
     if not _zero_pending(root, trace):
         return
-    root.zero_done.append(trace.chain())
-    root.writes.append((_part(root), trace.chain()))
-    trace.emit('isa.memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'),
-               trace.opened_since(root.chain))
+    root.zero_done = True
+    root.writes.append(_part(root))
+    trace.emit('isa.memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'))
 
 
 def _coverage(dst, parts):
     """How much of dst the parts (partitions, elements of the root) cover: 'all', 'none' or
-    'partial'. Parts that depend on loop indices must be dst's own part exactly."""
+    'partial'."""
     mine = _part(dst)
-    if any(isinstance(x, Affine) for part in parts + [mine] for x in part):
-        if any(all(same(a, b) for a, b in zip(part, mine)) for part in parts):
-            return 'all'
-        loops = [loop for part in parts + [mine] for x in part if isinstance(x, Affine)
-                 for loop in x.loops()]
-        raise NeedsUnroll(loops, 'a PSUM write whose place changes with the index')
     import numpy as np
     root = dst.root
     seen = np.zeros((root.partitions, root.elems), dtype=bool)
@@ -142,30 +123,18 @@ def _coverage(dst, parts):
     return 'partial' if mine_seen.any() else 'none'
 
 
-def _after_first(root, dst, trace):
-    """The loops whose later iterations find dst written by this same operation's earlier
-    runs: those opened since its tile was declared (dst must not move with them)."""
-    fresh = trace.opened_since(root.chain)
-    moving = [loop for x in _part(dst) if isinstance(x, Affine) for loop in x.loops()
-              if any(loop is f for f in fresh)]
-    if moving:
-        raise NeedsUnroll(moving, 'an accumulation whose PSUM place changes with the index')
-    return fresh if fresh else False
-
-
 def _auto_accumulate(p, dst, site, trace):
     """nisa.nc_matmul's accumulate=None: the first write to a PSUM location overwrites it, later
     ones add to it (SDK 2.30-2.33 API reference). A destination partly written before is
     neither: an error rather than a guess."""
     root = dst.root
-    parts = [part for part, chain in root.writes if trace.visible(chain)]
-    cover = _coverage(dst, parts) if parts else 'none'
+    cover = _coverage(dst, root.writes) if root.writes else 'none'
     if cover == 'all':
         return True
     if cover == 'partial':
         raise unsupported(p.api, 'accumulate=None into a PSUM tile part of which was written '
                           'before and part not (pass accumulate=True or False)', site)
-    return _after_first(root, dst, trace)
+    return False
 
 
 def note_use(tile, trace):
@@ -286,18 +255,18 @@ def _emit_split(p, dst, accumulate, site):
 _SECOND_OUTPUT = frozenset(n for n, p in PRIMS.items() if {'O', 'O?'} & set(p.layout))
 
 
-def _written(t, trace, written):
+def _written(t, trace):
     """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
-    loops, its version and last write (`written`: the loop iterations of this write)."""
+    loops, its version."""
     root = t.root
     _note_write(t, trace)
     note_use(t, trace)
-    if root.group is not None:
-        settle_block_writes(root.group)
-        if isinstance(root.block, Affine):  # which logical tile: known once its loops end
-            root.group.symbolic_writes.append((root.block, written))
     root.version += 1
-    root.last_write = written
+    if root.group is not None and isinstance(root.block, Affine):
+        # a write through a loop index: any logical tile of the tensor may have changed
+        for other in root.group.tiles.values():
+            if other is not root:
+                other.version += 1
 
 
 def emit_into(p, dst, accumulate, site):
@@ -324,8 +293,8 @@ def emit_into(p, dst, accumulate, site):
         # checked as the program is built)
         if root is dst and _zero_pending(root, trace):
             # the zeroing folds into the first matmul, which overwrites
-            root.zero_done.append(trace.chain())
-            accumulate = _after_first(root, dst, trace) if accumulate else False
+            root.zero_done = True
+            accumulate = False
         flush_zero(dst, site)
         if accumulate == 'auto':
             accumulate = _auto_accumulate(p, dst, site, trace)
@@ -336,20 +305,22 @@ def emit_into(p, dst, accumulate, site):
         flush_zero(dst, site)
         if p.prim in ('load', 'load_add'):
             args = args + dma_priority_word(p.priority)
-    # a write in the first iteration only of some loops is, for their later iterations, a
-    # write from before them
-    written = () if not trace.frames else tuple(
-        (f, p) for f, p in trace.chain() if not any(f.loop is loop for loop in trace.first))
-    _written(dst, trace, written)
+    _written(dst, trace)
     if p.prim in _SECOND_OUTPUT:
         for what, a in zip(PRIMS[p.prim].layout[1:], args):
             if what in ('O', 'O?') and a is not None:  # a second output (a row reduction)
                 flush_zero(a, site)
-                _written(a, trace, written)
+                _written(a, trace)
     identity = getattr(p, 'identity', None)
     if identity is not None:  # read by the values run only (is_transpose's moving operand)
         note_use(identity, trace)
         args = args + (trace.tile_ref(identity, p.api, site),)
+    if any(a.__class__ is Choices for a in args):  # one operation per compiler choice
+        for variant in ('hoist', 'plain'):
+            with trace.choice(variant):
+                trace.emit(p.prim, p.api, p.site, (dst,) + tuple(
+                    a.pick(variant) if a.__class__ is Choices else a for a in args))
+        return
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
 
 
@@ -411,7 +382,6 @@ def assign(dst, value, site):
         if value.kind == 'load' and isinstance(dst, (Tile, TileRuns)):
             _require_sbuf(value.api, site, dst)
         if value.result is None:
-            value.check_placed_here()
             emit_into(value, dst, False, site)
             value.result = dst
             return
@@ -421,7 +391,7 @@ def assign(dst, value, site):
             return
         emit_into(copy('tile assignment', site, value, dst.dtype_name), dst, False, site)
         return
-    if isinstance(value, (int, float)) or type(value).__module__ == 'numpy':
+    if isinstance(value, (int, float, Affine)) or type(value).__module__ == 'numpy':
         emit_into(memset('tile assignment', site, dst.shape, float(value), dst.dtype_name,
                          'dve'), dst, False, site)
         return
@@ -436,7 +406,6 @@ def accumulate(dst, value, site):
     """tile += value: matmuls accumulate in PSUM; anything else is an add."""
     if isinstance(value, Pending) and value.kind in ('matmul', 'matmul_mx') and \
             value.result is None:
-        value.check_placed_here()
         emit_into(value, dst, True, site)
         value.result = dst
         return
@@ -576,9 +545,7 @@ def is_number(x):
 
 
 def _number(x):
-    if isinstance(x, Affine):  # a loop index as a number: its value is needed
-        raise NeedsUnroll(x.loops(), 'the loop index is used as a number')
-    return isinstance(x, (int, float)) or type(x).__module__ == 'numpy'
+    return isinstance(x, (int, float, Affine)) or type(x).__module__ == 'numpy'
 
 
 def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
@@ -863,24 +830,22 @@ def loop_reduce(api, site, x, alu, indices, dtype=None):
         raise unsupported(api, 'an operand of several runs', site)
     if alu not in _IDENTITY:
         raise unsupported(api, f'a {alu} loop reduction (add, multiply, max, min)', site)
-    loops, first = [], True
+    first = True  # the first iteration of the loops the reduction runs over: a new one
     for i in indices:
-        if isinstance(i, Affine):
-            loops += [loop for loop in i.loops() if not any(loop is x for x in loops)]
-        elif isinstance(i, int) or type(i).__module__ == 'numpy':
-            first = first and int(i) == 0
+        if isinstance(i, Affine) or isinstance(i, int) or type(i).__module__ == 'numpy':
+            first = first and all(loop.cur == 0 for loop in i.loops()) \
+                if isinstance(i, Affine) else first and int(i) == 0
         else:
             raise KernelError(api, f'loop_indices must be loop indices, got {type(i).__name__}',
                               site)
     dt = _name(dtype, X.dtype_name)
     key = (site, X.shape, dt)
     entry = trace.loop_reduced.get(key)
-    if entry is None or (first and not loops) or (loops and not trace.visible(entry[1])):
-        with trace.first_only(loops):
-            acc = trace.declare(api, site, X.shape, dt, 'sbuf', name='loop_reduce',
-                                identity=('loop_reduce', site))
-            emit_into(memset(api, site, X.shape, _IDENTITY[alu], dt, 'dve'), acc, False, site)
-        entry = trace.loop_reduced[key] = (acc, trace.chain())
+    if entry is None or first:
+        acc = trace.declare(api, site, X.shape, dt, 'sbuf', name='loop_reduce',
+                            identity=('loop_reduce', site))
+        emit_into(memset(api, site, X.shape, _IDENTITY[alu], dt, 'dve'), acc, False, site)
+        entry = trace.loop_reduced[key] = (acc,)
     acc = entry[0]
     emit_into(tensor_tensor(api, site, acc, X, alu, 'dve', dt), acc, False, site)
     return acc
@@ -1197,8 +1162,6 @@ def sendrecv(api, site, src, dst, to_rank, from_rank):
         if r not in (0, 1):
             raise KernelError(api, f'{what} must be 0 or 1 (the cores of an HBM stack), got '
                               f'{r!r}', site)
-    if trace.frames:  # the cores meet once per iteration: each iteration recorded
-        raise NeedsUnroll(tuple(f.loop for f in trace.frames), 'a sendrecv in its body')
     trace.emit('sendrecv', api, site, (D, S, int(to_rank), int(from_rank)))
 
 
@@ -1212,8 +1175,6 @@ def core_barrier(api, site, data, engine):
     if not isinstance(data, HbmAccess):
         raise KernelError(api, f'data must be a tensor in shared HBM, got {type(data).__name__}',
                           site)
-    if trace.frames:  # the cores meet once per iteration: each iteration recorded
-        raise NeedsUnroll(tuple(f.loop for f in trace.frames), 'a core_barrier in its body')
     trace.emit('barrier', api, site, (engine, data))
 
 
@@ -1241,34 +1202,6 @@ def match_replace8(api, site, dst, data, vals, imm, dst_idx=None):
         raise KernelError(api, f'imm must be a number, got {imm!r}', site)
     assign(O, Pending(api, site, O.shape, O.dtype_name, 'sbuf', 'isa.match_replace8',
                       (I, D, V, float(imm), 'dve')), site)
-
-
-def settle_block_writes(group):
-    """The writes through a loop index to a tensor of tiles whose loops have ended, as writes
-    of the logical tiles the index took (their versions and last writes)."""
-    left = []
-    for block, written in group.symbolic_writes:
-        loops = []
-        for loop in block.loops():
-            if not any(loop is x for x in loops):
-                loops.append(loop)
-        if any(loop.frame.open for loop in loops):
-            left.append((block, written))
-            continue
-        count = 1
-        for loop in loops:
-            count *= loop.trips
-        blocks = None
-        if count <= 1 << 16:
-            blocks = set()
-            for idx in itertools.product(*(range(loop.trips) for loop in loops)):
-                at = dict(zip((loop.id for loop in loops), idx))
-                blocks.add(block.c + sum(coef * at[loop.id] for loop, coef in block.terms))
-        for key, t in group.tiles.items():
-            if isinstance(key, int) and (blocks is None or key in blocks):
-                t.version += 1
-                t.last_write = written
-    group.symbolic_writes = left
 
 
 def partition_broadcast(api, site, src, shape, dtype=None):
@@ -1304,6 +1237,33 @@ def partition_broadcast(api, site, src, shape, dtype=None):
     return out.broadcast_to(shape)  # then along the free axis
 
 
+class Choices:
+    """An operand that differs between the compiler's choices (Op.variant): nl.matmul's x
+    transposed once and hoisted ('hoist'), or at this call ('plain')."""
+
+    def __init__(self, hoist, plain):
+        self.hoist, self.plain = hoist, plain
+
+    def pick(self, variant):
+        return self.hoist if variant == 'hoist' else self.plain
+
+
+def plain_transpose(api, site, x):
+    """x transposed into SBUF at this call (as an isa kernel, or a kernel whose transposes are
+    not hoisted, does it)."""
+    flipped = transpose(api, site, x)
+    flipped.counted = _TRANSPOSES  # (copy materializes it)
+    out = copy(api, site, flipped, dtype=x.dtype_name)
+    out.counted = _TRANSPOSES
+    return out
+
+
+# The declarations of nl.matmul's transposes are counted apart from the others at their line,
+# so that the kernel's own keep their keys whichever way the compiler transposes (Choices).
+_TRANSPOSES = 'nl.matmul transposes'
+
+
+
 def hoisted_transpose(api, site, x):
     """(x transposed into SBUF for a matmul's stationary operand, its hoisting entry or None),
     as nl.matmul without transpose_x lowers it. In an nl kernel each part of a tile is
@@ -1315,25 +1275,18 @@ def hoisted_transpose(api, site, x):
     trace = current(api)
     root = x.root
     if trace.style != 'nl' or root.decl is None or root.decl.alloc is not None:
-        return copy(api, site, transpose(api, site, x), dtype=x.dtype_name), None
-    if root.group is not None:
-        settle_block_writes(root.group)
-        if root.group.symbolic_writes:  # which tile a write reached changes with the index
-            raise NeedsUnroll([loop for block, _ in root.group.symbolic_writes
-                               for loop in block.loops()],
-                              'a tile of a tensor written through the loop index is transposed '
-                              'for a matmul')
-    key = (root.decl.id, root.block, x.pabs, x.fabs, x.fstep, x.shape)  # a loop index: unroll
+        return plain_transpose(api, site, x), None
+    # (the part by the values of its indices now)
+    key = (root.decl.id, concrete(root.block), concrete(x.pabs), concrete(x.fabs), x.fstep,
+           x.shape)
     entry = trace.transposed.get(key)
-    if (entry is not None and entry['root'] is root and entry['version'] == root.version and
-            trace.visible(entry['chain'])):
+    if entry is not None and entry['root'] is root and entry['version'] == root.version:
         return entry['tile'], entry
     flipped = transpose(api, site, x)
+    flipped.counted = (_TRANSPOSES, 'hoisted')
     row_bytes = flipped.shape[1] * _dtypes.SIZES[x.dtype_name]
     slot = 0 if entry is None else entry['slot']
-    if entry is not None and not trace.visible(entry['chain']):
-        pass  # made in an earlier pass of an open loop: this pass repeats its decision
-    elif entry is not None and any(not r.placed for r in entry['readers']):
+    if entry is not None and any(r() is not None and not r().placed for r in entry['readers']):
         slot += 1  # the current tile is still to be read: a tile of its own
     if entry is None or slot != entry['slot']:
         # within the share of SBUF, and within what the kernel's own tiles leave (at one
@@ -1341,15 +1294,14 @@ def hoisted_transpose(api, site, x):
         if trace.hoisted_bytes + row_bytes > trace.limits['hoist_share'] * \
                 trace.limits['sbuf_bytes'] or trace.declared_sbuf + trace.hoisted_bytes + \
                 row_bytes > trace.limits['sbuf_bytes']:
-            return copy(api, site, flipped, dtype=x.dtype_name), None
+            return plain_transpose(api, site, x), None
         trace.hoisted_bytes += row_bytes
-    # inside the loops opened since x was last written, only in their first iteration
-    with trace.first_only(trace.opened_since(root.last_write)):
+    # (inside loops that do not write x: in their first iteration only, as the loops fold)
+    with trace.choice('hoist'):
         tile = trace.declare(api, site, flipped.shape, x.dtype_name, 'sbuf',
                              name=f'{root.decl.label}.T', identity=(key, slot))
         emit_into(copy(api, site, flipped, dtype=x.dtype_name), tile, False, site)
-    entry = {'root': root, 'version': root.version, 'tile': tile, 'slot': slot, 'readers': [],
-             'chain': trace.chain()}
+    entry = {'root': root, 'version': root.version, 'tile': tile, 'slot': slot, 'readers': []}
     trace.transposed[key] = entry
     return tile, entry
 

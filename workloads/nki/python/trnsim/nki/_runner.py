@@ -16,7 +16,6 @@ from . import _dtypes, _flags, _trace
 from ._api_typing import Placeholder, check_argument
 from ._api_language import GridDim, _count
 from ._errors import KernelError, unsupported, user_site
-from ._index import NeedsUnroll
 from ._interpret import Interpreter
 from ._registry import api
 from ._tensors import HbmTensor, Tile, TileBlocks
@@ -66,8 +65,8 @@ _settings = {
     'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
     'functional': False,
-    # Record each NKI loop once (False: unroll every loop as eager Python would; the same
-    # program, built from a longer recording: what the tests compare the two with).
+    # Fold a loop whose iterations record one body (False: every loop as it ran, unrolled; the
+    # same program, built from a longer recording: what the tests compare the two with).
     'loops_once': os.environ.get('TRNSIM_NKI_UNROLL', '') != '1',
     # Say which loops are unrolled, and why (scripts/nki --explain-loops).
     'explain': os.environ.get('TRNSIM_NKI_EXPLAIN', '') == '1',
@@ -244,67 +243,60 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where, unrolled, grid=(), hoist=True,
-            core_of=None):
-    """The kernel's trace, traced again with the loops it needs unrolled until none is left
-    (`unrolled`, the loops to unroll, grows); with a launch grid, each instance in turn."""
+def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None):
+    """The kernel's trace: its Python run once (with a launch grid, each instance in
+    turn)."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
-    while True:
-        lim = limits()
-        if not hoist:
-            lim = dict(lim, hoist_share=0.0)
-        trace = _trace.Trace(lim, style, values, frozenset(unrolled), _settings['loops_once'])
-        bound = []
+    trace = _trace.Trace(limits(), style, values, _settings['loops_once'])
+    bound = []
 
-        def wrap(value, name):
-            orig = value
-            check_argument(value, name, where)
-            if _is_torch(value):
-                value = _from_torch(value, name, where)
-            if isinstance(value, Placeholder):
-                dt = _dtypes.dtype_name(value.dtype)
-                return trace.new_hbm(name, value.shape, dt, None, True)
-            if isinstance(value, np.generic):  # a numpy number: a number to the kernel
-                return value.item() if isinstance(value, (np.integer, np.bool_)) else \
-                    float(value)
-            if isinstance(value, np.ndarray):
-                arr = np.asarray(value)
-                dt = _dtypes.array_dtype_name(value)
-                if dt not in _dtypes.SIZES:
-                    raise KernelError(f'kernel argument {name}', f'dtype {dt} is not a dtype '
-                                      f'of NKI (those: {", ".join(_dtypes.SIZES)})', where)
-                vals = None
-                if values:
-                    vals = _dtypes.round_to(arr, dt)
-                t = trace.new_hbm(name, arr.shape, dt, vals, True)
-                bound.append((t, orig))
-                return t
-            return value
+    def wrap(value, name):
+        orig = value
+        check_argument(value, name, where)
+        if _is_torch(value):
+            value = _from_torch(value, name, where)
+        if isinstance(value, Placeholder):
+            dt = _dtypes.dtype_name(value.dtype)
+            return trace.new_hbm(name, value.shape, dt, None, True)
+        if isinstance(value, np.generic):  # a numpy number: a number to the kernel
+            return value.item() if isinstance(value, (np.integer, np.bool_)) else \
+                float(value)
+        if isinstance(value, np.ndarray):
+            arr = np.asarray(value)
+            dt = _dtypes.array_dtype_name(value)
+            if dt not in _dtypes.SIZES:
+                raise KernelError(f'kernel argument {name}', f'dtype {dt} is not a dtype '
+                                  f'of NKI (those: {", ".join(_dtypes.SIZES)})', where)
+            vals = None
+            if values:
+                vals = _dtypes.round_to(arr, dt)
+            t = trace.new_hbm(name, arr.shape, dt, vals, True)
+            bound.append((t, orig))
+            return t
+        return value
 
-        _trace.Trace.current = trace
-        try:
-            wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
-                     for i, a in enumerate(args)]
-            wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
-            if grid:
-                rets = [fn(*wargs, **wkwargs) for _ in trace.instances(grid, core_of)]
-                ret = rets[0]
-                if any(not _same_result(r, ret) for r in rets[1:]):
-                    raise KernelError('kernel return', 'the SPMD instances return different '
-                                      'tensors (allocate outputs in nl.shared_hbm)', where)
-            else:
-                ret = fn(*wargs, **wkwargs)
-            if trace.poisoned is not None:
-                raise NeedsUnroll((trace.poisoned,), 'the loop was left early (break, return)')
-        except NeedsUnroll as e:
-            _unroll(unrolled, e.loops, e.why, e.site)
-            continue
-        finally:
-            _trace.Trace.current = None
-        return trace, ret, bound
+    _trace.Trace.current = trace
+    try:
+        wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
+                 for i, a in enumerate(args)]
+        wkwargs = {k: wrap(a, k) for k, a in kwargs.items()}
+        if grid:
+            rets = [fn(*wargs, **wkwargs) for _ in trace.instances(grid, core_of)]
+            ret = rets[0]
+            if any(not _same_result(r, ret) for r in rets[1:]):
+                raise KernelError('kernel return', 'the SPMD instances return different '
+                                  'tensors (allocate outputs in nl.shared_hbm)', where)
+        else:
+            ret = fn(*wargs, **wkwargs)
+    finally:
+        _trace.Trace.current = None
+    if _settings['explain']:
+        for site, why in trace.unfolded:
+            print(f'trnsim: {site[0]}:{site[1]}: loop unrolled: {why}', file=sys.stderr)
+    return trace, ret, bound
 
 
 def _is_torch(x):
@@ -347,19 +339,6 @@ def _same_result(a, b):
     return a is b or (isinstance(a, HbmTensor) and isinstance(b, HbmTensor) and a.id == b.id)
 
 
-def _unroll(unrolled, loops, why, site):
-    """Adds the loops to those to unroll (and says why, with --explain-loops)."""
-    new = {loop.identity for loop in loops} - unrolled
-    if _settings['explain']:
-        for identity in new:
-            loop = identity[-1]
-            print(f'trnsim: {loop[1]}:{loop[2]}: loop unrolled: {why} ({site[0]}:{site[1]})',
-                  file=sys.stderr)
-    if not new:
-        raise RuntimeError('trnsim.nki: a loop asked to be unrolled twice')
-    unrolled |= new
-
-
 def _build(trace, where, cores=1):
     """(programs (one per physical core the kernel's instances run on), races, flops, notes)
     of a recording; (None, loop) when the builder needs that loop of it unrolled."""
@@ -372,9 +351,7 @@ def _build(trace, where, cores=1):
                 sum(b[2] for b in built), [n for b in built for n in b[3]]), None
     except native.UnrollRequest as e:
         (loop_id,) = e.args
-        loop = next(op.args[0] for op in trace.ops if op.kind == 'loop' and
-                    op.args[0].id == loop_id)
-        return None, loop
+        return None, loop_id
     except native.RecordingError as e:
         index, message = e.args
         op = trace.ops[index] if 0 <= index < len(trace.ops) else None
@@ -404,24 +381,24 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     # them would cost more than the tracing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
-    unrolled = set()
-    recording = 0.0
     hoist = True
     try:
+        t0 = time.perf_counter()
+        trace, ret, bound = _record(fn, style, args, kwargs, values, where, grid, core_of)
+        trace.select('hoist')
+        t1 = time.perf_counter()
+        recording = t1 - t0
         while True:
-            t0 = time.perf_counter()
-            trace, ret, bound = _record(fn, style, args, kwargs, values, where, unrolled,
-                                        grid, hoist, core_of)
-            t1 = time.perf_counter()
-            recording += t1 - t0
             try:
                 built, loop = _build(trace, where, cores)
             except KernelError as e:
                 # SBUF the hoisted transposes took: the compiler hoists only what fits, so
-                # the kernel is built again transposing at every call (said in a note)
+                # the kernel is built with its other choice, transposing at every call (said
+                # in a note; the recording holds both)
                 if not (hoist and trace.hoisted_bytes and 'does not fit' in str(e)):
                     raise
                 hoist = False
+                trace.select('plain')
                 continue
             if built is not None:
                 if not hoist:
@@ -430,8 +407,12 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                         "kernel's tiles fit in SBUF only so (a tile is transposed at every "
                         'call)'],)
                 break
-            _unroll(unrolled, (loop,), 'a phase of the builder (memory reused by later tiles) '
-                    'begins or ends inside its first iteration', where)
+            # (the loop's iterations, from its folded body: the kernel does not run again)
+            at = trace.unfold(loop) or where
+            if _settings['explain']:
+                print(f'trnsim: {at[0]}:{at[1]}: loop unrolled: a phase of the builder (memory '
+                      'reused by later tiles) begins or ends inside its first iteration',
+                      file=sys.stderr)
     finally:
         if gc_was_enabled:
             gc.enable()

@@ -9,7 +9,7 @@ import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import (INTEGER, Affine, IndexExpr, IndexRange, NeedsUnroll, high, in_order, layout,
+from ._index import (INTEGER, Affine, IndexExpr, IndexRange, concrete, high, in_order, layout,
                      low, merge, normalise, same)
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
@@ -237,7 +237,8 @@ class HbmAccess(InHbm, Typed):
         return HbmAccess(self.tensor, comps, site)
 
     def restrict(self, region):
-        """The part of this access a mask region (an index over its logical axes) keeps."""
+        """The part of this access a mask region (an index over its logical axes) keeps (the
+        region of this iteration: its indices' values now)."""
         if self.comps is None:
             raise unsupported('mask', 'a mask on a part of a split access', self.site)
         keys = sorted({(0, c.axis) if c.axis is not None else (1, d)
@@ -252,9 +253,9 @@ class HbmAccess(InHbm, Typed):
             if isinstance(c, IndexRange):
                 r = cut[(0, c.axis) if c.axis is not None else (1, d)]
                 lo, hi, _ = r.indices(c.size)
-                comps[d] = IndexRange(c.start + c.step * lo, hi - lo, c.step, c.axis)
+                comps[d] = IndexRange(concrete(c.start) + c.step * lo, hi - lo, c.step, c.axis)
             elif isinstance(c, IndexExpr):
-                const, terms = c.const, {}
+                const, terms = concrete(c.const), {}
                 for a, (n, k) in c.terms.items():
                     lo, hi, _ = cut[(0, a)].indices(n)
                     const = const + k * lo
@@ -318,8 +319,8 @@ class TileRef(tuple):
 
 class Tile(Typed, Arithmetic):
     """A logical tile in SBUF or PSUM, or a part of one. A whole tile (a root) is one instance
-    of a declaration; its record-time state (writes, pending zeroing, the chain of loop passes
-    it was made in) lives on the root. A part is partitions [pabs, pabs + shape[0]) and the
+    of a declaration; its record-time state (writes, pending zeroing, the NKI loops open when
+    it was made) lives on the root. A part is partitions [pabs, pabs + shape[0]) and the
     elements fabs, fabs + fstep, ... of the root (its operand's element stride `estride`, as
     the builder's chain of slices would give it)."""
     _kind = 'a tile'
@@ -342,13 +343,11 @@ class Tile(Typed, Arithmetic):
             self.decl = None
             self.serial = 0  # which instance of its declaration
             self.block = 0   # which logical tile of it (an int or a loop index expression)
-            self.chain = ()  # the loop passes it was made in (_trace.Trace.chain)
             self.born = ()   # the NKI loops open when it was made
             self.version = 0  # writes so far (nl.matmul's hoisted transposes of it)
-            self.last_write = ()  # the chain of its last write
-            self.writes = []  # PSUM: (part, chain) of each write since it was made
+            self.writes = []  # PSUM: the parts written since it was made (their values now)
             self.zero_site = None  # nl.zeros in PSUM: where; the zeroing waits for a matmul
-            self.zero_done = []  # the chains where that zeroing was folded or emitted
+            self.zero_done = False  # that zeroing was folded into a matmul or emitted
             self._group = None  # the TileBlocks it is a logical tile of (a weak reference)
 
     @property
@@ -620,16 +619,24 @@ class TileBlocks(Typed):
     index is a logical tile, made the first time the instance uses it (make_tile)."""
     _kind = 'a tile'
 
-    def __init__(self, block_shape, make_tile, tile_shape, dtype, space):
+    def __init__(self, block_shape, make_tile, tile_shape, dtype, space, serial_cell=None):
         self.block_shape = tuple(block_shape)
         self.make_tile = make_tile
-        self.tiles = {}  # the logical tiles made so far, by block index (or its expression)
-        # writes through a loop index: (the block's expression, where), until settled
-        self.symbolic_writes = []
+        self.serial_cell = serial_cell  # the instance's serial, as make_tile reads it
+        self.tiles = {}  # the logical tiles made so far, by block index
         self.tile_shape = tile_shape
         self.shape = self.block_shape + tuple(tile_shape)
         self.dtype_name = dtype
         self.space = space
+
+    def serial_shift(self, grew):
+        """Moves the instance's serial (and its tiles') past the instances of iterations not
+        run (_trace._shift_serial)."""
+        shift = grew.get(self.decl.id, 0)
+        if shift:
+            for t in self.tiles.values():
+                t.serial += shift
+            self.serial_cell[0] += shift
 
     def block(self, idx, api, site):
         """(the logical tile of the block indices leading idx, the rest of idx)."""
@@ -645,16 +652,18 @@ class TileBlocks(Typed):
                 raise KernelError(api, f'block index {tuple(high(x) for x in idx[:nb])} is out '
                                   f'of bounds for blocks {self.block_shape}', site)
             linear = linear + i * math.prod(self.block_shape[d + 1:])
+        # the same expression of the same loops' indices: the same logical tile (in PSUM,
+        # whose tiles keep their pending zeroing and writes, the tile of its value now)
         key = linear
         if isinstance(linear, Affine):
-            if self.space == 'psum':  # its pending zeroing and writes are a block's own
-                raise NeedsUnroll(linear.loops(), 'a PSUM block indexed by the loop index')
-            # the same expression of the same loops' indices: the same logical tile
-            key = (linear.c, linear.terms)
-        if key not in self.tiles:
+            key = concrete(linear) if self.space == 'psum' else (linear.c, linear.terms)
+        t = self.tiles.get(key)
+        if t is None:
             t = self.tiles[key] = self.make_tile(linear)
             t._group = weakref.ref(self)  # (no cycle: a tile outlives its tensor by itself)
-        return self.tiles[key], idx[nb:]
+        else:
+            t.block = linear  # the recording names it by this access's expression
+        return t, idx[nb:]
 
     def __getitem__(self, idx):
         site = user_site()

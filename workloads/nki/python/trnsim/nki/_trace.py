@@ -1,16 +1,15 @@
 """The recording of a kernel: its HBM tensors, tile declarations and instructions (the
 primitives of _prims), in program order, each with the kernel's file:line.
 
-An NKI loop (affine_range, sequential_range) is recorded once, with its index symbolic: the
-body runs twice (two passes) with the same symbolic index, and the two recordings must be the
-same text; the builder (C++) then expands the iterations. Whatever makes a body depend on
-Python state or on the index's value (an `if` on it, a list indexed by it, a tile carried from
-one iteration to the next by a Python variable, a `break`) raises NeedsUnroll, and the kernel is
-traced again with that loop unrolled, as eager Python would run it. State the frontend keeps
-between operations (PSUM locations written, a zeroing not emitted yet, hoisted transposes) is
-tagged with the chain of loop passes it was made in: a body's decisions see what happened in
-the current iteration and before its loops began, and say what changes after the first
-iteration as a condition on the loop indices (`when`, a matmul's `fresh` loops)."""
+The kernel's Python runs once per launch, as eager Python: every iteration of every loop runs,
+with its index a live loop index (_index.Affine: its value, and how it moves with the loop).
+Each operation is recorded with its index expressions in terms of the loops open around it
+(Ln), so that the iterations of an NKI loop that record the same text are one loop body: when
+its iterations after the first record the same and the first records that and more (what the
+frontend does once: a zeroing, a hoisted transpose, a matmul that overwrites where the others
+add), the loop is folded into `loop Ln` ... `end Ln` with those differences as conditions on
+Ln (`if=Ln`, accumulation `!Ln`); otherwise its iterations stay as they ran (unrolled). The
+builder expands a folded loop into the same program as the unrolled one."""
 
 import contextlib
 import itertools
@@ -19,12 +18,10 @@ import weakref
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import Affine, LoopIndex, NeedsUnroll, concrete, text
+from ._index import Affine, LoopIndex, concrete, frozen, text
 from ._prims import INDIRECT, PRIMS, indirect_group
 from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
                        TileRef)
-
-LAST_PASS = 1  # a loop recorded once runs its body in passes 0 and 1
 
 # The platform's limits (partitions, pe_rows, pe_cols, moving_max, psum_bank, sbuf_bytes,
 # isa_version, hoist_share), from the runner: limits_of() gives them as a dict.
@@ -35,15 +32,6 @@ def limits():
     if limits_of is None:
         raise RuntimeError('trnsim.nki: no platform (the runner sets one up)')
     return limits_of()
-
-
-class Frame:
-    """One loop being recorded once: its index, the pass running, whether it is still open."""
-
-    __slots__ = ('loop', 'pass_no', 'open')
-
-    def __init__(self, loop):
-        self.loop, self.pass_no, self.open = loop, 0, True
 
 
 class Decl:
@@ -58,6 +46,7 @@ class Decl:
         self.offsets, self.phys = offsets, phys  # direct allocation
         self.bytes = elems * _dtypes.SIZES[dtype]
         self.carried = False
+        self.variant = None  # the compiler choice it is made in (Op.variant)
         self.instances = 0  # how many times it runs, over every iteration
         self.loops = []  # trip counts of the NKI loops around it, outermost first
         self.serial = 0
@@ -76,13 +65,16 @@ class Op:
     """One line of the recording: a primitive (or a loop, its end, a declaration) with its
     operands, the API and kernel line it comes from, and its text."""
 
-    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx', 'core')
+    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx', 'core', 'variant')
 
-    def __init__(self, kind, api, site, args, when, line, ctx=(), core=None):
+    def __init__(self, kind, api, site, args, when, line, ctx=(), core=None, variant=None):
         self.kind, self.api, self.site, self.args, self.when = kind, api, site, args, when
         self.line = line
         self.ctx = ctx  # the independent loops around it: (loop number, iteration or index)
         self.core = core  # the physical core of its SPMD instance (None: every core's)
+        # the compiler's choice it belongs to (None: every one's): 'hoist' (nl.matmul's
+        # transposes hoisted out of loops) or 'plain' (transposed at every call)
+        self.variant = variant
 
 
 def _number(x):
@@ -100,12 +92,11 @@ class Trace:
 
     current = None
 
-    def __init__(self, limits, style, values, unrolled, once=True):
+    def __init__(self, limits, style, values, once=True):
         self.limits = limits
         self.style = style
         self.values = values  # the caller wants the kernel's values
-        self.unrolled = unrolled  # identities of the loops to unroll
-        self.once = once  # record loops once (False: unroll every loop, as eager Python)
+        self.once = once  # fold loops (False: every loop as it ran, unrolled)
         self.ops = []
         self._group = 16  # (emit: the engine group of the instruction being recorded)
         self._kind = None  # (emit: its primitive)
@@ -114,7 +105,6 @@ class Trace:
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
         self.hbm_names = set()
-        self.frames = []  # the loops recorded once that are open, outermost first
         self.loops = []  # every open NKI loop: (kind, id)
         self.open_loops = ()
         self.loop_trips = []
@@ -126,72 +116,80 @@ class Trace:
         # declares another tile or loop, as the NKI tracer would; the next iteration takes the
         # next instance of the same ones.
         self.levels = [[(), {}]]
-        # SPMD: the launch grid, the instance being recorded, and the shared HBM tensors of
-        # the first instance by allocation order (later instances allocate the same ones)
         # The open loops whose iterations NKI may run in any order (affine_range before NKI
-        # 0.7): [loop number, iteration (an int, or the LoopIndex of a loop recorded once)];
-        # their sites by number (the interpreter names them in a race warning).
+        # 0.7): [loop number, iteration (an int; the LoopIndex in a folded body)]; their
+        # sites by number (the interpreter names them in a race warning).
         self.independent = []
         self.loop_sites = {}
+        # SPMD: the launch grid, the instance being recorded, and the shared HBM tensors of
+        # the first instance by allocation order (later instances allocate the same ones)
         self.grid = ()
         self.program = ()
         self.core = None  # the physical core the current SPMD instance runs on (nl.nc)
         self.shared = []
         self.shared_next = 0
         self.executed = 0  # operations over every iteration
-        self.poisoned = None  # a loop recorded once was left by `break` or `return`
         # nl.matmul's transposes of its x, hoisted (_api_language): key -> entry
         self.transposed = {}
         self.loop_reduced = {}  # nl.loop_reduce's accumulators, by call site
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
-        self.first = ()  # loop indices: what is recorded now runs in their first iteration only
-        # (weak reference, `first` then) of each tile and result made while a loop recorded
-        # once is open: what an iteration makes must not live on into the next one
-        self.made = []
-
-    # Loop passes
-
-    def chain(self):
-        """Where the recording is: the passes of the open loops recorded once."""
-        return tuple((f, f.pass_no) for f in self.frames)
-
-    @staticmethod
-    def visible(chain):
-        """Whether something made at `chain` happened in the current iteration of every loop
-        open now (or before they began): not in an earlier pass of an open loop."""
-        return all(not f.open or f.pass_no == p for f, p in chain)
-
-    def opened_since(self, chain):
-        """The indices of the loops recorded once opened after `chain`."""
-        made = {id(f) for f, _ in chain}
-        return tuple(f.loop for f in self.frames if id(f) not in made)
-
-    def multiplicity(self):
-        """How many times what is recorded now runs (0 in a repeated pass)."""
-        n = 1
-        for f in self.frames:
-            if f.pass_no:
-                return 0
-            if not any(f.loop is loop for loop in self.first):
-                n *= f.loop.trips
-        return n
+        self.unfolded = []  # (loop site, why) of each NKI loop left unrolled, in order
+        self.making = []  # lists of what the watched first iterations of loops make
+        # The compiler's choice being recorded (Op.variant): operations of both choices are
+        # recorded, and select() keeps one's
+        self.variant = None
+        self.variants = False  # some operation is one choice's
+        self.all_ops = self.all_decls = None  # (select: every choice's)
 
     @contextlib.contextmanager
-    def first_only(self, loops):
-        """What is recorded inside runs only in the first iteration of `loops` (each op gets
-        them as its `when`)."""
-        before = self.first
-        self.first = before + tuple(x for x in loops if not any(x is y for y in before))
+    def choice(self, variant):
+        """What is recorded inside is the compiler choice `variant`'s only (Op.variant)."""
+        before, self.variant = self.variant, variant
+        self.variants = True
         try:
             yield
         finally:
-            self.first = before
+            self.variant = before
 
-    def track(self, obj):
-        """Notes a tile or result made now (see _once)."""
-        if self.frames:
-            self.made.append((weakref.ref(obj), self.first))
+    def select(self, variant):
+        """Keeps the operations and declarations of every choice and of `variant` (the
+        declarations numbered again in order)."""
+        if not self.variants:
+            return
+        if self.all_ops is None:
+            self.all_ops, self.all_decls = self.ops, self.decl_list
+        # (the numbers of every choice's declarations: their ids before the first select)
+        if not hasattr(self, '_first_ids'):
+            self._first_ids = {id(d): d.id for d in self.all_decls}
+        ops = [op for op in self.all_ops if op.variant in (None, variant)]
+        self.decl_list = [d for d in self.all_decls if d.variant in (None, variant)]
+        number = {}  # a declaration's number in every choice's list -> in this one's
+        for i, d in enumerate(self.decl_list):
+            number[self._first_ids[id(d)]] = i
+            d.id = i
+        self.ops = []
+        for op in ops:
+            if op.kind not in ('loop', 'end'):
+                op = Op(op.kind, op.api, op.site, tuple(_renumber(a, number) for a in op.args),
+                        op.when, '', op.ctx, op.core, op.variant)
+                op.line = _render(op)
+            self.ops.append(op)
+        # each declaration's instances in this choice's operations, over every iteration
+        for d in self.decl_list:
+            d.instances = 0
+        loops = []
+        for op in self.ops:
+            if op.kind == 'loop':
+                loops.append(op.args[0])
+            elif op.kind == 'end':
+                loops.pop()
+            elif op.kind == 'declare':
+                n = 1
+                for loop in loops:
+                    if loop not in op.when:
+                        n *= loop.trips
+                op.args[0].instances += n
 
     def occurrence(self, site):
         lid, hits = self.levels[-1]
@@ -199,10 +197,14 @@ class Trace:
         hits[site] = nth + 1
         return lid, nth
 
-    def iterate(self, kind, args, independent=False):
-        """The iterations of an NKI loop: unrolled (concrete indices) for nl.static_range, a
-        loop of one trip or a loop the kernel needs unrolled, else recorded once.
-        `independent`: NKI may run its iterations in any order (what they write must differ)."""
+    def iterate(self, kind, args, independent=False, mode='eager'):
+        """The iterations of an NKI loop: concrete indices for nl.static_range and SPMD
+        instances, else live loop indices, and the loop folded when its iterations record one
+        body (_eager). `independent`: NKI may run its iterations in any order (what they write
+        must differ). `mode`: 'eager' runs every iteration (NKI 0.7's Python loops); 'traced'
+        (a loop NKI's tracer traces once, before NKI 0.7) stops after two iterations that
+        record one body and need nothing of their index's value or of each other; 'compiled'
+        (a loop the device runs, nl.fori_loop) runs the body once, its index a register."""
         r = range(*(concrete(a) for a in args))
         where = user_site()
         site = ('loop',) + tuple(where)
@@ -222,8 +224,7 @@ class Trace:
             level = [lid + ((site, nth),), {}]
             self.levels.append(level)
         try:
-            if (kind == 'spmd' or not self.once or level is None or len(r) <= 1 or
-                    _sites(level[0]) in self.unrolled):
+            if kind == 'spmd' or level is None or len(r) <= 1:
                 for k, i in enumerate(r):
                     if level is not None:
                         level[1] = {}
@@ -231,7 +232,7 @@ class Trace:
                         mark[1] = k
                     yield i
             else:
-                yield from self._once(r, level, mark)
+                yield from self._eager(r, level, mark, where, mode, kind)
         finally:
             if mark is not None:
                 _remove(self.independent, mark)
@@ -261,61 +262,222 @@ class Trace:
 
         yield from nest(0, ())
 
-    def _once(self, r, level, mark=None):
-        loop = LoopIndex(self.next_loop, len(r), None, _sites(level[0]))
+    def _eager(self, r, level, mark, where, mode, kind):
+        """Runs the loop's iterations with a live index, each recording its operations; then
+        folds them (_fold) if they record one body."""
+        loop = LoopIndex(self.next_loop, len(r), _sites(level[0]), mode == 'compiled')
+        loop.kind = 'compiled' if mode == 'compiled' else kind  # (the recording says it)
         self.next_loop += 1
-        if mark is not None:
-            mark[1] = loop
-        frame = Frame(loop)
-        loop.frame = frame
-        self._raw('loop', f'loop L{loop.id} {len(r)}', (loop,))
-        self.frames.append(frame)
-        start = len(self.ops)
-        made = len(self.made)
         ids = self.next_loop
-        done = False
+        starts = []
+        # (what iterations 0 and 1 made, weakly; the serials and executed count before each)
+        made = [] if mode in ('traced', 'compiled') else None
+        watched = {'traced': 2, 'compiled': 1}.get(mode, 0)
+        ran = 0
+        state = 'running'
         try:
-            for pass_no in (0, LAST_PASS):
-                frame.pass_no = pass_no
-                self.next_loop = ids  # the inner loops get the same ids in both passes
+            for k in range(len(r)):
+                if mode == 'compiled' and k == 1:
+                    state = 'done'
+                    break
+                if mode == 'traced' and k == 2 and self._stands_for_all(loop, starts, mark,
+                                                                        made):
+                    state = 'folded'
+                    break
+                loop.cur = k
+                self.next_loop = ids  # the inner loops get the same ids in every iteration
                 level[1] = {}
-                yield Affine.index(loop, r.start, r.step)
-                if pass_no == 0:
-                    middle = len(self.ops)
-                    made_first = self.made[made:]
-            # The first pass's tiles and results, once the second pass has rebound the
-            # kernel's variables, live on only if the kernel keeps them for a later iteration
-            # (a Python list, a variable of the next iteration): not a body recorded once.
-            # (Those of the first iteration only are the loop's own.)
-            for ref, first in made_first:
-                if ref() is not None and not any(x is loop for x in first):
-                    raise NeedsUnroll((loop,), 'a tile or result of one iteration is kept for a '
-                                      'later one (in a Python list or variable)')
-            # What runs in every iteration must record the same; what runs in the first one
-            # only (`when` this loop) is the first pass's, whatever the second did.
-            first = [op for op in self.ops[start:middle] if not _only_first(op, loop)]
-            second = [op for op in self.ops[middle:] if not _only_first(op, loop)]
-            if [op.line for op in first] != [op.line for op in second]:
-                at = next((i for i, (a, b) in enumerate(zip(first, second)) if a.line != b.line),
-                          min(len(first), len(second)))
-                op = first[at] if at < len(first) else second[at]
-                first = [op.line for op in first]
-                second = [op.line for op in second]
-                raise NeedsUnroll((loop,), 'its body records differently in the next iteration '
-                                  '(state carried between iterations, by the kernel or by what '
-                                  'the frontend keeps of it): '
-                                  f'{first[at] if at < len(first) else "(nothing)"} then '
-                                  f'{second[at] if at < len(second) else "(nothing)"}',
-                                  op.site)
-            del self.ops[middle:]
-            done = True
+                if mark is not None:
+                    mark[1] = k
+                starts.append(len(self.ops))
+                if k < watched:
+                    made.append(([], {d.id: d.serial for d in self.decl_list}, self.executed))
+                    self.making.append(made[k][0])
+                try:
+                    yield Affine.index(loop, r.start, r.step, k)
+                finally:
+                    if k < watched:
+                        _remove(self.making, made[k][0])
+                ran = k + 1
+            if state == 'running':
+                state = 'done'
         finally:
-            frame.open = False
-            _remove(self.frames, frame)
-            if done:
-                self._raw('end', f'end L{loop.id}', (loop,))
-            elif self.poisoned is None:
-                self.poisoned = loop  # left early: by `break` or `return`, or an error
+            loop.open = False
+            if state != 'folded':
+                self._end(loop, starts, mark, where, mode, made, state == 'done')
+
+    def _end(self, loop, starts, mark, where, mode, made, done):
+        """Folds the iterations run, or leaves them unrolled (saying why)."""
+        why = 'the loop was left early (break, return)' if not done else \
+            'every loop is recorded unrolled (--unroll-loops)' if not self.once and \
+            mode != 'compiled' else None
+        if why is None:
+            why = self._fold(loop, starts, mark)
+        if why is None and mode == 'compiled':
+            self._repeat(0, loop.trips - 1, made)
+        elif why is not None:
+            if mode == 'compiled':
+                raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
+            self._unroll_iterations(loop, starts)
+            self.unfolded.append((where, why))
+
+    def track(self, obj):
+        """Notes a tile or result made now, for the loops watching what their first
+        iterations make (_stands_for_all)."""
+        for lst in self.making:
+            lst.append(weakref.ref(obj))
+
+    def _stands_for_all(self, loop, starts, mark, made):
+        """After iterations 0 and 1 of a traced loop: whether they stand for every iteration
+        (the loop's Python needs nothing of its index's value, keeps nothing of iteration 0
+        but what the frontend keeps, and the two fold into one body); if so, folds them and
+        counts the iterations not run."""
+        if loop.consumed or not self.once:
+            return False
+        for ref in made[0][0]:
+            obj = ref()
+            if obj is not None and not getattr(obj, 'frontend', False):
+                return False  # kept for a later iteration (a Python list or variable)
+        if self._fold(loop, starts, mark) is not None:
+            return False
+        self._repeat(1, loop.trips - 2, made)
+        loop.shift = loop.trips - 2  # its index from iteration 1 stands for the last one's
+        return True
+
+    def _repeat(self, k, times, made):
+        """Counts `times` more runs of iteration k than the Python ran: its declarations'
+        instances and serials, and the operations executed; the tiles iteration k made stand
+        for the last iteration's."""
+        if times <= 0:
+            return
+        _, before, executed = made[k]
+        grew = {}
+        for d in self.decl_list:
+            delta = d.serial - before.get(d.id, 0)
+            if delta:
+                grew[d.id] = delta * times
+                d.serial += delta * times
+                d.instances += delta * times
+        self.executed += (self.executed - executed) * times
+        for ref in made[k][0]:
+            obj = ref()
+            if obj is not None:
+                _shift_serial(obj, grew)
+
+    def _fold(self, loop, starts, mark):
+        """Folds the loop's iterations (ops from starts[k]) into one body; None when done,
+        else why they are not one body."""
+        ops = self.ops
+        bounds = starts + [len(ops)]
+        iters = [ops[a:b] for a, b in zip(bounds, bounds[1:])]
+        if len(iters) == 1:  # one copy of the body (a compiled loop)
+            iters.append(iters[0])
+        later = [_key(op) for op in iters[1]]
+        for k, it in enumerate(iters[2:], 2):
+            keys = [_key(op) for op in it]
+            if keys != later:
+                return _difference(later, keys, f'iteration {k} records differently from '
+                                   'iteration 1')
+        for op in iters[0] + iters[1]:
+            if op.kind in _MEETINGS:  # the cores meet once per iteration
+                return f'a {op.kind} in its body (each iteration is recorded)'
+        body, m = [], 0
+        second = iters[1]
+        for op in iters[0]:
+            if m < len(second) and _key(op) == later[m]:
+                body.append(op)
+                m += 1
+            elif m < len(second) and _acc_differs(op, second[m]):
+                body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
+                m += 1
+            else:  # what the first iteration does more: only when Ln is 0
+                body.append(self._with(op, when=op.when + (loop,)))
+        if m < len(second):
+            return _difference(later, [_key(op) for op in iters[0]],
+                               'iteration 1 records what iteration 0 does not')
+        if mark is not None:  # the iteration of an independent loop: Ln itself
+            for op in body:
+                op.ctx = tuple((n, loop) if n == mark[0] else (n, i) for n, i in op.ctx)
+        if not any(iters):  # a loop of Python's own work: nothing recorded in it
+            return None
+        head = Op('loop', None, None, (loop,), (), f'loop L{loop.id} {loop.trips} {loop.kind}',
+                  (), self.core)
+        tail = Op('end', None, None, (loop,), (), f'end L{loop.id}', (), self.core)
+        ops[starts[0]:] = [head] + body + [tail]
+        return None
+
+    def _unroll_iterations(self, loop, starts):
+        """The loop's iterations as they ran: Ln replaced by each one's counter."""
+        bounds = starts + [len(self.ops)]
+        for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
+            for i in range(a, b):
+                self.ops[i] = self._at(self.ops[i], loop, k)
+
+    def _with(self, op, acc=None, when=None):
+        """op with another accumulation or condition (its line made again)."""
+        args = op.args
+        if acc is not None:
+            at = _LAYOUT[op.kind].index('acc')
+            args = args[:at] + (acc,) + args[at + 1:]
+        new = Op(op.kind, op.api, op.site, args, op.when if when is None else when, '', op.ctx,
+                 op.core, op.variant)
+        new.line = _render(new)
+        return new
+
+    def _at(self, op, loop, k):
+        """op of an iteration of `loop` that is not folded: Ln = k in its operands, its
+        conditions and its accumulation."""
+        if op.kind in ('loop', 'end'):
+            return op
+        if not any(loop in _loops_of(a) for a in op.args) and loop not in op.when:
+            return op
+        when = tuple(x for x in op.when if x is not loop)
+        if loop in op.when and k:
+            raise RuntimeError('trnsim.nki: a condition on a loop being unrolled')
+        args = tuple(_subst(a, loop, k) for a in op.args)
+        if op.kind in _HAS_ACC:
+            at = _LAYOUT[op.kind].index('acc')
+            acc = args[at]
+            if isinstance(acc, tuple) and any(x is loop for x in acc):
+                rest = tuple(x for x in acc if x is not loop)
+                args = args[:at] + ((rest or False) if k == 0 else True,) + args[at + 1:]
+        new = Op(op.kind, op.api, op.site, args, when, '', op.ctx, op.core, op.variant)
+        new.line = _render(new)
+        return new
+
+    def unfold(self, loop_id):
+        """Expands every folded loop Ln of the recording into its iterations (what the builder
+        asks when one of its phases begins or ends inside the loop's first iteration); returns
+        the kernel line of the loop."""
+        ops, out, i, where = self.ops, [], 0, None
+        while i < len(ops):
+            op = ops[i]
+            if op.kind == 'loop' and op.args[0].id == loop_id:
+                loop = op.args[0]
+                where = loop.identity[-1][1:] if loop.identity else None
+                depth, j = 0, i
+                while True:
+                    if ops[j].kind == 'loop':
+                        depth += 1
+                    elif ops[j].kind == 'end':
+                        depth -= 1
+                        if depth == 0:
+                            break
+                    j += 1
+                body = ops[i + 1:j]
+                for k in range(loop.trips):
+                    for b in body:
+                        if loop in b.when and k:
+                            continue
+                        b2 = self._at(b, loop, k)
+                        b2.ctx = tuple((n, k) if it is loop else (n, it) for n, it in b.ctx)
+                        out.append(b2)
+                i = j + 1
+                continue
+            out.append(op)
+            i += 1
+        self.ops = out
+        return where
 
     # HBM tensors and declarations
 
@@ -334,8 +496,6 @@ class Trace:
         instance allocates is the first instance's n-th."""
         if dtype not in _dtypes.SIZES:
             raise unsupported('HBM tensor', f'dtype {dtype} is not supported yet')
-        if self.frames:  # one per iteration, not one per pass
-            raise NeedsUnroll((self.frames[-1].loop,), 'an HBM tensor allocated in the loop')
         if shared and self.grid:
             n, self.shared_next = self.shared_next, self.shared_next + 1
             if n < len(self.shared):
@@ -353,7 +513,8 @@ class Trace:
         self.tensors.append((t, 'input' if is_input else 'output', values))
         return t
 
-    def declare(self, api, site, shape, dtype, space, alloc=None, name=None, identity=None):
+    def declare(self, api, site, shape, dtype, space, alloc=None, name=None, identity=None,
+                counted=None):
         """A tile (or a tensor of tiles) from an on-chip tensor declaration at `site`: the first
         time a site runs it declares the tile, each run is another instance. `identity` names
         the declaration instead of the site and its occurrence; such a declaration keeps one
@@ -375,18 +536,15 @@ class Trace:
         nblocks = 1
         for b in blocks:
             nblocks *= b
-        if identity is None and any(f.pass_no and any(f.loop is x for x in self.first)
-                                    for f in self.frames):
-            # made in the first iteration only of a loop, recorded in its repeated pass: its
-            # later iterations do not make it, so it takes no occurrence of its line (a line
-            # that declares again in those iterations gets another declaration than in the
-            # first, and the passes differ: the loop is unrolled)
-            label = name or f'{os.path.basename(site[0])}:{site[1]}'
-            key = ('repeated', len(self.decl_list))
-        elif identity is None:
-            lid, nth = self.occurrence(site)
+        if identity is None:
+            # (a compiler choice's declarations count apart: the others' keep their keys)
+            # (`counted`: a namespace its occurrences at the line are counted in, apart from
+            # the others; a compiler choice's declarations count apart too)
+            counted = (site, counted) if counted else \
+                site if self.variant is None else (site, self.variant)
+            lid, nth = self.occurrence(counted)
             label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
-            key = (lid, site, nth, tuple(blocks), tile_shape, dtype, space,
+            key = (lid, counted, nth, tuple(blocks), tile_shape, dtype, space,
                    alloc.key() if alloc else None)
         else:
             label, key = name, ('identity', identity, tile_shape, dtype, space)
@@ -421,26 +579,35 @@ class Trace:
                                            f'spans more than {banks} PSUM banks '
                                            '(core.psum.tile_banks)'), site)
                 phys = [where(b) for b in _block_indices(blocks)]
-            if space == 'sbuf' and identity is None:
+            if space == 'sbuf' and identity is None and self.variant != 'plain':
                 self.declared_sbuf += elems * size * nblocks
             decl = Decl(len(self.decl_list), label, space, p, elems, dtype, nblocks,
                         bool(blocks), alloc, offsets, phys)
             decl.carried = identity is not None
+            decl.variant = self.variant
             decl.loops = list(self.loop_trips)
             self.decls[key] = decl
             self.decl_list.append(decl)
-        decl.instances += self.multiplicity()
+        if decl.variant != self.variant:
+            decl.variant = None  # declared by operations of several choices
+        decl.instances += 1
         decl.serial += 1
         serial = decl.serial
         self.emit('declare', api, site, (decl,))
-        chain, born = self.chain(), self.open_loops
+        born = self.open_loops
+        cell = [serial]  # (moved when the iteration that made it stands for later ones)
 
         def make(block):
             t = Tile(label + (f'[{text(block)}]' if blocks else ''), tile_shape, dtype, space)
-            t.decl, t.serial, t.block, t.chain, t.born = decl, serial, block, chain, born
+            t.decl, t.serial, t.block, t.born = decl, cell[0], block, born
+            t.frontend = identity is not None
             return t
 
-        made = make(0) if not blocks else TileBlocks(blocks, make, tile_shape, dtype, space)
+        made = make(0) if not blocks else TileBlocks(blocks, make, tile_shape, dtype, space,
+                                                     cell)
+        made.frontend = identity is not None  # kept by the frontend (hoisted, loop_reduce)
+        if blocks:
+            made.decl = decl
         self.track(made)
         return made
 
@@ -450,107 +617,56 @@ class Trace:
 
     # Recording
 
-    def _raw(self, kind, line, args):
-        self.ops.append(Op(kind, None, None, args, (), line, (), self.core))
-
     def tile_ref(self, t, api, site):
-        """The operand for tile part t: its instance counted back from the latest, after
-        checking that the recording can say which instance it is."""
+        """The operand for tile part t: its instance counted back from the latest, its indices
+        in terms of the loops open now."""
         root = t.root
-        for f, p in root.chain:
-            if (p != f.pass_no) if f.open else (p != LAST_PASS):
-                # an instance of another iteration (a tile carried by a Python variable)
-                raise NeedsUnroll((f.loop,), 'a tile of another iteration is used')
         decl = root.decl
         if decl is None:
             raise KernelError(api, f'tile {t.name} has no declaration', site)
-        ref = TileRef(decl.id, decl.serial - root.serial, root.block, t.pabs, t.partitions,
-                      t.fabs, t.elems, t.estride)
-        for x in (root.block, t.pabs, t.fabs):
-            if x.__class__ is Affine:
-                self._check_open(x)
-        return ref
-
-    def _check_open(self, x):
-        if isinstance(x, Affine):
-            for loop, _ in x.terms:
-                if not loop.frame.open:  # an index of a loop that has ended
-                    raise NeedsUnroll((loop,), 'its index is used after the loop')
+        return TileRef(decl.id, decl.serial - root.serial, frozen(root.block), frozen(t.pabs),
+                       t.partitions, frozen(t.fabs), t.elems, t.estride)
 
     def emit(self, kind, api, site, args, when=()):
         """The one place an instruction (or a declaration) is recorded. `args`: the operands in
         the primitive's order, tiles as Tile parts, HBM operands as HbmAccess or HbmRef, a
         declaration as its Decl; `when`: loop indices, all 0 in the iterations it runs in."""
-        if self.poisoned is not None:
-            raise NeedsUnroll((self.poisoned,), 'the loop was left early (break, return)')
         layout = _LAYOUT[kind]
-        if self.first:
-            when = tuple(when) + tuple(x for x in self.first if not any(x is y for y in when))
-        words = [kind]
-        if when:
-            words.append('if=' + ','.join(f'L{loop.id}' for loop in when))
-        out = []
-        word = self._word
         # the partition group an indirect operand's offsets are laid out in (its engine's)
         self._kind = kind
         # (the matmul is the one indirect instruction on the Tensor engine: _prims.INDIRECT)
         self._group = indirect_group('pe' if kind == 'matmul' else None)
-        if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
-            generic = PRIMS[kind]
-            words[0] = 'ins'
-            words += [args[generic.fields.index('eng')], generic.opcode]
-            for field, what, a in zip(generic.fields, layout, args):
-                if field != 'eng' and (a or what not in _OPTIONAL):
-                    w, a = word(what, a, api, site)
-                    words.append(f'{field}={w}')
-                out.append(a)
-        else:
-            for what, a in zip(layout, args):
-                w, a = word(what, a, api, site)
-                words.append(w)
-                out.append(a)
+        kept = self._kept
+        out = [kept(what, a, api, site) for what, a in zip(layout, args)]
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
-        self.ops.append(Op(kind, api, site, tuple(out), when, ' '.join(words), ctx, self.core))
-        if kind != 'declare':
-            self.executed += self.multiplicity() if self.frames else 1
+        op = Op(kind, api, site, tuple(out), tuple(when), '', ctx, self.core, self.variant)
+        op.line = _render(op)
+        self.ops.append(op)
+        if kind != 'declare' and self.variant != 'plain':
+            self.executed += 1
 
-    def _word(self, what, a, api, site):
-        """(the recording's word for operand `a` of kind `what`, the operand as kept)."""
+    def _kept(self, what, a, api, site):
+        """Operand `a` of kind `what` as the recording keeps it (tile and HBM operands as
+        references, their indices frozen over the loops open now)."""
         if what in _TILES:
             if a is None:
-                return '-', a
-            if a.__class__ is IndirectTile:  # <view>~<offsets>~<columns indexed>
+                return None
+            if a.__class__ is IndirectTile:
                 if self._kind not in INDIRECT:
                     raise KernelError(api, 'an indirect view as an operand here: NKI takes '
                                       'tensor indirection in engine instructions (docs/nki.md)',
                                       site)
-                view, view_ref = self._word(what, self.tile_ref(a, api, site), api, site)
-                index, index_ref = self._word(what, self.tile_ref(a.index, api, site), api, site)
-                return (f'{view}~{index}~{a.extent}',
-                        IndirectRef(view_ref, index_ref, a.extent, self._group))
+                return IndirectRef(self.tile_ref(a, api, site), self.tile_ref(a.index, api, site),
+                                   a.extent, self._group)
             if a.__class__ is Tile:
-                a = self.tile_ref(a, api, site)
-            b, p0, f0 = a[2], a[3], a[5]
-            return (f'T{a[0]}.{a[1]}.{b if b.__class__ is int else text(b)}:'
-                    f'{p0 if p0.__class__ is int else text(p0)}:{a[4]}:'
-                    f'{f0 if f0.__class__ is int else text(f0)}:{a[6]}:{a[7]}'), a
+                return self.tile_ref(a, api, site)
+            return a
         if what == 'H':
             if not isinstance(a, HbmRef):
                 a = a.ref()
-            self._check_open(a[1])
-            return f'H{a[0]}:{text(a[1])}:{a[2]}:{a[3]}:{a[4]}', a
-        if what == 'decl':
-            return str(a.id), a
-        if what == 'f':
-            return _number(a), a
-        if what == 'acc':
-            if isinstance(a, tuple):
-                return '!' + ','.join(f'L{loop.id}' for loop in a), a
-            return ('1' if a else '0'), a
-        if what == 'str':
-            return _one_line(str(a)), a
-        return str(a), a
+            return HbmRef(a[0], frozen(a[1]), a[2], a[3], a[4])
+        return a
 
     def text(self, core=None):
         """The recording's text form (recording.h, docs/nki.md); with `core`, the part that
@@ -587,10 +703,135 @@ _GENERIC = frozenset(name for name, p in PRIMS.items() if p.opcode)  # `ins ...`
 _TILES = frozenset(('T', 'T?', 'O', 'O?'))
 _OPTIONAL = frozenset(('T?', 'O?', 'flags'))  # left out of an `ins` line when empty
 _LAYOUT['declare'] = ('decl',)
+_HAS_ACC = frozenset(k for k, layout in _LAYOUT.items() if 'acc' in layout)
+_MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
 
 
-def _only_first(op, loop):
-    return any(x is loop for x in op.when)
+def _render(op):
+    """The recording's line of an operation (from its kept operands)."""
+    kind, args = op.kind, op.args
+    if kind in ('loop', 'end'):
+        return op.line
+    layout = _LAYOUT[kind]
+    words = [kind]
+    if op.when:
+        words.append('if=' + ','.join(f'L{loop.id}' for loop in op.when))
+    if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
+        generic = PRIMS[kind]
+        words[0] = 'ins'
+        words += [args[generic.fields.index('eng')], generic.opcode]
+        for field, what, a in zip(generic.fields, layout, args):
+            if field != 'eng' and (a or what not in _OPTIONAL):
+                words.append(f'{field}={_word(what, a)}')
+    else:
+        words += [_word(what, a) for what, a in zip(layout, args)]
+    return ' '.join(words)
+
+
+def _word(what, a):
+    """The recording's word for kept operand `a` of kind `what`."""
+    if what in _TILES:
+        if a is None:
+            return '-'
+        if a.__class__ is IndirectRef:  # <view>~<offsets>~<columns indexed>
+            return f'{_word(what, a[0])}~{_word(what, a[1])}~{a[2]}'
+        b, p0, f0 = a[2], a[3], a[5]
+        return (f'T{a[0]}.{a[1]}.{b if b.__class__ is int else text(b)}:'
+                f'{p0 if p0.__class__ is int else text(p0)}:{a[4]}:'
+                f'{f0 if f0.__class__ is int else text(f0)}:{a[6]}:{a[7]}')
+    if what == 'H':
+        return f'H{a[0]}:{text(a[1])}:{a[2]}:{a[3]}:{a[4]}'
+    if what == 'decl':
+        return str(a.id)
+    if what == 'f':
+        return _number(a)
+    if what == 'acc':
+        if isinstance(a, tuple):
+            return '!' + ','.join(f'L{loop.id}' for loop in a)
+        return '1' if a else '0'
+    if what == 'str':
+        return _one_line(str(a))
+    return str(a)
+
+
+def _key(op):
+    """What must be the same of an operation in two iterations for them to be one body."""
+    return (op.line, op.site, op.core, op.variant)
+
+
+def _difference(a, b, why):
+    """why, with the first operation where the key lists a and b differ."""
+    at = next((i for i, (x, y) in enumerate(zip(a, b)) if x != y), min(len(a), len(b)))
+    first = a[at][0] if at < len(a) else '(nothing)'
+    second = b[at][0] if at < len(b) else '(nothing)'
+    return f'{why}: {first} then {second}'
+
+
+def _acc_loops(op):
+    """The loops of an accumulation `!Ln,...` (none for 0)."""
+    acc = op.args[_LAYOUT[op.kind].index('acc')]
+    return acc if isinstance(acc, tuple) else ()
+
+
+def _acc_differs(first, later):
+    """first and later are one matmul but for its accumulation: first overwrites (in the
+    first iteration of some loops) where later adds."""
+    if first.kind not in _HAS_ACC or later.kind != first.kind or first.site != later.site or \
+            first.when != later.when:
+        return False
+    at = _LAYOUT[first.kind].index('acc')
+    if first.args[at] is True or later.args[at] is not True:
+        return False
+    return _render_acc(first) == later.line
+
+
+def _render_acc(op):
+    at = _LAYOUT[op.kind].index('acc')
+    new = Op(op.kind, op.api, op.site, op.args[:at] + (True,) + op.args[at + 1:], op.when, '',
+             op.ctx, op.core, op.variant)
+    return _render(new)
+
+
+def _renumber(x, number):
+    """Kept operand x with its declarations' numbers in another list (`number`)."""
+    if x.__class__ is TileRef:
+        return TileRef(number[x[0]], *x[1:])
+    if x.__class__ is IndirectRef:
+        return IndirectRef(_renumber(x[0], number), _renumber(x[1], number), x[2], x[3])
+    return x
+
+
+def _loops_of(x):
+    """The loops of the (frozen) index expressions in a kept operand."""
+    if x.__class__ is Affine:
+        return tuple(loop for loop, _ in x.terms)
+    if isinstance(x, tuple):
+        return tuple(loop for e in x for loop in _loops_of(e))
+    return ()
+
+
+def _subst(x, loop, k):
+    """Kept operand x with loop counter Ln = k."""
+    if x.__class__ is Affine:
+        if not any(lp is loop for lp, _ in x.terms):
+            return x
+        c = x.c + sum(coef * k for lp, coef in x.terms if lp is loop)
+        terms = tuple((lp, coef) for lp, coef in x.terms if lp is not loop)
+        return Affine(c, terms) if terms else c
+    if x.__class__ in (TileRef, HbmRef, IndirectRef):
+        return x.__class__(*(_subst(e, loop, k) for e in x))
+    if x.__class__ is tuple:
+        return tuple(_subst(e, loop, k) for e in x)
+    return x
+
+
+def _shift_serial(obj, grew):
+    """A tile (or tensor of tiles) an iteration made, standing for a later one's: its serial
+    moved past the instances of the iterations not run."""
+    if isinstance(obj, TileBlocks):
+        obj.serial_shift(grew)
+    elif isinstance(obj, Tile) and obj.decl is not None and obj.decl.id in grew:
+        obj.serial += grew[obj.decl.id]
 
 
 def _sites(identity):
