@@ -523,11 +523,28 @@ def row_blocks_fori(x: nt6.tensor[512, 64]):
     out = nl6.ndarray(x.shape, dtype=x.dtype, buffer=nl6.shared_hbm)
 
     def body(i):
+        FORI_BODIES[0] += 1
         t = nl6.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl6.sbuf)
         nisa6.dma_copy(t, x[i * 128:(i + 1) * 128, :])
         nisa6.dma_copy(out[i * 128:(i + 1) * 128, :], t)
 
     nl6.fori_loop(0, x.shape[0] // 128, body)
+    return out
+
+
+FORI_BODIES = [0]  # how many times row_blocks_fori's body ran
+
+
+@_top6.jit
+def fori_index_as_number(x):
+    """An nl.fori_loop body that asks for its index's value: a register has none when traced."""
+    out = nl6.ndarray(x.shape, dtype=x.dtype, buffer=nl6.shared_hbm)
+
+    def body(i):
+        if i == 0:
+            nisa6.dma_copy(out, x)
+
+    nl6.fori_loop(0, 4, body)
     return out
 
 
@@ -554,8 +571,13 @@ class LaterEditions(unittest.TestCase):
 
     def test_compiled_loops_with_integer_bounds(self):
         (x,) = s.random_inputs((512, 64))
+        FORI_BODIES[0] = 0
         np.testing.assert_array_equal(row_blocks_fori(x), x)
+        self.assertEqual(FORI_BODIES[0], 1)  # one copy of the body, the device repeats it
         np.testing.assert_array_equal(row_blocks_dynamic(x), x)
+        with self.assertRaisesRegex(KernelError, 'nl.fori_loop: the index of a compiled loop '
+                                    'is a register'):
+            fori_index_as_number(x)
         self.assertEqual(s.stat(s.frontend_stats(row_blocks_fori, x), 'dma.transfers'), 8)
         with self.assertRaisesRegex(KernelError, 'nl.fori_loop: a trip count from device data'):
             nl6.fori_loop(0, object(), lambda i: None)
