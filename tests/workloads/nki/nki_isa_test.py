@@ -17,7 +17,20 @@ from trnsim.nki import KernelError, trace_kernel
 
 
 def kinds(kernel, *args):
-    return [op.kind for op in trace_kernel(kernel, args, {}, False).trace.ops]
+    """The kinds of the operations the kernel's recording runs, each as many times as it runs
+    (a folded loop's body once per iteration)."""
+    out, trips = [], [1]
+    for op in trace_kernel(kernel, args, {}, False).trace.ops:
+        if op.kind == 'loop':
+            trips.append(trips[-1] * op.args[0].trips)
+        elif op.kind == 'end':
+            trips.pop()
+        else:
+            n = trips[-1]
+            for loop in op.when:  # (only in the first iteration of those loops)
+                n //= loop.trips
+            out += [op.kind] * n
+    return out
 
 
 @nki1.jit

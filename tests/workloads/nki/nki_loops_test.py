@@ -16,6 +16,9 @@ import matmul_nki0
 import neuronxcc.nki as nki
 import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
+import nki as nki0
+import nki.isa as nisa0
+import nki.language as nl0
 import nki_support as s
 import transpose
 import vector_add as va
@@ -523,6 +526,45 @@ class PythonRunsOnce(unittest.TestCase):
         (a,) = s.random_inputs((256, 128))
         t = self.runs('phases', counted_phases, a[128:], a)
         self.assertEqual([op.kind for op in t.trace.ops].count('loop'), 0)
+
+
+def streaming_in(spelling):
+    """NKI 0.7's streaming kernel (per 128 rows: dma_copy in, exp, dma_copy out) with its loop
+    written `spelling` (range, nl.affine_range, ...): the source is the same but that word."""
+    source = f'''
+def streaming(a):
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    for i in {spelling}(a.shape[0] // 128):
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        e = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.activation(dst=e, op=nl0.exp, data=t)
+        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=e)
+    return out
+'''
+    scope = {'nl0': nl0, 'nisa0': nisa0}
+    exec(compile(source, f'<streaming with {spelling}>', 'exec'), scope)
+    return nki0.jit(scope['streaming'])
+
+
+class OneLoopHoweverSpelled(unittest.TestCase):
+    """From NKI 0.7 the NKI iterators are Python's range: the same instructions take the same
+    time whichever way the loop is written."""
+
+    def test_the_streaming_kernel_in_each_spelling(self):
+        (a,) = s.random_inputs((4096, 512), lo=-1.0)
+        got = {}
+        for spelling in ('range', 'nl0.affine_range', 'nl0.sequential_range',
+                         'nl0.static_range'):
+            kernel = streaming_in(spelling)
+            np.testing.assert_allclose(kernel(a), np.exp(a), rtol=1e-6)
+            t = trnsim.nki.trace_kernel(kernel, (a,), {}, False)
+            text = t.trace.text().replace(f'<streaming with {spelling}>', 'k.py')  # its file
+            got[spelling] = (text, s.stat(s.frontend_stats(kernel, a), 'total_time_ns'))
+        texts = {text for text, _ in got.values()}
+        self.assertEqual(len(texts), 1, 'one recording')
+        self.assertIn('loop L0 32 range', texts.pop())
+        self.assertEqual(len({ns for _, ns in got.values()}), 1, got)
 
 
 named_add_line = sys._getframe().f_lineno + 4  # the line of `def named_add`

@@ -144,6 +144,40 @@ def fori_loop(lower, upper, body_fun, step=1):
         body_fun(i)
 
 
+class _PythonRange(_Loop):
+    """Python's range in an NKI 0.7 kernel: the loop nl.affine_range is there when iterated;
+    otherwise a range (len, indexing, reversed, in)."""
+
+    def __init__(self, args):
+        self._range = range(*args)  # (Python's checks and errors)
+        super().__init__('range', args)
+
+    def __getitem__(self, i):
+        return self._range[i]
+
+    def __reversed__(self):
+        return reversed(self._range)
+
+    def __contains__(self, x):
+        return x in self._range
+
+    def __repr__(self):
+        return repr(self._range)
+
+    def __eq__(self, other):
+        return self._range == (other._range if isinstance(other, _PythonRange) else other)
+
+    __hash__ = None
+
+    def __getattr__(self, name):  # start, stop, step, count, index
+        return getattr(self._range, name)
+
+
+def python_range(*args):
+    """range as an NKI 0.7 kernel sees it while it is traced."""
+    return _PythonRange(args)
+
+
 @api('language.static_cast', 'beta1', signature='x, dtype')
 def static_cast(x, dtype):
     """x converted to dtype: a numpy array on the host (as the SDK's tests use it, undocumented

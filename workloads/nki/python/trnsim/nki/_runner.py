@@ -14,7 +14,7 @@ import numpy as np
 
 from . import _dtypes, _flags, _trace
 from ._api_typing import Placeholder, check_argument
-from ._api_language import GridDim, _count
+from ._api_language import GridDim, _count, python_range
 from ._errors import KernelError, unsupported, user_site
 from ._interpret import Interpreter
 from ._registry import api
@@ -243,7 +243,18 @@ class Traced:
         return len(self.trace.ops)
 
 
-def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None):
+def _edition(kernel):
+    """The NKI edition a kernel was written in (its nki.jit's; None: beta 1)."""
+    seen = set()
+    while kernel is not None and id(kernel) not in seen:
+        seen.add(id(kernel))
+        if getattr(kernel, 'edition', None) is not None:
+            return kernel.edition
+        kernel = getattr(kernel, 'kernel', None)
+    return None
+
+
+def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, edition=None):
     """The kernel's trace: its Python run once (with a launch grid, each instance in
     turn)."""
     try:
@@ -279,6 +290,12 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None):
         return value
 
     _trace.Trace.current = trace
+    # From NKI 0.7 the NKI iterators are Python's range: a Python range loop in the kernel (and
+    # in the helpers of its module) is the same loop as theirs (Python's own still iterates)
+    g = getattr(fn, '__globals__', None)
+    own_range = edition != '0.7' or g is None or 'range' in g
+    if not own_range:
+        g['range'] = python_range
     try:
         wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
                  for i, a in enumerate(args)]
@@ -293,6 +310,8 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None):
             ret = fn(*wargs, **wkwargs)
     finally:
         _trace.Trace.current = None
+        if not own_range:
+            g.pop('range', None)
     if _settings['explain']:
         for site, why in trace.unfolded:
             print(f'trnsim: {site[0]}:{site[1]}: loop unrolled: {why}', file=sys.stderr)
@@ -384,7 +403,8 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     hoist = True
     try:
         t0 = time.perf_counter()
-        trace, ret, bound = _record(fn, style, args, kwargs, values, where, grid, core_of)
+        trace, ret, bound = _record(fn, style, args, kwargs, values, where, grid, core_of,
+                                    _edition(kernel))
         trace.select('hoist')
         t1 = time.perf_counter()
         recording = t1 - t0
