@@ -567,6 +567,48 @@ class OneLoopHoweverSpelled(unittest.TestCase):
         self.assertEqual(len({ns for _, ns in got.values()}), 1, got)
 
 
+def exp_rows(compiled):
+    """exp(x * 0.5) + 0.25 per 128-row tile, its loop nl.fori_loop (`compiled`: a loop the
+    device runs over one copy of its body) or Python's range (unrolled)."""
+    @nki0.jit
+    def kernel(a):
+        out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+
+        def body(i):
+            t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+            nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+            e = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+            nisa0.activation(dst=e, op=nl0.exp, data=t, scale=0.5)
+            f = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+            nisa0.tensor_scalar(dst=f, data=e, op0=nl0.add, operand0=0.25)
+            nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=f)
+
+        if compiled:
+            nl0.fori_loop(0, a.shape[0] // 128, body)
+        else:
+            for i in range(a.shape[0] // 128):
+                body(i)
+        return out
+    return kernel
+
+
+class CompiledLoops(unittest.TestCase):
+    """A loop the device runs repeats one copy of its body: one address per declaration, so
+    iteration i + 1 waits for iteration i's readers; it is not faster than the loop unrolled."""
+
+    def test_fori_loop_is_not_faster_than_unrolled(self):
+        (a,) = s.random_inputs((1024, 256), lo=-1.0)
+        us = {}
+        for compiled in (True, False):
+            kernel = exp_rows(compiled)
+            np.testing.assert_allclose(kernel(a), np.exp(a * 0.5) + 0.25, rtol=1e-5)
+            us[compiled] = s.stat(s.frontend_stats(kernel, a), 'total_time_ns')
+            t = trnsim.nki.trace_kernel(kernel, (a,), {}, False)
+            if compiled:  # one buffer for each declaration of the body
+                self.assertTrue(all(d.carried for d in t.trace.decl_list))
+        self.assertGreaterEqual(us[True], us[False])
+
+
 named_add_line = sys._getframe().f_lineno + 4  # the line of `def named_add`
 
 

@@ -136,6 +136,7 @@ class Trace:
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
         self.unfolded = []  # (loop site, why) of each NKI loop left unrolled, in order
         self.making = []  # lists of what the watched first iterations of loops make
+        self.compiled = 0  # loops the device runs (nl.fori_loop) open now
         # The compiler's choice being recorded (Op.variant): operations of both choices are
         # recorded, and select() keeps one's
         self.variant = None
@@ -275,6 +276,8 @@ class Trace:
         watched = {'traced': 2, 'compiled': 1}.get(mode, 0)
         ran = 0
         state = 'running'
+        if mode == 'compiled':
+            self.compiled += 1
         try:
             for k in range(len(r)):
                 if mode == 'compiled' and k == 1:
@@ -303,6 +306,8 @@ class Trace:
                 state = 'done'
         finally:
             loop.open = False
+            if mode == 'compiled':
+                self.compiled -= 1
             if state != 'folded':
                 self._end(loop, starts, mark, where, mode, made, state == 'done')
 
@@ -583,7 +588,9 @@ class Trace:
                 self.declared_sbuf += elems * size * nblocks
             decl = Decl(len(self.decl_list), label, space, p, elems, dtype, nblocks,
                         bool(blocks), alloc, offsets, phys)
-            decl.carried = identity is not None
+            # (in a loop the device runs, the one copy of the body has one address per
+            # declaration: iteration i + 1 waits for iteration i's readers)
+            decl.carried = identity is not None or self.compiled > 0
             decl.variant = self.variant
             decl.loops = list(self.loop_trips)
             self.decls[key] = decl
