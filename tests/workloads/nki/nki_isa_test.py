@@ -833,6 +833,29 @@ class Selections(unittest.TestCase):
         self.assertEqual(kinds(selections_beta1, x).count('isa.select'), 3)
 
 
+@nki0.jit
+def copy_with_dtype_nki0(a):
+    """nisa.tensor_copy(dst=, src=, dtype=) as the current matmul tutorial writes it (its
+    dtype, bf16, not dst's)."""
+    out = nl0.ndarray(a.shape, dtype=nl0.float32, buffer=nl0.shared_hbm)
+    t = nl0.ndarray(a.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=a)
+    c = nl0.ndarray(a.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.tensor_copy(dst=c, src=t, dtype=nl0.bfloat16)
+    nisa0.dma_copy(dst=out, src=c)
+    return out
+
+
+class TensorCopyDtype(unittest.TestCase):
+
+    def test_a_dtype_other_than_dsts_is_said_not_applied(self):
+        (a,) = s.random_inputs((128, 64))
+        np.testing.assert_array_equal(copy_with_dtype_nki0(a), a)  # dst's dtype, fp32
+        t = trace_kernel(copy_with_dtype_nki0, (a,), {}, False)
+        (note,) = t.trace.notes.values()
+        self.assertIn('dtype=bfloat16 is not applied', note)
+
+
 class PsumDirectAllocation(unittest.TestCase):
 
     def test_accumulators_in_the_banks_the_kernel_chose(self):

@@ -590,12 +590,19 @@ def tensor_reduce(op, data, axis, dst=None, mask=None, dtype=None, negate=False,
 
 
 @api('isa.tensor_copy', beta1='src, mask=None, dtype=None, engine=None, dst=None',
-     v0='dst, src, engine=None')
+     v0='dst, src, engine=None, dtype=None')
 def tensor_copy(src, dst=None, mask=None, dtype=None, engine=None):
     """src copied (and cast to dst's dtype), on the given engine or the one the compiler
-    picks."""
+    picks. NKI 0.x's dtype= (the current matmul tutorial passes it; the reference does not
+    list it): the copy writes dst's dtype; another dtype is said in a note."""
     api_name, site = called()
     _check(api_name, site, None, engine)
+    if dst is not None and dtype is not None and hasattr(dst, 'dtype_name'):
+        if dtype_name(dtype) != dst.dtype_name:
+            current(api_name).note(site, api_name, f'dtype={dtype_name(dtype)} is not applied: '
+                                   f'the copy writes dst\'s dtype, {dst.dtype_name} (NKI 0.x\'s '
+                                   'reference has no dtype= here)')
+        dtype = None
     return _result(_ops.copy(api_name, site, src, dtype, engine, mask), dst, site)
 
 
