@@ -87,7 +87,9 @@ def unknown_attribute(a):
 @nki.jit
 def store_from_psum(a):
     out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
-    nl.store(out, value=nl.transpose(nl.load(a)))  # ERROR: psum_dma
+    t = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum)
+    t[...] = nl.transpose(nl.load(a))
+    nisa.dma_copy(dst=out, src=t)  # ERROR: psum_dma
     return out
 
 

@@ -701,6 +701,26 @@ def scale_rows_nki0(x, g):
     return a
 
 
+@nki1.jit
+def product_of_a_transpose_stored_from_psum(a, b):
+    """(a.T @ b.T).T's pieces as AWS's attention tutorial v1 writes them: nl.matmul of an
+    nl.transpose result (in PSUM), and nl.store of the PSUM product."""
+    out = nl1.ndarray((a.shape[1], b.shape[0]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    bt = nl1.transpose(nl1.load(b))  # [K, N] in PSUM
+    nl1.store(out, value=nl1.matmul(nl1.load(a), bt, transpose_x=True))
+    return out
+
+
+class HighLevelLowerings(unittest.TestCase):
+    """nl.* calls lowered as the compiler does, never inventing a failure: a PSUM operand of
+    nl.matmul and a PSUM value of nl.store are copied to SBUF first."""
+
+    def test_matmul_of_a_transpose_and_a_store_from_psum(self):
+        a, b = s.random_inputs((128, 64), (96, 128))
+        np.testing.assert_allclose(product_of_a_transpose_stored_from_psum(a, b), a.T @ b.T,
+                                   rtol=1e-5, atol=1e-5)
+
+
 class Broadcasts(unittest.TestCase):
 
     def test_a_row_across_partitions(self):
@@ -712,6 +732,17 @@ class Broadcasts(unittest.TestCase):
         # per broadcast: a ones row, then a matmul and a copy per 512 columns
         kinds = [op.kind for op in trace_kernel(scale_rows_beta1, (x, g), {}, False).trace.ops]
         self.assertEqual(kinds.count('matmul'), 2 * 2)
+
+    def test_a_wide_row_takes_one_psum_tile(self):
+        """The 2024 layernorm tutorial's width, 8192 fp32 columns: 16 chunks of 512 through
+        one PSUM tile (each chunk another instance of it), not 32 KiB of PSUM."""
+        x, g = s.random_inputs((128, 8192), (1, 8192))
+        a, b = scale_rows_beta1(x, g)
+        np.testing.assert_array_equal(a, x * g)
+        t = trace_kernel(scale_rows_beta1, (x, g), {}, False).trace
+        psum = [d for d in t.decl_list if d.space == 'psum']
+        self.assertEqual(len(psum), 2)  # one per broadcast (the explicit and numpy's)
+        self.assertTrue(all(d.instances == 16 and d.carried for d in psum))
 
 
 @nki1.jit

@@ -380,8 +380,12 @@ def load_transpose2d(src, mask=None, dtype=None):
 @api('language.store', 'beta1 0.3+', beta1='dst, value, mask=None', v0_3_plus='dst, value',
      note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
 def store(dst, value, mask=None):
-    """A tile into an HBM tensor (or part), by DMA."""
+    """A tile into an HBM tensor (or part), by DMA. A tile in PSUM, which DMA does not reach,
+    is copied to SBUF first, as the compiler lowers it (AWS's attention tutorial v1 and v2
+    store a matmul's PSUM result); nisa.dma_copy, the ISA's own DMA, has no such copy."""
     api_name, site = called()
+    if isinstance(value, (Tile, _ops.Pending)) and value.space == 'psum':
+        value = _ops.copy(api_name, site, value, None, None, mask)
     _ops.store(api_name, site, dst, value, mask)
 
 
@@ -620,6 +624,10 @@ def matmul(x, y, transpose_x=False, mask=None):
     kernel the compiler hoists that transpose: while x is unchanged, later calls reuse it."""
     api_name, site = called()
     _no_mask(api_name, mask, site)
+    # (an operand in PSUM, an nl.transpose's result say, is copied to SBUF first, as the
+    # compiler lowers it: the Tensor engine reads SBUF)
+    x, y = (_ops.copy(api_name, site, a) if isinstance(a, (Tile, _ops.Pending)) and
+            a.space == 'psum' else a for a in (x, y))
     if not transpose_x:
         X = _ops.operand(x, api_name, site)
         x, entry = _ops.hoisted_transpose(api_name, site, X)

@@ -1229,7 +1229,10 @@ def partition_broadcast(api, site, src, shape, dtype=None):
     width = trace.limits['moving_max']
     for c0 in range(0, src.elems, width):
         n = min(width, src.elems - c0)
-        acc = trace.declare(api, site, (parts, n), 'float32', 'psum', name='broadcast_psum')
+        # (one PSUM tile for every chunk, each chunk another instance of it: the lowering
+        # takes no more PSUM than a bank, whatever the width)
+        acc = trace.declare(api, site, (parts, n), 'float32', 'psum', name='broadcast_psum',
+                            identity=('broadcast_psum', site))
         emit_into(matmul(api, site, ones, flat[:, c0:c0 + n]), acc, False, site)
         emit_into(copy(api, site, acc, dt), out[:, c0:c0 + n], False, site)
     if src.elems == free:
