@@ -206,6 +206,37 @@ for opt in ('--disable-dge', ''):
             self.assertIn('trn1.yaml', r.stdout)
             self.assertIn('nki.simulate stream on trn1, compiled with --target=trn1', r.stderr)
 
+    def test_explain_loops_says_what_became_of_each_loop(self):
+        script = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def k(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        nl.store(out[i * 128:(i + 1) * 128, :], value=nl.load(a[i * 128:(i + 1) * 128, :]))
+    for i in nl.affine_range(4):
+        t = nl.load(a[i * 128:(i + 1) * 128, :])
+        if i == 2:
+            t = nl.multiply(t, 2.0)
+        nl.store(out[i * 128:(i + 1) * 128, :], value=t)
+    return out
+
+a = np.ones((512, 8), np.float32)
+assert (k(a)[256:384] == 2).all()
+"""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, 'k.py')
+            with open(path, 'w') as f:
+                f.write(script)
+            r = run('--explain-loops', path)
+        self.assertIn(f'{path}:9: affine loop of 4 iterations: folded into one body; its '
+                      'Python ran iterations 0 and 1, which stand for all', r.stderr)
+        self.assertIn(f'{path}:11: affine loop of 4 iterations: unrolled: iteration 2 records '
+                      'differently from iteration 1', r.stderr)
+
     def test_an_unsupported_name_imported_by_name_is_one_line(self):
         with tempfile.TemporaryDirectory() as tmp:
             path = os.path.join(tmp, 'imports.py')

@@ -312,9 +312,10 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, editi
         _trace.Trace.current = None
         if not own_range:
             g.pop('range', None)
-    if _settings['explain']:
-        for site, why in trace.unfolded:
-            print(f'trnsim: {site[0]}:{site[1]}: loop unrolled: {why}', file=sys.stderr)
+    if _settings['explain']:  # what became of each loop (once per line and outcome)
+        for (site, text), times in trace.loop_notes.items():
+            more = f' (x{times})' if times > 1 else ''
+            print(f'trnsim: {site[0]}:{site[1]}: {text}{more}', file=sys.stderr)
     return trace, ret, bound
 
 

@@ -135,6 +135,7 @@ class Trace:
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
         self.unfolded = []  # (loop site, why) of each NKI loop left unrolled, in order
+        self.loop_notes = {}  # (loop site, what became of it) -> how many times (in order)
         self.making = []  # lists of what the watched first iterations of loops make
         self.compiled = 0  # loops the device runs (nl.fori_loop) open now
         # The compiler's choice being recorded (Op.variant): operations of both choices are
@@ -309,9 +310,17 @@ class Trace:
             if mode == 'compiled':
                 self.compiled -= 1
             if state != 'folded':
-                self._end(loop, starts, mark, where, mode, made, state == 'done')
+                self._end(loop, starts, mark, where, mode, made, state == 'done', ran)
+            else:
+                self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into '
+                           'one body; its Python ran iterations 0 and 1, which stand for all '
+                           '(NKI traces its body once)')
 
-    def _end(self, loop, starts, mark, where, mode, made, done):
+    def _said(self, where, text):
+        key = (tuple(where), text)
+        self.loop_notes[key] = self.loop_notes.get(key, 0) + 1
+
+    def _end(self, loop, starts, mark, where, mode, made, done, ran):
         """Folds the iterations run, or leaves them unrolled (saying why)."""
         why = 'the loop was left early (break, return)' if not done else \
             'every loop is recorded unrolled (--unroll-loops)' if not self.once and \
@@ -320,11 +329,17 @@ class Trace:
             why = self._fold(loop, starts, mark)
         if why is None and mode == 'compiled':
             self._repeat(0, loop.trips - 1, made)
-        elif why is not None:
+            self._said(where, f'compiled loop of {loop.trips} iterations: one copy of its body '
+                       '(its Python ran once), each declaration one buffer')
+        elif why is None:
+            self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into one '
+                       f'body; its Python ran {ran} of them')
+        else:
             if mode == 'compiled':
                 raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
             self._unroll_iterations(loop, starts)
             self.unfolded.append((where, why))
+            self._said(where, f'{loop.kind} loop of {loop.trips} iterations: unrolled: {why}')
 
     def track(self, obj):
         """Notes a tile or result made now, for the loops watching what their first
