@@ -1,6 +1,7 @@
 """The course-style harness and the beta 2 example, run unchanged through scripts/nki: they
 print the model's latency, which is the one in --stats-out and the C++ driver's."""
 
+import contextlib
 import json
 import os
 import re
@@ -19,6 +20,16 @@ def run(*args, check=True):
     env.pop('PYTHONPATH', None)  # scripts/nki sets it
     env.pop('TRNSIM_NKI_QUIET', None)
     return subprocess.run([NKI, *args], capture_output=True, text=True, env=env, check=check)
+
+
+@contextlib.contextmanager
+def script_file(text):
+    """The path of a kernel script holding `text`, in a folder of its own while in use."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, 'k.py')
+        with open(path, 'w') as f:
+            f.write(text)
+        yield path
 
 
 def latency(stdout):
@@ -103,10 +114,7 @@ def copy(a):
 a = np.ones((128, 4), np.float32)
 assert (nki.simulate(copy)(a) == a).all()
 """
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, 'k.py')
-            with open(path, 'w') as f:
-                f.write(script)
+        with script_file(script) as path:
             for target, config in (('trn1', 'trn1'), ('gen3', 'trn2'), ('', 'trn2'),
                                    ('trn3', 'trn3'), ('gen4', 'trn3')):
                 env = dict(os.environ, NEURON_PLATFORM_TARGET_OVERRIDE=target)
@@ -160,10 +168,7 @@ for opt in ('--disable-dge', ''):
     b(a)
     print('bench', repr(opt), b.benchmark_result.nc_latency.get_latency_percentile(50))
 """
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, 'k.py')
-            with open(path, 'w') as f:
-                f.write(script)
+        with script_file(script) as path:
 
             def lines(*args):
                 r = run(*args, check=False)
@@ -206,6 +211,62 @@ for opt in ('--disable-dge', ''):
             self.assertIn('trn1.yaml', r.stdout)
             self.assertIn('nki.simulate stream on trn1, compiled with --target=trn1', r.stderr)
 
+    def test_a_plain_jit_launch_says_its_latency(self):
+        """A plain @nki.jit call (how most tutorial harnesses run a kernel) says the model's
+        latency, the one nki.benchmark gives; a second launch of the same recording too."""
+        script = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def add(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(a.shape[0] // 128):
+        rows = slice(i * 128, (i + 1) * 128)
+        nl.store(out[rows], value=nl.add(nl.load(a[rows]), nl.load(b[rows])))
+    return out
+
+a = np.ones((512, 64), np.float32)
+for _ in range(2):
+    assert (add(a, a) == 2).all()
+b = nki.benchmark(add)
+b(a, a)
+print('benchmark', b.benchmark_result.nc_latency.get_latency_percentile(50))
+"""
+        with script_file(script) as path:
+            r = run('--config', 'trn2', path)
+            said = re.findall(r'trnsim: add on trn2: ([0-9.]+) us \(model latency', r.stderr)
+            bench = float(re.search(r'benchmark ([0-9.]+)', r.stdout).group(1))
+            self.assertEqual(len(said), 2, r.stderr)
+            self.assertEqual([float(x) for x in said], [round(bench, 2)] * 2)
+            env = dict(os.environ, TRNSIM_NKI_QUIET='1')
+            env.pop('PYTHONPATH', None)
+            quiet = subprocess.run([NKI, '--config', 'trn2', path], capture_output=True,
+                                   text=True, env=env, check=True)
+            self.assertNotIn('model latency', quiet.stderr)
+
+    def test_two_physical_cores_on_trn1_are_an_error(self):
+        """docs/nki.md: an nl.nc(2) grid on trn1 (a stack per core) is an error at its line."""
+        script = """
+import numpy as np
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+@nki.jit
+def copy(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.load(a))
+    return out
+
+copy[nl.nc(2), 1](np.ones((128, 4), np.float32))
+"""
+        with script_file(script) as path:
+            r = run('--config', 'trn1', path, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn(f'{path}:12: kernel[lnc]: LNC=2 runs the kernel on 2 physical '
+                      'NeuronCores; this platform (trn1) runs it on 1', r.stderr)
+
     def test_explain_loops_says_what_became_of_each_loop(self):
         script = """
 import numpy as np
@@ -227,10 +288,7 @@ def k(a):
 a = np.ones((512, 8), np.float32)
 assert (k(a)[256:384] == 2).all()
 """
-        with tempfile.TemporaryDirectory() as tmp:
-            path = os.path.join(tmp, 'k.py')
-            with open(path, 'w') as f:
-                f.write(script)
+        with script_file(script) as path:
             r = run('--explain-loops', path)
         self.assertIn(f'{path}:9: affine loop of 4 iterations: folded into one body; its '
                       'Python ran iterations 0 and 1, which stand for all', r.stderr)

@@ -538,6 +538,34 @@ def _run(tr, timeline):
     return platform().run_cores(tr.programs, tr.description, timeline, flags)
 
 
+_latencies = {}  # (recordings, compiler flags) -> the model's latency, us
+
+
+def _say_latency(tr):
+    """Says on stderr the model's latency of a launch that asked only for values (a plain
+    nki.jit call, nki.baremetal, nki.simulate_kernel), unless quiet: its program run on the
+    model, once per recording and flags in this process (a launch recorded the same again is
+    said from the first run). Returns tr."""
+    if _settings['quiet']:
+        return tr
+    name = tr.description.split(' ')[1] if ' ' in tr.description else tr.description
+    cores = len(tr.programs)
+    key = (tuple(tr.trace.text(c) for c in range(cores)) if cores > 1 else tr.trace.text(),
+           tuple(tr.flags.applied), tr.flags.hardware_dge)
+    us = _latencies.get(key)
+    if us is None:
+        try:
+            us = _stat(json.loads(_run(tr, '')), 'total_time_ns') / 1e3
+        except native.UserError as e:
+            print(f'trnsim: warning: {name}: the model could not time this launch: {e}',
+                  file=sys.stderr)
+            return tr
+        _latencies[key] = us
+    print(f'trnsim: {name} on {platform().name}: {us:.2f} us (model latency of this launch; '
+          'nki.benchmark prints where the time goes)', file=sys.stderr)
+    return tr
+
+
 class JitKernel:
     """@nki.jit: called on numpy arrays, runs the kernel and returns its outputs."""
 
@@ -549,7 +577,7 @@ class JitKernel:
         self.__doc__ = getattr(func, '__doc__', None)
 
     def __call__(self, *args, **kwargs):
-        return trace_kernel(self, args, kwargs, True).outputs
+        return _say_latency(trace_kernel(self, args, kwargs, True)).outputs
 
     def __getitem__(self, grid):
         return Launch(self, grid, self.edition, user_site())
@@ -615,7 +643,7 @@ class Launch:
         return _is_isa(self.kernel)
 
     def __call__(self, *args, **kwargs):
-        return trace_kernel(self, args, kwargs, True).outputs
+        return _say_latency(trace_kernel(self, args, kwargs, True)).outputs
 
 
 class Latency:
@@ -805,7 +833,7 @@ def simulate(kernel, **options):
 @api('.simulate_kernel', 'beta1', signature='kernel, *args, **kwargs')
 def simulate_kernel(kernel, *args, **kwargs):
     """The kernel's output values for numpy inputs."""
-    return trace_kernel(kernel, args, kwargs, True).outputs
+    return _say_latency(trace_kernel(kernel, args, kwargs, True)).outputs
 
 
 @api('.benchmark', signature='kernel=None, **options')
