@@ -471,6 +471,24 @@ def _line(marker):
     raise LookupError(marker)
 
 
+@nki0.jit
+def psum_reused_for_blocks(a, b):
+    """One PSUM tile for two output blocks, nc_matmul's accumulate left None: the second block
+    adds onto the first, read and stored in between (the classic bug)."""
+    out = nl0.ndarray((128, 1024), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    at = nl0.ndarray((128, 128), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=at, src=a)
+    acc = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.psum)
+    for j in range(2):
+        bt = nl0.ndarray((128, 512), dtype=b.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=bt, src=b[:, j * 512:(j + 1) * 512])
+        nisa0.nc_matmul(dst=acc, stationary=at, moving=bt)  # ERROR: psum_reused
+        r = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
+        nisa0.tensor_copy(dst=r, src=acc)
+        nisa0.dma_copy(dst=out[:, j * 512:(j + 1) * 512], src=r)
+    return out
+
+
 class KernelBugs(unittest.TestCase):
     """What the hardware would punish is named: warnings, errors with --strict."""
 
@@ -500,6 +518,18 @@ class KernelBugs(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, 'stores 768 elements of the tile of .* '
                                     'computed from tile elements nothing wrote'):
             exp_of_unwritten(x)
+
+    def test_a_psum_tile_reused_without_accumulate_false(self):
+        a, b = s.random_inputs((128, 128), (128, 1024))
+        want = a.T @ b
+        self.settings['strict'] = False
+        out = psum_reused_for_blocks(a, b)  # the hardware's values: the second block adds
+        np.testing.assert_allclose(out[:, 512:], want[:, 512:] + want[:, :512], rtol=1e-4)
+        self.settings['strict'] = True
+        with self.assertRaisesRegex(KernelError, rf'{__file__}:{_line("psum_reused")}: '
+                                    r'nisa.nc_matmul: accumulate=None adds to a PSUM tile whose '
+                                    r'sum was read since its last write'):
+            psum_reused_for_blocks(a, b)
 
     def test_independent_iterations_writing_the_same_bytes(self):
         (x,) = s.random_inputs((512, 16))

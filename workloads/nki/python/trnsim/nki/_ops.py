@@ -130,6 +130,11 @@ def _auto_accumulate(p, dst, site, trace):
     root = dst.root
     cover = _coverage(dst, root.writes) if root.writes else 'none'
     if cover == 'all':
+        if root.read_since_write:  # the classic bug: a new sum onto a result already used
+            trace.warn(site, p.api, 'accumulate=None adds to a PSUM tile whose sum was read '
+                       'since its last write (its result used): a new sum needs '
+                       'accumulate=False or a tile of its own, else it adds onto the old one, '
+                       'as the hardware does')
         return True
     if cover == 'partial':
         raise unsupported(p.api, 'accumulate=None into a PSUM tile part of which was written '
@@ -159,6 +164,8 @@ def operand(x, api, site, allow_broadcast=False):
                               'operand of an elementwise operation)', site)
         flush_zero(x, site)
         note_use(x, current(api))
+        if x.space == 'psum':
+            x.root.read_since_write = True
         return x
     if isinstance(x, TileBlocks):
         raise KernelError(api, f'a tensor of {x.block_shape} tiles is not one tile: index its '
@@ -262,6 +269,7 @@ def _written(t, trace):
     _note_write(t, trace)
     note_use(t, trace)
     root.version += 1
+    root.read_since_write = False
     if root.group is not None and isinstance(root.block, Affine):
         # a write through a loop index: any logical tile of the tensor may have changed
         for other in root.group.tiles.values():

@@ -459,6 +459,12 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
             print(f'trnsim: note: {site[0]}:{site[1]}: {api_name}: {note}', file=sys.stderr)
     t2 = time.perf_counter()
     outputs = None
+    for site, api_name, message in trace.warnings:  # (found as it was recorded)
+        if _settings['strict']:
+            raise KernelError(api_name, message, site)
+        if not _settings['quiet']:
+            print(f'trnsim: warning: {site[0]}:{site[1]}: {api_name}: {message} (an error '
+                  'with --strict)', file=sys.stderr)
     if values:
         run = Interpreter(trace).run()
         for site, api_name, message in run.warnings:

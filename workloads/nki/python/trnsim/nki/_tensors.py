@@ -348,6 +348,7 @@ class Tile(Typed, Arithmetic):
             self.writes = []  # PSUM: the parts written since it was made (their values now)
             self.zero_site = None  # nl.zeros in PSUM: where; the zeroing waits for a matmul
             self.zero_done = False  # that zeroing was folded into a matmul or emitted
+            self.read_since_write = False  # PSUM: an instruction read it since its last write
             self._group = None  # the TileBlocks it is a logical tile of (a weak reference)
 
     @property

@@ -101,6 +101,7 @@ class Trace:
         self._group = 16  # (emit: the engine group of the instruction being recorded)
         self._kind = None  # (emit: its primitive)
         self.notes = {}  # (site, api) -> what the model does not do of a call there
+        self.warnings = []  # (site, api, message): kernel bugs the hardware would punish
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
@@ -335,7 +336,7 @@ class Trace:
             self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into one '
                        f'body; its Python ran {ran} of them')
         else:
-            if mode == 'compiled':
+            if mode == 'compiled' and done:  # (left early: the body's own error goes on)
                 raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
             self._unroll_iterations(loop, starts)
             self.unfolded.append((where, why))
@@ -632,6 +633,12 @@ class Trace:
             made.decl = decl
         self.track(made)
         return made
+
+    def warn(self, site, api, message):
+        """A kernel bug the hardware would punish, at its line (said once per line; an error
+        with --strict)."""
+        if all(w[0] != site for w in self.warnings):
+            self.warnings.append((site, api, message))
 
     def note(self, site, api, message):
         """Something a call asked for that the model does not do: said once per line."""
