@@ -67,6 +67,20 @@ def ragged_rows_beta1(x):
 
 
 @nki1.jit
+def ragged_slices_beta1(x):
+    """Rows in tiles of 128 indexed by slices, the last one past the end of the tensor, the
+    mask keeping the rows it has (as AWS's resize_nearest and fused_linear samples do)."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    n = x.shape[0]
+    for i in nl1.affine_range((n + 127) // 128):
+        keep = i * 128 + nl1.arange(128)[:, None] < n
+        t = nl1.load(x[i * 128:(i + 1) * 128, :], mask=keep)
+        nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.multiply(t, 2.0, mask=keep),
+                  mask=keep)
+    return out
+
+
+@nki1.jit
 def reads_nothing(x):
     out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
     ip = nl1.arange(128)[:, None]
@@ -92,6 +106,13 @@ class Operators(unittest.TestCase):
 
 
 class Masks(unittest.TestCase):
+
+    def test_a_slice_past_the_end_that_the_mask_keeps_in(self):
+        (x,) = s.random_inputs((300, 8))
+        np.testing.assert_array_equal(ragged_slices_beta1(x), 2 * x)
+        with self.assertRaisesRegex(KernelError, 'index range 256..383 is out of bounds for '
+                                    'dimension 0 of size 300'):  # unmasked, it is an error
+            nki1.jit(lambda x: nl1.load(x[256:384, :]))(x)
 
     def test_a_mask_that_keeps_nothing_records_nothing(self):
         (x,) = s.random_inputs((300, 8))

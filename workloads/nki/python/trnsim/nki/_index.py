@@ -534,17 +534,21 @@ class DynSlice:
         self.size = concrete(size)
 
 
-def _slice(c, n, d, api, site):
-    """A slice of a dimension of size n as an IndexRange."""
+def _slice(c, n, d, api, site, lenient=False):
+    """A slice of a dimension of size n as an IndexRange (`lenient`: past the end too, for an
+    HBM access a mask may keep in bounds; the access checks it)."""
     step = 1 if c.step is None else concrete(c.step)
     if not isinstance(c.start, Affine) and not isinstance(c.stop, Affine):
         start, stop, step = c.indices(n)
         if step < 1:
             raise unsupported(api, f'access pattern not supported yet (slice step {step})',
                               site)
-        if c.start is not None and c.start > n or c.stop is not None and c.stop > n:
+        beyond = c.start is not None and c.start > n or c.stop is not None and c.stop > n
+        if beyond and not lenient:
             raise KernelError(api, f'slice {c.start}:{c.stop} is out of bounds for '
                               f'dimension {d} of size {n}', site)
+        if beyond and step == 1 and (c.start is None or c.start >= 0) and c.stop is not None:
+            start, stop = (0 if c.start is None else int(c.start)), int(c.stop)
         size = len(range(start, stop, step))
     else:
         if step < 1:
@@ -556,8 +560,9 @@ def _slice(c, n, d, api, site):
         if isinstance(span, Affine) or low(start) < 0 or low(stop) < 0:
             # a size that changes with the loop indices, or Python's negative indices: the
             # slice of this iteration's values
-            return _slice(slice(concrete(start), concrete(stop), c.step), n, d, api, site)
-        if high(start) > n or high(stop) > n:
+            return _slice(slice(concrete(start), concrete(stop), c.step), n, d, api, site,
+                          lenient)
+        if (high(start) > n or high(stop) > n) and not lenient:
             raise KernelError(api, f'slice {high(start)}:{high(stop)} is out of bounds for '
                               f'dimension {d} of size {n}', site)
         size = max(0, -(-span // step))
@@ -602,7 +607,7 @@ def normalise(shape, idx, api, site, lenient=False):
                                   f'bounds for dimension {d} of size {n}', site)
             out.append(c)
         elif isinstance(c, slice):
-            out.append(_slice(c, n, d, api, site))
+            out.append(_slice(c, n, d, api, site, lenient))
         elif isinstance(c, IndexRange):
             if c.step < 1:
                 raise unsupported(api, 'access pattern not supported yet (index step '
