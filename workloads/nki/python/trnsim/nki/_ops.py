@@ -9,7 +9,7 @@ import math
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import NOTHING, Affine, IndexRange, concrete, mask_region, merge, same
+from ._index import NOTHING, Affine, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        IndirectTile, Tile, TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
