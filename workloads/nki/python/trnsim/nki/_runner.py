@@ -459,20 +459,10 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
             print(f'trnsim: note: {site[0]}:{site[1]}: {api_name}: {note}', file=sys.stderr)
     t2 = time.perf_counter()
     outputs = None
-    for site, api_name, message in trace.warnings:  # (found as it was recorded)
-        if _settings['strict']:
-            raise KernelError(api_name, message, site)
-        if not _settings['quiet']:
-            print(f'trnsim: warning: {site[0]}:{site[1]}: {api_name}: {message} (an error '
-                  'with --strict)', file=sys.stderr)
+    _say_kernel_bugs(trace.warnings)  # (found as it was recorded)
     if values:
         run = Interpreter(trace).run()
-        for site, api_name, message in run.warnings:
-            if _settings['strict']:
-                raise KernelError(api_name, message, site)
-            if not _settings['quiet']:
-                print(f'trnsim: warning: {site[0]}:{site[1]}: {api_name}: {message} (an error '
-                      'with --strict)', file=sys.stderr)
+        _say_kernel_bugs(run.warnings)
 
         torch_in = any(_is_torch(orig) for _, orig in bound)
 
@@ -510,6 +500,17 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     traced.programs = programs  # one per physical core its instances run on (nl.nc)
     traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
     return traced
+
+
+def _say_kernel_bugs(warnings):
+    """Kernel bugs the hardware would punish, (site, api, message) each: warnings on stderr,
+    the first an error with --strict."""
+    for site, api_name, message in warnings:
+        if _settings['strict']:
+            raise KernelError(api_name, message, site)
+        if not _settings['quiet']:
+            print(f'trnsim: warning: {site[0]}:{site[1]}: {api_name}: {message} (an error '
+                  'with --strict)', file=sys.stderr)
 
 
 def _check_return(r, where):
