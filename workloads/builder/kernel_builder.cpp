@@ -165,6 +165,18 @@ std::size_t kernel_builder::new_buffer() {
     return m_buffer_dep.size() - 1;
 }
 
+std::size_t kernel_builder::push_decl(decl d, std::uint64_t at, std::uint64_t stride,
+                                      std::uint32_t buffers) {
+    for (std::uint32_t b = 0; b < buffers; ++b) {
+        d.buffers.push_back(new_buffer());
+        d.offsets.push_back(at + b * stride);
+        m_buffer_decl.resize(d.buffers.back() + 1);
+        m_buffer_decl[d.buffers.back()] = m_decls.size();
+    }
+    m_decls.push_back(std::move(d));
+    return m_decls.size() - 1;
+}
+
 std::size_t kernel_builder::declare_tile(const std::string& name, mem_space space,
                                          std::uint32_t partitions, std::uint32_t elems, dtype type,
                                          std::uint32_t buffers, std::uint64_t loop_trips) {
@@ -182,12 +194,38 @@ std::size_t kernel_builder::declare_tile(const std::string& name, mem_space spac
     d.shape.type = type;
     d.shape.partitions = partitions;
     d.shape.elems = elems;
-    for (std::uint32_t b = 0; b < granted; ++b) {
-        d.buffers.push_back(new_buffer());
-        d.offsets.push_back(at + b * aligned);
-        m_buffer_decl.resize(d.buffers.back() + 1);
-        m_buffer_decl[d.buffers.back()] = m_decls.size();
-    }
+    return push_decl(std::move(d), at, aligned, granted);
+}
+
+std::size_t kernel_builder::reserve(const std::string& name, mem_space space, std::uint64_t bytes,
+                                    std::uint32_t buffers) {
+    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
+    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
+    std::uint32_t granted = 0;
+    const std::uint64_t at = allocate(space, aligned, name, buffers, false, granted);
+    decl d;
+    d.name = name;
+    d.shape.space = space;
+    d.reserved = aligned;
+    return push_decl(std::move(d), at, aligned, granted);
+}
+
+std::size_t kernel_builder::declare_tile_in(const std::string& name, std::size_t reservation,
+                                            std::uint32_t partitions, std::uint32_t elems,
+                                            dtype type, std::uint32_t buffers) {
+    check_tile(name, partitions, elems);
+    const decl& r = m_decls.at(reservation);
+    if (!r.reserved || std::uint64_t{elems} * dtype_size(type) > r.reserved || buffers == 0 ||
+        buffers > r.buffers.size())
+        throw std::logic_error("tile '" + name + "' does not fit the reservation '" + r.name + "'");
+    decl d;
+    d.name = name;
+    d.shape.space = r.shape.space;
+    d.shape.type = type;
+    d.shape.partitions = partitions;
+    d.shape.elems = elems;
+    d.buffers.assign(r.buffers.begin(), r.buffers.begin() + buffers);
+    d.offsets.assign(r.offsets.begin(), r.offsets.begin() + buffers);
     m_decls.push_back(std::move(d));
     return m_decls.size() - 1;
 }
@@ -218,14 +256,7 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
     d.shape.partitions = partitions;
     d.shape.partition = static_cast<std::uint16_t>(first_partition);
     d.shape.elems = elems;
-    for (std::uint32_t b = 0; b < buffers; ++b) {
-        d.buffers.push_back(new_buffer());
-        d.offsets.push_back(offset + b * bytes);
-        m_buffer_decl.resize(d.buffers.back() + 1);
-        m_buffer_decl[d.buffers.back()] = m_decls.size();
-    }
-    m_decls.push_back(std::move(d));
-    return m_decls.size() - 1;
+    return push_decl(std::move(d), offset, bytes, buffers);
 }
 
 tile kernel_builder::next(std::size_t id) {

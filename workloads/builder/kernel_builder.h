@@ -117,6 +117,15 @@ class kernel_builder {
     std::size_t declare_tile_at(const std::string& name, mem_space space, std::uint32_t partitions,
                                 std::uint32_t elems, dtype type, std::uint64_t offset,
                                 std::uint32_t buffers, std::uint32_t first_partition = 0);
+    // Memory that declarations with lifetimes apart take in turn: `buffers` buffers of `bytes`
+    // per partition (a declaration of its own, never used as a tile). declare_tile_in() puts a
+    // declaration in a reservation's first `buffers` buffers: their dependencies are the
+    // reservation's, so a tile placed there waits for the accesses of the one before it.
+    std::size_t reserve(const std::string& name, mem_space space, std::uint64_t bytes,
+                        std::uint32_t buffers);
+    std::size_t declare_tile_in(const std::string& name, std::size_t reservation,
+                                std::uint32_t partitions, std::uint32_t elems, dtype type,
+                                std::uint32_t buffers);
     // count declarations of the same tile that share one buffer count (the largest up to the
     // style's that lets all of them fit), e.g. the K/128 tiles of a hoisted operand.
     std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,
@@ -270,6 +279,7 @@ class kernel_builder {
         std::vector<std::size_t> buffers;    // physical buffer ids
         std::vector<std::uint64_t> offsets;  // byte offset of each buffer in every partition
         std::size_t next = 0;
+        std::uint64_t reserved = 0;  // a reservation: its bytes per partition per buffer
     };
     // Part of a buffer: partitions [p0, p1) x bytes [lo, hi) of each (an HBM tensor: all of it).
     struct region {
@@ -311,6 +321,8 @@ class kernel_builder {
     // Adds every access of `from` to `into` as an access of everything (freed memory).
     static void absorb(std::vector<access_rec>& into, const std::vector<access_rec>& from);
     std::size_t new_buffer();
+    // Adds declaration d with `buffers` new buffers from byte `at`, `stride` apart: its id.
+    std::size_t push_decl(decl d, std::uint64_t at, std::uint64_t stride, std::uint32_t buffers);
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,
                            std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
     void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
