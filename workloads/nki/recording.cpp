@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
+#include <map>
 #include <set>
 #include <sstream>
 
@@ -457,6 +458,13 @@ struct decl_state {
     std::uint32_t buffers = 0;  // planned (0: direct allocation)
     std::size_t keep = 1;       // instances kept: 1 + the largest `back` that refers to one
     std::deque<instance> recent;
+    // The declaration whose builder declarations this one's instances take (itself, or the
+    // first member of its family: find_families), and, for a family's first member, the
+    // loops its plan counts (the members' and one of as many trips as there are members).
+    std::size_t owner = 0;
+    std::vector<std::uint64_t> loops;
+    bool rotates = false;        // a family, or blocks that rotate (planned as a tile in a loop)
+    bool blocks_rotate = false;  // its blocks take the buffers of one tile in turn
 };
 
 // Runs a recording's operations against a builder, iteration by iteration.
@@ -474,6 +482,12 @@ class expander {
         for (const auto& op : m_r.ops)
             for (const auto& t : op.tiles)
                 m_decls[t.decl].keep = std::max<std::size_t>(m_decls[t.decl].keep, t.back + 1);
+        for (std::size_t d = 0; d < m_decls.size(); ++d) {
+            m_decls[d].owner = d;
+            m_decls[d].loops = m_r.decls[d].loops;
+        }
+        find_families();
+        find_rotating_blocks();
         for (const auto& t : m_r.tensors)
             m_tensors.push_back(t.input ? m_kb.input(t.name, t.elems, t.type, 0.0f, 1.0f, 0)
                                         : m_kb.output(t.name, t.elems, t.type));
@@ -499,6 +513,203 @@ class expander {
             m_around[i] = open;
             if (op.kind == nki_op_kind::loop) open.push_back(i);
         }
+    }
+
+    // The innermost loop of several trips around operation i (its index; none: the top level).
+    static constexpr std::size_t none = ~std::size_t{0};
+    std::size_t home(std::size_t i) const {
+        for (auto it = m_around[i].rbegin(); it != m_around[i].rend(); ++it)
+            if (m_r.ops[*it].trips > 1) return *it;
+        return none;
+    }
+
+    // Where operation i runs within one iteration of loop h (none: the kernel's top level): an
+    // operation inside a loop of several trips nested in h counts as that whole loop. False
+    // when i is not inside h.
+    bool span_in(std::size_t i, std::size_t h, std::size_t& lo, std::size_t& hi) const {
+        const auto& around = m_around[i];
+        auto it = around.begin();
+        if (h != none) {
+            it = std::find(around.begin(), around.end(), h);
+            if (it == around.end()) return false;
+            ++it;
+        }
+        for (; it != around.end(); ++it)
+            if (m_r.ops[*it].trips > 1) {
+                lo = *it;
+                hi = m_end[*it];
+                return true;
+            }
+        lo = hi = i;
+        return true;
+    }
+
+    // Families: the declarations of one kernel line that the kernel's Python ran several times
+    // within one iteration of their loop (or at the top level): a Python loop, nl.static_range
+    // before NKI 0.7, a helper called again. The frontend records each run as a declaration
+    // of its own ("k.py:19", "k.py:19#2", ...); the compiler sees straight-line code and gives
+    // its instances buffers in turn, as it does a loop's (docs/nki.md, "How a kernel becomes a
+    // program"). A family's members take the instances of one builder declaration in turn,
+    // planned as a declaration in one more loop of as many trips as there are members. Members
+    // form a family when each instance is dead before the one the rotation puts in its buffer
+    // next: members run once each (one instance) and member k is dead before member k + B
+    // begins, B the buffers (at least the policy's, which the plan may lower to what the
+    // members keep alive), or members run in a loop and each is dead before the next begins.
+    void find_families() {
+        struct life {
+            std::size_t h = none, first = none, last = 0;
+            bool escapes = false;
+        };
+        std::vector<life> lives(m_r.decls.size());
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            // (a declaration that runs once in a loop of several trips, or whose instance
+            // replaces the last one's, lives across the loop's iterations)
+            if (op.kind == nki_op_kind::declare &&
+                (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none)))
+                lives[op.loop].escapes = true;
+            auto use = [&](std::size_t d) {
+                life& l = lives[d];
+                if (l.first == none) l.h = home(i);
+                std::size_t lo = 0, hi = 0;
+                if (!span_in(i, l.h, lo, hi)) {
+                    l.escapes = true;
+                    return;
+                }
+                l.first = std::min(l.first, lo);
+                l.last = std::max(l.last, hi);
+            };
+            if (op.kind == nki_op_kind::declare) use(op.loop);
+            for (const auto& t : op.tiles)
+                use(t.decl);
+        }
+        auto base = [](const std::string& name) {
+            const auto hash = name.rfind('#');
+            if (hash == std::string::npos || hash + 1 == name.size()) return name;
+            for (std::size_t k = hash + 1; k < name.size(); ++k)
+                if (name[k] < '0' || name[k] > '9') return name;
+            return name.substr(0, hash);
+        };
+        std::map<std::string, std::vector<std::size_t>> groups;
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
+            const nki_decl& nd = m_r.decls[d];
+            const life& l = lives[d];
+            if (!nd.offsets.empty() || l.escapes || l.first == none || m_decls[d].keep > 1)
+                continue;
+            std::ostringstream key;
+            key << base(nd.name) << '\n'
+                << int(nd.space) << ' ' << nd.partitions << ' ' << nd.elems << ' ' << int(nd.type)
+                << ' ' << nd.count << ' ' << nd.blocked << ' ' << nd.single << ' ' << l.h;
+            for (const auto t : nd.loops)
+                key << ' ' << t;
+            groups[key.str()].push_back(d);
+        }
+        for (auto& [key, members] : groups) {
+            if (members.size() < 2) continue;
+            std::stable_sort(members.begin(), members.end(), [&](std::size_t a, std::size_t b) {
+                return lives[a].first < lives[b].first;
+            });
+            const std::size_t n = members.size();
+            // the smallest B with member k dead before member k + B begins
+            auto rotates_over = [&](std::size_t b) {
+                for (std::size_t k = 0; k + b < n; ++k)
+                    if (lives[members[k]].last >= lives[members[k + b]].first) return false;
+                return true;
+            };
+            std::vector<std::uint64_t> loops = m_r.decls[members[0]].loops;
+            loops.push_back(n);
+            std::size_t keep = 1;
+            if (m_r.decls[members[0]].single) {
+                const std::size_t policy = m_kb.policy_buffers(m_kb.unrolled_trips(loops));
+                while (keep <= policy && !rotates_over(keep))
+                    ++keep;
+                if (keep > policy) continue;
+            } else if (!rotates_over(1)) {
+                continue;
+            }
+            decl_state& owner = m_decls[members[0]];
+            owner.keep = keep;
+            owner.loops = loops;
+            owner.rotates = true;
+            for (const std::size_t d : members)
+                m_decls[d].owner = members[0];
+        }
+    }
+
+    // Block dimensions are logical: "the physical tiles may not be alive in the memory
+    // simultaneously" (NKI Block Dimension Migration Guide). A tensor whose every use takes, in
+    // each iteration of one loop, a block of its own (the block index moves with that loop's
+    // index and never comes back to a block) needs no more physical tiles than a tile declared
+    // in that loop: its blocks take the buffers of one such tile in turn.
+    void find_rotating_blocks() {
+        std::vector<std::vector<std::size_t>> uses(m_r.decls.size());
+        std::vector<std::size_t> declared_at(m_r.decls.size(), none);
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            if (op.kind == nki_op_kind::declare && declared_at[op.loop] == none)
+                declared_at[op.loop] = i;
+            for (const auto& t : op.tiles)
+                if (uses[t.decl].empty() || uses[t.decl].back() != i) uses[t.decl].push_back(i);
+        }
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
+            const nki_decl& nd = m_r.decls[d];
+            decl_state& s = m_decls[d];
+            if (!nd.blocked || nd.count < 2 || !nd.offsets.empty() || uses[d].empty() ||
+                s.owner != d || s.rotates || s.keep > 1)
+                continue;
+            // the innermost loop of several trips around every use
+            std::vector<std::size_t> common = m_around[uses[d][0]];
+            for (const std::size_t u : uses[d]) {
+                const auto& a = m_around[u];
+                std::size_t k = 0;
+                while (k < common.size() && k < a.size() && common[k] == a[k])
+                    ++k;
+                common.resize(k);
+            }
+            while (!common.empty() && m_r.ops[common.back()].trips < 2)
+                common.pop_back();
+            if (common.empty()) continue;
+            const std::size_t l = common.back();
+            if (declared_at[d] >= l && declared_at[d] <= m_end[l]) continue;
+            std::map<std::uint32_t, std::uint64_t> trips;  // loop id -> trips, l and around it
+            for (const std::size_t c : common)
+                trips[m_r.ops[c].loop] = m_r.ops[c].trips;
+            const nki_affine* block = nullptr;
+            bool ok = true;
+            for (const std::size_t u : uses[d])
+                for (const auto& t : m_r.ops[u].tiles) {
+                    if (t.decl != d) continue;
+                    if (!block) block = &t.block;
+                    ok = ok && t.block.c == block->c && t.block.terms == block->terms;
+                }
+            ok = ok && block && injective(*block, trips, m_r.ops[l].loop);
+            if (!ok) continue;
+            s.blocks_rotate = s.rotates = true;
+            s.loops.clear();
+            for (const std::size_t c : common)
+                s.loops.push_back(m_r.ops[c].trips);
+        }
+    }
+
+    // Whether c + sum coef * L takes a different value at every index of the loops it names,
+    // every loop in `trips`, and moves with loop `with`.
+    static bool injective(const nki_affine& a, const std::map<std::uint32_t, std::uint64_t>& trips,
+                          std::uint32_t with) {
+        std::vector<std::pair<std::uint64_t, std::uint64_t>> terms;  // (|coef|, trips)
+        bool moves = false;
+        for (const auto& [loop, coef] : a.terms) {
+            const auto it = trips.find(loop);
+            if (it == trips.end() || coef == 0) return false;
+            moves = moves || loop == with;
+            terms.emplace_back(static_cast<std::uint64_t>(coef < 0 ? -coef : coef), it->second);
+        }
+        std::sort(terms.begin(), terms.end());
+        std::uint64_t reach = 0;  // the largest sum of the smaller terms
+        for (const auto& [coef, n] : terms) {
+            if (coef <= reach) return false;
+            reach += coef * (n - 1);
+        }
+        return moves;
     }
 
     // The position of an operation's last run among those of others, for lifetimes: inside a
@@ -530,7 +741,8 @@ class expander {
         std::vector<std::size_t> first(m_r.decls.size(), none), last(m_r.decls.size(), 0);
         for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
             const auto& op = m_r.ops[i];
-            auto use = [&](std::size_t d) {
+            auto use = [&](std::size_t member) {  // (a family's lifetime is its members')
+                const std::size_t d = m_decls[member].owner;
                 if (first[d] == none) first[d] = i;
                 last[d] = std::max(last[d], last_run(i));
             };
@@ -557,6 +769,10 @@ class expander {
                 groups.push_back({first[d], end, {d}});
             }
         }
+        if (needs_sharing(groups)) {
+            plan_shared(order);
+            return;
+        }
         if (groups.size() <= 1) {
             plan(order);
             return;
@@ -579,6 +795,238 @@ class expander {
         }
     }
 
+    // The physical tiles of one instance of a declaration (1 when its blocks rotate).
+    std::uint32_t tiles_of(std::size_t d) const {
+        return m_decls[d].blocks_rotate ? 1 : m_r.decls[d].count;
+    }
+    std::uint64_t aligned_bytes(std::size_t d) const {
+        const nki_decl& nd = m_r.decls[d];
+        const std::uint64_t unit = nd.space == mem_space::sbuf ? 64 : m_kb.opts().psum_bank_bytes;
+        return (std::uint64_t{nd.elems} * dtype_size(nd.type) + unit - 1) / unit * unit;
+    }
+
+    // Whether some group of declarations with overlapping lifetimes does not fit in SBUF or
+    // PSUM even with one buffer per tile (and the instances it keeps): then tiles whose
+    // lifetimes do not overlap must share memory, as the compiler's allocator makes them.
+    template <class Groups>
+    bool needs_sharing(const Groups& groups) const {
+        for (const auto& g : groups) {
+            std::uint64_t need[2] = {0, 0};
+            for (const std::size_t d : g.decls) {
+                const nki_decl& nd = m_r.decls[d];
+                if (!nd.offsets.empty()) continue;
+                need[nd.space == mem_space::psum] +=
+                    aligned_bytes(d) * tiles_of(d) * std::max<std::size_t>(1, m_decls[d].keep);
+            }
+            if (need[0] > m_kb.sbuf_free() || need[1] > m_kb.psum_free()) return true;
+        }
+        return false;
+    }
+
+    // Memory several tiles take in turn (plan_shared): `buffers` buffers of `bytes`.
+    struct slot {
+        mem_space space = mem_space::sbuf;
+        std::uint64_t bytes = 0;
+        std::uint32_t buffers = 1, least = 1;  // least: what its members keep alive
+        std::vector<std::size_t> units;
+        std::size_t reservation = none;
+    };
+    // A physical tile of a declaration's instances (block `block` of declaration `decl`), with
+    // the loops around every operation on it (chain: the multi-trip loops from the top, as
+    // operation indices) and the operations themselves.
+    struct unit {
+        std::size_t decl = 0, block = 0;
+        std::uint32_t buffers = 1;
+        std::vector<std::size_t> chain, ops;
+        std::map<std::size_t, std::pair<std::size_t, std::size_t>> spans;  // per loop C
+    };
+
+    // Where a unit's operations run within one iteration of loop c (none: the top level).
+    std::pair<std::size_t, std::size_t> span_of(unit& u, std::size_t c) {
+        const auto it = u.spans.find(c);
+        if (it != u.spans.end()) return it->second;
+        std::size_t lo = none, hi = 0;
+        for (const std::size_t i : u.ops) {
+            std::size_t a = 0, b = 0;
+            if (!span_in(i, c, a, b)) throw std::logic_error("a unit outside its loop");
+            lo = std::min(lo, a);
+            hi = std::max(hi, b);
+        }
+        return u.spans[c] = {lo, hi};
+    }
+
+    // Whether units a and b are never alive together: in one iteration of the innermost loop
+    // around both, their operations run apart.
+    bool apart(unit& a, unit& b) {
+        std::size_t c = none;
+        for (std::size_t k = 0; k < a.chain.size() && k < b.chain.size(); ++k) {
+            if (a.chain[k] != b.chain[k]) break;
+            c = a.chain[k];
+        }
+        const auto sa = span_of(a, c), sb = span_of(b, c);
+        return sa.second < sb.first || sb.second < sa.first;
+    }
+
+    // The whole kernel's tiles in slots: a tile shares a slot with others whose lifetimes do
+    // not overlap its own (the compiler's allocator "analyzes the memory dependency and
+    // allocates physical address to each tiles", NKI Block Dimension Migration Guide), each
+    // with its own buffer count (its loops', as in plan()); slots' buffers are then lowered,
+    // largest first, until the kernel fits. Taken only when the kernel does not fit otherwise
+    // (needs_sharing); a tile placed where another was waits for that one's accesses.
+    void plan_shared(const std::vector<std::size_t>& decls) {
+        m_sharing = true;
+        std::vector<std::vector<std::size_t>> ops(m_r.decls.size());
+        std::vector<bool> across(m_r.decls.size(), false);  // lives across its loops' iterations
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            auto use = [&](std::size_t d) {
+                auto& v = ops[m_decls[d].owner];
+                if (v.empty() || v.back() != i) v.push_back(i);
+            };
+            if (op.kind == nki_op_kind::declare) {
+                use(op.loop);
+                if (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none))
+                    across[m_decls[op.loop].owner] = true;
+            }
+            for (const auto& t : op.tiles)
+                use(t.decl);
+        }
+        for (const std::size_t d : decls) {
+            const nki_decl& nd = m_r.decls[d];
+            if (!nd.offsets.empty() || ops[d].empty()) continue;
+            decl_state& s = m_decls[d];
+            const std::uint32_t policy =
+                nd.single && !s.rotates ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(s.loops));
+            s.buffers = std::max<std::uint32_t>(policy, static_cast<std::uint32_t>(s.keep));
+            std::vector<std::size_t> chain;
+            if (!across[d] && s.keep <= 1) {
+                chain = m_around[ops[d][0]];
+                for (const std::size_t i : ops[d]) {
+                    std::size_t k = 0;
+                    while (k < chain.size() && k < m_around[i].size() && chain[k] == m_around[i][k])
+                        ++k;
+                    chain.resize(k);
+                }
+                chain.erase(std::remove_if(chain.begin(), chain.end(),
+                                           [&](std::size_t l) { return m_r.ops[l].trips < 2; }),
+                            chain.end());
+            }
+            for (std::uint32_t b = 0; b < tiles_of(d); ++b) {
+                m_units.push_back({d, b, s.buffers, chain, ops[d], {}});
+                m_unit_of[{d, b}] = m_units.size() - 1;
+            }
+        }
+        std::vector<std::size_t> order(m_units.size());
+        for (std::size_t u = 0; u < order.size(); ++u)
+            order[u] = u;
+        std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+            return aligned_bytes(m_units[a].decl) > aligned_bytes(m_units[b].decl);
+        });
+        m_unit_slot.assign(m_units.size(), none);
+        for (const std::size_t u : order) {
+            unit& un = m_units[u];
+            const std::uint64_t bytes = aligned_bytes(un.decl);
+            const mem_space space = m_r.decls[un.decl].space;
+            std::size_t best = none;
+            std::uint64_t best_growth = 0;
+            for (std::size_t k = 0; k < m_slots.size(); ++k) {
+                slot& sl = m_slots[k];
+                if (sl.space != space) continue;
+                bool ok = true;
+                for (const std::size_t other : sl.units)
+                    if (!(ok = apart(un, m_units[other]))) break;
+                if (!ok) continue;
+                const std::uint64_t growth =
+                    std::max(sl.bytes, bytes) * std::max(sl.buffers, un.buffers) -
+                    sl.bytes * sl.buffers;
+                if (best == none || growth < best_growth) {
+                    best = k;
+                    best_growth = growth;
+                }
+            }
+            if (best == none) {
+                best = m_slots.size();
+                m_slots.push_back({space, 0, 1, 1, {}, none});
+            }
+            slot& sl = m_slots[best];
+            sl.bytes = std::max(sl.bytes, bytes);
+            sl.buffers = std::max(sl.buffers, un.buffers);
+            sl.least = std::max<std::uint32_t>(sl.least,
+                                               static_cast<std::uint32_t>(m_decls[un.decl].keep));
+            sl.units.push_back(u);
+            m_unit_slot[u] = best;
+        }
+        for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
+            const std::uint64_t free =
+                space == mem_space::sbuf ? m_kb.sbuf_free() : m_kb.psum_free();
+            std::uint64_t total = 0;
+            for (const slot& sl : m_slots)
+                if (sl.space == space) total += sl.bytes * sl.buffers;
+            while (total > free) {
+                std::size_t pick = none;
+                for (std::size_t k = 0; k < m_slots.size(); ++k)
+                    if (m_slots[k].space == space && m_slots[k].buffers > m_slots[k].least &&
+                        (pick == none || m_slots[k].bytes > m_slots[pick].bytes))
+                        pick = k;
+                if (pick == none) break;
+                --m_slots[pick].buffers;
+                total -= m_slots[pick].bytes;
+            }
+            if (total > free) throw_unfit(space, total, free);
+        }
+        std::vector<std::uint32_t> wanted(m_r.decls.size(), 0);
+        for (std::size_t u = 0; u < m_units.size(); ++u) {
+            decl_state& s = m_decls[m_units[u].decl];
+            wanted[m_units[u].decl] = s.buffers;
+            s.buffers = std::min(s.buffers, m_slots[m_unit_slot[u]].buffers);
+        }
+        for (std::size_t d = 0; d < wanted.size(); ++d)
+            if (wanted[d] && m_decls[d].buffers < wanted[d])
+                m_kb.note(std::string(mem_space_name(m_r.decls[d].space)) + " tile '" +
+                          m_r.decls[d].name + "' rotates over " +
+                          std::to_string(m_decls[d].buffers) + " buffer" +
+                          (m_decls[d].buffers == 1 ? "" : "s") + ", not " +
+                          std::to_string(wanted[d]) +
+                          ": the kernel's tiles fit only so, tiles whose lifetimes do not "
+                          "overlap sharing memory (the compiler's allocator does the same)");
+        if (!m_units.empty())
+            m_kb.note(
+                "the kernel's tiles fit only with tiles whose lifetimes do not overlap "
+                "sharing memory: a tile placed where another was waits for that one's "
+                "accesses");
+    }
+
+    [[noreturn]] void throw_unfit(mem_space space, std::uint64_t total, std::uint64_t free) {
+        std::vector<std::size_t> slots;
+        for (std::size_t k = 0; k < m_slots.size(); ++k)
+            if (m_slots[k].space == space) slots.push_back(k);
+        std::stable_sort(slots.begin(), slots.end(), [&](std::size_t a, std::size_t b) {
+            return m_slots[a].bytes * m_slots[a].buffers > m_slots[b].bytes * m_slots[b].buffers;
+        });
+        std::string names;
+        std::size_t shown = 0;
+        for (const std::size_t k : slots) {
+            if (shown++ == 6) {
+                names += ", ...";
+                break;
+            }
+            const unit& u = m_units[m_slots[k].units.front()];
+            names += std::string(shown > 1 ? ", " : "") + "'" + m_r.decls[u.decl].name + "'" +
+                     (tiles_of(u.decl) > 1 ? "[" + std::to_string(u.block) + "]" : "") + " (" +
+                     std::to_string(m_slots[k].buffers) + " x " + std::to_string(m_slots[k].bytes) +
+                     " bytes)";
+        }
+        throw nki_op_error(
+            m_units[m_slots[slots.front()].units.front()].ops.front(),
+            std::string(mem_space_name(space)) +
+                " allocation does not fit: the kernel's tiles "
+                "need " +
+                std::to_string(total) + " of " + std::to_string(free) +
+                " bytes per partition with one buffer per tile (or what the kernel keeps alive), "
+                "even with tiles whose lifetimes do not overlap sharing memory; alive together: " +
+                names);
+    }
+
     // The outermost loop of several trips around operation i (i is inside one).
     std::size_t outermost_loop(std::size_t i) const {
         for (const std::size_t l : m_around[i])
@@ -593,8 +1041,9 @@ class expander {
             const nki_decl& nd = m_r.decls[d];
             if (!nd.offsets.empty()) continue;
             automatic.push_back(d);
-            requests.push_back({nd.space, std::uint64_t{nd.elems} * dtype_size(nd.type), nd.count,
-                                nd.single, nd.loops});
+            const decl_state& s = m_decls[d];
+            requests.push_back({nd.space, std::uint64_t{nd.elems} * dtype_size(nd.type),
+                                s.blocks_rotate ? 1 : nd.count, nd.single && !s.rotates, s.loops});
         }
         const auto buffers = m_kb.plan_buffers(requests);
         for (std::size_t i = 0; i < automatic.size(); ++i) {
@@ -701,26 +1150,39 @@ class expander {
     }
 
     void declare(std::uint32_t d) {
-        const nki_decl& nd = m_r.decls[d];
-        decl_state& s = m_decls[d];
-        if (!s.declared) {
+        const nki_decl& nd = m_r.decls[m_decls[d].owner];  // (a family: its first member's)
+        decl_state& o = m_decls[m_decls[d].owner];
+        if (!o.declared) {
             if (!nd.offsets.empty()) {
                 for (std::size_t b = 0; b < nd.offsets.size(); ++b) {
                     const std::uint32_t first = nd.first_partitions[b];
-                    s.ids.push_back(m_kb.declare_tile_at(
+                    o.ids.push_back(m_kb.declare_tile_at(
                         nd.name + "@" + (first ? std::to_string(first) + ":" : std::string()) +
                             std::to_string(nd.offsets[b]),
                         nd.space, nd.partitions, nd.elems, nd.type, nd.offsets[b], 1, first));
                 }
-            } else if (nd.count == 1) {
-                s.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
-                                                  nd.type, s.buffers));
+            } else if (m_sharing) {
+                for (std::uint32_t b = 0; b < tiles_of(m_decls[d].owner); ++b) {
+                    const std::size_t u = m_unit_of.at({m_decls[d].owner, b});
+                    slot& sl = m_slots[m_unit_slot[u]];
+                    if (sl.reservation == none)
+                        sl.reservation =
+                            m_kb.reserve("shared by " + nd.name, sl.space, sl.bytes, sl.buffers);
+                    o.ids.push_back(m_kb.declare_tile_in(
+                        tiles_of(m_decls[d].owner) > 1 ? nd.name + "[" + std::to_string(b) + "]"
+                                                       : nd.name,
+                        sl.reservation, nd.partitions, nd.elems, nd.type, o.buffers));
+                }
+            } else if (nd.count == 1 || o.blocks_rotate) {
+                o.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
+                                                  nd.type, o.buffers));
             } else {
-                s.ids = m_kb.declare_tile_array(nd.name, nd.count, nd.space, nd.partitions,
-                                                nd.elems, nd.type, s.buffers);
+                o.ids = m_kb.declare_tile_array(nd.name, nd.count, nd.space, nd.partitions,
+                                                nd.elems, nd.type, o.buffers);
             }
-            s.declared = true;
+            o.declared = true;
         }
+        decl_state& s = m_decls[d];
         instance inst;
         inst.tiles.resize(nd.count);
         inst.taken.assign(nd.count, false);
@@ -731,7 +1193,8 @@ class expander {
 
     std::size_t builder_decl(std::uint32_t d, std::size_t block) const {
         const nki_decl& nd = m_r.decls[d];
-        return m_decls[d].ids[nd.phys.empty() ? block : nd.phys[block]];
+        const decl_state& o = m_decls[m_decls[d].owner];
+        return o.ids[o.blocks_rotate ? 0 : nd.phys.empty() ? block : nd.phys[block]];
     }
 
     void take(std::uint32_t d, instance& inst, std::size_t block) {
@@ -744,11 +1207,11 @@ class expander {
         if (ref.back >= s.recent.size())
             throw std::logic_error("tile of a declaration instance that does not exist yet");
         const bool direct = !m_r.decls[ref.decl].offsets.empty();  // its own bytes, always
-        if (!direct && ref.back >= s.buffers)
+        if (!direct && ref.back >= m_decls[s.owner].buffers)
             throw user_error("a tile of '" + m_r.decls[ref.decl].name + "' from " +
                              std::to_string(ref.back) +
                              " instances before the latest is used, but its declaration has " +
-                             std::to_string(s.buffers) +
+                             std::to_string(m_decls[s.owner].buffers) +
                              " buffer(s): later instances overwrote it (in an isa kernel each "
                              "declaration has one buffer: keep the tile in a declaration of its "
                              "own)");
@@ -859,6 +1322,11 @@ class expander {
     std::vector<std::pair<std::size_t, std::vector<std::size_t>>> m_phase_begin;
     std::vector<std::size_t> m_phase_end;
     std::vector<bool> m_checked;  // each operation's entries checked (its first expansion)
+    bool m_sharing = false;       // tiles take slots (plan_shared)
+    std::vector<unit> m_units;
+    std::vector<std::size_t> m_unit_slot;
+    std::vector<slot> m_slots;
+    std::map<std::pair<std::size_t, std::size_t>, std::size_t> m_unit_of;  // (decl, block)
 };
 
 }  // namespace

@@ -157,8 +157,11 @@ class nki_unroll_request : public std::runtime_error {
 // unrolled: HBM tensors first, then each operation once per iteration of its loops (those with
 // `when` only in the first iteration of the loops it names), a declaration's buffers planned
 // (plan_buffers) before its first instance, declarations whose lifetimes do not overlap in
-// phases of their own (begin_phase / end_phase). An error of the builder or of the recording
-// throws nki_op_error naming the operation; nki_unroll_request asks for a loop unrolled.
+// phases of their own (begin_phase / end_phase), a line's repeated declarations (a family) and
+// blocks used one per iteration taking one declaration's buffers in turn, and, when a phase
+// does not fit even with one buffer per tile, tiles whose lifetimes do not overlap sharing
+// reservations (reserve / declare_tile_in) instead of phases. An error of the builder or of the
+// recording throws nki_op_error naming the operation; nki_unroll_request asks for a loop unrolled.
 program expand_recording(const nki_recording& r, kernel_builder& kb);
 
 }  // namespace trn
