@@ -280,7 +280,9 @@ def _written(t, trace):
 def emit_into(p, dst, accumulate, site):
     """Records `p` with `dst` as its destination. `accumulate`: True adds the result to dst (a
     matmul into PSUM), False overwrites, 'auto' decides as nisa.nc_matmul's accumulate=None
-    does."""
+    does, 'add' (`dst += matmul`) adds unless nothing wrote dst's part of PSUM yet (the
+    accumulation begins there: AWS's attention tutorial, v8a, sums so into PSUM it never
+    zeroed)."""
     if not isinstance(dst, (Tile, TileRuns)):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and isinstance(dst, Tile) and dst.shape != p.shape:
@@ -306,6 +308,8 @@ def emit_into(p, dst, accumulate, site):
         flush_zero(dst, site)
         if accumulate == 'auto':
             accumulate = _auto_accumulate(p, dst, site, trace)
+        elif accumulate == 'add':  # `psum += matmul`: onto PSUM nothing wrote, the sum begins
+            accumulate = bool(root.writes) and _coverage(dst, root.writes) != 'none'
         args = args + (accumulate,)
         if getattr(p, 'double_row', False):
             args = args + ('double_row',)
@@ -414,7 +418,7 @@ def accumulate(dst, value, site):
     """tile += value: matmuls accumulate in PSUM; anything else is an add."""
     if isinstance(value, Pending) and value.kind in ('matmul', 'matmul_mx') and \
             value.result is None:
-        emit_into(value, dst, True, site)
+        emit_into(value, dst, 'add', site)
         value.result = dst
         return
     emit_into(tensor_tensor('+=', site, dst, value, 'add', 'dve', dst.dtype_name), dst, False,

@@ -248,20 +248,30 @@ class HbmAccess(InHbm, Typed):
         for k, key in enumerate(keys):
             r = region[k] if k < len(region) else slice(None)
             cut[key] = r
+        # A whole range keeps its start live in the loops' indices, so that iterations the
+        # mask keeps whole record one body, unless the live access would reach past the
+        # tensor in an iteration the mask cuts (each iteration then records its own).
+        live = HbmAccess(self.tensor, self._cut(cut, True), self.site)
+        return live if not live.oob else HbmAccess(self.tensor, self._cut(cut, False), self.site)
+
+    def _cut(self, cut, live):
         comps = list(self.comps)
         for d, c in enumerate(comps):
             if isinstance(c, IndexRange):
                 r = cut[(0, c.axis) if c.axis is not None else (1, d)]
                 lo, hi, _ = r.indices(c.size)
-                comps[d] = IndexRange(concrete(c.start) + c.step * lo, hi - lo, c.step, c.axis)
+                start = c.start if live and (lo, hi) == (0, c.size) else concrete(c.start)
+                comps[d] = IndexRange(start + c.step * lo, hi - lo, c.step, c.axis)
             elif isinstance(c, IndexExpr):
-                const, terms = concrete(c.const), {}
+                whole = live and all(cut[(0, a)].indices(n)[:2] == (0, n)
+                                     for a, (n, _) in c.terms.items())
+                const, terms = c.const if whole else concrete(c.const), {}
                 for a, (n, k) in c.terms.items():
                     lo, hi, _ = cut[(0, a)].indices(n)
                     const = const + k * lo
                     terms[a] = (hi - lo, k)
                 comps[d] = IndexExpr(const, terms)
-        return HbmAccess(self.tensor, comps, self.site)
+        return comps
 
     def ref(self):
         """The recording's operand: (tensor, first element, rows, elements, row stride)."""
