@@ -672,5 +672,91 @@ end L0
 
 
 
+def stream_rows(spelling):
+    """exp of 128-row tiles, the loop spelled `spelling`: Python's range (straight-line code
+    for the compiler: each run of the line a declaration of its own), nl.static_range or
+    nl.affine_range; the same instructions each way."""
+    loop = {'range': range, 'static': nl.static_range, 'affine': nl.affine_range}[spelling]
+
+    @nki.jit
+    def stream(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in loop(x.shape[0] // 128):
+            t = nl.load(x[i * 128:(i + 1) * 128, :])
+            nl.store(out[i * 128:(i + 1) * 128, :], value=nisa.activation(op=nl.exp, data=t))
+        return out
+    return stream
+
+
+@nki.jit
+def psum_blocks(a, b):
+    """A PSUM tensor of 16 blocks of 2 KiB (twice PSUM), each block used within one iteration:
+    block dimensions are logical, so its blocks take a loop tile's buffers in turn; the
+    accumulation begins in PSUM nothing wrote."""
+    out = nl.ndarray((16 * 128, 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((16, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    a_sb, b_sb = nl.load(a), nl.load(b)
+    for m in nl.affine_range(16):
+        for k in nl.affine_range(2):
+            acc[m] += nisa.nc_matmul(a_sb[:, k, nl.ds(m * 128, 128)], b_sb[:, k, :])
+        nl.store(out[m * 128:(m + 1) * 128, :], value=nl.copy(acc[m]))
+    return out
+
+
+def wide_rows(width, kept):
+    """Six full-width fp32 tiles per row tile, two of them alive at a time (`kept`: all six
+    alive at the end): at 10240 columns, 240 KiB of each partition declared (SBUF has 192 or 224), 80 KiB needed."""
+    @nki.jit
+    def rows(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        for i in nl.affine_range(x.shape[0] // 128):
+            t = nl.load(x[i * 128:(i + 1) * 128, :])
+            chain = [t]
+            for _ in nl.static_range(5):
+                chain.append(nl.multiply(chain[-1], 1.5))
+            value = chain[-1]
+            if kept:
+                for c in chain[:-1]:
+                    value = nl.add(value, c)
+            nl.store(out[i * 128:(i + 1) * 128, :], value=value)
+        return out
+    return rows
+
+
+class Placement(unittest.TestCase):
+    """Placement comes from the instruction stream, not from how a loop is spelled: what a
+    line declares again and again rotates over buffers as a loop's tiles do; tiles whose
+    lifetimes do not overlap share memory when the kernel fits no other way."""
+
+    def test_straight_line_code_rotates_as_a_loop(self):
+        (x,) = s.random_inputs((4096, 512), lo=-1.0)
+        us = {}
+        for spelling in ('range', 'static', 'affine'):
+            kernel = stream_rows(spelling)
+            np.testing.assert_allclose(kernel(x), np.exp(x), rtol=1e-5)
+            us[spelling] = s.stat(s.frontend_stats(kernel, x), 'total_time_ns')
+        self.assertAlmostEqual(us['range'] / us['affine'], 1.0, delta=0.02)
+        self.assertAlmostEqual(us['static'] / us['affine'], 1.0, delta=0.02)
+
+    def test_blocks_used_one_per_iteration_rotate(self):
+        a = np.random.default_rng(1).random((128, 2, 16 * 128), dtype=np.float32)
+        b = np.random.default_rng(2).random((128, 2, 512), dtype=np.float32)
+        want = np.concatenate([sum(a[:, k, m * 128:(m + 1) * 128].T @ b[:, k, :]
+                                   for k in range(2)) for m in range(16)])
+        np.testing.assert_allclose(psum_blocks(a, b), want, rtol=1e-4)
+
+    def test_tiles_apart_in_time_share_memory(self):
+        (x,) = s.random_inputs((512, 10240), lo=-1.0)
+        np.testing.assert_allclose(wide_rows(10240, False)(x), x * 1.5 ** 5, rtol=1e-5)
+        t = trnsim.nki.trace_kernel(wide_rows(10240, False), (x,), {}, False)
+        self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
+
+    def test_tiles_alive_together_that_do_not_fit_are_named(self):
+        (x,) = s.random_inputs((512, 10240), lo=-1.0)
+        with self.assertRaisesRegex(trnsim.nki.KernelError,
+                                    r'sbuf allocation does not fit.*alive together: .*loops_test'):
+            wide_rows(10240, True)(x)
+
+
 if __name__ == '__main__':
     unittest.main()
