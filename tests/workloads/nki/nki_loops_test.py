@@ -758,5 +758,32 @@ class Placement(unittest.TestCase):
             wide_rows(10240, True)(x)
 
 
+@nki.jit
+def beta_python_range(x):
+    """A Python range `for` loop in a beta kernel (sequential_range there), beside a list
+    comprehension over range (Python's iteration: three tiles)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    scales = [nl.full((128, 1), float(k + 1), dtype=x.dtype) for k in range(3)]
+    for i in range(x.shape[0] // 128):
+        t = nl.load(x[i * 128:(i + 1) * 128, :])
+        nl.store(out[i * 128:(i + 1) * 128, :],
+                 value=nl.multiply(nl.multiply(t, scales[0]), scales[2]))
+    return out
+
+
+class BetaPythonRange(unittest.TestCase):
+    """Before NKI 0.7, "any use of Python range(...) will be replaced with sequential_range(...)
+    by Neuron compiler" (the sequential_range reference): a `for` statement, not Python's other
+    iteration."""
+
+    def test_a_for_loop_is_sequential_range_a_comprehension_python(self):
+        (x,) = s.random_inputs((512, 256), lo=-1.0)
+        np.testing.assert_allclose(beta_python_range(x), x * 3.0, rtol=1e-6)
+        t = trnsim.nki.trace_kernel(beta_python_range, (x,), {}, False)
+        text = t.trace.text()
+        self.assertIn('loop L0 4 sequential', text)
+        self.assertEqual(text.count('loop '), 1, text)  # (the comprehension is no NKI loop)
+
+
 if __name__ == '__main__':
     unittest.main()

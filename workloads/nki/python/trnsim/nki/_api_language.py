@@ -1,7 +1,10 @@
 """nki.language (nl): each API declared once, with its editions (_registry)."""
 
+import dis
 import itertools
+import linecache
 import math
+import sys
 import weakref
 
 import numpy as np
@@ -145,12 +148,25 @@ def fori_loop(lower, upper, body_fun, step=1):
 
 
 class _PythonRange(_Loop):
-    """Python's range in an NKI 0.7 kernel: the loop nl.affine_range is there when iterated;
-    otherwise a range (len, indexing, reversed, in)."""
+    """Python's range in an NKI kernel's module while it is traced: when iterated, the loop
+    its edition makes of it (NKI 0.7: the loop nl.affine_range is there; before: "any use of
+    Python range(...) will be replaced with sequential_range(...) by Neuron compiler", the
+    sequential_range reference); otherwise a range (len, indexing, reversed, in)."""
 
-    def __init__(self, args):
+    def __init__(self, args, edition):
         self._range = range(*args)  # (Python's checks and errors)
-        super().__init__('range', args)
+        if edition == '0.7':
+            super().__init__('range', args)
+        else:  # (every iteration's Python runs, as Python's own loop: a list comprehension
+            # over it, which NKI's tracer leaves to Python, gets all its elements)
+            super().__init__('sequential', args)
+
+    def __iter__(self):
+        # the loop of a `for` statement; a comprehension, list(range(n)), zip(...) iterate
+        # Python's range (NKI's tracer rewrites the kernel's loops, not Python's iteration)
+        if _for_statement(sys._getframe(1)):
+            return super().__iter__()
+        return iter(self._range)
 
     def __getitem__(self, i):
         return self._range[i]
@@ -173,9 +189,36 @@ class _PythonRange(_Loop):
         return getattr(self._range, name)
 
 
-def python_range(*args):
-    """range as an NKI 0.7 kernel sees it while it is traced."""
-    return _PythonRange(args)
+_FOR_ITERS = {}  # code object -> offsets of its GET_ITERs that begin `for` statements
+
+
+def _for_statement(frame):
+    """Whether `frame` is taking an iterator for a `for` statement (not a comprehension's
+    `for`): its current instruction a GET_ITER whose source position is a `for` keyword that
+    begins a statement (a comprehension's is the comprehension's bracket); without the
+    source, a GET_ITER followed by a FOR_ITER outside a comprehension's own code."""
+    code = frame.f_code
+    offsets = _FOR_ITERS.get(code)
+    if offsets is None:
+        offsets = _FOR_ITERS[code] = set()
+        ins = [i for i in dis.get_instructions(code) if i.opname not in ('CACHE', 'EXTENDED_ARG')]
+        for a, b in zip(ins, ins[1:]):
+            if a.opname != 'GET_ITER':
+                continue
+            pos = a.positions
+            line = linecache.getline(code.co_filename, pos.lineno) if pos and pos.lineno else ''
+            if line and pos.col_offset is not None:
+                text = line[pos.col_offset:]
+                if text.startswith('for') and text[3:4] in (' ', '\t', '('):
+                    offsets.add(a.offset)
+            elif b.opname == 'FOR_ITER' and not code.co_name.startswith('<'):
+                offsets.add(a.offset)
+    return frame.f_lasti in offsets
+
+
+def python_range(edition):
+    """range as a kernel of `edition` sees it while it is traced."""
+    return lambda *args: _PythonRange(args, edition)
 
 
 @api('language.static_cast', 'beta1', signature='x, dtype')

@@ -290,12 +290,13 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, editi
         return value
 
     _trace.Trace.current = trace
-    # From NKI 0.7 the NKI iterators are Python's range: a Python range loop in the kernel (and
-    # in the helpers of its module) is the same loop as theirs (Python's own still iterates)
+    # A Python range loop in the kernel (and in the helpers of its module) is the loop its
+    # edition makes of it: from NKI 0.7 the NKI iterators' (they are Python's range), before
+    # it sequential_range (Python's own range still iterates elsewhere)
     g = getattr(fn, '__globals__', None)
-    own_range = edition != '0.7' or g is None or 'range' in g
+    own_range = g is None or 'range' in g
     if not own_range:
-        g['range'] = python_range
+        g['range'] = python_range(edition)
     try:
         wargs = [wrap(a, names[i] if i < len(names) else f'arg{i}')
                  for i, a in enumerate(args)]
