@@ -723,6 +723,20 @@ def wide_rows(width, kept):
     return rows
 
 
+@nki0.jit
+def six_tiles_nki0(x):
+    """Six 128-row tiles of x loaded, then stored: all six alive together."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    tiles = []
+    for k in range(x.shape[0] // 128):
+        t = nl0.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=x[k * 128:(k + 1) * 128, :])
+        tiles.append(t)
+    for k, t in enumerate(tiles):
+        nisa0.dma_copy(dst=out[k * 128:(k + 1) * 128, :], src=t)
+    return out
+
+
 class Placement(unittest.TestCase):
     """Placement comes from the instruction stream, not from how a loop is spelled: what a
     line declares again and again rotates over buffers as a loop's tiles do; tiles whose
@@ -756,6 +770,9 @@ class Placement(unittest.TestCase):
         with self.assertRaisesRegex(trnsim.nki.KernelError,
                                     r'sbuf allocation does not fit.*alive together: .*loops_test'):
             wide_rows(10240, True)(x)
+        (y,) = s.random_inputs((768, 10240), lo=-1.0)  # (six tiles kept in a list)
+        with self.assertRaisesRegex(trnsim.nki.KernelError, r'sbuf allocation does not fit'):
+            six_tiles_nki0(y)
 
 
 @nki.jit
