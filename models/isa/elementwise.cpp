@@ -182,10 +182,11 @@ const opcode_row& row_of_iota() {
 const opcode_row& row_of_scalar_tensor_tensor() {
     static const opcode_row r{
         .info = {"scalar_tensor_tensor",
-                 field::dst | field::src0 | field::src1 | field::alu | field::imm | field::alu1 |
-                     field::flags,
+                 field::dst | field::src0 | field::src1 | field::src2 | field::alu | field::imm |
+                     field::alu1 | field::flags,
                  2, false,
-                 "dst = (src0 alu imm) alu1 src1; flags=rev0 / rev1 swap an operation's operands"},
+                 "dst = (src0 alu s) alu1 src1: s is imm or src2[p, 0]; flags=rev0 / rev1 swap an "
+                 "operation's operands"},
         .flags = flag::reverse0 | flag::reverse1,
         // NC-v3: the Vector engine moves 256 elements of a non-16-bit dtype per cycle (2 per
         // partition), and a profiled trn2 kernel runs fp32 scalar_tensor_tensor at that rate
@@ -199,10 +200,14 @@ const opcode_row& row_of_scalar_tensor_tensor() {
             [](alu_io& io) {
                 const instruction& ins = io.ins;
                 const bool rev0 = ins.flags & flag::reverse0, rev1 = ins.flags & flag::reverse1;
-                for (std::size_t i = 0; i < io.n; ++i)
-                    io.out(i,
-                           apply_ordered(ins.alu1, apply_ordered(ins.alu, io.in0(i), ins.imm, rev0),
-                                         io.in1(i), rev1));
+                for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
+                    const float s = ins.src2.valid() ? io.in2(p) : ins.imm;  // one per partition
+                    for (std::uint32_t j = 0; j < ins.dst.elems; ++j) {
+                        const std::size_t i = std::size_t{p} * ins.dst.elems + j;
+                        io.out(i, apply_ordered(ins.alu1, apply_ordered(ins.alu, io.in0(i), s, rev0),
+                                                io.in1(i), rev1));
+                    }
+                }
             }};
     return r;
 }

@@ -356,10 +356,10 @@ def _isa_transpose(a, engine):
     return _transpose(a)
 
 
-@instruction('isa.scalar_tensor_tensor', 'scalar_tensor_tensor', 'dst', 'src0', 'src1', 'alu',
-             'imm', 'alu1', 'flags', 'eng')
-def _isa_scalar_tensor_tensor(a, b, alu0, imm, alu1, flags, engine):
-    return alu(alu1, alu(alu0, a, np.float32(imm), 'rev0' in flags), b.reshape(a.shape),
+@instruction('isa.scalar_tensor_tensor', 'scalar_tensor_tensor', 'dst', 'src0', 'src1', 'src2?',
+             'alu', 'imm', 'alu1', 'flags', 'eng')
+def _isa_scalar_tensor_tensor(a, b, s, alu0, imm, alu1, flags, engine):
+    return alu(alu1, alu(alu0, a, _scalar(s, imm, a), 'rev0' in flags), b.reshape(a.shape),
                'rev1' in flags)
 
 
