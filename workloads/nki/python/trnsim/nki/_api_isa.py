@@ -9,7 +9,7 @@ import numpy as np
 from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported
 from ._dtypes import dtype_name
-from ._index import AffinePredicate, IndexExpr, IndexRange, concrete
+from ._index import NothingKept, AffinePredicate, IndexExpr, IndexRange, concrete
 from ._registry import api, called, value
 from ._trace import current
 
@@ -131,8 +131,11 @@ def _two_alus(api_name, op0, op1, reverse0, reverse1, site):
 
 
 def _check(api_name, site, mask=None, engine=None, allowed=('dve', 'act', 'pool', None)):
-    if mask is not None:
-        raise unsupported(api_name, 'mask=', site)
+    # a mask of loop indices alone (`(2 * i + g) * 128 < n`) is True or False: all or nothing
+    if mask is False:
+        raise NothingKept(api_name)
+    if mask is not None and mask is not True:
+        raise unsupported(api_name, 'mask= (other than one of loop indices alone)', site)
     if engine not in allowed:
         raise unsupported(api_name, f'engine={engine}', site)
 
@@ -278,11 +281,10 @@ def activation_reduce(op, data, reduce_op, reduce_res, dst=None, bias=None, scal
     """op(data * scale + bias), and the reduce_op reduction of each partition's results into
     reduce_res [P, 1], in one Scalar-engine instruction."""
     api_name, site = called()
-    _check(api_name, site, mask)
     func = _named(_ACT, _NUMPY_ACT, api_name, op, site)
     ralu = _named(_REDUCE, _NUMPY_REDUCE, api_name, reduce_op, site, 'reduce_op')
     return _result(_ops.activation(api_name, site, func, data, scale, None,
-                                   dtype, None, bias, ralu, reduce_res), dst, site)
+                                   dtype, mask, bias, ralu, reduce_res), dst, site)
 
 
 
@@ -550,8 +552,8 @@ def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
      v0='dst, data, op0, operand0, op1, operand1, reverse0=False, reverse1=False, engine=None')
 def scalar_tensor_tensor(data, op0, operand0, op1, operand1, dst=None, reverse0=False,
                          reverse1=False, dtype=None, mask=None, engine=None):
-    """(data op0 operand0) op1 operand1, operand0 a number and operand1 a tile of data's
-    shape, in one Vector-engine instruction."""
+    """(data op0 operand0) op1 operand1, operand0 a number or a [P, 1] tile and operand1 a
+    tile of data's shape, in one Vector-engine instruction."""
     api_name, site = called()
     _check(api_name, site, None, engine, ('dve', None))
     alu0, alu1, flags = _two_alus(api_name, op0, op1, reverse0, reverse1,

@@ -293,7 +293,7 @@ def _space(buffer, api_name, site):
     raise unsupported(api_name, f'buffer={buffer!r}', site)
 
 
-def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
+def _tensor(api_name, shape, dtype, buffer, name, zero, address=None, fill=0.0):
     site = user_site()
     trace = _trace.current(api_name)
     if address is not None:
@@ -315,10 +315,10 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None):
             t.block(b, api_name, site)[0]
             for b in itertools.product(*(range(n) for n in t.block_shape))]
         for tile in tiles:
-            if space == 'psum':
+            if space == 'psum' and fill == 0.0:
                 tile.zero_site = site  # folded into the first matmul that overwrites it
             else:
-                _ops.assign(tile, _ops.memset(api_name, site, tile.shape, 0.0, dt, 'dve'), site)
+                _ops.assign(tile, _ops.memset(api_name, site, tile.shape, fill, dt, 'dve'), site)
     return t
 
 
@@ -381,15 +381,16 @@ def expand_dims(data, axis):
     return data.reshape(tuple(shape))
 
 
-@api('language.full', signature="shape, fill_value, dtype, buffer=None, name=''")
-def full(shape, fill_value, dtype, buffer=None, name=''):
-    """A tensor filled with one value (a memset)."""
+@api('language.full', signature="shape, fill_value, dtype, buffer=None, name=''",
+     beta1="shape, fill_value, dtype, buffer=None, name='', lazy_initialization=False")
+def full(shape, fill_value, dtype, buffer=None, name='', lazy_initialization=False):
+    """A tensor filled with one value (a memset, where it is declared). `lazy_initialization`
+    (beta 1 kernels pass it, as to nl.zeros; the reference does not document it) changes
+    nothing."""
     api_name, site = called()
-    t = _tensor(api_name, shape, dtype, buffer, name, False)
-    if not isinstance(t, Tile):
-        raise unsupported(api_name, 'nl.full outside SBUF or with block dimensions', site)
-    _ops.assign(t, _ops.memset(api_name, site, t.shape, fill_value, t.dtype_name, 'dve'), site)
-    return t
+    if _space(buffer, api_name, site) == 'hbm':
+        raise unsupported(api_name, 'nl.full in HBM', site)
+    return _tensor(api_name, shape, dtype, buffer, name, True, fill=fill_value)
 
 
 @api('language.ones', 'beta1', signature="shape, dtype, buffer=None, name=''")
@@ -480,6 +481,65 @@ for _name in ('exp', 'relu', 'reciprocal', 'rsqrt', 'sqrt', 'square', 'sigmoid',
               'sign', 'erf', 'gelu_dx', 'silu_dx', 'tan', 'erf_dx', 'gelu_apprx_sigmoid'):
     _unary(_name)
 _unary('identity', -1.0, 'negative')
+
+
+class Fp32:
+    """nl.fp32: FP32 constants. `min`: the bit pattern 0xff7fffff, the most negative finite
+    fp32 (-3.4028235e38), what kernels fill with for minus infinity."""
+
+    min = float(np.finfo(np.float32).min)
+
+
+value('language.fp32', Fp32)
+
+
+class _Finfo:
+    """Limits of a floating-point dtype, as numpy.finfo gives them (`min`, `max`, `eps`,
+    `tiny`, `bits`)."""
+
+    # (bits, largest finite, eps, smallest normal) of the formats numpy does not know
+    _FORMATS = {'bfloat16': (16, 3.3895313892515355e38, 2.0 ** -7, 2.0 ** -126),
+                'float8_e4m3fn': (8, 448.0, 2.0 ** -3, 2.0 ** -6),
+                'float8_e4m3': (8, 240.0, 2.0 ** -3, 2.0 ** -6),
+                'float8_e5m2': (8, 57344.0, 2.0 ** -2, 2.0 ** -14)}
+
+    def __init__(self, name):
+        self.dtype = name
+        if name in self._FORMATS:
+            self.bits, self.max, self.eps, self.tiny = self._FORMATS[name]
+        else:
+            f = np.finfo(np.dtype(name))
+            self.bits, self.max, self.eps, self.tiny = f.bits, float(f.max), float(f.eps), \
+                float(f.tiny)
+        self.min = -self.max
+
+    def __repr__(self):
+        return f'finfo(min={self.min}, max={self.max}, dtype={self.dtype})'
+
+
+@api('language.finfo', 'beta1', signature='dtype',
+     note='not in the API reference; AWS\'s vision kernels (nki-samples) use it')
+def finfo(dtype):
+    """The limits of a floating-point dtype (numpy.finfo's, bfloat16 and the fp8 formats
+    included)."""
+    api_name, site = called()
+    name = _dtypes.dtype_name(dtype)
+    if name in _dtypes.INTEGERS:
+        raise KernelError(api_name, f'{name} is not a floating-point dtype (numpy.iinfo)', site)
+    if name not in _Finfo._FORMATS and name not in ('float32', 'float16'):
+        raise KernelError(api_name, f'{name} is not a floating-point dtype of NKI', site)
+    return _Finfo(name)
+
+
+@api('language.floor', 'beta1 0.3+', beta1='x, dtype=None, mask=None', v0_3_plus='x, dtype=None')
+def floor(x, dtype=None, mask=None):
+    """The largest integer not above each element: x - mod(x, 1) (mod the divisor's sign, as
+    numpy's), two Vector-engine instructions. The reference names no engine: the lowering is
+    this model's."""
+    api_name, site = called()
+    t = x.materialize() if isinstance(x, _ops.Pending) else x
+    frac = _ops.tensor_scalar(api_name, site, t, 'mod', 1.0, 'dve', 'float32', mask=mask)
+    return _ops.tensor_tensor(api_name, site, t, frac, 'subtract', 'dve', dtype, mask)
 
 
 @api('language.copy', 'beta1 0.3+', beta1='x, dtype=None, mask=None', v0_3_plus='x, dtype=None')

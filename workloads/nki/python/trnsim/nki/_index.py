@@ -480,6 +480,8 @@ class Mask:
         self.bounds = dict(bounds)
 
     def __and__(self, other):
+        if isinstance(other, (bool, np.bool_)):  # a comparison of loop indices alone
+            return self if other else Mask({**self.bounds, 0: (0, 0)})
         if not isinstance(other, Mask):
             raise unsupported('mask', 'only comparisons of indices combined with & are '
                               'supported in a mask')
@@ -499,6 +501,8 @@ def mask_region(mask, shape, api, site):
     """The part of a tile of `shape` a mask keeps, as an index (None: all of it)."""
     if mask is None or mask is True:
         return None
+    if mask is False:  # (a mask of loop indices alone, false in this iteration)
+        raise NothingKept(api)
     if not isinstance(mask, Mask):
         raise unsupported(api, f'a mask of type {type(mask).__name__}', site)
     idx = [slice(None)] * len(shape)

@@ -415,7 +415,10 @@ def assign(dst, value, site):
 
 
 def accumulate(dst, value, site):
-    """tile += value: matmuls accumulate in PSUM; anything else is an add."""
+    """tile += value: matmuls accumulate in PSUM; anything else is an add. The result of an
+    operation whose mask kept nothing adds nothing (no instruction)."""
+    if value is NOTHING:
+        return
     if isinstance(value, Pending) and value.kind in ('matmul', 'matmul_mx') and \
             value.result is None:
         emit_into(value, dst, 'add', site)
@@ -449,6 +452,8 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     region = mask_region(mask, full, api, site)
     if region is not None:
         src = src.restrict(region)
+    if src.oob and mask is not None:  # (a mask: past the end in no iteration it keeps)
+        src = src.now()
     if src.oob:
         raise KernelError(api, src.oob, site)
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
@@ -537,6 +542,8 @@ def store(api, site, dst, value, mask=None, priority=0):
         src, dst = src.view(region, site, api), dst.restrict(region)
     if isinstance(dst, BroadcastAccess):
         raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
+    if dst.oob and mask is not None:
+        dst = dst.now()
     if dst.oob:
         raise KernelError(api, dst.oob, site)
     _require_sbuf(api, site, src)  # (into the tensor's dtype: the DMA casts)
@@ -696,15 +703,20 @@ def _two_tiles_and_a_number(api, site, a, b, number, what):
 
 
 def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=None, flags=''):
-    """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number; flags
-    rev0 / rev1 reverse an operation."""
+    """(a <alu0> scalar) <alu1> b in one Vector-engine instruction; scalar a number or a
+    [P, 1] tile (one value per partition); flags rev0 / rev1 reverse an operation."""
+    S = None
+    if isinstance(scalar, (Tile, Pending)):
+        S, scalar = scalar, 0.0
     A, B, imm = _two_tiles_and_a_number(api, site, a, b, scalar, 'operand0')
     full = A.shape
     region = mask_region(mask, full, api, site)
     if region is not None:
         A, B = _view(A, region, api, site), _view(B, region, api, site)
+    if S is not None:
+        S = _per_partition(S, A, full, region, 'operand0', api, site)
     return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
-                   'isa.scalar_tensor_tensor', (A, B, alu0, imm, alu1, flags, 'dve'),
+                   'isa.scalar_tensor_tensor', (A, B, S, alu0, imm, alu1, flags, 'dve'),
                    region=region, full_shape=full)
 
 
@@ -739,14 +751,18 @@ def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None
         SC = _per_partition(scale, A, full, region, 'the scale', api, site)
     dt, eng = _name(dtype, A.dtype_name), _engine(engine, 'act')
     if reduce_res is not None or reduce_flags is not None:
-        if region is not None:
-            raise unsupported(api, 'a mask on an activation with a reduction', site)
         if eng != 'act':
             raise KernelError(api, 'the reduce registers are the Scalar engine\'s', site)
-        R = None if reduce_res is None else _reduce_result(reduce_res, A, api, site)
+        R = None
+        if reduce_res is not None:  # (a mask: the rows it keeps reduce into their partitions)
+            R = reduce_res.materialize() if isinstance(reduce_res, Pending) else reduce_res
+            if region is not None and isinstance(R, Tile) and R.partitions == full[0]:
+                R = R.view(region[:1], site, api)
+            R = _reduce_result(R, A, api, site)
         return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation_reduce',
                        (R, A, B, SC, func, float(scale) if SC is None else 0.0,
-                        reduce_alu or 'add', reduce_flags or '', eng))
+                        reduce_alu or 'add', reduce_flags or '', eng),
+                       region=region, full_shape=full)
     return Pending(api, site, A.shape, dt, 'sbuf', 'isa.activation',
                    (A, B, SC, func, 0.0 if SC is not None else float(scale), eng),
                    region=region, full_shape=full)
@@ -756,8 +772,11 @@ def affine_select(api, site, steps, const, on_true, fill, cmp, dtype=None):
     """on_true where const + steps[0] * p + sum of steps[k] * (index k) <cmp> 0 over the tile's
     axes (steps: one per axis of on_true), else fill, in one GpSimd instruction: the free
     steps must number the free elements in order (each the innermost's times the sizes after
-    it)."""
+    it). on_true in PSUM, which the GpSimd engine does not reach, is copied to SBUF first (AWS's
+    flash attention selects from a matmul's PSUM result: a lowering of this model's)."""
     A = operand(on_true, api, site)
+    if isinstance(A, Tile) and A.space == 'psum':
+        A = operand(copy(api, site, A), api, site)
     if isinstance(A, TileRuns) or A.space != 'sbuf':
         raise KernelError(api, 'on_true_tile must be a tile in SBUF', site)
     free = list(steps[1:])

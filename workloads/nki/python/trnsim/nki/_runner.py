@@ -585,6 +585,9 @@ class JitKernel:
         self.__doc__ = getattr(func, '__doc__', None)
 
     def __call__(self, *args, **kwargs):
+        if _trace.Trace.current is not None:  # a kernel called by the kernel being traced
+            # (`@nki.jit(mode='trace')` sub-kernels): traced into it, as a helper function is
+            return self.func(*args, **kwargs)
         return _say_latency(trace_kernel(self, args, kwargs, True)).outputs
 
     def __getitem__(self, grid):

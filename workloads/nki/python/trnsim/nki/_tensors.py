@@ -254,20 +254,29 @@ class HbmAccess(InHbm, Typed):
         live = HbmAccess(self.tensor, self._cut(cut, True), self.site)
         return live if not live.oob else HbmAccess(self.tensor, self._cut(cut, False), self.site)
 
-    def _cut(self, cut, live):
+    def now(self):
+        """This access at its loop indices' values now: an access past the tensor's end in
+        some iteration, checked in this one's (a mask keeps no part of it where it would run
+        past; the loop then records each iteration's own)."""
+        if self.comps is None:
+            return self
+        return HbmAccess(self.tensor, self._cut({}, False, whole=True), self.site)
+
+    def _cut(self, cut, live, whole=False):
         comps = list(self.comps)
         for d, c in enumerate(comps):
             if isinstance(c, IndexRange):
-                r = cut[(0, c.axis) if c.axis is not None else (1, d)]
+                r = slice(None) if whole else cut[(0, c.axis) if c.axis is not None else (1, d)]
                 lo, hi, _ = r.indices(c.size)
                 start = c.start if live and (lo, hi) == (0, c.size) else concrete(c.start)
                 comps[d] = IndexRange(start + c.step * lo, hi - lo, c.step, c.axis)
             elif isinstance(c, IndexExpr):
-                whole = live and all(cut[(0, a)].indices(n)[:2] == (0, n)
-                                     for a, (n, _) in c.terms.items())
-                const, terms = c.const if whole else concrete(c.const), {}
+                cuts = {a: slice(None) if whole else cut[(0, a)] for a in c.terms}
+                kept = live and all(cuts[a].indices(n)[:2] == (0, n)
+                                    for a, (n, _) in c.terms.items())
+                const, terms = c.const if kept else concrete(c.const), {}
                 for a, (n, k) in c.terms.items():
-                    lo, hi, _ = cut[(0, a)].indices(n)
+                    lo, hi, _ = cuts[a].indices(n)
                     const = const + k * lo
                     terms[a] = (hi - lo, k)
                 comps[d] = IndexExpr(const, terms)
@@ -380,6 +389,10 @@ class Tile(Typed, Arithmetic):
         error."""
         if idx is Ellipsis:
             return self
+        if len(self.shape) == 1 and isinstance(idx, tuple) and len(idx) == 2:
+            # a tile of one element per partition (a column taken with an integer, t[:, i])
+            # is the [P, 1] tile it stands for: t[:, 0] and t[:, 0:1] are all of it
+            return self.reshape(self.shape[0], 1).view(idx, site, api, runs)
         comps = normalise(self.shape, idx, api, site)
         if all(isinstance(c, IndexRange) and not isinstance(c.start, Affine) and c.start == 0
                and c.step == 1 and c.size == n and c.axis in (None, d)

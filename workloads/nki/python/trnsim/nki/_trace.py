@@ -411,6 +411,8 @@ class Trace:
             elif m < len(second) and _acc_differs(op, second[m]):
                 body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
                 m += 1
+            elif op.kind in ('loop', 'end'):  # (a loop runs; what it does is conditioned)
+                body.append(op)
             else:  # what the first iteration does more: only when Ln is 0
                 body.append(self._with(op, when=op.when + (loop,)))
         if m < len(second):
