@@ -167,9 +167,10 @@ class Editions(unittest.TestCase):
             nl0.rms_norm
 
     def test_what_trnsim_declares_is_in_the_reference(self):
-        # kept beyond the reference: nki.benchmark in 0.x (the model's latency), and beta 1's
-        # nki.compiler decorators, which 0.x kernels of SDK 2.27-2.28 still import
-        kept = {'language.twice_plus_one',  # declared above, by this test
+        # kept beyond the reference: nki.benchmark in 0.x (the model's latency), beta 1's
+        # nki.compiler decorators, which 0.x kernels of SDK 2.27-2.28 still import, and
+        # nl.finfo, which AWS's vision kernels (nki-samples) use
+        kept = {'language.twice_plus_one', 'language.finfo',  # (the first declared above)
                 '.benchmark', 'compiler.skip_middle_end_transformations', 'compiler.sbuf',
                 'compiler.psum', 'compiler.force_auto_alloc', 'compiler.enable_stack_allocator'}
         from trnsim.nki import _reference

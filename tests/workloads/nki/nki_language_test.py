@@ -11,6 +11,7 @@ import unittest
 import numpy as np
 
 import neuronxcc.nki as nki1
+import neuronxcc.nki.isa as nisa1
 import neuronxcc.nki.language as nl1
 import nki as nki0
 import nki.isa as nisa0
@@ -939,6 +940,141 @@ class MoreOperands(unittest.TestCase):
             return out
 
         np.testing.assert_array_equal(doubled(big), big)  # saturated, as the model's engines
+
+
+@nki1.jit
+def loop_masks_beta1(x, w):
+    """Rows in pairs of 128-row tiles, the loop one pair longer than needed: masks of loop
+    indices alone (True or False each iteration) on a load, an activation_reduce, a matmul
+    accumulated with += (each tile's square, transposed, times w), and a store whose mask also
+    cuts columns; rows past the end are read in no iteration the mask keeps."""
+    n, d = x.shape
+    out = nl1.ndarray((n, 128), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    sums = nl1.ndarray((n, 1), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    ix, iy = nl1.mgrid[0:128, 0:d]
+    io, jo = nl1.mgrid[0:128, 0:128]
+    ip, i0 = nl1.arange(128)[:, None], nl1.arange(1)[None, :]
+    w_sb = nl1.load(w)
+    for i in nl1.affine_range(n // 256 + 1):
+        for g in nl1.affine_range(2):
+            keep = (2 * i + g) * 128 < n
+            t = nl1.load(x[(2 * i + g) * 128 + ix, iy], mask=keep)
+            sq = nl1.ndarray((128, 1), dtype=nl1.float32, buffer=nl1.sbuf)
+            u = nisa1.activation_reduce(op=nl1.square, data=t, reduce_op=np.add,
+                                        reduce_res=sq, mask=keep)
+            acc = nl1.zeros((128, 128), dtype=nl1.float32, buffer=nl1.psum)
+            acc += nisa1.nc_matmul(u, w_sb, mask=keep)  # (u.T @ w)
+            nl1.store(out[(2 * i + g) * 128 + io, jo], value=nl1.copy(acc, mask=keep),
+                      mask=(jo < 100) & keep)
+            nl1.store(sums[(2 * i + g) * 128 + ip, i0], value=sq, mask=keep)
+    return out, sums
+
+
+@nki1.jit
+def region_activation_reduce_beta1(x):
+    """exp of the first 64 rows and 300 columns, their row sums beside (a mask of tile indices
+    on activation_reduce)."""
+    ix, iy = nl1.mgrid[0:128, 0:x.shape[1]]
+    t = nl1.load(x)
+    e = nl1.zeros((128, x.shape[1]), dtype=nl1.float32, buffer=nl1.sbuf)
+    r = nl1.zeros((128, 1), dtype=nl1.float32, buffer=nl1.sbuf)
+    e[...] = nisa1.activation_reduce(op=nl1.exp, data=t, reduce_op=np.add, reduce_res=r,
+                                     mask=(ix < 64) & (iy < 300))
+    a = nl1.ndarray(x.shape, dtype=nl1.float32, buffer=nl1.shared_hbm)
+    b = nl1.ndarray((128, 1), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    nl1.store(a, value=e)
+    nl1.store(b, value=r)
+    return a, b
+
+
+@nki1.jit(mode='trace')
+def scaled_rows_sub(t, factor):
+    """A sub-kernel: traced into the kernel that calls it."""
+    return nl1.multiply(t, factor)
+
+
+@nki1.jit
+def calls_a_sub_kernel_beta1(x):
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    nl1.store(out, value=scaled_rows_sub(nl1.load(x), 3.0))
+    return out
+
+
+@nki1.jit
+def constants_and_floor_beta1(x):
+    """nl.fp32.min and nl.finfo(bfloat16).max filled into blocks of nl.full, nl.floor of x."""
+    lo = nl1.full((2, nl1.par_dim(128), 4), fill_value=nl1.fp32.min, dtype=nl1.float32,
+                  buffer=nl1.sbuf, lazy_initialization=False)
+    hi = nl1.full((128, 4), fill_value=nl1.finfo(nl1.bfloat16).max, dtype=nl1.float32,
+                  buffer=nl1.sbuf)
+    a = nl1.ndarray((2, 128, 4), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    b = nl1.ndarray((128, 4), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    f = nl1.ndarray(x.shape, dtype=nl1.int32, buffer=nl1.shared_hbm)
+    for k in nl1.affine_range(2):
+        nl1.store(a[k], value=lo[k])
+    nl1.store(b, value=hi)
+    nl1.store(f, value=nl1.floor(nl1.load(x), dtype=nl1.int32))
+    return a, b, f
+
+
+@nki1.jit
+def select_psum_and_columns_beta1(x, y):
+    """affine_select of a matmul's PSUM result (lower triangle kept); a column t[:, i] of a tile,
+    indexed again as [:, 0]; scalar_tensor_tensor with that column as operand0."""
+    out = nl1.ndarray((128, 128), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    stt = nl1.ndarray((128, 128), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    ix, iy = nl1.mgrid[0:128, 0:128]
+    a, b = nl1.load(x), nl1.load(y)
+    ps = nisa1.nc_matmul(a, b)
+    sel = nisa1.affine_select(pred=(iy <= ix), on_true_tile=ps, on_false_value=-1.0,
+                              dtype=nl1.float32)
+    nl1.store(out, value=sel)
+    column = b[:, 5]
+    nl1.store(stt, value=nisa1.scalar_tensor_tensor(data=a, op0=np.multiply,
+                                                    operand0=column[:, 0], op1=np.add,
+                                                    operand1=b))
+    return out, stt
+
+
+class SamplesIdioms(unittest.TestCase):
+    """What AWS's nki-samples kernels write, in kernels written here from the reference."""
+
+    def test_masks_of_loop_indices_alone(self):
+        rng = np.random.default_rng(3)
+        x = rng.random((384, 128), dtype=np.float32)  # a pair and a half: the last tile dropped
+        w = rng.random((128, 128), dtype=np.float32)
+        out, sums = loop_masks_beta1(x, w)
+        want = np.concatenate([(x[k:k + 128] ** 2).T @ w for k in range(0, 384, 128)])
+        np.testing.assert_allclose(out[:, :100], want[:, :100], rtol=1e-4)
+        np.testing.assert_allclose(sums[:, 0], (x ** 2).sum(1), rtol=1e-4)
+
+    def test_a_mask_on_activation_reduce(self):
+        x = np.random.default_rng(4).random((128, 512), dtype=np.float32)
+        a, b = region_activation_reduce_beta1(x)
+        want = np.zeros_like(x)
+        want[:64, :300] = np.exp(x[:64, :300])
+        np.testing.assert_allclose(a, want, rtol=1e-5)
+        np.testing.assert_allclose(b[:, 0], want.sum(1), rtol=1e-5)
+
+    def test_a_kernel_calling_a_kernel(self):
+        x = np.random.default_rng(5).random((128, 64), dtype=np.float32)
+        np.testing.assert_allclose(calls_a_sub_kernel_beta1(x), 3 * x, rtol=1e-6)
+
+    def test_constants_and_floor(self):
+        x = (np.random.default_rng(6).random((128, 64), dtype=np.float32) - 0.5) * 20
+        a, b, f = constants_and_floor_beta1(x)
+        self.assertTrue((a == np.finfo(np.float32).min).all())
+        self.assertTrue((b == np.float32(3.3895313892515355e38)).all())
+        np.testing.assert_array_equal(f, np.floor(x).astype(np.int32))
+
+    def test_select_from_psum_and_a_column_operand(self):
+        rng = np.random.default_rng(7)
+        x, y = rng.random((128, 128), dtype=np.float32), rng.random((128, 128), dtype=np.float32)
+        out, stt = select_psum_and_columns_beta1(x, y)
+        prod = x.T @ y
+        np.testing.assert_allclose(out, np.where(np.tril(np.ones((128, 128))) > 0, prod, -1.0),
+                                   rtol=1e-4)
+        np.testing.assert_allclose(stt, x * y[:, 5:6] + y, rtol=1e-5)
 
 
 if __name__ == '__main__':

@@ -145,7 +145,9 @@ def _result(p, dst, site):
     second output (reduce_res) is recorded now, its result used or not."""
     if dst is None:
         if isinstance(p, _ops.Pending) and {'O', 'O?'} & set(_prims.PRIMS[p.prim].layout):
-            return p.materialize()
+            if p.region is None:
+                return p.materialize()
+            p.materialize()  # (still the result: assigning it copies what its mask kept)
         return p
     _ops.assign(dst, p, site)
     return dst

@@ -490,7 +490,7 @@ class Fp32:
     min = float(np.finfo(np.float32).min)
 
 
-value('language.fp32', Fp32)
+value('language.fp32', Fp32, 'beta1')
 
 
 class _Finfo:

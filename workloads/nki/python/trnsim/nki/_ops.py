@@ -397,7 +397,13 @@ def assign(dst, value, site):
             emit_into(value, dst, False, site)
             value.result = dst
             return
+        region, full = value.region, value.full_shape
         value = value.result
+        if region is not None and isinstance(value, Tile) and isinstance(dst, Tile) and \
+                value.shape == full == dst.shape:
+            # (made already, for a second output it writes: the part its mask kept)
+            value = value.view(region, site, 'tile assignment')
+            dst = dst.view(region, site, 'tile assignment')
     if isinstance(value, (Tile, TileRuns)):
         if dst.same_region(value):
             return
