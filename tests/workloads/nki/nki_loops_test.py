@@ -802,5 +802,29 @@ class BetaPythonRange(unittest.TestCase):
         self.assertEqual(text.count('loop '), 1, text)  # (the comprehension is no NKI loop)
 
 
+@nki.jit
+def first_iteration_inner_loop(x):
+    """An outer loop whose second iteration a mask of loop indices drops entirely: the inner
+    loop only iteration 0 runs stays a loop when the outer one folds."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.arange(128)[:, None], nl.arange(64)[None, :]
+    for g in nl.affine_range(2):
+        keep = g * 128 < x.shape[0]
+        for j in nl.affine_range(x.shape[1] // 64):
+            t = nl.load(x[g * 128 + ip, j * 64 + jf], mask=keep)
+            nl.store(out[g * 128 + ip, j * 64 + jf], value=nl.multiply(t, 2.0, mask=keep),
+                     mask=keep)
+    return out
+
+
+class MaskedIterations(unittest.TestCase):
+
+    def test_an_inner_loop_of_the_first_iteration_only(self):
+        x = np.random.default_rng(8).random((128, 256), dtype=np.float32)
+        np.testing.assert_allclose(first_iteration_inner_loop(x), 2 * x, rtol=1e-6)
+        t = trnsim.nki.trace_kernel(first_iteration_inner_loop, (x,), {}, False)
+        self.assertEqual(t.trace.text().count('loop '), 2)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -90,6 +90,16 @@ class Affine(UserFacing):
         terms = self.terms
         return Affine(self.c, terms) if terms else self.now
 
+    def fixed_where_consumed(self):
+        """It with the loops whose value the kernel's Python asked for fixed at their counters
+        now (each of their iterations records its own), the others still live."""
+        if self.v is None:
+            return self
+        keep = tuple(t for t in self._terms if not (t[0].open and t[0].consumed))
+        if len(keep) == len(self._terms):
+            return self
+        return Affine(self._c, keep, self.v) if keep else self.now
+
     def _value(self):
         """Its value, asked for by the kernel's Python (noted on its loops)."""
         if self.v is None:

@@ -9,7 +9,7 @@ import math
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import NOTHING, Affine, IndexRange, concrete, mask_region, merge
+from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
                        IndirectTile, Tile, TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
@@ -521,6 +521,8 @@ def load_add_into(api, site, dst, src, priority=0):
 
 
 def store(api, site, dst, value, mask=None, priority=0):
+    if mask is False:  # (a mask of loop indices alone, false now: no store)
+        raise NothingKept(api)
     if value is NOTHING:
         raise KernelError(api, 'stores the result of an operation whose mask keeps nothing (no '
                           'instruction computed it; on the device, whatever the tile held)',

@@ -260,21 +260,33 @@ class HbmAccess(InHbm, Typed):
         past; the loop then records each iteration's own)."""
         if self.comps is None:
             return self
+        # (the loops the mask's comparison asked the value of fixed first, the others kept
+        # live; all fixed if that still runs past the end)
+        fixed = HbmAccess(self.tensor, self._cut({}, 'consumed', whole=True), self.site)
+        if not fixed.oob:
+            return fixed
         return HbmAccess(self.tensor, self._cut({}, False, whole=True), self.site)
 
     def _cut(self, cut, live, whole=False):
+        """The components cut by a mask region (`whole`: uncut); `live`: True keeps whole
+        ranges' starts live, 'consumed' fixes the loops the kernel's Python asked the value
+        of, False fixes every loop."""
+        def fix(x):
+            if live == 'consumed' and isinstance(x, Affine):
+                return x.fixed_where_consumed()
+            return concrete(x)
         comps = list(self.comps)
         for d, c in enumerate(comps):
             if isinstance(c, IndexRange):
                 r = slice(None) if whole else cut[(0, c.axis) if c.axis is not None else (1, d)]
                 lo, hi, _ = r.indices(c.size)
-                start = c.start if live and (lo, hi) == (0, c.size) else concrete(c.start)
+                start = c.start if live is True and (lo, hi) == (0, c.size) else fix(c.start)
                 comps[d] = IndexRange(start + c.step * lo, hi - lo, c.step, c.axis)
             elif isinstance(c, IndexExpr):
                 cuts = {a: slice(None) if whole else cut[(0, a)] for a in c.terms}
-                kept = live and all(cuts[a].indices(n)[:2] == (0, n)
-                                    for a, (n, _) in c.terms.items())
-                const, terms = c.const if kept else concrete(c.const), {}
+                kept = live is True and all(cuts[a].indices(n)[:2] == (0, n)
+                                            for a, (n, _) in c.terms.items())
+                const, terms = c.const if kept else fix(c.const), {}
                 for a, (n, k) in c.terms.items():
                     lo, hi, _ = cuts[a].indices(n)
                     const = const + k * lo
