@@ -1036,6 +1036,26 @@ def select_psum_and_columns_beta1(x, y):
     return out, stt
 
 
+@nki1.jit
+def broadcast_and_transposes_beta1(x):
+    """A [P, 1] column broadcast along the free axis copied into a tile, and assigned; a
+    Tensor-engine transpose assigned to an SBUF tile; a 3-D grid's .y."""
+    a = nl1.ndarray((128, 64), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    b = nl1.ndarray((128, 64), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    c = nl1.ndarray((128, 128), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    t = nl1.load(x)
+    column = nl1.sum(t, axis=1, keepdims=True)
+    nl1.store(a, value=nl1.copy(column.broadcast_to((128, 64))))
+    into = nl1.ndarray((128, 64), dtype=nl1.float32, buffer=nl1.sbuf)
+    into[...] = column.broadcast_to((128, 64))
+    nl1.store(b, value=into)
+    g = nl1.mgrid[0:128, 0:2, 0:64]
+    tt = nl1.ndarray((128, 128), dtype=nl1.float32, buffer=nl1.sbuf)
+    tt[g.p, g.x * 64 + g.y] = nisa1.nc_transpose(t)
+    nl1.store(c, value=tt)
+    return a, b, c
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1075,6 +1095,15 @@ class SamplesIdioms(unittest.TestCase):
         np.testing.assert_allclose(out, np.where(np.tril(np.ones((128, 128))) > 0, prod, -1.0),
                                    rtol=1e-4)
         np.testing.assert_allclose(stt, x * y[:, 5:6] + y, rtol=1e-5)
+
+
+    def test_broadcast_copies_and_a_transpose_assigned_to_sbuf(self):
+        x = np.random.default_rng(9).random((128, 128), dtype=np.float32)
+        a, b, c = broadcast_and_transposes_beta1(x)
+        want = np.broadcast_to(x.sum(1, keepdims=True), (128, 64))
+        np.testing.assert_allclose(a, want, rtol=1e-5)
+        np.testing.assert_allclose(b, want, rtol=1e-5)
+        np.testing.assert_allclose(c, x.T, rtol=0)
 
 
 if __name__ == '__main__':

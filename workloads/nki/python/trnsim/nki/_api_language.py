@@ -249,7 +249,14 @@ def arange(start, stop=None, step=1):
 
 class _Grid(tuple):
     """The indices of nl.mgrid: unpacked (i_p, i_f = nl.mgrid[...]) or named, `.p` for the
-    partition index and `.x` for the free one."""
+    partition index and `.x`, `.y`, `.z` for the free ones in order (AWS's vision kernels
+    name a 4-D grid's so)."""
+
+    def _axis(self, k, name):
+        if k >= len(self):
+            raise KernelError('nl.mgrid', f'.{name} of a grid of {len(self)} axes',
+                              user_site())
+        return self[k]
 
     @property
     def p(self):
@@ -257,7 +264,15 @@ class _Grid(tuple):
 
     @property
     def x(self):
-        return self[1]
+        return self._axis(1, 'x')
+
+    @property
+    def y(self):
+        return self._axis(2, 'y')
+
+    @property
+    def z(self):
+        return self._axis(3, 'z')
 
 
 class MGrid:

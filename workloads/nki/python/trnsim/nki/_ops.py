@@ -990,6 +990,13 @@ def iota(api, site, shape, offset, partition_step, dtype):
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
+    if isinstance(a, Tile) and a.broadcast_from is not None and engine in (None, 'dve'):
+        # A [P, 1] tile broadcast along the free axis, made a tile of its own: zeros plus the
+        # per-partition value, two Vector-engine instructions (the hardware could read the
+        # column with a step-0 access pattern in one: not modelled, a model choice)
+        dt = _name(dtype, a.dtype_name)
+        zeros = memset(api, site, a.shape, 0.0, dt, 'dve').materialize()
+        return tensor_scalar(api, site, zeros, 'add', a.broadcast_from, 'dve', dt, mask=mask)
     A = operand(a, api, site)
     full = A.shape
     region = mask_region(mask, full, api, site)

@@ -479,6 +479,11 @@ class Tile(Typed, Arithmetic):
 
     def __setitem__(self, idx, value):
         site = user_site()
+        if getattr(value, 'space', None) == 'psum' and self.space == 'sbuf' and \
+                hasattr(value, 'materialize'):
+            # a Tensor-engine result assigned to SBUF: made in PSUM, then copied (the
+            # compiler's lowering; an instruction's own dst= has no such copy)
+            value = value.materialize()
         OPERATORS['assign'](self.view(idx, site, runs=True), value, site)
 
     def __iadd__(self, value):
