@@ -1056,6 +1056,23 @@ def broadcast_and_transposes_beta1(x):
     return a, b, c
 
 
+@nki1.jit
+def causal_loop_reduce_beta1(x):
+    """The sum over k <= q of the row tiles (a causal mask of loop indices alone on
+    nl.loop_reduce, as AWS's flash attention backward writes it)."""
+    n = x.shape[0] // 128
+    out = nl1.ndarray((n, 128, x.shape[1]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    for q in nl1.affine_range(n):
+        acc = nl1.zeros((128, x.shape[1]), dtype=nl1.float32, buffer=nl1.sbuf)
+        for k in nl1.sequential_range(n):
+            causal = q >= k
+            t = nl1.load(x[k * 128:(k + 1) * 128, :])
+            acc[...] = nl1.loop_reduce(t, op=np.add, loop_indices=(k,), dtype=nl1.float32,
+                                       mask=causal)
+        nl1.store(out[q], value=acc)
+    return out
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1104,6 +1121,13 @@ class SamplesIdioms(unittest.TestCase):
         np.testing.assert_allclose(a, want, rtol=1e-5)
         np.testing.assert_allclose(b, want, rtol=1e-5)
         np.testing.assert_allclose(c, x.T, rtol=0)
+
+
+    def test_a_causal_mask_of_loop_indices_on_loop_reduce(self):
+        x = np.random.default_rng(10).random((384, 32), dtype=np.float32)
+        tiles = x.reshape(3, 128, 32)
+        want = np.stack([tiles[:q + 1].sum(0) for q in range(3)])
+        np.testing.assert_allclose(causal_loop_reduce_beta1(x), want, rtol=1e-5)
 
 
 if __name__ == '__main__':

@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _dtypes, _ops, _trace
 from ._errors import KernelError, unsupported, user_site
-from ._index import DynSlice, IndexRange
+from ._index import DynSlice, IndexRange, NothingKept
 from ._registry import api, called, value
 from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
 
@@ -414,8 +414,11 @@ def ones(shape, dtype, buffer=None, name=''):
 
 
 def _no_mask(api_name, mask, site):
-    if mask is not None:
-        raise unsupported(api_name, 'mask=', site)
+    # a mask of loop indices alone (`i * 128 >= j * 128`) is True or False: all or nothing
+    if mask is False:
+        raise NothingKept(api_name)
+    if mask is not None and mask is not True:
+        raise unsupported(api_name, 'mask= (other than one of loop indices alone)', site)
 
 
 @api('language.load', 'beta1 0.3+', beta1='src, mask=None, dtype=None', v0_3_plus='src, dtype=None',

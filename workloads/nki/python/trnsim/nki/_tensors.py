@@ -479,12 +479,7 @@ class Tile(Typed, Arithmetic):
 
     def __setitem__(self, idx, value):
         site = user_site()
-        if getattr(value, 'space', None) == 'psum' and self.space == 'sbuf' and \
-                hasattr(value, 'materialize'):
-            # a Tensor-engine result assigned to SBUF: made in PSUM, then copied (the
-            # compiler's lowering; an instruction's own dst= has no such copy)
-            value = value.materialize()
-        OPERATORS['assign'](self.view(idx, site, runs=True), value, site)
+        OPERATORS['assign'](self.view(idx, site, runs=True), _staged(self, value), site)
 
     def __iadd__(self, value):
         OPERATORS['accumulate'](self, value, user_site())
@@ -714,7 +709,16 @@ class TileBlocks(Typed):
     def __setitem__(self, idx, value):
         site = user_site()
         t, rest = self.block(idx, 'tile assignment', site)
-        OPERATORS['assign'](t.view(rest, site) if rest else t, value, site)
+        OPERATORS['assign'](t.view(rest, site) if rest else t, _staged(self, value), site)
+
+
+def _staged(dst, value):
+    """The value `dst[...] = value` assigns: a Tensor-engine result assigned to SBUF is made in
+    PSUM, then copied (the compiler's lowering; an instruction's own dst= has no such copy)."""
+    if getattr(value, 'space', None) == 'psum' and dst.space == 'sbuf' and \
+            hasattr(value, 'materialize'):
+        return value.materialize()
+    return value
 
 
 class ParDim(int):
