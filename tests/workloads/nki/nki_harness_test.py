@@ -361,9 +361,9 @@ nki.benchmark(warmup=1, iters=1)(too_tall)(np.ones((256, 4), np.float32))
                 (2, f'scripts/nki: error: {path}:8: nki.hbm_buffer: no such API in nki (the NKI '
                  'API reference, SDK 2.26.1)'))
             self.assertEqual(
-                error_of(script.replace('buffer=nl.shared_hbm', 'buffer=nki.profile')),
-                (2, f'scripts/nki: error: {path}:8: nki.profile: not supported by trnsim yet '
-                 '(docs/nki.md lists what is supported)'))
+                error_of(script.replace('buffer=nl.shared_hbm', 'buffer=nl.atomic_rmw')),
+                (2, f'scripts/nki: error: {path}:8: nki.language.atomic_rmw: not supported by '
+                 'trnsim yet (docs/nki.md lists what is supported)'))
             # a keyword the API does not take is not ignored: the same one line
             self.assertEqual(
                 error_of(script.replace('nl.load(a)', 'nl.load(a, mask_=None)')),

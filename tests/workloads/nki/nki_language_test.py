@@ -2,9 +2,11 @@
 masks that keep nothing, SPMD launches, casts, annotations; values against numpy, in each
 edition."""
 
+import json
 import os
 import subprocess
 import sys
+import tempfile
 import textwrap
 import unittest
 
@@ -1073,6 +1075,16 @@ def causal_loop_reduce_beta1(x):
     return out
 
 
+@nki1.jit
+def halves_beta1(x):
+    """Each SPMD instance doubles its half of x's rows."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    i = nl1.program_id(0)
+    nl1.store(out[i * 128:(i + 1) * 128, :], value=nl1.multiply(nl1.load(x[i * 128:(i + 1) * 128,
+                                                                            :]), 2.0))
+    return out
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1128,6 +1140,37 @@ class SamplesIdioms(unittest.TestCase):
         tiles = x.reshape(3, 128, 32)
         want = np.stack([tiles[:q + 1].sum(0) for q in range(3)])
         np.testing.assert_allclose(causal_loop_reduce_beta1(x), want, rtol=1e-5)
+
+
+    def test_profile_writes_trnsims_own_artefacts(self):
+        x = np.random.default_rng(11).random((128, 64), dtype=np.float32)
+        with tempfile.TemporaryDirectory() as wd:
+            prof = nki1.profile(working_directory=wd, save_neff_name='k.neff',
+                                save_trace_name='t.ntff', num_execs=4,
+                                profile_nth=2)(calls_a_sub_kernel_beta1)
+            np.testing.assert_allclose(prof(x), 3 * x, rtol=1e-6)
+            with open(os.path.join(wd, 'k.neff')) as f:
+                self.assertEqual(f.readline(), 'trnsim-nki-recording 1\n')  # not a NEFF
+            for name in ('t_exec_2.ntff', 't_exec_4.ntff'):
+                with open(os.path.join(wd, name)) as f:
+                    json.load(f)  # trnsim's timeline, JSON: not an NTFF
+            reports = sorted(os.listdir(os.path.join(wd, 'json_reports')))
+            self.assertEqual(len(reports), 2)
+            with open(os.path.join(wd, 'json_reports', reports[0])) as f:
+                summary = json.load(f)['summary'][0]
+            self.assertIn('trnsim', summary['source'])
+            self.assertAlmostEqual(summary['total_time'] * 1e9,
+                                   s.stat(prof.stats, 'total_time_ns'))
+            with self.assertRaisesRegex(KernelError, r'k.neff exists \(pass overwrite=True'):
+                prof(x)
+            with self.assertRaisesRegex(KernelError, 'working_directory must be an absolute'):
+                nki1.profile(working_directory='rel')(calls_a_sub_kernel_beta1)(x)
+
+    def test_a_benchmark_launched_on_a_grid_keeps_its_result(self):
+        x = np.random.default_rng(12).random((256, 64), dtype=np.float32)
+        bench = nki1.benchmark(warmup=1, iters=1)(halves_beta1)
+        bench[2](x)
+        self.assertGreater(bench.benchmark_result.nc_latency.get_latency_percentile(50), 0)
 
 
 if __name__ == '__main__':

@@ -7,6 +7,8 @@ import gc
 import inspect
 import json
 import os
+import re
+import shutil
 import sys
 import time
 
@@ -718,10 +720,21 @@ class BenchmarkKernel:
         self.benchmark_result = None
         self.stats = None
         self.__name__ = getattr(self.func, '__name__', 'kernel')
+        self._parent = None  # (a launch of this one, bench[grid]: its results go there too)
 
     @property
     def _trnsim_isa(self):
         return _is_isa(self.kernel)
+
+    def __getitem__(self, grid):
+        """bench[grid](...): the kernel launched on that grid (beta 1's SPMD grid, 0.x's LNC),
+        its benchmark_result kept on this object too (AWS's tests read it there)."""
+        kernel = self.kernel if isinstance(self.kernel, JitKernel) else \
+            JitKernel(self.func, getattr(self.kernel, 'edition', None))
+        child = BenchmarkKernel(Launch(kernel, grid, kernel.edition, user_site()),
+                                **self.options)
+        child._parent = self
+        return child
 
     def __call__(self, *args, **kwargs):
         global _benchmarks
@@ -746,6 +759,8 @@ class BenchmarkKernel:
         if not _settings['quiet']:
             self._print(us, tr)
         _annotate_if_asked(self.stats)
+        if self._parent is not None:
+            self._parent.stats, self._parent.benchmark_result = self.stats, self.benchmark_result
         return None
 
     def _print(self, us, tr):
@@ -760,6 +775,106 @@ class BenchmarkKernel:
               f'{self.record_seconds:.2f} s, built the program in {self.build_seconds:.2f} s, '
               f'simulated in {self.simulate_seconds:.2f} s)')
         sys.stdout.flush()
+
+
+def _gbps(text):
+    """A bandwidth of the stats' config ("750GB/s", "1.2TB/s", "23B/ns") in GB/s; None if
+    it is not one."""
+    m = re.fullmatch(r'\s*([0-9.eE+-]+)\s*(GB/s|TB/s|MB/s|B/ns)\s*', str(text or ''))
+    if not m:
+        return None
+    return float(m.group(1)) * {'GB/s': 1.0, 'TB/s': 1e3, 'MB/s': 1e-3, 'B/ns': 1.0}[m.group(2)]
+
+
+def perf_summary(stats):
+    """The profiler-style summary of a run (the keys neuron-profile's summary and nki-autotune
+    read), from the model's statistics: total_time in seconds, the utilisations in percent,
+    hardware_flops the Tensor engine's; `source` says they are trnsim's model."""
+    def stat(key):
+        try:
+            return _stat(stats, key)
+        except (KeyError, TypeError):
+            return None
+    peak = _gbps(stats.get('config', {}).get('core', {}).get('hbm', {}).get('bandwidth'))
+    hbm = stat('hbm.bandwidth_gbps')
+    return {
+        'source': 'trnsim model (not a neuron-profile measurement)',
+        'total_time': stat('total_time_ns') / 1e9,
+        'mfu_estimated_percent': stat('mfu_pct'),
+        'mbu_estimated_percent': None if hbm is None or not peak else 100.0 * hbm / peak,
+        'hardware_flops': stat('engines.pe.flops'),
+        'bound_by': stats.get('limit', {}).get('by'),
+    }
+
+
+class ProfileKernel:
+    """nki.profile: runs the kernel (its outputs returned) and writes, in working_directory,
+    trnsim's own artefacts at the names the caller gives: at save_neff_name the kernel's
+    recording (text, "trnsim-nki-recording 1": not a NEFF), at save_trace_name the model's
+    timeline (trnsim's trace JSON: not an NTFF) for each profiled execution (profile_nth, 2 x
+    profile_nth, ... up to num_execs; the first named as given, the others <name>_exec_<n>),
+    and in json_reports/ one summary (perf_summary) per profiled execution. The model's
+    executions are all the same. An existing file is an error unless overwrite=True."""
+
+    def __init__(self, kernel, working_directory=None, save_neff_name='file.neff',
+                 save_trace_name='profile.ntff', overwrite=False, profile_nth=1, num_execs=1,
+                 additional_compile_opt=None, **options):
+        self.kernel, self.func = kernel, _function(kernel)
+        self.working_directory, self.overwrite = working_directory, overwrite
+        self.save_neff_name, self.save_trace_name = save_neff_name, save_trace_name
+        self.profile_nth, self.num_execs = int(profile_nth), int(num_execs)
+        self.options = dict(options, additional_compile_opt=additional_compile_opt)
+        self.stats = None
+        self.__name__ = getattr(self.func, '__name__', 'kernel')
+
+    @property
+    def _trnsim_isa(self):
+        return _is_isa(self.kernel)
+
+    def _paths(self):
+        wd = self.working_directory
+        where = def_site(self.func)
+        if not wd or not os.path.isabs(str(wd)):
+            raise KernelError('nki.profile', f'working_directory must be an absolute path, got '
+                              f'{wd!r}', where)
+        if self.profile_nth < 1 or self.num_execs < 1:
+            raise KernelError('nki.profile', 'profile_nth and num_execs must be at least 1',
+                              where)
+        execs = list(range(self.profile_nth, self.num_execs + 1, self.profile_nth)) or \
+            [self.profile_nth]
+        base, ext = os.path.splitext(os.path.basename(self.save_trace_name))
+        traces = [os.path.join(wd, f'{base}{ext}' if k == 1 else f'{base}_exec_{k}{ext}')
+                  for k in execs]
+        reports = [os.path.join(wd, 'json_reports', f'{base}_exec_{k}.json') for k in execs]
+        return os.path.join(wd, os.path.basename(self.save_neff_name)), traces, reports
+
+    def __call__(self, *args, **kwargs):
+        neff, traces, reports = self._paths()
+        if not self.overwrite:
+            for path in [neff] + traces + reports:
+                if os.path.exists(path):
+                    raise KernelError('nki.profile', f'{path} exists (pass overwrite=True to '
+                                      'replace it)', def_site(self.func))
+        tr = trace_kernel(self.kernel, args, kwargs, True, launch_flags(self, user_site()))
+        os.makedirs(os.path.dirname(reports[0]), exist_ok=True)
+        try:
+            text = _run(tr, traces[0])
+        except native.UserError as e:
+            raise KernelError('nki.profile', str(e), def_site(self.func)) from None
+        self.stats = json.loads(text)
+        with open(neff, 'w') as f:
+            f.write(tr.trace.text())
+        for path in traces[1:]:
+            shutil.copyfile(traces[0], path)
+        summary = perf_summary(self.stats)
+        for path in reports:
+            with open(path, 'w') as f:
+                json.dump({'summary': [summary], 'stats': self.stats}, f, indent=1)
+        if not _settings['quiet']:
+            print(f'trnsim: nki.profile {self.__name__} on {platform().name}: '
+                  f'{summary["total_time"] * 1e6:.2f} us (model); the recording, timelines and '
+                  f'summaries in {self.working_directory}', file=sys.stderr)
+        return tr.outputs
 
 
 # The harness APIs (the top level of nki).
@@ -845,6 +960,15 @@ def simulate(kernel, **options):
 def simulate_kernel(kernel, *args, **kwargs):
     """The kernel's output values for numpy inputs."""
     return _say_latency(trace_kernel(kernel, args, kwargs, True)).outputs
+
+
+@api('.profile', 'beta1', signature='func=None, **options')
+def profile(func=None, **options):
+    """nki.profile(kernel, working_directory=..., ...) or @nki.profile(...): calling the result
+    runs the kernel and writes trnsim's artefacts (ProfileKernel)."""
+    if func is None:
+        return lambda k: ProfileKernel(k, **options)
+    return ProfileKernel(func, **options)
 
 
 @api('.benchmark', signature='kernel=None, **options')
