@@ -1085,6 +1085,17 @@ def halves_beta1(x):
     return out
 
 
+@nki1.jit
+def double_row_gen3_beta1(a, b):
+    """Beta 1's double-row matmul: [K, 2, M] by [K, 2, N], both rows of every partition
+    contracted (NeuronCore-v3, fp8)."""
+    out = nl1.ndarray((a.shape[2], b.shape[2]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    res = nl1.zeros((a.shape[2], b.shape[2]), dtype=nl1.float32, buffer=nl1.psum)
+    res[...] += nisa1.nc_matmul(nl1.load(a), nl1.load(b), perf_mode='double_row_gen3')
+    nl1.store(out, value=nl1.copy(res))
+    return out
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1171,6 +1182,20 @@ class SamplesIdioms(unittest.TestCase):
         bench = nki1.benchmark(warmup=1, iters=1)(halves_beta1)
         bench[2](x)
         self.assertGreater(bench.benchmark_result.nc_latency.get_latency_percentile(50), 0)
+
+
+    def test_double_row_gen3(self):
+        if s.config_name() != 'trn2':
+            self.skipTest('the double-row mode is NeuronCore-v3 (trn2)')
+        rng = np.random.default_rng(13)
+        fp8 = np.dtype('float8_e4m3')
+        a = rng.random((128, 2, 128), dtype=np.float32).astype(fp8)
+        b = rng.random((128, 2, 256), dtype=np.float32).astype(fp8)
+        af, bf = a.astype(np.float32), b.astype(np.float32)
+        want = af[:, 0].T @ bf[:, 0] + af[:, 1].T @ bf[:, 1]
+        np.testing.assert_allclose(double_row_gen3_beta1(a, b), want, rtol=1e-4)
+        with self.assertRaisesRegex(KernelError, r"takes \[K, 2, M\] and \[K, 2, N\]"):
+            double_row_gen3_beta1(a[:, :1], b[:, :1])
 
 
 if __name__ == '__main__':

@@ -156,7 +156,7 @@ def _result(p, dst, site):
 @api('isa.nc_matmul',
      beta1='stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, '
            'is_transpose=False, tile_position=(), tile_size=(), mask=None, dst=None, '
-           'accumulate=None',
+           'accumulate=None, perf_mode=None',
      v0_2='dst, stationary, moving, is_stationary_onezero=False, is_moving_onezero=False, '
           'is_transpose=False, tile_position=(), tile_size=(), perf_mode=None',
      v0_3_plus='dst, stationary, moving, is_stationary_onezero=False, '
@@ -180,10 +180,13 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
         raise unsupported(api_name, 'tile_position= / tile_size= (Tensor-engine '
                           'tiling)', site)
     mode = getattr(perf_mode, 'value', perf_mode)
-    if mode not in (None, 'none', 'double_row'):
-        raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row)',
-                          site)
-    p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row')
+    if mode == 'double_row_gen3':  # beta 1's spelling: [K, 2, M] and [K, 2, N] operands
+        p = _ops.double_row_pair(api_name, site, stationary, moving)
+    elif mode not in (None, 'none', 'double_row'):
+        raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row; beta 1: '
+                          'double_row_gen3)', site)
+    else:
+        p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row')
     if dst is None:
         if accumulate is not None:
             raise KernelError(api_name, 'accumulate= needs dst=', site)

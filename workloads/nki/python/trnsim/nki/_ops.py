@@ -334,6 +334,9 @@ def emit_into(p, dst, accumulate, site):
                     a.pick(variant) if a.__class__ is Choices else a for a in args))
         return
     trace.emit(p.prim, p.api, p.site, (dst,) + args)
+    then = getattr(p, 'then', None)
+    if then is not None:  # (a second matmul, onto the first: double_row_pair)
+        emit_into(then, dst, True, site)
 
 
 
@@ -1113,6 +1116,21 @@ def matmul(api, site, stationary, moving, double_row=False):
     p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
     p.double_row = double_row
     return p
+
+
+def double_row_pair(api, site, stationary, moving):
+    """Beta 1's nc_matmul(perf_mode='double_row_gen3'): stationary [K, 2, M] and moving
+    [K, 2, N], the sum over both rows of each partition (a contraction of 2K) into [M, N]: two
+    double-row matmuls (NeuronCore-v3's fp8 mode, each at twice the rate) of row 0 and row 1,
+    the second accumulating onto the first; together the time of one ordinary pass."""
+    S, M = operand(stationary, api, site), operand(moving, api, site)
+    if len(S.shape) != 3 or len(M.shape) != 3 or S.shape[1] != 2 or M.shape[1] != 2:
+        raise KernelError(api, f"perf_mode='double_row_gen3' takes [K, 2, M] and [K, 2, N] "
+                          f'operands, got {S.shape} and {M.shape}', site)
+    rows = [matmul(api, site, S.view((slice(None), r, slice(None)), site, api),
+                   M.view((slice(None), r, slice(None)), site, api), True) for r in (0, 1)]
+    rows[0].then = rows[1]
+    return rows[0]
 
 
 def transpose(api, site, a, mask=None):
