@@ -111,6 +111,19 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
               std::to_string(static_cast<int>(s.get("hbm.activation_bound_pct") + 0.5)) +
               "% set by page activations, not bandwidth";
     std::printf("critical path    %s%s\n", rest.c_str(), why.c_str());
+    // The path's largest share is not always what bounds the kernel: a resource can lie on the
+    // path while others would take its place were it free (docs/exploration.md).
+    std::string key = parts.front().first;
+    std::replace(key.begin(), key.end(), ' ', '_');
+    const std::string saving = "limit.savings." + key + "_pct";
+    if (!s.text("limit.by").empty() && s.has(saving) &&
+        s.get(saving) + 0.5 < s.get("limit.saving_pct"))
+        std::printf(
+            "what-if          %s, %.0f%% of the critical path, freed would save up to %.0f%%; "
+            "%s up to %.0f%% (the path runs through what holds it now, not what holds it "
+            "most)\n",
+            parts.front().first.c_str(), 100.0 * parts.front().second / path, s.get(saving),
+            s.text("limit.by").c_str(), s.get("limit.saving_pct"));
 }
 
 void print_lines(const stats_tree& s) {

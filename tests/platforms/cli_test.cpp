@@ -227,6 +227,14 @@ TEST_F(cli, stats_say_what_limits_the_kernel) {
             }
         }
     }
+    // conv2d on trn2: the DMA latency lies on most of the critical path, but freeing the
+    // Tensor engine saves more; the summary says both. Where they agree it says nothing more.
+    auto w = run_sim("--config trn2 --workload conv2d");
+    EXPECT_NE(w.output.find("bound by         pe: freed"), std::string::npos) << w.output;
+    EXPECT_NE(w.output.find("what-if          dma fixed latency, "), std::string::npos) << w.output;
+    EXPECT_NE(w.output.find("; pe up to "), std::string::npos) << w.output;
+    w = run_sim(std::string(cases[0].args));
+    EXPECT_EQ(w.output.find("what-if"), std::string::npos) << w.output;
     // Faster HBM does not help a kernel bound by page activations, and the summary says why.
     auto r = run_sim("--config trn1 --workload ffnn --set core.hbm.bandwidth=820GB/s");
     EXPECT_NE(r.output.find("set by page activations, not bandwidth"), std::string::npos)
