@@ -609,7 +609,11 @@ void neuron_core::add_line_stats(stats_tree& s) const {
         s.add(k + ".instructions", static_cast<double>(instructions), "count",
               "engine instructions from it (a loop body's line: all its iterations)");
         s.add(k + ".busy_ns", busy, "ns", "their data-path time, summed over engines");
-        s.add(k + ".wait_ns", wait, "ns", "engines' idle time waiting on semaphores before them");
+        s.add(k + ".wait_ns", wait, "ns",
+              "engines' idle time waiting on semaphores before them, summed over engines (it "
+              "can exceed the kernel time; per engine: engines.E.wait_ns)");
+        double most_wait = 0;
+        std::string most_engine = "-";
         for (const auto& e : m_engines) {
             const place_cost c = e->by_place(at);
             if (c.instructions == 0) continue;
@@ -617,7 +621,16 @@ void neuron_core::add_line_stats(stats_tree& s) const {
             s.add(ek + ".instructions", static_cast<double>(c.instructions), "count",
                   "instructions on that engine");
             s.add(ek + ".busy_ns", c.busy_ns, "ns", "their data-path time");
+            s.add(ek + ".wait_ns", c.wait_ns, "ns",
+                  "that engine's idle time waiting on semaphores before them");
+            if (c.wait_ns > most_wait) {
+                most_wait = c.wait_ns;
+                most_engine = engine_name(e->engine_type());
+            }
         }
+        s.add(k + ".wait_most_ns", most_wait, "ns",
+              "the longest of its engines' waits (at most the kernel time)");
+        s.add_text(k + ".wait_most_engine", most_engine, "the engine that waited longest");
         s.add(k + ".dma_transfers", static_cast<double>(transfers), "count", "DMA transfers");
         s.add(k + ".dma_bytes", static_cast<double>(bytes), "B", "bytes they moved");
         s.add(k + ".critical_path_ns", path, "ns", "its time on the critical path");

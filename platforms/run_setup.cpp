@@ -130,6 +130,7 @@ void print_lines(const stats_tree& s) {
     struct row {
         std::string place, bound;
         double saving_pct, path_pct, instructions, busy, bytes, wait;
+        std::string waiter;
     };
     std::vector<row> rows;
     for (const auto& e : s.entries()) {  // one row per lines.K.critical_path_pct
@@ -140,7 +141,8 @@ void print_lines(const stats_tree& s) {
         const std::string k = e.path.substr(0, e.path.size() - tail.size());
         rows.push_back({s.text(k + ".place"), s.text(k + ".bound"), s.get(k + ".saving_pct"),
                         e.value, s.get(k + ".instructions"), s.get(k + ".busy_ns"),
-                        s.get(k + ".dma_bytes"), s.get(k + ".wait_ns")});
+                        s.get(k + ".dma_bytes"), s.get(k + ".wait_most_ns"),
+                        s.text(k + ".wait_most_engine")});
     }
     if (rows.empty()) {
         std::printf("lines            none: the program names no source lines or steps\n");
@@ -152,19 +154,21 @@ void print_lines(const stats_tree& s) {
     std::printf(
         "\nwhere the time went, line by line, the lines whose work costs most first (save: the "
         "kernel time that would save were the line's work free, at most, as \"bound by\" says "
-        "for resources; path: its share of the critical path, the shares add up to 100%%; a "
-        "line in a loop sums all its iterations)\n");
+        "for resources; path: its share of the critical path, the shares add up to 100%%; "
+        "wait: the longest its engines waited on semaphores before its instructions, and which "
+        "engine; a line in a loop sums all its iterations)\n");
     if (s.has("chip.slowest_core"))
         std::printf(
             "(core %.0f's lines, the core that ended last; every core's are in the "
             "stats, cores.cN.lines)\n",
             s.get("chip.slowest_core"));
-    std::printf("%7s %7s  %-18s %12s %12s %12s %12s  %s\n", "save", "path", "bound", "instructions",
+    std::printf("%7s %7s  %-18s %12s %12s %12s %17s  %s\n", "save", "path", "bound", "instructions",
                 "busy", "DMA bytes", "wait", "line or step");
     for (const row& r : rows)
-        std::printf("%6.1f%% %6.1f%%  %-18s %12.0f %12s %12.0f %12s  %s\n", r.saving_pct,
+        std::printf("%6.1f%% %6.1f%%  %-18s %12.0f %12s %12.0f %12s %-4s  %s\n", r.saving_pct,
                     r.path_pct, r.bound.c_str(), r.instructions, units::format_time(r.busy).c_str(),
-                    r.bytes, units::format_time(r.wait).c_str(), r.place.c_str());
+                    r.bytes, units::format_time(r.wait).c_str(),
+                    r.waiter.empty() ? "-" : r.waiter.c_str(), r.place.c_str());
 }
 
 void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack) {

@@ -784,6 +784,16 @@ TEST_F(cli, annotate_attributes_a_drivers_time_to_its_steps) {
     EXPECT_NEAR(sum, total, 0.01 * total);
     EXPECT_EQ(j["lines"]["load_rhs_tile"]["dma_transfers"].get<double>(), 32768);
     EXPECT_EQ(j["lines"]["matmul_res_psum"]["engines"]["pe"]["instructions"].get<double>(), 32768);
+    // The wait column is the longest of a line's engines' waits, never past the kernel time;
+    // the sum over engines (wait_ns) may be.
+    for (const auto& [k, v] : j["lines"].items()) {
+        if (!v.is_object() || !v.contains("engines")) continue;
+        double most = 0;
+        for (const auto& [e, ev] : v["engines"].items())
+            most = std::max(most, ev["wait_ns"].get<double>());
+        EXPECT_EQ(v["wait_most_ns"].get<double>(), most) << k;
+        EXPECT_LE(most, total) << k;
+    }
     std::ifstream f(tl);
     const std::string timeline((std::istreambuf_iterator<char>(f)), {});
     EXPECT_NE(timeline.find("\"line\":\"matmul res_psum\""), std::string::npos);

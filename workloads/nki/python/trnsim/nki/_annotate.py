@@ -11,8 +11,15 @@ _COLUMNS = (
     ('instr', 7, lambda v: _count(v['instructions'])),
     ('busy', 9, lambda v: _time(v['busy_ns'])),
     ('DMA', 8, lambda v: _bytes(v['dma_bytes'])),
-    ('wait', 9, lambda v: _time(v['wait_ns'])),
+    ('wait', 13, lambda v: _wait(v)),
 )
+
+
+def _wait(v):
+    """The longest of a line's engines' semaphore waits, and the engine (never past the
+    kernel time, as their sum can be)."""
+    ns = v.get('wait_most_ns', v.get('wait_ns', 0))
+    return '-' if ns <= 0 else f"{_time(ns)} {v.get('wait_most_engine', '')}".strip()
 
 
 def _count(n):
