@@ -34,13 +34,14 @@ namespace {
 // One NeuronCore built from a config; SystemC elaborates once per process, so there is one.
 class platform {
   public:
-    platform(const std::string& config_name, const std::vector<std::string>& sets, bool functional)
+    platform(const std::string& config_name, const std::vector<std::string>& sets, bool functional,
+             const std::string& how)
         : m_cfg(registry()), m_functional(functional) {
         if (s_exists)
             throw trn::user_error(
                 "one trnsim platform per process: SystemC elaborates once (run another "
                 "config in another process)");
-        m_path = load_checked(m_cfg, config_name, sets);
+        m_path = load_checked(m_cfg, config_name, sets, how);
         // On a chip whose cores share HBM stacks (trn2) the platform is the first stack's two
         // cores, so that a kernel's SPMD instances can run on both (nl.nc(2), LNC=2); a kernel
         // of one core runs on the first, its partner idle, as a one-core platform.
@@ -171,7 +172,11 @@ class platform {
         stats.add_text("run.flags_not_modelled", flags.ignored,
                        "the kernel's compiler flags the model takes no setting from");
         m_last_compiled_with = flags.applied;
-        trn::add_config_stats(stats, m_cfg);
+        std::map<std::string, trn::config_override> overrides;
+        if (flags.hardware_dge >= 0)  // (the run's DMA descriptors, as the kernel's flags said)
+            overrides["core.dma.hardware_dge"] = {flags.hardware_dge ? "true" : "false",
+                                                  "the kernel's compiler flags: " + flags.applied};
+        trn::add_config_stats(stats, m_cfg, overrides);
         m_last = stats.to_json().dump(2);
         m_last_stats = std::move(stats);
         m_last_on_chip = chip;
@@ -195,9 +200,10 @@ class platform {
     // The checks the constructor makes of a configuration (its file, its keys and values, the
     // --set overrides, its cores), without building the platform: what configure() says at
     // once, as sim says it.
-    static void check_config(const std::string& config_name, const std::vector<std::string>& sets) {
+    static void check_config(const std::string& config_name, const std::vector<std::string>& sets,
+                             const std::string& how) {
         trn::config cfg(registry());
-        load_checked(cfg, config_name, sets);
+        load_checked(cfg, config_name, sets, how);
     }
 
   private:
@@ -215,9 +221,9 @@ class platform {
     // Loads the config `config_name` names (and `sets`) into `cfg` as the platform takes it;
     // returns its file. Throws user_error naming what is wrong.
     static std::string load_checked(trn::config& cfg, const std::string& config_name,
-                                    const std::vector<std::string>& sets) {
+                                    const std::vector<std::string>& sets, const std::string& how) {
         std::string path = trn::resolve_config(config_name);
-        trn::load_config(cfg, path, sets);
+        trn::load_config(cfg, path, sets, how);
         if (const auto active = trn::chip_shape::of(cfg).active; active > 1)
             throw trn::user_error("chip.active_cores " + std::to_string(active) +
                                   ": NKI kernels run on one core yet (several cores at once: "
@@ -349,9 +355,10 @@ PYBIND11_MODULE(_trnsim, m) {
         .def_readwrite("applied", &platform::compile_flags::applied)
         .def_readwrite("ignored", &platform::compile_flags::ignored);
     py::class_<platform>(m, "Platform")
-        .def(py::init<const std::string&, const std::vector<std::string>&, bool>(),
+        .def(py::init<const std::string&, const std::vector<std::string>&, bool,
+                      const std::string&>(),
              py::arg("config"), py::arg("sets") = std::vector<std::string>{},
-             py::arg("functional") = false)
+             py::arg("functional") = false, py::arg("how") = "--set")
         .def_property_readonly("path", &platform::path)
         .def_property_readonly("name", &platform::name)
         .def("partitions", [](const platform& p) { return p.limits().partitions; })
@@ -378,7 +385,7 @@ PYBIND11_MODULE(_trnsim, m) {
     m.def("execute_instruction", &execute_instruction, py::arg("opcode"), py::arg("fields"),
           py::arg("operands"), py::arg("inputs"));
     m.def("check_config", &platform::check_config, py::arg("config"),
-          py::arg("sets") = std::vector<std::string>{});
+          py::arg("sets") = std::vector<std::string>{}, py::arg("how") = "--set");
     m.def("region_initial_bytes", [](const trn::program& p, const std::string& name) {
         const auto bytes = trn::region_initial_bytes(platform::find_region(p, name));
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());

@@ -197,7 +197,8 @@ void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t core
     }
 }
 
-void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets) {
+void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets,
+                 const std::string& how) {
     cfg.set_config_dir(config_dir().string());
     cfg.load_yaml_file(path);
     // No silent defaults: the declared defaults are neither generation's values, so a config
@@ -215,7 +216,7 @@ void load_config(config& cfg, const std::string& path, const std::vector<std::st
                          "(`sim --list-params` lists them)");
     }
     for (const auto& s : sets)
-        cfg.set(s);
+        cfg.set(s, how);
 }
 
 std::string describe_config(const config& cfg) {
@@ -224,18 +225,22 @@ std::string describe_config(const config& cfg) {
         out += ", base " + cfg.files()[i];
     out += ")";
     if (!cfg.sets().empty()) {
-        out += " with --set";
+        out += " with " + cfg.set_how();
         for (const auto& s : cfg.sets())
             out += " " + s;
     }
     return out;
 }
 
-void add_config_stats(stats_tree& s, const config& cfg) {
+void add_config_stats(stats_tree& s, const config& cfg,
+                      const std::map<std::string, config_override>& overrides) {
     s.add_text("run.config", cfg.portable_source_name(), "config file");
     for (const auto& [key, value] : cfg.effective()) {
-        s.add_text("config." + key, value, "effective configuration value");
-        s.add_text("config_origin." + key, cfg.portable_origin_of(key),
+        const auto over = overrides.find(key);
+        const bool flag = over != overrides.end();
+        s.add_text("config." + key, flag ? over->second.value : value,
+                   "effective configuration value");
+        s.add_text("config_origin." + key, flag ? over->second.origin : cfg.portable_origin_of(key),
                    "where that value came from");
     }
 }

@@ -1,4 +1,5 @@
 #pragma once
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,19 @@ namespace trn {
 std::string resolve_config(const std::string& name);
 // Loads the YAML file at `path` (and its bases) into `cfg`, requires a value for every declared
 // key, then applies the KEY=VALUE overrides in order. Throws user_error naming what is wrong.
-void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets);
+void load_config(config& cfg, const std::string& path, const std::vector<std::string>& sets,
+                 const std::string& how = "--set");
 // "NAME (FILE, base FILE...) with --set K=V ...": what a run's header says it ran on.
 std::string describe_config(const config& cfg);
 // The configuration in the stats tree: run.config = the config file's name, config.KEY = its
 // effective value, config_origin.KEY = where it came from (FILE:LINE without the machine's
 // folders, --set, or default: config::portable_origin_of).
-void add_config_stats(stats_tree& s, const config& cfg);
+// A value a run used in place of the config's, and where it came from (a compiler flag).
+struct config_override {
+    std::string value, origin;
+};
+void add_config_stats(stats_tree& s, const config& cfg,
+                      const std::map<std::string, config_override>& overrides = {});
 // Writes `text` to `path` atomically (a temporary file renamed into place).
 void write_atomically(const std::string& path, const std::string& text);
 // The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.

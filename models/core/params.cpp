@@ -310,12 +310,13 @@ void config::load_yaml_file(const std::string& path) {
     m_source = path;
 }
 
-void config::set(const std::string& assignment) {
+void config::set(const std::string& assignment, const std::string& how) {
     auto eq = assignment.find('=');
     if (eq == std::string::npos || eq == 0)
-        throw user_error("--set '" + assignment + "': expected KEY.PATH=VALUE");
-    assign(assignment.substr(0, eq), assignment.substr(eq + 1), "--set " + assignment);
+        throw user_error(how + " '" + assignment + "': expected KEY.PATH=VALUE");
+    assign(assignment.substr(0, eq), assignment.substr(eq + 1), how + " " + assignment);
     m_sets.push_back(assignment);
+    m_set_how = how;
 }
 
 const std::string& config::raw(const std::string& key, param_kind kind) const {

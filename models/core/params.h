@@ -80,7 +80,9 @@ class config {
     void load_yaml_file(const std::string& path);
     void load_yaml_text(const std::string& text, const std::string& origin);
     // "core.hbm.bandwidth=600GB/s"
-    void set(const std::string& assignment);
+    // A KEY=VALUE override; `how` names where it came from in the origins and the run's
+    // header ("--set", "configure(sets=)").
+    void set(const std::string& assignment, const std::string& how = "--set");
 
     std::int64_t integer(const std::string& key) const;
     double real(const std::string& key) const;
@@ -109,6 +111,8 @@ class config {
     const std::vector<std::string>& files() const { return m_files; }
     // The --set assignments applied, in order.
     const std::vector<std::string>& sets() const { return m_sets; }
+    // How the overrides were given (set()'s `how`; "--set" when none).
+    const std::string& set_how() const { return m_set_how; }
 
   private:
     struct given {
@@ -130,6 +134,7 @@ class config {
     std::string m_config_dir;
     std::vector<std::string> m_files;
     std::vector<std::string> m_sets;
+    std::string m_set_how = "--set";
 };
 
 // Parses a value of the given kind into base units (booleans 0/1); throws user_error.

@@ -60,6 +60,30 @@ class Harness(unittest.TestCase):
             message = sim.stderr.strip().removeprefix('sim: error: ')
             self.assertEqual(said, 'UserError: ' + message)
 
+    def test_configure_sets_are_said_as_such(self):
+        # overrides given to configure() are not reported as the command line's --set
+        with tempfile.TemporaryDirectory() as tmp:
+            stats = os.path.join(tmp, 's.json')
+            code = ('import numpy as np, trnsim.nki as t\n'
+                    f"t.configure(config='trn2', sets=['core.dma.fixed_latency=1us'], "
+                    f'stats_out={stats!r})\n'
+                    'import nki, nki.language as nl\n'
+                    '@nki.jit\n'
+                    'def k(x):\n'
+                    '    o = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)\n'
+                    '    nl.store(o, value=nl.load(x))\n'
+                    '    return o\n'
+                    'nki.benchmark(k, warmup=1, iters=1)(np.ones((128, 64), np.float32))\n')
+            env = dict(os.environ)
+            env.pop('TRNSIM_NKI_QUIET', None)
+            r = subprocess.run([sys.executable, '-c', code], capture_output=True, text=True,
+                               env=env)
+            self.assertEqual(r.returncode, 0, r.stderr)
+            self.assertIn('with configure(sets=) core.dma.fixed_latency=1us', r.stdout + r.stderr)
+            with open(stats) as f:
+                origin = json.load(f)['config_origin']['core']['dma']['fixed_latency']
+            self.assertEqual(origin, 'configure(sets=) core.dma.fixed_latency=1us')
+
     def test_every_spelling_prints_the_latency_of_its_stats(self):
         with tempfile.TemporaryDirectory() as tmp:
             for kernel in ('stream', 'strided', '2024', 'matmul'):
@@ -161,7 +185,8 @@ k = nki.simulate(stream)
 assert (k(a) == a).all()
 run = k.stats['run']
 print('flags', k.latency_us, repr(run['compiled_with']), repr(run['flags_not_modelled']),
-      run['config'])
+      run['config'], k.stats['config']['core']['dma']['hardware_dge'],
+      repr(k.stats['config_origin']['core']['dma']['hardware_dge']))
 os.environ['NEURON_CC_FLAGS'] = ''
 for opt in ('--disable-dge', ''):
     b = nki.benchmark(stream, additional_compile_opt=opt)
@@ -190,6 +215,10 @@ for opt in ('--disable-dge', ''):
                           err)
             self.assertEqual(flagged[0].split()[1:4],
                              ["'--disable-dge'", "'--auto-cast=none'", 'trn2.yaml'])
+            # the stats' config says what the run used, and why
+            self.assertEqual(flagged[0].split(' ', 5)[4:],
+                             ["false", "\"the kernel's compiler flags: --disable-dge\""])
+            self.assertEqual(plain[0].split()[4], 'true')
             self.assertNotEqual(us(plain[0]), us(static[0]))  # the flag matters on trn2
             self.assertEqual(us(flagged[0]), us(static[0]))
             # nki.benchmark's additional_compile_opt, per launch in one process

@@ -62,6 +62,7 @@ def _default_config():
 _settings = {
     'config': os.environ.get('TRNSIM_NKI_CONFIG', ''),
     'sets': [s for s in os.environ.get('TRNSIM_NKI_SETS', '').split('\n') if s],
+    'sets_how': '--set',  # (scripts/nki's --set; configure(sets=) says so)
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
     'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
@@ -128,6 +129,9 @@ def configure(config=None, sets=None, stats_out=None, timeline=None, quiet=None,
                                   functional is not None):
         raise RuntimeError('trnsim.nki.configure: the platform is already built (SystemC '
                            'elaborates once per process); configure before the first kernel')
+    if sets is not None:  # (the overrides' origin in the stats and the run's header; their
+        # errors read as the CLI's)
+        _settings['sets_how'] = 'configure(sets=)'
     if config is not None or sets is not None:  # said at once, as sim says it (UserError)
         native.check_config(config if config is not None else
                             (_settings['config'] or _default_config()),
@@ -144,7 +148,8 @@ def platform():
     global _platform, _platform_config
     if _platform is None:
         _platform_config = _settings['config'] or _default_config()
-        _platform = native.Platform(_platform_config, _settings['sets'], _settings['functional'])
+        _platform = native.Platform(_platform_config, _settings['sets'], _settings['functional'],
+                                    _settings['sets_how'])
     return _platform
 
 
