@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A kernel writer's own Python: trnsim installs into a fresh virtual environment on Debian's
-# Python (--system-site-packages, pip --no-build-isolation, offline) from this build without
-# compiling it again; a pytest suite of the writer's kernels and a plain script run through it;
+# Python (--system-site-packages, pip --no-build-isolation, offline; and a venv of its own) from
+# this build without compiling it again; a pytest suite of the writer's kernels and a plain script run through it;
 # the aliases neuronxcc.nki / nki are opt-in (install_aliases() or TRNSIM_NKI_ALIASES=1) and
 # refused over a real Neuron SDK.
 source "$(dirname "$0")/common.sh"
@@ -77,4 +77,27 @@ expect_grep "a real Neuron SDK provides neuronxcc \($TMP/sdk/neuronxcc/__init__.
     'import trnsim.nki; trnsim.nki.install_aliases()') >"$TMP/out" 2>&1
 expect_status 1 $? "install_aliases over a real SDK"
 expect_grep "RuntimeError: trnsim: not installing the import aliases" "$TMP/out" "it raises"
+
+# A venv of its own (no system site packages: setuptools and wheel as a plain venv has them,
+# or not) installs too, offline, with pip's build isolation (the backend is the standard
+# library's); its one dependency, numpy, is named when it cannot be had.
+bare="$TMP/bare"
+/usr/bin/python3 -m venv "$bare" || { fail "bare venv"; finish; }
+(cd "$TMP" && "$bare/bin/pip" install --no-index "$ROOT") >"$TMP/pip2" 2>&1
+expect_status 1 $? "pip install offline without numpy"
+expect_grep "No matching distribution found for numpy" "$TMP/pip2" "numpy is named"
+(cd "$TMP" && "$bare/bin/pip" install --no-index --no-deps "$ROOT") >"$TMP/pip2" 2>&1
+expect_status 0 $? "pip install in a venv of its own"
+grep -q "bdist_wheel" "$TMP/pip2" && fail "the build needed wheel"
+(cd "$TMP" && TRNSIM_NKI_QUIET=1 "$bare/bin/python" -c \
+    'import sys; sys.path.append("/usr/lib/python3/dist-packages")  # (numpy)
+import numpy as np, trnsim.nki as nki, trnsim.nki.language as nl
+@nki.jit
+def k(a):
+    o = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(o, value=nl.load(a))
+    return o
+a = np.ones((128, 64), np.float32)
+print("copied" if (k(a) == a).all() else "wrong")') >"$TMP/out" 2>&1
+expect_grep "^copied$" "$TMP/out" "a kernel runs in it"
 finish
