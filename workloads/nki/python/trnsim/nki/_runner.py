@@ -30,8 +30,9 @@ except ImportError as _e:  # pragma: no cover - explained to the user
         'through scripts/nki, or install trnsim (pip install --no-build-isolation . in the '
         'checkout, docs/nki.md "Your own Python")') from _e
 
-# An installed trnsim carries the configs it was built with (scripts/packaging/trnsim_backend.py): config names resolve
-# there unless TRNSIM_CONFIG_DIR says otherwise; a checkout's build reads the checkout's.
+# An installed trnsim carries the configs it was built with (scripts/packaging/
+# trnsim_backend.py): config names resolve there unless TRNSIM_CONFIG_DIR says otherwise; a
+# checkout's build reads the checkout's.
 _PACKAGED_CONFIGS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                                  'configs')
 if os.path.isdir(_PACKAGED_CONFIGS):
