@@ -1096,6 +1096,19 @@ def double_row_gen3_beta1(a, b):
     return out
 
 
+@nki1.jit
+def bn_stats_masked_beta1(x):
+    """bn_stats of the first 300 of 512 columns (a mask), and of those 300 columns loaded
+    alone: the same statistics."""
+    a = nl1.ndarray((128, 6), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    b = nl1.ndarray((128, 6), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    ix, iy = nl1.mgrid[0:128, 0:512]
+    t = nl1.load(x)
+    nl1.store(a, value=nisa1.bn_stats(t[ix, iy], mask=(iy < 300), dtype=nl1.float32))
+    nl1.store(b, value=nisa1.bn_stats(nl1.load(x[:, 0:300]), dtype=nl1.float32))
+    return a, b
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1196,6 +1209,13 @@ class SamplesIdioms(unittest.TestCase):
         np.testing.assert_allclose(double_row_gen3_beta1(a, b), want, rtol=1e-4)
         with self.assertRaisesRegex(KernelError, r"takes \[K, 2, M\] and \[K, 2, N\]"):
             double_row_gen3_beta1(a[:, :1], b[:, :1])
+
+
+    def test_a_column_mask_on_bn_stats(self):
+        x = np.random.default_rng(14).random((128, 512), dtype=np.float32)
+        a, b = bn_stats_masked_beta1(x)
+        np.testing.assert_allclose(a, b, rtol=1e-6)
+        np.testing.assert_allclose(b[:, 1], x[:, 0:300:2].mean(1), rtol=1e-5)
 
 
 if __name__ == '__main__':

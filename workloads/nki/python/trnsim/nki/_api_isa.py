@@ -415,10 +415,14 @@ def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=Non
 @api('isa.bn_stats', beta1='data, *, mask=None, dtype=None', v0='dst, data')
 def bn_stats(data, dst=None, mask=None, dtype=None):
     """Per partition, the count, mean and variance * count of the even and the odd elements of
-    data (at most 512 elements): [P, 6], one Vector-engine instruction."""
+    data (at most 512 elements): [P, 6], one Vector-engine instruction; a mask keeps some of
+    the elements (all the partitions: the 2024 layernorm tutorial's v2 masks the last
+    columns)."""
     api_name, site = called()
-    _check(api_name, site, mask)
-    return _result(_ops.bn_stats(api_name, site, data, dtype), dst, site)
+    if mask is False:
+        raise NothingKept(api_name)
+    return _result(_ops.bn_stats(api_name, site, data, dtype,
+                                 None if mask is True else mask), dst, site)
 
 
 @api('isa.bn_aggr', beta1='data, *, mask=None, dtype=None', v0='dst, data')

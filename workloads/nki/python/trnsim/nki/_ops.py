@@ -804,10 +804,16 @@ def affine_select(api, site, steps, const, on_true, fill, cmp, dtype=None):
                    (A, cmp, float(const), float(steps[0]), float(fstep), float(fill), 'pool'))
 
 
-def bn_stats(api, site, a, dtype=None):
+def bn_stats(api, site, a, dtype=None, mask=None):
     """The count, mean and variance * count of the even and the odd elements of each
-    partition ([P, 6], Vector engine; at most 512 elements)."""
+    partition ([P, 6], Vector engine; at most 512 elements), of the elements a mask keeps."""
     A = operand(a, api, site)
+    region = mask_region(mask, A.shape, api, site)
+    if region is not None:
+        if region[0] != slice(None) and region[0] != slice(0, A.shape[0]):
+            raise unsupported(api, 'a mask that cuts partitions on bn_stats (its [P, 6] result '
+                              'would be cut too)', site)
+        A = _view(A, region, api, site)
     if isinstance(A, TileRuns) or merge(A.free_dims()) is None:
         raise unsupported(api, 'data of several runs', site)
     if A.elems > 512:
