@@ -1109,6 +1109,16 @@ def bn_stats_masked_beta1(x):
     return a, b
 
 
+@nki1.jit
+def no_reorder_beta1(x):
+    """A sequential loop with the no_reorder directive (AWS's attention tutorial, v10)."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    for i in nl1.sequential_range(x.shape[0] // 128, directives=nki1.compiler.no_reorder()):
+        nl1.store(out[i * 128:(i + 1) * 128, :],
+                  value=nl1.multiply(nl1.load(x[i * 128:(i + 1) * 128, :]), 2.0))
+    return out
+
+
 class SamplesIdioms(unittest.TestCase):
     """What AWS's nki-samples kernels write, in kernels written here from the reference."""
 
@@ -1216,6 +1226,13 @@ class SamplesIdioms(unittest.TestCase):
         a, b = bn_stats_masked_beta1(x)
         np.testing.assert_allclose(a, b, rtol=1e-6)
         np.testing.assert_allclose(b[:, 1], x[:, 0:300:2].mean(1), rtol=1e-5)
+
+
+    def test_no_reorder_changes_nothing_in_the_model(self):
+        x = np.random.default_rng(15).random((256, 64), dtype=np.float32)
+        np.testing.assert_allclose(no_reorder_beta1(x), 2 * x, rtol=1e-6)
+        with nl0.no_reorder() as scope:  # (NKI 0.7's spelling, a `with` block)
+            self.assertEqual(repr(scope), 'no_reorder()')
 
 
 if __name__ == '__main__':

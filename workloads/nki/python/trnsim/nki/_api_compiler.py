@@ -24,6 +24,32 @@ def enable_stack_allocator(kernel=None, log_level=None):
     return kernel if kernel is not None else (lambda k: k)
 
 
+class NoReorder:
+    """What nki.compiler.no_reorder() (beta 1) and nl.no_reorder() (NKI 0.7) return: a
+    directive that the compiler keep the operations of a loop (directives=) or a `with` block
+    in program order. It changes nothing in the model: each engine runs its instructions in
+    program order already, and no compiler reordering is modelled."""
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def __repr__(self):
+        return 'no_reorder()'
+
+
+@api('compiler.no_reorder', 'beta1', signature='')
+def no_reorder():
+    return NoReorder()
+
+
+@api('language.no_reorder', '0.7', signature='')
+def no_reorder_0():
+    return NoReorder()
+
+
 @api('compiler.force_auto_alloc', signature='kernel=None')
 def force_auto_alloc(kernel=None):
     """Accepted and ignored (tiles without direct allocation are allocated by the builder)."""

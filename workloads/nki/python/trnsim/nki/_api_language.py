@@ -99,8 +99,8 @@ class _Loop:
         return trace.iterate(self.kind, self.args, self.independent, self.mode)
 
 
-@api('language.affine_range', signature='*args')
-def affine_range(*args, edition=None):
+@api('language.affine_range', signature='*args, directives=None')
+def affine_range(*args, directives=None, edition=None):
     """Iterations without loop-carried dependencies (the builder may overlap them; iterations
     writing the same bytes are a race). From NKI 0.7 a plain range (its iterations run in
     order)."""
@@ -109,9 +109,10 @@ def affine_range(*args, edition=None):
     return _Loop('affine', args, independent=True, mode='traced')
 
 
-@api('language.sequential_range', signature='*args')
-def sequential_range(*args, edition=None):
-    """Iterations with a loop-carried dependency, in order. From NKI 0.7 a plain range."""
+@api('language.sequential_range', signature='*args, directives=None')
+def sequential_range(*args, directives=None, edition=None):
+    """Iterations with a loop-carried dependency, in order. From NKI 0.7 a plain range.
+    `directives` (nki.compiler.no_reorder()) change nothing in the model (NoReorder)."""
     if edition == '0.7':
         return _Loop('range', args)
     return _Loop('sequential', args, mode='traced')
