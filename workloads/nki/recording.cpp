@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <deque>
+#include <iterator>
 #include <map>
 #include <set>
 #include <sstream>
@@ -486,6 +487,7 @@ class expander {
             m_decls[d].owner = d;
             m_decls[d].loops = m_r.decls[d].loops;
         }
+        collect_ops();
         find_families();
         find_rotating_blocks();
         for (const auto& t : m_r.tensors)
@@ -544,6 +546,42 @@ class expander {
         return true;
     }
 
+    // Each declaration's operations (those that declare an instance and those that use its
+    // tiles), in order, and whether an instance outlives its loops' iterations (it is declared
+    // in the first iteration only, or runs once in a loop of several trips, or replaces the
+    // last instance's).
+    void collect_ops() {
+        m_ops_of.assign(m_r.decls.size(), {});
+        m_across.assign(m_r.decls.size(), false);
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            auto add = [&](std::size_t d) {
+                auto& v = m_ops_of[d];
+                if (v.empty() || v.back() != i) v.push_back(i);
+            };
+            if (op.kind == nki_op_kind::declare) {
+                add(op.loop);
+                if (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none))
+                    m_across[op.loop] = true;
+            }
+            for (const auto& t : op.tiles)
+                add(t.decl);
+        }
+    }
+
+    // The loops (operation indices, outermost first) around every one of `ops` (not empty).
+    std::vector<std::size_t> loops_around_all(const std::vector<std::size_t>& ops) const {
+        std::vector<std::size_t> common = m_around[ops.front()];
+        for (const std::size_t i : ops) {
+            const auto& a = m_around[i];
+            std::size_t k = 0;
+            while (k < common.size() && k < a.size() && common[k] == a[k])
+                ++k;
+            common.resize(k);
+        }
+        return common;
+    }
+
     // Families: the declarations of one kernel line that the kernel's Python ran several times
     // within one iteration of their loop (or at the top level): a Python loop, nl.static_range
     // before NKI 0.7, a helper called again. The frontend records each run as a declaration
@@ -561,27 +599,20 @@ class expander {
             bool escapes = false;
         };
         std::vector<life> lives(m_r.decls.size());
-        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
-            const auto& op = m_r.ops[i];
-            // (a declaration that runs once in a loop of several trips, or whose instance
-            // replaces the last one's, lives across the loop's iterations)
-            if (op.kind == nki_op_kind::declare &&
-                (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none)))
-                lives[op.loop].escapes = true;
-            auto use = [&](std::size_t d) {
-                life& l = lives[d];
-                if (l.first == none) l.h = home(i);
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
+            life& l = lives[d];
+            l.escapes = m_across[d];
+            if (m_ops_of[d].empty()) continue;
+            l.h = home(m_ops_of[d].front());
+            for (const std::size_t i : m_ops_of[d]) {
                 std::size_t lo = 0, hi = 0;
                 if (!span_in(i, l.h, lo, hi)) {
                     l.escapes = true;
-                    return;
+                    break;
                 }
                 l.first = std::min(l.first, lo);
                 l.last = std::max(l.last, hi);
-            };
-            if (op.kind == nki_op_kind::declare) use(op.loop);
-            for (const auto& t : op.tiles)
-                use(t.decl);
+            }
         }
         auto base = [](const std::string& name) {
             const auto hash = name.rfind('#');
@@ -642,41 +673,32 @@ class expander {
     // index and never comes back to a block) needs no more physical tiles than a tile declared
     // in that loop: its blocks take the buffers of one such tile in turn.
     void find_rotating_blocks() {
-        std::vector<std::vector<std::size_t>> uses(m_r.decls.size());
-        std::vector<std::size_t> declared_at(m_r.decls.size(), none);
-        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
-            const auto& op = m_r.ops[i];
-            if (op.kind == nki_op_kind::declare && declared_at[op.loop] == none)
-                declared_at[op.loop] = i;
-            for (const auto& t : op.tiles)
-                if (uses[t.decl].empty() || uses[t.decl].back() != i) uses[t.decl].push_back(i);
-        }
         for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
             const nki_decl& nd = m_r.decls[d];
             decl_state& s = m_decls[d];
-            if (!nd.blocked || nd.count < 2 || !nd.offsets.empty() || uses[d].empty() ||
+            std::vector<std::size_t> uses;
+            std::size_t declared_at = none;
+            for (const std::size_t i : m_ops_of[d])
+                if (m_r.ops[i].kind != nki_op_kind::declare)
+                    uses.push_back(i);
+                else if (declared_at == none)
+                    declared_at = i;
+            if (!nd.blocked || nd.count < 2 || !nd.offsets.empty() || uses.empty() ||
                 s.owner != d || s.rotates || s.keep > 1)
                 continue;
             // the innermost loop of several trips around every use
-            std::vector<std::size_t> common = m_around[uses[d][0]];
-            for (const std::size_t u : uses[d]) {
-                const auto& a = m_around[u];
-                std::size_t k = 0;
-                while (k < common.size() && k < a.size() && common[k] == a[k])
-                    ++k;
-                common.resize(k);
-            }
+            std::vector<std::size_t> common = loops_around_all(uses);
             while (!common.empty() && m_r.ops[common.back()].trips < 2)
                 common.pop_back();
             if (common.empty()) continue;
             const std::size_t l = common.back();
-            if (declared_at[d] >= l && declared_at[d] <= m_end[l]) continue;
+            if (declared_at >= l && declared_at <= m_end[l]) continue;
             std::map<std::uint32_t, std::uint64_t> trips;  // loop id -> trips, l and around it
             for (const std::size_t c : common)
                 trips[m_r.ops[c].loop] = m_r.ops[c].trips;
             const nki_affine* block = nullptr;
             bool ok = true;
-            for (const std::size_t u : uses[d])
+            for (const std::size_t u : uses)
                 for (const auto& t : m_r.ops[u].tiles) {
                     if (t.decl != d) continue;
                     if (!block) block = &t.block;
@@ -737,7 +759,6 @@ class expander {
     // Declarations whose lifetimes (first instance to last use) overlap, chained, are one
     // group; several groups are the builder's phases, each planned when it begins.
     void plan_phases() {
-        const std::size_t none = ~std::size_t{0};
         std::vector<std::size_t> first(m_r.decls.size(), none), last(m_r.decls.size(), 0);
         for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
             const auto& op = m_r.ops[i];
@@ -875,21 +896,16 @@ class expander {
     // (needs_sharing); a tile placed where another was waits for that one's accesses.
     void plan_shared(const std::vector<std::size_t>& decls) {
         m_sharing = true;
+        // (a family's operations and lifetime are its members')
         std::vector<std::vector<std::size_t>> ops(m_r.decls.size());
-        std::vector<bool> across(m_r.decls.size(), false);  // lives across its loops' iterations
-        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
-            const auto& op = m_r.ops[i];
-            auto use = [&](std::size_t d) {
-                auto& v = ops[m_decls[d].owner];
-                if (v.empty() || v.back() != i) v.push_back(i);
-            };
-            if (op.kind == nki_op_kind::declare) {
-                use(op.loop);
-                if (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none))
-                    across[m_decls[op.loop].owner] = true;
-            }
-            for (const auto& t : op.tiles)
-                use(t.decl);
+        std::vector<bool> across(m_r.decls.size(), false);
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
+            auto& v = ops[m_decls[d].owner];
+            std::vector<std::size_t> merged;
+            std::set_union(v.begin(), v.end(), m_ops_of[d].begin(), m_ops_of[d].end(),
+                           std::back_inserter(merged));
+            v = std::move(merged);
+            across[m_decls[d].owner] = across[m_decls[d].owner] || m_across[d];
         }
         for (const std::size_t d : decls) {
             const nki_decl& nd = m_r.decls[d];
@@ -900,13 +916,7 @@ class expander {
             s.buffers = std::max<std::uint32_t>(policy, static_cast<std::uint32_t>(s.keep));
             std::vector<std::size_t> chain;
             if (!across[d] && s.keep <= 1) {
-                chain = m_around[ops[d][0]];
-                for (const std::size_t i : ops[d]) {
-                    std::size_t k = 0;
-                    while (k < chain.size() && k < m_around[i].size() && chain[k] == m_around[i][k])
-                        ++k;
-                    chain.resize(k);
-                }
+                chain = loops_around_all(ops[d]);
                 chain.erase(std::remove_if(chain.begin(), chain.end(),
                                            [&](std::size_t l) { return m_r.ops[l].trips < 2; }),
                             chain.end());
@@ -1322,7 +1332,9 @@ class expander {
     std::vector<std::pair<std::size_t, std::vector<std::size_t>>> m_phase_begin;
     std::vector<std::size_t> m_phase_end;
     std::vector<bool> m_checked;  // each operation's entries checked (its first expansion)
-    bool m_sharing = false;       // tiles take slots (plan_shared)
+    std::vector<std::vector<std::size_t>> m_ops_of;  // collect_ops
+    std::vector<bool> m_across;
+    bool m_sharing = false;  // tiles take slots (plan_shared)
     std::vector<unit> m_units;
     std::vector<std::size_t> m_unit_slot;
     std::vector<slot> m_slots;
