@@ -9,7 +9,7 @@ import numpy as np
 from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported
 from ._dtypes import dtype_name
-from ._index import NothingKept, AffinePredicate, IndexExpr, IndexRange, concrete
+from ._index import AffinePredicate, IndexExpr, IndexRange, concrete, whole_mask
 from ._registry import api, called, value
 from ._trace import current
 
@@ -131,11 +131,7 @@ def _two_alus(api_name, op0, op1, reverse0, reverse1, site):
 
 
 def _check(api_name, site, mask=None, engine=None, allowed=('dve', 'act', 'pool', None)):
-    # a mask of loop indices alone (`(2 * i + g) * 128 < n`) is True or False: all or nothing
-    if mask is False:
-        raise NothingKept(api_name)
-    if mask is not None and mask is not True:
-        raise unsupported(api_name, 'mask= (other than one of loop indices alone)', site)
+    whole_mask(mask, api_name, site)
     if engine not in allowed:
         raise unsupported(api_name, f'engine={engine}', site)
 
@@ -419,10 +415,7 @@ def bn_stats(data, dst=None, mask=None, dtype=None):
     the elements (all the partitions: the 2024 layernorm tutorial's v2 masks the last
     columns)."""
     api_name, site = called()
-    if mask is False:
-        raise NothingKept(api_name)
-    return _result(_ops.bn_stats(api_name, site, data, dtype,
-                                 None if mask is True else mask), dst, site)
+    return _result(_ops.bn_stats(api_name, site, data, dtype, mask), dst, site)
 
 
 @api('isa.bn_aggr', beta1='data, *, mask=None, dtype=None', v0='dst, data')

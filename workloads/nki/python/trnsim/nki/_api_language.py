@@ -11,7 +11,7 @@ import numpy as np
 
 from . import _dtypes, _ops, _trace
 from ._errors import KernelError, unsupported, user_site
-from ._index import DynSlice, IndexRange, NothingKept
+from ._index import DynSlice, IndexRange, whole_mask
 from ._registry import api, called, value
 from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
 
@@ -414,14 +414,6 @@ def ones(shape, dtype, buffer=None, name=''):
     return full(shape, 1.0, dtype, buffer, name)
 
 
-def _no_mask(api_name, mask, site):
-    # a mask of loop indices alone (`i * 128 >= j * 128`) is True or False: all or nothing
-    if mask is False:
-        raise NothingKept(api_name)
-    if mask is not None and mask is not True:
-        raise unsupported(api_name, 'mask= (other than one of loop indices alone)', site)
-
-
 @api('language.load', 'beta1 0.3+', beta1='src, mask=None, dtype=None', v0_3_plus='src, dtype=None',
      note='removed in NKI 0.2, back from 0.3: use nisa.dma_copy')
 def load(src, mask=None, dtype=None):
@@ -618,7 +610,7 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
     its own (one Vector-engine instruction per iteration, after the accumulator is set to op's
     identity in the first)."""
     api_name, site = called()
-    _no_mask(api_name, mask, site)
+    whole_mask(mask, api_name, site)
     alu = _LOOP_REDUCE_NL.get(getattr(op, '_nki_api', None))
     if alu is None:
         try:
@@ -637,7 +629,7 @@ def where(condition, x, y, dtype=None, mask=None):
     """x where condition is not 0, else y: one Vector-engine select (y a number, a [P, 1] tile
     or a tile; x a tile, or a number when y is a tile: the condition inverted)."""
     api_name, site = called()
-    _no_mask(api_name, mask, site)
+    whole_mask(mask, api_name, site)
     if _ops.is_number(x):
         if _ops.is_number(y):
             raise unsupported(api_name, 'two numbers as x and y', site)
@@ -671,7 +663,7 @@ def softmax(x, axis, dtype=None, compute_dtype=None, mask=None):
 def _over_free_axes(api_name, x, axis, mask, site):
     """(x as a tile, axis as a tuple) for an operation over all of x's free axes (a negative
     axis counts from the last); another axis set, or a mask, is unsupported."""
-    _no_mask(api_name, mask, site)
+    whole_mask(mask, api_name, site)
     t = _ops.operand(x, api_name, site)
     axes = tuple(axis) if isinstance(axis, (tuple, list)) else (axis,)
     n = len(t.shape)
@@ -745,7 +737,7 @@ def matmul(x, y, transpose_x=False, mask=None):
     of x into PSUM and its copy back to SBUF (in x's dtype) come before the matmul. In an nl
     kernel the compiler hoists that transpose: while x is unchanged, later calls reuse it."""
     api_name, site = called()
-    _no_mask(api_name, mask, site)
+    whole_mask(mask, api_name, site)
     # (an operand in PSUM, an nl.transpose's result say, is copied to SBUF first, as the
     # compiler lowers it: the Tensor engine reads SBUF)
     x, y = (_ops.copy(api_name, site, a) if isinstance(a, (Tile, _ops.Pending)) and
@@ -828,7 +820,7 @@ def device_print(prefix, x, mask=None):
     """Prints a tile's values when a run computes them (nki.jit, baremetal, simulate); records
     no instruction."""
     api_name, site = called()
-    _no_mask(api_name, mask, site)
+    whole_mask(mask, api_name, site)
     trace = _trace.current(api_name)
     t = _ops.operand(x, api_name, site)
     trace.emit('print', api_name, site, (t, prefix, t.shape))

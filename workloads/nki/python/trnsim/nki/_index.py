@@ -507,6 +507,16 @@ class Mask:
         return any(hi <= lo for lo, hi in self.bounds.values())
 
 
+def whole_mask(mask, api, site):
+    """The mask of an operation that takes none but a mask of loop indices alone (`(2 * i + g)
+    * 128 < n`: True or False now): False drops the operation (NothingKept); a mask of tile
+    indices is unsupported there."""
+    if mask is False:
+        raise NothingKept(api)
+    if mask is not None and mask is not True:
+        raise unsupported(api, 'mask= (other than one of loop indices alone)', site)
+
+
 def mask_region(mask, shape, api, site):
     """The part of a tile of `shape` a mask keeps, as an index (None: all of it)."""
     if mask is None or mask is True:
