@@ -212,11 +212,12 @@ std::size_t kernel_builder::reserve(const std::string& name, mem_space space, st
 
 std::size_t kernel_builder::declare_tile_in(const std::string& name, std::size_t reservation,
                                             std::uint32_t partitions, std::uint32_t elems,
-                                            dtype type, std::uint32_t buffers) {
+                                            dtype type, std::uint32_t buffers,
+                                            std::uint64_t offset) {
     check_tile(name, partitions, elems);
     const decl& r = m_decls.at(reservation);
-    if (!r.reserved || std::uint64_t{elems} * dtype_size(type) > r.reserved || buffers == 0 ||
-        buffers > r.buffers.size())
+    if (!r.reserved || offset + std::uint64_t{elems} * dtype_size(type) > r.reserved ||
+        buffers == 0 || buffers > r.buffers.size())
         throw std::logic_error("tile '" + name + "' does not fit the reservation '" + r.name + "'");
     decl d;
     d.name = name;
@@ -226,6 +227,8 @@ std::size_t kernel_builder::declare_tile_in(const std::string& name, std::size_t
     d.shape.elems = elems;
     d.buffers.assign(r.buffers.begin(), r.buffers.begin() + buffers);
     d.offsets.assign(r.offsets.begin(), r.offsets.begin() + buffers);
+    for (auto& at : d.offsets)
+        at += offset;
     m_decls.push_back(std::move(d));
     return m_decls.size() - 1;
 }

@@ -119,13 +119,14 @@ class kernel_builder {
                                 std::uint32_t buffers, std::uint32_t first_partition = 0);
     // Memory that declarations with lifetimes apart take in turn: `buffers` buffers of `bytes`
     // per partition (a declaration of its own, never used as a tile). declare_tile_in() puts a
-    // declaration in a reservation's first `buffers` buffers: their dependencies are the
-    // reservation's, so a tile placed there waits for the accesses of the one before it.
+    // declaration in a reservation's first `buffers` buffers, `offset` bytes into each: their
+    // dependencies are the reservation's, so a tile placed there waits for the accesses of those
+    // before it that overlap it.
     std::size_t reserve(const std::string& name, mem_space space, std::uint64_t bytes,
                         std::uint32_t buffers);
     std::size_t declare_tile_in(const std::string& name, std::size_t reservation,
                                 std::uint32_t partitions, std::uint32_t elems, dtype type,
-                                std::uint32_t buffers);
+                                std::uint32_t buffers, std::uint64_t offset = 0);
     // count declarations of the same tile that share one buffer count (the largest up to the
     // style's that lets all of them fit), e.g. the K/128 tiles of a hoisted operand.
     std::vector<std::size_t> declare_tile_array(const std::string& name, std::size_t count,

@@ -553,6 +553,7 @@ class expander {
     void collect_ops() {
         m_ops_of.assign(m_r.decls.size(), {});
         m_across.assign(m_r.decls.size(), false);
+        m_first_only.assign(m_r.decls.size(), false);
         for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
             const auto& op = m_r.ops[i];
             auto add = [&](std::size_t d) {
@@ -563,6 +564,7 @@ class expander {
                 add(op.loop);
                 if (!op.when.empty() || (m_r.decls[op.loop].single && home(i) != none))
                     m_across[op.loop] = true;
+                if (!op.when.empty()) m_first_only[op.loop] = true;
             }
             for (const auto& t : op.tiles)
                 add(t.decl);
@@ -852,18 +854,23 @@ class expander {
         std::vector<std::size_t> units;
         std::size_t reservation = none;
     };
-    // A physical tile of a declaration's instances (block `block` of declaration `decl`), with
-    // the loops around every operation on it (chain: the multi-trip loops from the top, as
-    // operation indices) and the operations themselves.
-    struct unit {
-        std::size_t decl = 0, block = 0;
-        std::uint32_t buffers = 1;
+    // The operations on one declaration's instances (one member of a family), with the loops
+    // around all of them (chain: the multi-trip loops from the top, as operation indices).
+    struct part {
         std::vector<std::size_t> chain, ops;
         std::map<std::size_t, std::pair<std::size_t, std::size_t>> spans;  // per loop C
     };
+    // A physical tile of a declaration's instances (block `block` of declaration `decl`; a
+    // family's: its members' instances, one part each).
+    struct unit {
+        std::size_t decl = 0, block = 0;
+        std::uint32_t buffers = 1;
+        std::vector<part> parts;
+        std::uint64_t offset = 0;  // where in its slot's buffers it lies (bytes per partition)
+    };
 
-    // Where a unit's operations run within one iteration of loop c (none: the top level).
-    std::pair<std::size_t, std::size_t> span_of(unit& u, std::size_t c) {
+    // Where a part's operations run within one iteration of loop c (none: the top level).
+    std::pair<std::size_t, std::size_t> span_of(part& u, std::size_t c) {
         const auto it = u.spans.find(c);
         if (it != u.spans.end()) return it->second;
         std::size_t lo = none, hi = 0;
@@ -876,9 +883,32 @@ class expander {
         return u.spans[c] = {lo, hi};
     }
 
-    // Whether units a and b are never alive together: in one iteration of the innermost loop
+    static constexpr std::uint64_t no_place = ~std::uint64_t{0};
+    // The lowest byte of slot sl's buffers where unit un (of `bytes`) overlaps no unit of the
+    // slot it is alive with, starting inside the slot (it may reach past its end, growing it);
+    // no_place if there is none. Several small tiles so take the memory of a large one whose
+    // lifetime is apart from theirs.
+    std::uint64_t place_in(unit& un, std::uint64_t bytes, const slot& sl) {
+        std::vector<std::uint64_t> starts{0};
+        for (const std::size_t other : sl.units)
+            starts.push_back(m_units[other].offset + aligned_bytes(m_units[other].decl));
+        std::sort(starts.begin(), starts.end());
+        for (const std::uint64_t at : starts) {
+            if (at >= sl.bytes && at > 0) break;
+            bool ok = true;
+            for (const std::size_t other : sl.units) {
+                unit& o = m_units[other];
+                const std::uint64_t end = o.offset + aligned_bytes(o.decl);
+                if (at < end && o.offset < at + bytes && !(ok = apart(un, o))) break;
+            }
+            if (ok) return at;
+        }
+        return no_place;
+    }
+
+    // Whether parts a and b are never alive together: in one iteration of the innermost loop
     // around both, their operations run apart.
-    bool apart(unit& a, unit& b) {
+    bool apart(part& a, part& b) {
         std::size_t c = none;
         for (std::size_t k = 0; k < a.chain.size() && k < b.chain.size(); ++k) {
             if (a.chain[k] != b.chain[k]) break;
@@ -886,6 +916,50 @@ class expander {
         }
         const auto sa = span_of(a, c), sb = span_of(b, c);
         return sa.second < sb.first || sb.second < sa.first;
+    }
+    // Whether units a and b are never alive together: no part of one with a part of the other
+    // (each instance alive in its own stretch of the kernel). Parts are in order of their
+    // first operation; only those whose stretches of the whole kernel meet are compared.
+    bool apart(unit& a, unit& b) {
+        std::vector<std::size_t> reach(b.parts.size());  // the furthest end of b's parts so far
+        for (std::size_t j = 0; j < b.parts.size(); ++j)
+            reach[j] = std::max(j ? reach[j - 1] : 0, span_of(b.parts[j], none).second);
+        for (part& pa : a.parts) {
+            const auto sa = span_of(pa, none);
+            std::size_t j =
+                static_cast<std::size_t>(std::upper_bound(b.parts.begin(), b.parts.end(), sa.second,
+                                                          [&](std::size_t v, part& pb) {
+                                                              return v < span_of(pb, none).first;
+                                                          }) -
+                                         b.parts.begin());
+            while (j > 0 && reach[j - 1] >= sa.first) {
+                part& pb = b.parts[--j];
+                if (span_of(pb, none).second >= sa.first && !apart(pa, pb)) return false;
+            }
+        }
+        return true;
+    }
+
+    // Each declaration's operations by the instance they act on (a declaration operation makes
+    // one; an operation acts on the latest), for declarations that keep one alive.
+    std::vector<std::vector<std::vector<std::size_t>>> instance_ops() const {
+        std::vector<std::vector<std::vector<std::size_t>>> out(m_r.decls.size());
+        for (std::size_t i = 0; i < m_r.ops.size(); ++i) {
+            const auto& op = m_r.ops[i];
+            auto add = [&](std::size_t d) {
+                auto& v = out[d];
+                if (v.empty()) v.emplace_back();
+                if (v.back().empty() || v.back().back() != i) v.back().push_back(i);
+            };
+            if (op.kind == nki_op_kind::declare) {
+                auto& v = out[op.loop];
+                if (v.empty() || !v.back().empty()) v.emplace_back();
+                add(op.loop);
+            }
+            for (const auto& t : op.tiles)
+                add(t.decl);
+        }
+        return out;
     }
 
     // The whole kernel's tiles in slots: a tile shares a slot with others whose lifetimes do
@@ -896,33 +970,44 @@ class expander {
     // (needs_sharing); a tile placed where another was waits for that one's accesses.
     void plan_shared(const std::vector<std::size_t>& decls) {
         m_sharing = true;
-        // (a family's operations and lifetime are its members')
-        std::vector<std::vector<std::size_t>> ops(m_r.decls.size());
-        std::vector<bool> across(m_r.decls.size(), false);
-        for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
-            auto& v = ops[m_decls[d].owner];
-            std::vector<std::size_t> merged;
-            std::set_union(v.begin(), v.end(), m_ops_of[d].begin(), m_ops_of[d].end(),
-                           std::back_inserter(merged));
-            v = std::move(merged);
-            across[m_decls[d].owner] = across[m_decls[d].owner] || m_across[d];
-        }
+        // (a family's operations are its members'; a part is one instance a declaration
+        // operation of the recording makes, or all of a declaration's when it keeps several)
+        std::vector<std::vector<std::size_t>> members(m_r.decls.size());
+        for (std::size_t d = 0; d < m_r.decls.size(); ++d)
+            if (!m_ops_of[d].empty()) members[m_decls[d].owner].push_back(d);
+        const auto instances = instance_ops();
         for (const std::size_t d : decls) {
             const nki_decl& nd = m_r.decls[d];
-            if (!nd.offsets.empty() || ops[d].empty()) continue;
+            if (!nd.offsets.empty() || members[d].empty()) continue;
             decl_state& s = m_decls[d];
             const std::uint32_t policy =
                 nd.single && !s.rotates ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(s.loops));
             s.buffers = std::max<std::uint32_t>(policy, static_cast<std::uint32_t>(s.keep));
-            std::vector<std::size_t> chain;
-            if (!across[d] && s.keep <= 1) {
-                chain = loops_around_all(ops[d]);
-                chain.erase(std::remove_if(chain.begin(), chain.end(),
+            std::vector<part> parts;
+            for (const std::size_t m : members[d]) {
+                const bool whole = s.keep > 1 || m_decls[m].keep > 1;
+                for (const auto& ops :
+                     whole ? std::vector<std::vector<std::size_t>>{m_ops_of[m]} : instances[m]) {
+                    part pt;
+                    pt.ops = ops;
+                    // (a tile of one buffer declared in a loop is alive in its own iteration,
+                    // even one a sequential loop inside carries; only an instance made in a
+                    // loop's first iteration alone lives across the loop)
+                    if (!m_first_only[m] && s.keep <= 1) {
+                        pt.chain = loops_around_all(pt.ops);
+                        pt.chain.erase(
+                            std::remove_if(pt.chain.begin(), pt.chain.end(),
                                            [&](std::size_t l) { return m_r.ops[l].trips < 2; }),
-                            chain.end());
+                            pt.chain.end());
+                    }
+                    parts.push_back(std::move(pt));
+                }
             }
+            std::sort(parts.begin(), parts.end(), [&](part& a, part& b) {
+                return span_of(a, none).first < span_of(b, none).first;
+            });
             for (std::uint32_t b = 0; b < tiles_of(d); ++b) {
-                m_units.push_back({d, b, s.buffers, chain, ops[d], {}});
+                m_units.push_back({d, b, s.buffers, parts, 0});
                 m_unit_of[{d, b}] = m_units.size() - 1;
             }
         }
@@ -938,20 +1023,19 @@ class expander {
             const std::uint64_t bytes = aligned_bytes(un.decl);
             const mem_space space = m_r.decls[un.decl].space;
             std::size_t best = none;
-            std::uint64_t best_growth = 0;
+            std::uint64_t best_growth = 0, best_at = 0;
             for (std::size_t k = 0; k < m_slots.size(); ++k) {
                 slot& sl = m_slots[k];
                 if (sl.space != space) continue;
-                bool ok = true;
-                for (const std::size_t other : sl.units)
-                    if (!(ok = apart(un, m_units[other]))) break;
-                if (!ok) continue;
+                const std::uint64_t at = place_in(un, bytes, sl);
+                if (at == no_place) continue;
                 const std::uint64_t growth =
-                    std::max(sl.bytes, bytes) * std::max(sl.buffers, un.buffers) -
+                    std::max(sl.bytes, at + bytes) * std::max(sl.buffers, un.buffers) -
                     sl.bytes * sl.buffers;
                 if (best == none || growth < best_growth) {
                     best = k;
                     best_growth = growth;
+                    best_at = at;
                 }
             }
             if (best == none) {
@@ -959,7 +1043,8 @@ class expander {
                 m_slots.push_back({space, 0, 1, 1, {}, none});
             }
             slot& sl = m_slots[best];
-            sl.bytes = std::max(sl.bytes, bytes);
+            un.offset = best_at;
+            sl.bytes = std::max(sl.bytes, best_at + bytes);
             sl.buffers = std::max(sl.buffers, un.buffers);
             sl.least = std::max<std::uint32_t>(sl.least,
                                                static_cast<std::uint32_t>(m_decls[un.decl].keep));
@@ -1027,7 +1112,7 @@ class expander {
                      " bytes)";
         }
         throw nki_op_error(
-            m_units[m_slots[slots.front()].units.front()].ops.front(),
+            m_units[m_slots[slots.front()].units.front()].parts.front().ops.front(),
             std::string(mem_space_name(space)) +
                 " allocation does not fit: the kernel's tiles "
                 "need " +
@@ -1181,7 +1266,8 @@ class expander {
                     o.ids.push_back(m_kb.declare_tile_in(
                         tiles_of(m_decls[d].owner) > 1 ? nd.name + "[" + std::to_string(b) + "]"
                                                        : nd.name,
-                        sl.reservation, nd.partitions, nd.elems, nd.type, o.buffers));
+                        sl.reservation, nd.partitions, nd.elems, nd.type, o.buffers,
+                        m_units[u].offset));
                 }
             } else if (nd.count == 1 || o.blocks_rotate) {
                 o.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
@@ -1334,7 +1420,8 @@ class expander {
     std::vector<bool> m_checked;  // each operation's entries checked (its first expansion)
     std::vector<std::vector<std::size_t>> m_ops_of;  // collect_ops
     std::vector<bool> m_across;
-    bool m_sharing = false;  // tiles take slots (plan_shared)
+    std::vector<bool> m_first_only;  // declared in the first iteration of a loop only
+    bool m_sharing = false;          // tiles take slots (plan_shared)
     std::vector<unit> m_units;
     std::vector<std::size_t> m_unit_slot;
     std::vector<slot> m_slots;

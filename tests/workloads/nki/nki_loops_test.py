@@ -737,6 +737,54 @@ def six_tiles_nki0(x):
     return out
 
 
+@nki.jit
+def wide_then_narrow(x, y):
+    """Per 128-row tile: three wide fp32 tiles of x (60 KiB of each partition apiece) alive
+    together, then y's 40 narrow tiles (4 KiB apiece) loaded together and summed: 344 KiB
+    declared, 180 KiB alive at a time, the narrow tiles in the wide ones' memory."""
+    f = x.shape[1] // 2
+    rows = x.shape[0] // 128
+    wide = nl.ndarray((rows * 128, f), dtype=x.dtype, buffer=nl.shared_hbm)
+    narrow = nl.ndarray((rows * 128, 1024), dtype=y.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(rows):
+        r = slice(i * 128, (i + 1) * 128)
+        a = nl.load(x[r, 0:f])
+        b = nl.load(x[r, f:2 * f])
+        nl.store(wide[r, :], value=nl.add(a, b))
+        tiles = nl.ndarray((40, nl.par_dim(128), 1024), dtype=y.dtype, buffer=nl.sbuf)
+        for k in nl.affine_range(40):
+            tiles[k] = nl.load(y[r, k * 1024:(k + 1) * 1024])
+        total = nl.zeros((128, 1024), dtype=y.dtype, buffer=nl.sbuf)
+        for k in nl.sequential_range(40):
+            total[...] = nl.add(total, tiles[k])
+        nl.store(narrow[r, :], value=total)
+    return wide, narrow
+
+
+@nki.jit
+def transposes_then_eight_sums(x, w):
+    """Per 128-row tile of x (its loop left unrolled: the Python asks the index's value), x's
+    transpose by the Tensor engine multiplied by each of w's eight [128, 512] parts into eight
+    PSUM accumulators: nine PSUM tiles for eight banks, the transpose's dead before the
+    accumulators' begin, and the next iteration's after they end."""
+    rows = x.shape[0] // 128
+    out = nl.ndarray((rows * 128, 8 * 512), dtype=nl.float32, buffer=nl.shared_hbm)
+    ws = nl.ndarray((8, nl.par_dim(128), 512), dtype=w.dtype, buffer=nl.sbuf)
+    for j in nl.affine_range(8):
+        ws[j] = nl.load(w[:, j * 512:(j + 1) * 512])
+    for i in nl.affine_range(rows):
+        scale = 1.0 if i == 0 else 2.0
+        t = nl.multiply(nl.load(x[i * 128:(i + 1) * 128, :]), scale)
+        t_t = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+        t_t[...] = nisa.nc_transpose(t)
+        acc = nl.zeros((8, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+        for j in nl.affine_range(8):
+            acc[j] += nisa.nc_matmul(t_t, ws[j])
+        for j in nl.affine_range(8):
+            nl.store(out[i * 128:(i + 1) * 128, j * 512:(j + 1) * 512], value=nl.copy(acc[j]))
+    return out
+
+
 class Placement(unittest.TestCase):
     """Placement comes from the instruction stream, not from how a loop is spelled: what a
     line declares again and again rotates over buffers as a loop's tiles do; tiles whose
@@ -763,6 +811,21 @@ class Placement(unittest.TestCase):
         (x,) = s.random_inputs((512, 10240), lo=-1.0)
         np.testing.assert_allclose(wide_rows(10240, False)(x), x * 1.5 ** 5, rtol=1e-5)
         t = trnsim.nki.trace_kernel(wide_rows(10240, False), (x,), {}, False)
+        self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
+
+    def test_small_tiles_take_the_memory_of_large_ones_apart_in_time(self):
+        (x,) = s.random_inputs((256, 2 * 15360), lo=-1.0)
+        (y,) = s.random_inputs((256, 40 * 1024), lo=-1.0, seed=2)
+        wide, narrow = wide_then_narrow(x, y)
+        np.testing.assert_allclose(wide, x[:, :15360] + x[:, 15360:], rtol=1e-6)
+        np.testing.assert_allclose(narrow, y.reshape(256, 40, 1024).sum(axis=1), rtol=1e-4)
+
+    def test_each_instance_of_an_unrolled_loop_has_its_own_lifetime(self):
+        x = np.random.default_rng(3).random((256, 128), dtype=np.float32)
+        w = np.random.default_rng(4).random((128, 8 * 512), dtype=np.float32)
+        scaled = np.concatenate([x[:128], 2 * x[128:]])
+        np.testing.assert_allclose(transposes_then_eight_sums(x, w), scaled @ w, rtol=1e-4)
+        t = trnsim.nki.trace_kernel(transposes_then_eight_sums, (x, w), {}, False)
         self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
 
     def test_tiles_alive_together_that_do_not_fit_are_named(self):
