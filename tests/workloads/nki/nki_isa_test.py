@@ -934,6 +934,39 @@ class SbufPartitionOffsets(unittest.TestCase):
         self.assertEqual(decl.line().split()[9], '0,64@0')  # the recording's PARTITION@BYTE
 
 
+@nki1.jit
+def running_address_beta1(x):
+    """2 * x + 1 by 128-row tiles, each iteration's two tiles placed by the kernel at a running
+    address (`at += ...` in the loop's body, as AWS's allocated attention kernel does): NKI
+    traces the body once, so every iteration keeps the addresses its one trace gave."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    at = 0
+    for i in nl1.affine_range(x.shape[0] // 128):
+        a = nl1.ndarray((nl1.par_dim(128), x.shape[1]), dtype=x.dtype,
+                        buffer=nki1.compiler.sbuf.mod_alloc(base_addr=at))
+        at += x.shape[1] * 4
+        b = nl1.ndarray((nl1.par_dim(128), x.shape[1]), dtype=x.dtype,
+                        buffer=nki1.compiler.sbuf.mod_alloc(base_addr=at))
+        at += x.shape[1] * 4
+        a[...] = nl1.load(x[i * 128:(i + 1) * 128, :])
+        b[...] = nl1.add(nl1.multiply(a, 2.0), 1.0)
+        nl1.store(out[i * 128:(i + 1) * 128, :], value=b)
+    return out
+
+
+class TracedBodyAllocation(unittest.TestCase):
+
+    def test_a_running_address_holds_its_first_trace(self):
+        # 64 iterations of 2 x 16 KiB would run 2 MiB past a partition if each iteration took
+        # the address its own run of the body computed
+        (x,) = s.random_inputs((64 * 128, 4096))
+        np.testing.assert_allclose(running_address_beta1(x), 2 * x + 1, rtol=1e-6)
+        t = trace_kernel(running_address_beta1, (x,), {}, False)
+        placed = sorted(off for d in t.trace.decl_list if d.offsets for _, off in d.offsets)
+        self.assertEqual(placed, [0, 4096 * 4])
+        self.assertEqual(kinds(running_address_beta1, x).count('store'), 64)
+
+
 class IsaErrors(unittest.TestCase):
 
     def test_reduced_axes_must_be_the_last(self):

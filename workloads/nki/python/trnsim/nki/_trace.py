@@ -139,6 +139,8 @@ class Trace:
         self.loop_notes = {}  # (loop site, what became of it) -> how many times (in order)
         self.making = []  # lists of what the watched first iterations of loops make
         self.compiled = 0  # loops the device runs (nl.fori_loop) open now
+        self.traced = 0  # loops NKI's tracer runs the body of once ('traced', 'compiled') open now
+        self.first_alloc = {}  # a declaration in such a loop: the allocation its first run gave
         # The compiler's choice being recorded (Op.variant): operations of both choices are
         # recorded, and select() keeps one's
         self.variant = None
@@ -280,6 +282,8 @@ class Trace:
         state = 'running'
         if mode == 'compiled':
             self.compiled += 1
+        if watched:
+            self.traced += 1
         try:
             for k in range(len(r)):
                 if mode == 'compiled' and k == 1:
@@ -310,6 +314,8 @@ class Trace:
             loop.open = False
             if mode == 'compiled':
                 self.compiled -= 1
+            if watched:
+                self.traced -= 1
             if state != 'folded':
                 self._end(loop, starts, mark, where, mode, made, state == 'done', ran)
             else:
@@ -567,8 +573,13 @@ class Trace:
                 site if self.variant is None else (site, self.variant)
             lid, nth = self.occurrence(counted)
             label = name or f'{os.path.basename(site[0])}:{site[1]}' + (f'#{nth + 1}' if nth else '')
-            key = (lid, counted, nth, tuple(blocks), tile_shape, dtype, space,
-                   alloc.key() if alloc else None)
+            base = (lid, counted, nth, tuple(blocks), tile_shape, dtype, space)
+            if alloc is not None and self.traced:
+                # NKI's tracer runs a loop's body once: what the kernel's Python computed for
+                # the allocation there (a running address, cur_addr += ...) holds in every
+                # iteration, whatever later runs of the body compute
+                alloc = self.first_alloc.setdefault(base, alloc)
+            key = base + (alloc.key() if alloc else None,)
         else:
             label, key = name, ('identity', identity, tile_shape, dtype, space)
         decl = self.decls.get(key)
