@@ -967,6 +967,49 @@ class TracedBodyAllocation(unittest.TestCase):
         self.assertEqual(kinds(running_address_beta1, x).count('store'), 64)
 
 
+@nki1.jit
+def sums_over_k_beta1(x):
+    """x [K, R, F] summed over K by R/128 row tiles, each tile's sum assigned from nl.loop_reduce
+    to its part of an accumulator the kernel zeroed (the destination is op's other input), and
+    x[0] @ w through a Tensor-engine transpose used as a matmul operand as it is (in PSUM)."""
+    k, r, f = x.shape
+    out = nl1.ndarray((r, f), dtype=x.dtype, buffer=nl1.shared_hbm)
+    acc = nl1.zeros((r // 128, nl1.par_dim(128), f), dtype=nl1.float32, buffer=nl1.sbuf)
+    for i in nl1.affine_range(k):
+        for q in nl1.affine_range(r // 128):
+            t = nl1.load(x[i, q * 128:(q + 1) * 128, :])
+            acc[q, :, :] = nl1.loop_reduce(t, op=np.add, loop_indices=(i,), dtype=nl1.float32)
+    for q in nl1.affine_range(r // 128):
+        nl1.store(out[q * 128:(q + 1) * 128, :], value=acc[q])
+    return out
+
+
+@nki1.jit
+def transposed_operand_beta1(a, w):
+    """a @ w for a [128, 128]: a's transpose (Tensor engine, into PSUM) is the stationary
+    operand of the matmul."""
+    out = nl1.ndarray((128, w.shape[1]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    a_t = nisa1.nc_transpose(nl1.load(a))
+    nl1.store(out, value=nl1.copy(nisa1.nc_matmul(a_t, nl1.load(w))))
+    return out
+
+
+class OperandsAsTheCompilerLowersThem(unittest.TestCase):
+
+    def test_loop_reduce_into_an_assigned_part_accumulates_there(self):
+        x = np.random.default_rng(5).random((3, 512, 64), dtype=np.float32)
+        np.testing.assert_allclose(sums_over_k_beta1(x), x.sum(axis=0), rtol=1e-5)
+        ks = kinds(sums_over_k_beta1, x)  # one add per call, onto the kernel's zeroed parts
+        self.assertEqual((ks.count('isa.tensor_tensor'), ks.count('isa.memset')), (3 * 4, 4))
+
+    def test_a_transpose_in_psum_is_copied_for_the_matmul(self):
+        a, w = (np.random.default_rng(6).random(s, dtype=np.float32) for s in ((128, 128),
+                                                                               (128, 256)))
+        np.testing.assert_allclose(transposed_operand_beta1(a, w), a @ w, rtol=1e-4)
+        ks = kinds(transposed_operand_beta1, a, w)
+        self.assertEqual(ks.count('copy'), 2)  # PSUM to SBUF: the transpose's, the result's
+
+
 class IsaErrors(unittest.TestCase):
 
     def test_reduced_axes_must_be_the_last(self):

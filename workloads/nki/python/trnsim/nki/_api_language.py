@@ -1,5 +1,6 @@
 """nki.language (nl): each API declared once, with its editions (_registry)."""
 
+import ast
 import dis
 import itertools
 import linecache
@@ -10,7 +11,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes, _ops, _trace
-from ._errors import KernelError, unsupported, user_site
+from ._errors import KernelError, unsupported, user_frame, user_site
 from ._index import DynSlice, IndexRange, whole_mask
 from ._registry import api, called, value
 from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
@@ -215,6 +216,36 @@ def _for_statement(frame):
             elif b.opname == 'FOR_ITER' and not code.co_name.startswith('<'):
                 offsets.add(a.offset)
     return frame.f_lasti in offsets
+
+
+_CALL_SPOTS = {}  # code object -> {instruction offset: the source span of its expression}
+_ASSIGNED_CALLS = {}  # file -> the source spans of calls that are all of `t[...] = call(...)`'s
+# right side
+
+
+def _assigned_to_part(frame):
+    """Whether the call under way in `frame` is the whole right side of an assignment to a
+    subscript (`t[...] = nl.loop_reduce(...)`): found by the call's source span (its
+    instruction's position) among the file's assignments."""
+    code = frame.f_code
+    spots = _CALL_SPOTS.get(code)
+    if spots is None:
+        spots = _CALL_SPOTS[code] = {
+            i.offset: tuple(i.positions) for i in dis.get_instructions(code, show_caches=True)
+            if i.positions and i.positions.lineno is not None}
+    spans = _ASSIGNED_CALLS.get(code.co_filename)
+    if spans is None:
+        spans = _ASSIGNED_CALLS[code.co_filename] = set()
+        try:
+            tree = ast.parse(''.join(linecache.getlines(code.co_filename)))
+        except (SyntaxError, ValueError):
+            tree = None
+        for node in ast.walk(tree) if tree is not None else ():
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and \
+                    isinstance(node.targets[0], ast.Subscript) and isinstance(node.value, ast.Call):
+                v = node.value
+                spans.add((v.lineno, v.end_lineno, v.col_offset, v.end_col_offset))
+    return spots.get(frame.f_lasti) in spans
 
 
 def python_range(edition):
@@ -620,7 +651,10 @@ def loop_reduce(x, op, loop_indices, dtype=None, mask=None):
     if alu is None:
         raise unsupported(api_name, f'op={getattr(op, "__name__", op)}', site)
     indices = loop_indices if isinstance(loop_indices, (list, tuple)) else [loop_indices]
-    return _ops.loop_reduce(api_name, site, x, alu, indices, dtype)
+    # `t[...] = nl.loop_reduce(x, ...)`: "the destination tile is also the rhs input to op"
+    # (the reference), so t[...] accumulates: t = t <op> x
+    into = _assigned_to_part(user_frame())
+    return _ops.loop_reduce(api_name, site, x, alu, indices, dtype, into_destination=into)
 
 
 @api('language.where', 'beta1 0.3+', beta1='condition, x, y, dtype=None, mask=None',

@@ -24,11 +24,17 @@ def in_frontend(filename):
     return filename.startswith(FRONTEND_DIRS)
 
 
-def user_site():
-    """(file, line) of the innermost frame outside the frontend: the kernel's own line."""
+def user_frame():
+    """The innermost frame outside the frontend: the kernel's own (None if there is none)."""
     f = sys._getframe(1)
     while f is not None and in_frontend(f.f_code.co_filename):
         f = f.f_back
+    return f
+
+
+def user_site():
+    """(file, line) of the innermost frame outside the frontend: the kernel's own line."""
+    f = user_frame()
     if f is None:
         return ('<unknown>', 0)
     return (f.f_code.co_filename, f.f_lineno)

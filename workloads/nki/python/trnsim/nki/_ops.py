@@ -393,6 +393,12 @@ def assign(dst, value, site):
     """tile[...] = value."""
     if value is NOTHING:  # an operation whose mask keeps nothing: no instruction
         return
+    if isinstance(value, Pending) and value.kind == 'loop_reduce' and value.result is None:
+        X, alu = value.args
+        emit_into(tensor_tensor(value.api, value.site, dst, X, alu, 'dve', value.dtype_name),
+                  dst, False, site)
+        value.result = dst
+        return
     if isinstance(value, Pending):
         if value.kind == 'load' and isinstance(dst, (Tile, TileRuns)):
             _require_sbuf(value.api, site, dst)
@@ -866,14 +872,20 @@ _IDENTITY = {'add': 0.0, 'multiply': 1.0, 'max': -3.4028234663852886e38,
              'min': 3.4028234663852886e38}
 
 
-def loop_reduce(api, site, x, alu, indices, dtype=None):
+def loop_reduce(api, site, x, alu, indices, dtype=None, into_destination=False):
     """nl.loop_reduce: x reduced across the iterations of the loops of `indices` into one
     accumulator tile per call site, as `b = nisa.tensor_tensor(b, x, op)` with b made before
     those loops (the reference's equivalence): in their first iteration the accumulator is
     set to op's identity (Vector engine), then each iteration is one Vector-engine
-    tensor_tensor. Returns the accumulator."""
+    tensor_tensor. Returns the accumulator. `into_destination`: the call's result is assigned
+    to a tile part, which is then the accumulator (one tensor_tensor onto it, as the kernel
+    set it up): returns what the assignment emits."""
     trace = current(api)
     X = operand(x, api, site)
+    if into_destination:
+        p = Pending(api, site, X.shape, _name(dtype, X.dtype_name), 'sbuf', None, (X, alu),
+                    kind='loop_reduce')
+        return p
     if isinstance(X, TileRuns):
         raise unsupported(api, 'an operand of several runs', site)
     if alu not in _IDENTITY:
@@ -1103,11 +1115,21 @@ def moving_limit(lim, dst_dtype):
     return max(lim['moving_max'], whole)
 
 
+def _from_sbuf(x, api, site):
+    """A matmul operand: a Tensor-engine result no tile holds yet (a transpose's, in PSUM) is
+    copied to SBUF first, which the Tensor engine reads (the compiler's lowering, as for a
+    store of a PSUM tile; AWS's flash attention backward so multiplies nc_transpose results)."""
+    if isinstance(x, Pending) and x.space == 'psum' and not x.placed:
+        return copy(api, site, x)
+    return x
+
+
 def matmul(api, site, stationary, moving, double_row=False):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
     driver models it."""
-    S, M = operand(stationary, api, site), operand(moving, api, site)
+    S = operand(_from_sbuf(stationary, api, site), api, site)
+    M = operand(_from_sbuf(moving, api, site), api, site)
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)
