@@ -295,7 +295,59 @@ def recorded(kernel, *args):
     return [op.kind for op in trace_kernel(kernel, args, {}, False).trace.ops]
 
 
+@nki.jit
+def first_max_of_windows(x):
+    """x [128, 8, 3, 3]: a one-hot of the first maximum of each 3x3 window, by numpy
+    broadcasting along free axes ([128, 8, 1, 1] against [128, 8, 3, 3] and [128, 1, 3, 3]),
+    the window positions an iota of a dense nl.mgrid's axes; each window's maximum kept in a
+    private HBM tensor whose shape names its partition dimension."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    kept = nl.ndarray((nl.par_dim(128), 8), dtype=x.dtype, buffer=nl.private_hbm)
+    t = nl.load(x)
+    m = nl.max(t, axis=[2, 3], keepdims=True)
+    nl.store(kept, value=m.reshape((128, 8)))
+    at_max = nl.equal(m, t, dtype=nl.float32)
+    g = nl.mgrid[0:128, 0:8, 0:3, 0:3]
+    position = nisa.iota(3 * g.y + g.z, dtype=nl.float32)
+    candidates = nl.where(at_max, position, 9.0)
+    first = nl.min(candidates, axis=[2, 3], keepdims=True)
+    nl.store(out, value=nl.equal(first, position, dtype=x.dtype))
+    return out
+
+
+@nki.jit
+def corner_sums(x):
+    """x [2, 128, 4, 8]: per partition, the sum of the [3, 5] corner of each [4, 8] block, the
+    blocks in one tensor of tiles (a corner: 3 runs of 5 elements, 8 apart)."""
+    out = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((2, nl.par_dim(128), 4, 8), dtype=x.dtype, buffer=nl.sbuf)
+    sums = nl.ndarray((128, 2), dtype=x.dtype, buffer=nl.sbuf)
+    for b in nl.affine_range(2):
+        t[b] = nl.load(x[b])
+        sums[:, b:b + 1] = nl.sum(t[b, :, 0:3, 0:5], axis=[-2, -1], keepdims=True)
+    nl.store(out, value=sums)
+    return out
+
+
 class EveryOperation(unittest.TestCase):
+
+    def test_a_reduction_of_several_runs(self):
+        x = np.random.default_rng(10).random((2, 128, 4, 8), dtype=np.float32)
+        np.testing.assert_allclose(corner_sums(x), x[:, :, :3, :5].sum(axis=(2, 3)).T,
+                                   rtol=1e-5)
+
+    def test_free_axis_broadcasting(self):
+        x = np.random.default_rng(9).integers(0, 3, (128, 8, 3, 3)).astype(np.float32)
+        flat = x.reshape(128, 8, 9)
+        want = np.zeros_like(flat)
+        np.put_along_axis(want, flat.argmax(axis=2)[..., None], 1.0, axis=2)
+        np.testing.assert_array_equal(first_max_of_windows(x), want.reshape(x.shape))
+        t = trace_kernel(first_max_of_windows, (x,), {}, False)
+        ins = [op for op in t.trace.ops if op.kind == 'isa.tensor_tensor']
+        # each comparison of a [128, 8, 1, 1] tile with a [128, 8, 3, 3] one: one instruction
+        # per element of the step-0 axes (9), each over the 8 windows (elements 9 apart)
+        self.assertEqual([(op.args[0][6], op.args[0][7]) for op in ins], [(8, 9)] * 18)
+        self.assertEqual(len([op for op in t.trace.ops if op.kind == 'isa.iota']), 1)
 
     def test_tensor_attributes(self):
         # the documented nki.tensor attributes: dtype, shape, ndim and itemsize (bytes)

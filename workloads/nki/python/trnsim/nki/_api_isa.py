@@ -534,6 +534,14 @@ def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
         raise KernelError(api_name, 'expr must be an affine expression of nl.arange indices',
                           site)
     e = IndexExpr.of(expr)
+    if e.grid:
+        # an expression of nl.mgrid's axes: a tile of the whole (dense) grid, its values the
+        # expression's at each grid point (the instruction's pattern; 0 along axes it leaves
+        # out)
+        parts, pstep = e.terms.get(0, (e.grid[0], 0))
+        pattern = tuple(e.terms.get(a, (n, 0)) for a, n in enumerate(e.grid) if a > 0)
+        return _ops.iota(api_name, site, (parts,) + e.grid[1:], concrete(e.const), pstep,
+                         dtype, pattern)
     parts, pstep = e.terms.get(0, (1, 0))
     free = sorted(a for a in e.terms if a != 0)
     shape = (parts,) + tuple(e.terms[a][0] for a in free) if free else (parts, 1)

@@ -311,12 +311,11 @@ class MGrid:
     def __getitem__(self, key):
         if not isinstance(key, tuple):
             key = (key,)
-        out = []
-        for axis, k in enumerate(key):
+        for k in key:
             if not isinstance(k, slice) or k.step not in (None, 1):
                 raise unsupported('nl.mgrid', 'nl.mgrid takes start:stop slices')
-            start = k.start or 0
-            out.append(IndexRange(start, k.stop - start, 1, axis))
+        grid = tuple(k.stop - (k.start or 0) for k in key)
+        out = [IndexRange(k.start or 0, n, 1, axis, grid) for axis, (k, n) in enumerate(zip(key, grid))]
         return _Grid(out) if len(out) > 1 else out[0]
 
 
@@ -349,8 +348,8 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None, fill=0.0):
     dt = _dtypes.dtype_name(dtype)
     space = _space(buffer, api_name, site)
     if space == 'hbm':
-        if any(isinstance(s, ParDim) for s in shape):
-            raise KernelError(api_name, 'nl.par_dim in an HBM tensor shape', site)
+        # (nl.par_dim marks nothing in HBM, which has no partitions: AWS's select-and-scatter
+        # kernel so declares a private_hbm tensor; its size is kept)
         return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt,
                              shared=buffer.name == 'shared_hbm', site=site)
     alloc = None

@@ -288,18 +288,20 @@ def same(a, b):
 
 class IndexRange(UserFacing):
     """An affine index start + step * i, i < size, on tile axis `axis` (None: in order); start
-    may depend on loop indices."""
+    may depend on loop indices. `grid`: the sizes of the nl.mgrid it is an axis of (None: an
+    nl.arange)."""
     _kind = 'an index'
 
-    __slots__ = ('start', 'size', 'step', 'axis')
+    __slots__ = ('start', 'size', 'step', 'axis', 'grid')
 
-    def __init__(self, start, size, step=1, axis=None):
+    def __init__(self, start, size, step=1, axis=None, grid=None):
         self.start, self.size, self.step, self.axis = start, size, step, axis
+        self.grid = grid
 
     def _with(self, start=None, step=None, axis=None):
         return IndexRange(self.start if start is None else start, self.size,
                           self.step if step is None else step,
-                          self.axis if axis is None else axis)
+                          self.axis if axis is None else axis, self.grid)
 
     def __add__(self, other):
         if isinstance(other, (INTEGER, Affine)):
@@ -320,7 +322,7 @@ class IndexRange(UserFacing):
     def __mul__(self, other):
         if isinstance(other, INTEGER):
             return IndexRange(self.start * int(other), self.size, self.step * int(other),
-                              self.axis)
+                              self.axis, self.grid)
         raise unsupported('index expression', 'only index * integer is supported in an index')
 
     __rmul__ = __mul__
@@ -405,9 +407,10 @@ class IndexExpr(UserFacing):
     k_axis < size: what nisa.iota takes (`i_p * 512 + i_f`). Not an index of a tensor."""
     _kind = 'an index expression'
 
-    def __init__(self, const, terms):
+    def __init__(self, const, terms, grid=None):
         self.const = const
         self.terms = terms  # axis -> (size, coef)
+        self.grid = grid  # the sizes of the nl.mgrid its indices are axes of (None: unknown)
 
     @staticmethod
     def of(x):
@@ -416,11 +419,11 @@ class IndexExpr(UserFacing):
         if x.axis is None:
             raise unsupported('index expression', 'an index without a tile axis (use '
                               'nl.arange(n)[:, None] or [None, :])')
-        return IndexExpr(x.start, {x.axis: (x.size, x.step)})
+        return IndexExpr(x.start, {x.axis: (x.size, x.step)}, x.grid)
 
     def __add__(self, other):
         if isinstance(other, (INTEGER, Affine)):
-            return IndexExpr(self.const + other, dict(self.terms))
+            return IndexExpr(self.const + other, dict(self.terms), self.grid)
         other = IndexExpr.of(other)
         terms = dict(self.terms)
         for a, (n, k) in other.terms.items():
@@ -431,7 +434,8 @@ class IndexExpr(UserFacing):
                 terms[a] = (n, terms[a][1] + k)
             else:
                 terms[a] = (n, k)
-        return IndexExpr(self.const + other.const, terms)
+        return IndexExpr(self.const + other.const, terms,
+                         self.grid if self.grid == other.grid else None)
 
     __radd__ = __add__
 
@@ -444,7 +448,8 @@ class IndexExpr(UserFacing):
         if not isinstance(other, INTEGER):
             raise unsupported('index expression', 'only expression * integer')
         k = int(other)
-        return IndexExpr(self.const * k, {a: (n, c * k) for a, (n, c) in self.terms.items()})
+        return IndexExpr(self.const * k, {a: (n, c * k) for a, (n, c) in self.terms.items()},
+                         self.grid)
 
     __rmul__ = __mul__
 

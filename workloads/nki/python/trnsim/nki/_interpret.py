@@ -412,6 +412,7 @@ class Interpreter:
             # through FP32"); a DMA moves the bits, and an MX matmul reads its operands' bits
             vals = [v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype.kind in 'iu'
                     else v for v in vals]
+        vals += op.args[len(prim.layout):len(prim.layout) + prim.values_only]
         if prim.shaped:
             vals.append(dst.shape)
         if op.kind in ('matmul', 'matmul_mx'):

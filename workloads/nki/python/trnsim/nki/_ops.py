@@ -7,6 +7,8 @@ import copy as _copy
 import itertools
 import math
 
+import numpy as np
+
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
@@ -216,16 +218,28 @@ def split(operands, contiguous, api, site):
             dims = [(n, step * math.prod(sizes[i + 1:])) for i, n in enumerate(sizes)]
         dims_of.append(dims)
 
-    def fits(dims, k):
-        m = merge(dims[k:])
+    def fits(dims, kept):
+        m = merge([dims[a] for a in kept])
         return m is not None and (not contiguous or m[0] == 1 or m[1] == 1)
 
-    k = next(k for k in range(len(sizes) + 1) if all(fits(d, k) for d in dims_of))
-    for combo in itertools.product(*(range(n) for n in sizes[:k])):
+    # the axes iterated over (one instruction, or transfer, per combination of theirs) and the
+    # ones each piece keeps as its run: the fewest pieces, the innermost axes kept first (a
+    # broadcast operand's step-0 axes are always iterated)
+    axes = range(len(sizes))
+    best = None
+    for r in range(len(sizes) + 1):
+        for over in itertools.combinations(axes, r):
+            kept = [a for a in axes if a not in over]
+            if all(fits(d, kept) for d in dims_of):
+                n = math.prod(sizes[a] for a in over)
+                if best is None or n < best[0]:
+                    best = (n, over, kept)
+    _, over, kept = best
+    for combo in itertools.product(*(range(sizes[a]) for a in over)):
         pieces = []
         for x, dims in zip(operands, dims_of):
-            off = sum(i * stride for i, (_, stride) in zip(combo, dims))
-            count, step = merge(dims[k:])
+            off = sum(i * dims[a][1] for i, a in zip(combo, over))
+            count, step = merge([dims[a] for a in kept])
             if isinstance(x, HbmAccess):
                 pieces.append(HbmAccess.piece(x.tensor, x.first + off, x.rows, x.row_stride,
                                               count, site))
@@ -238,8 +252,10 @@ def split(operands, contiguous, api, site):
 def _emit_split(p, dst, accumulate, site):
     """p into dst where an operand is several runs: one instruction (transfer) per run."""
     prim = PRIMS[p.prim]
-    if p.prim not in ELEMENTWISE and not (prim.elementwise and 'O' not in prim.layout and
-                                          'O?' not in prim.layout):
+    # (a second output, a reduction of each row, is not cut; an optional one left out is none)
+    second = [p.args[k - 1] for k, kind in enumerate(prim.layout) if kind in ('O', 'O?')]
+    if p.prim not in ELEMENTWISE and not (prim.elementwise and
+                                          all(a is None for a in second)):
         raise unsupported(p.api, RUNS_ONLY, site)
     if dst.partitions != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
@@ -617,6 +633,7 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
                              scalar1=-1.0)
     if A.partitions == B.partitions and A.elems == 1 and B.elems > 1:  # m <op> t, reversed
         return tensor_scalar(api, site, B, alu, A, engine, dtype, reverse=True, mask=mask)
+    A, B = _free_broadcast(A, B, site)
     if A.partitions != B.partitions or A.elems != B.elems:
         raise KernelError(api, f'shape mismatch: operands of shape {A.shape} and {B.shape}',
                           site)
@@ -627,6 +644,27 @@ def tensor_tensor(api, site, a, b, alu, engine, dtype=None, mask=None):
     dt = _name(dtype, A.dtype_name if A.dtype_name == B.dtype_name else 'float32')
     return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_tensor',
                    (A, B, alu, _engine(engine, 'dve')), region=region, full_shape=full)
+
+
+def _free_broadcast(A, B, site):
+    """numpy broadcasting along the free axes of two operands of one rank and partitions (a
+    [P, 56, 1, 1] tile against a [P, 56, 3, 3] one): an axis of size 1 is read again along
+    the other's (a step-0 axis of the access pattern; the operation is then one instruction
+    per element of such axes, each over the other axes, _emit_split)."""
+    if A.partitions != B.partitions or len(A.shape) != len(B.shape) or A.shape == B.shape:
+        return A, B
+    try:
+        shape = tuple(np.broadcast_shapes(A.shape[1:], B.shape[1:]))
+    except ValueError:
+        return A, B
+
+    def widen(x):
+        if x.shape[1:] == shape:
+            return x
+        dims = [(n, 0) if m == 1 else (n, step) for (m, step), n in zip(x.free_dims(), shape)]
+        p0, f0 = (x.p0, x.f0) if isinstance(x, TileRuns) else (x.pabs, x.fabs)
+        return TileRuns(x.root, p0, x.partitions, f0, dims, site)
+    return widen(A), widen(B)
 
 
 def _per_partition(x, A, full, region, what, api, site):
@@ -847,9 +885,9 @@ def select(api, site, pred, on_true, on_false, reverse=False, reduce_res=None, r
     tile or a tile of on_true's shape); with reduce_res, each row's reduce_alu reduction of the
     result too, in one Vector-engine instruction."""
     Pr, T = operand(pred, api, site), operand(on_true, api, site)
-    for t in (Pr, T):
-        if isinstance(t, TileRuns):
-            raise unsupported(api, 'an operand of several runs', site)
+    Pr, T = _free_broadcast(Pr, T, site)
+    if reduce_res is not None and any(isinstance(t, TileRuns) for t in (Pr, T)):
+        raise unsupported(api, 'an operand of several runs with reduce_res', site)
     if Pr.partitions != T.partitions or Pr.elems != T.elems:
         raise KernelError(api, f'shape mismatch: the predicate {Pr.shape} and the values '
                           f'{T.shape}', site)
@@ -858,8 +896,11 @@ def select(api, site, pred, on_true, on_false, reverse=False, reduce_res=None, r
         imm = float(on_false)
     else:
         F = operand(on_false, api, site)
-        if isinstance(F, TileRuns) or F.partitions != T.partitions or \
-                F.elems not in (1, T.elems):
+        if F.elems > 1:
+            T, F = _free_broadcast(T, F, site)
+            Pr = _free_broadcast(Pr, T, site)[0]
+        if (isinstance(F, TileRuns) and reduce_res is not None) or \
+                F.partitions != T.partitions or F.elems not in (1, T.elems):
             raise KernelError(api, f'shape mismatch: on_false must be a number, a '
                               f'({T.partitions}, 1) tile or of shape {T.shape}, got {F.shape}',
                               site)
@@ -1002,12 +1043,13 @@ def vector_transpose(api, site, a, dtype=None):
                    'isa.transpose', (A, 'dve'))
 
 
-def iota(api, site, shape, offset, partition_step, dtype):
+def iota(api, site, shape, offset, partition_step, dtype, pattern=None):
     """A tile of `shape` with value offset + partition_step * p + i at partition p, free
-    element i (GpSimd engine)."""
+    element i (GpSimd engine); with `pattern` ([(size, coefficient)] per free axis), the sum
+    of coefficient x index instead of i (the instruction's access pattern; the same cost)."""
     shape = tuple(int(x) for x in shape)
     return Pending(api, site, shape, _dtypes.dtype_name(dtype), 'sbuf', 'isa.iota',
-                   (float(offset), float(partition_step), 'pool'))
+                   (float(offset), float(partition_step), 'pool', pattern))
 
 
 def copy(api, site, a, dtype=None, engine=None, mask=None):
@@ -1057,6 +1099,8 @@ def reduce(api, site, a, alu, axis, keepdims=False, dtype=None, engine=None, mas
         raise unsupported(api, f'a {alu} reduction', site)
     dt = _name(dtype, A.dtype_name)
     if set(axes) == set(free) and not negate:
+        if isinstance(A, TileRuns) or merge(A.free_dims()) is None:  # not one run: copied first
+            A = _moved_last(api, site, A, (), axes)
         full = (A.partitions, 1) if keepdims else (A.partitions,)
         region = mask_region(mask, A.shape, api, site)
         out_region = None

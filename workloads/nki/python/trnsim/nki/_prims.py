@@ -137,13 +137,14 @@ class Prim:
     (`opcode` set) names its operands by the trace's fields (`fields`, in layout order);
     `reduce`: the field whose operation reduces each row of dst (as stored) into the second
     output ('=max': that operation, fixed); `elementwise`: each result element depends on the same element of each tile operand
-    (a [P, 1] operand: its partition's)."""
+    (a [P, 1] operand: its partition's); `values_only`: how many operands after the layout's
+    only the values take (not recorded)."""
 
     def __init__(self, name, layout, impl, shaped, opcode=None, fields=(), reduce=None,
-                 elementwise=False):
+                 elementwise=False, values_only=0):
         self.name, self.layout, self.impl, self.shaped = name, layout, impl, shaped
         self.opcode, self.fields, self.reduce = opcode, fields, reduce
-        self.elementwise = elementwise
+        self.elementwise, self.values_only = elementwise, values_only
 
 
 PRIMS = {}
@@ -162,7 +163,8 @@ _FIELD_KINDS = {'dst': 'T', 'src0': 'T', 'src1': 'T', 'src2': 'T', 'dst1': 'O', 
                 'eng': 'eng'}
 
 
-def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=True):
+def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=True,
+                values_only=0):
     """Declares primitive `name`, one `opcode` instruction (models/isa/isa.h) with the trace
     fields given in order (dst first; a tile field ending in '?' is optional; 'eng' the engine
     that runs it)."""
@@ -171,7 +173,8 @@ def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=Tr
                    for f, n in zip(fields, names))
 
     def declare(impl):
-        PRIMS[name] = Prim(name, layout, impl, shaped, opcode, names, reduce, elementwise)
+        PRIMS[name] = Prim(name, layout, impl, shaped, opcode, names, reduce, elementwise,
+                           values_only)
         return impl
     return declare
 
@@ -458,12 +461,21 @@ def _isa_memset(value, engine):
 
 
 @instruction('isa.iota', 'iota', 'dst', 'imm', 'imm1', 'eng', shaped=True,
-             elementwise=False)
-def _isa_iota(offset, partition_step, engine, shape):
-    """offset + partition_step * p + i (computed in double, as the model)."""
-    p, n = shape
-    return (float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] +
-            np.arange(n, dtype=np.float64)[None, :])
+             elementwise=False, values_only=1)
+def _isa_iota(offset, partition_step, engine, *pattern_and_shape):
+    """offset + partition_step * p + i (computed in double, as the model); with a pattern
+    before the shape (the values' own operand, not the recording's: [(size, coefficient)] per
+    free axis, or None), the free elements' values are its sum of coefficient x index."""
+    pattern, (p, n) = (pattern_and_shape if len(pattern_and_shape) == 2 else
+                       (None, pattern_and_shape[0]))
+    if pattern is None:
+        free = np.arange(n, dtype=np.float64)
+    else:
+        grids = np.meshgrid(*(np.arange(size, dtype=np.float64) for size, _ in pattern),
+                            indexing='ij')
+        free = sum(g * coef for g, (_, coef) in zip(grids, pattern)).reshape(n)
+    return float(offset) + float(partition_step) * np.arange(p, dtype=np.float64)[:, None] + \
+        free[None, :]
 
 
 @instruction('isa.max8', 'max8', 'dst', 'src0', 'eng', elementwise=False)

@@ -704,12 +704,13 @@ class TileBlocks(Typed):
     def __getitem__(self, idx):
         site = user_site()
         t, rest = self.block(idx, 'tile indexing', site)
-        return t.view(rest, site) if rest else t
+        return t.view(rest, site, runs=True) if rest else t
 
     def __setitem__(self, idx, value):
         site = user_site()
         t, rest = self.block(idx, 'tile assignment', site)
-        OPERATORS['assign'](t.view(rest, site) if rest else t, _staged(self, value), site)
+        OPERATORS['assign'](t.view(rest, site, runs=True) if rest else t, _staged(self, value),
+                            site)
 
 
 def _staged(dst, value):
