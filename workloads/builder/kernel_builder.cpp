@@ -515,7 +515,8 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
 }
 
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
-                                       const touch& from, const touch& into) {
+                                       const touch& from, const touch& into,
+                                       const touch* also_read) {
     if (m_checking) m_checks.transfer(t);
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     if (m_prog.sources.queues.size() < m_prog.queues.size())
@@ -539,7 +540,11 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
     const bool other = n > 1 && m_queue_trigger[q] != by;
     m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
-    if (t.rmw == alu_op::bypass) {
+    if (also_read) {
+        const touch reads[2] = {from, *also_read};
+        issue(by, std::move(ins), semaphore_of_queue(q), n, reads, 2, &into, 1, false,
+              other ? &previous : nullptr);
+    } else if (t.rmw == alu_op::bypass) {
         issue(by, std::move(ins), semaphore_of_queue(q), n, &from, 1, &into, 1, false,
               other ? &previous : nullptr);
     } else {
@@ -553,6 +558,25 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src,
                           std::uint8_t priority) {
     dma(true, t, src, dst, alu_op::bypass, priority);
+}
+
+void kernel_builder::gather(const tile& dst, const hbm_tensor& t, const operand& src,
+                            const tile& index) {
+    if (src.partitions != dst.op.partitions || src.elems != dst.op.elems)
+        throw std::logic_error("gather shape mismatch on tensor " + t.name);
+    if (dst.extent || index.extent)
+        throw user_error("an indirect load of tensor " + t.name +
+                         " with an indirect tile view (tensor indirection is the engines')");
+    if (index.op.partitions < dst.op.partitions || index.op.elems != 1)
+        throw user_error("an indirect load of tensor " + t.name +
+                         ": its index must be a tile of one element per row loaded");
+    const touch tensor{m_tensor_dep[t.id], region{}},
+        offsets{m_buffer_dep[index.buffer], region_of(index.op)},
+        buf{m_buffer_dep[dst.buffer], region_of(dst.op)};
+    constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count);
+    const step_scope step(*this, m_place ? 0 : buffer_step(load_kind, "load", dst.buffer));
+    transfer(queue_for(t, 0), dma_transfer{dst.op, src, alu_op::bypass, 0}, engine_kind::pool,
+             tensor, buf, &offsets);
 }
 
 void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src,

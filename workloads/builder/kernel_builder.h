@@ -179,6 +179,11 @@ class kernel_builder {
     void load(const tile& dst, const hbm_tensor& t, const operand& src, std::uint8_t priority = 0);
     // dst += src by a DMA read-add-write (in fp32; bf16 or fp32, both the same): it reads dst
     // as well as src, and costs its rows' copy time over core.dma.rmw_rate.
+    // An indirect load (software DGE): row p of dst from the row of `t` that element p of the
+    // [P, 1] tile `index` names, triggered from the GpSimd engine after `index` is written. The
+    // transfer is timed on `src`, the rows as if the indices were 0, 1, ... (the model does
+    // not read the indices' values).
+    void gather(const tile& dst, const hbm_tensor& t, const operand& src, const tile& index);
     void load_add(const tile& dst, const hbm_tensor& t, const operand& src,
                   std::uint8_t priority = 0);
     void store(const hbm_tensor& t, const operand& dst, const tile& src, std::uint8_t priority = 0);
@@ -364,10 +369,10 @@ class kernel_builder {
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
              alu_op rmw, std::uint8_t priority);
     // Appends transfer `t` to queue q and rings it from `by` (reading `from`, and `into` too
-    // for a read-add-write; writing `into`): its number in the queue (the queue's semaphore
-    // reaches it when the transfer is done).
+    // for a read-add-write, `also_read` when given; writing `into`): its number in the queue
+    // (the queue's semaphore reaches it when the transfer is done).
     std::uint32_t transfer(std::size_t q, const dma_transfer& t, engine_kind by, const touch& from,
-                           const touch& into);
+                           const touch& into, const touch* also_read = nullptr);
 
     builder_options m_opt;
     cost_table m_costs;

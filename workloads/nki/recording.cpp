@@ -173,10 +173,11 @@ struct op_syntax {
 constexpr op_syntax op_names[] = {
     {"declare", nki_op_kind::declare},     {"load", nki_op_kind::load},
     {"load_add", nki_op_kind::load_add},   {"store", nki_op_kind::store},
-    {"copy", nki_op_kind::copy},           {"matmul", nki_op_kind::matmul},
-    {"matmul_mx", nki_op_kind::matmul_mx}, {"transpose", nki_op_kind::transpose},
-    {"print", nki_op_kind::print},         {"ins", nki_op_kind::instruction},
-    {"barrier", nki_op_kind::barrier},     {"sendrecv", nki_op_kind::sendrecv},
+    {"gather", nki_op_kind::gather},       {"copy", nki_op_kind::copy},
+    {"matmul", nki_op_kind::matmul},       {"matmul_mx", nki_op_kind::matmul_mx},
+    {"transpose", nki_op_kind::transpose}, {"print", nki_op_kind::print},
+    {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
+    {"sendrecv", nki_op_kind::sendrecv},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -213,6 +214,11 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
         case nki_op_kind::sendrecv:
             need(2);
             tiles({0, 1});
+            break;
+        case nki_op_kind::gather:  // TILE H... INDEX
+            need(3);
+            tiles({0, 2});
+            op.hbm = rd.hbm(w[1]);
             break;
         case nki_op_kind::matmul:
         case nki_op_kind::matmul_mx: {
@@ -431,7 +437,8 @@ nki_recording parse_recording(std::istream& in) {
             for (const auto& t : op.tiles)
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
             if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
-                 op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier) &&
+                 op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier ||
+                 op.kind == nki_op_kind::gather) &&
                 op.hbm.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
@@ -1351,6 +1358,9 @@ class expander {
                 break;
             case nki_op_kind::load_add:
                 m_kb.load_add(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), op.priority);
+                break;
+            case nki_op_kind::gather:
+                m_kb.gather(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), t(1));
                 break;
             case nki_op_kind::store: {
                 const operand dst = hbm(op.hbm);

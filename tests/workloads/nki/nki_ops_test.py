@@ -329,12 +329,44 @@ def corner_sums(x):
     return out
 
 
+@nki.jit
+def rows_by_index(table, idx):
+    """out[r] = table[idx[r] + 1] for 200 rows: the indices loaded, computed on (+1), then the
+    rows of table they name loaded by an indirect DMA, 128 rows a tile, the last tile's rows
+    past 200 masked off."""
+    n = idx.shape[0]
+    out = nl.ndarray((n, table.shape[1]), dtype=table.dtype, buffer=nl.shared_hbm)
+    i_p = nl.arange(128)[:, None]
+    i_f = nl.arange(table.shape[1])[None, :]
+    for t in nl.affine_range((n + 127) // 128):
+        rows = t * 128 + i_p
+        at = nl.load(idx[rows, nl.arange(1)[None, :]], mask=rows < n)
+        at_next = nl.add(at, 1, dtype=nl.int32, mask=rows < n)
+        got = nl.load(table[at_next, i_f], mask=rows < n)
+        nl.store(out[rows, i_f], value=got, mask=rows < n)
+    return out
+
+
 class EveryOperation(unittest.TestCase):
 
     def test_a_reduction_of_several_runs(self):
         x = np.random.default_rng(10).random((2, 128, 4, 8), dtype=np.float32)
         np.testing.assert_allclose(corner_sums(x), x[:, :, :3, :5].sum(axis=(2, 3)).T,
                                    rtol=1e-5)
+
+    def test_rows_gathered_by_an_indirect_dma(self):
+        rng = np.random.default_rng(11)
+        table = rng.random((300, 96), dtype=np.float32)
+        idx = rng.integers(0, 299, (200, 1)).astype(np.int32)
+        np.testing.assert_array_equal(rows_by_index(table, idx), table[idx[:, 0] + 1])
+        t = trace_kernel(rows_by_index, (table, idx), {}, False)
+        gathers = [op for op in t.trace.ops if op.kind == 'gather']
+        self.assertEqual(len(gathers), 2)  # (the loop unrolled: its last tile is masked)
+        stats = s.frontend_stats(rows_by_index, table, idx)
+        self.assertEqual(s.stat(stats, 'engines.pool.instructions'), 2)  # software DGE
+        idx[5, 0] = 299
+        with self.assertRaisesRegex(KernelError, 'index 300 of an indirect access'):
+            rows_by_index(table, idx)
 
     def test_free_axis_broadcasting(self):
         x = np.random.default_rng(9).integers(0, 3, (128, 8, 3, 3)).astype(np.float32)

@@ -147,6 +147,32 @@ TEST(Recording, DmaPrioritiesReachTheirTransfers) {
     EXPECT_NE(parse_error(text).find("line 12"), std::string::npos) << parse_error(text);
 }
 
+// An indirect load: triggered from the GpSimd engine (software DGE) once the indices are
+// written (the Vector engine's instruction that made them), timed on the rows its H gives.
+TEST(Recording, AGatherWaitsForItsIndicesOnTheGpSimdEngine) {
+    const program p = expand(R"(style nl
+tensor input float32 65536 table
+tensor output float32 8192 out
+decl sbuf 128 1 int32 1 0 0 - - - idx
+decl sbuf 128 64 float32 1 0 0 - - - rows
+declare 0
+ins dve memset dst=T0.0.0:0:128:0:1:1 imm=3.0
+declare 1
+gather T1.0.0:0:128:0:64:1 H0:0:128:64:64 T0.0.0:0:128:0:1:1
+store H1:0:128:64:64 T1.0.0:0:128:0:64:1
+)");
+    const auto& pool = p.engines[std::size_t(engine_kind::pool)];
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_EQ(pool[0].op, opcode::dma_trigger);
+    ASSERT_FALSE(pool[0].waits.empty());
+    EXPECT_EQ(pool[0].waits[0].sem, semaphore_of_engine(engine_kind::dve));
+    EXPECT_EQ(p.queues[0].front().src.row_stride, 64u * 4);
+    EXPECT_NE(parse_error("tensor input float32 64 t\ndecl sbuf 128 1 int32 1 0 0 - - - i\n"
+                          "gather T0.0.0:0:128:0:1:1 H0:0:128:1:1\n")
+                  .find("line 4"),
+              std::string::npos);
+}
+
 // With DMA levels (trn3's 4), a tensor's DMAs of a level above 0 go to a queue of their own,
 // the highest free one below the last (sendrecv's): none that a tensor's level-0 DMAs use.
 TEST(Recording, ATensorsDmasOfEachLevelGoToAQueueOfTheirOwn) {

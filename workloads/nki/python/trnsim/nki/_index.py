@@ -600,10 +600,18 @@ def _slice(c, n, d, api, site, lenient=False):
     return IndexRange(start, size, step)
 
 
-def normalise(shape, idx, api, site, lenient=False):
+class DynamicIndex:
+    """A tile of indices as an index component (`t[b, idx_tile, i_f]`): the values it holds at
+    run time choose the rows of an HBM tensor (an indirect DMA)."""
+
+    def __init__(self, tile):
+        self.tile = tile
+
+
+def normalise(shape, idx, api, site, lenient=False, dynamic=False):
     """Index components, one per dimension: an integer (or loop index) or an IndexRange.
     `lenient`: an index range may run out of bounds (an HBM access a mask will keep in bounds;
-    the access checks it)."""
+    the access checks it). `dynamic`: a tile of indices may index a dimension (DynamicIndex)."""
     if not isinstance(idx, tuple):
         idx = (idx,)
     if any(i is Ellipsis for i in idx):
@@ -656,6 +664,9 @@ def normalise(shape, idx, api, site, lenient=False):
                 raise KernelError(api, f'index expression {first}..{last} is out of bounds '
                                   f'for dimension {d} of size {n}', site)
             out.append(c)
+        elif dynamic and getattr(c, 'space', None) in ('sbuf', 'psum') and \
+                hasattr(c, 'shape'):
+            out.append(DynamicIndex(c))
         else:
             raise unsupported(api, f'index of type {type(c).__name__}', site)
     ranges = [c for c in out if c.__class__ is IndexRange]

@@ -366,6 +366,23 @@ class Interpreter:
                                                writeable=row_stride != 0)
         return view, self.trace.tensors[tensor][0].dtype_name
 
+    def _gather(self, op):
+        """An indirect load: row p of dst is the HBM row element p of the index names (as
+        nisa.dma_copy's default oob_mode, an index out of the dimension is an error)."""
+        dst, (tensor, first, rows, elems, _), index, stride, size = op.args
+        values, valid = self._read_tile(index, op)
+        self._note_invalid(op, index, valid, 'reads as indices')
+        rows_at = values[:rows, 0].astype(np.int64)
+        bad = (rows_at < 0) | (rows_at >= size)
+        if bad.any():
+            raise KernelError(op.api, f'index {int(rows_at[bad][0])} of an indirect access (row '
+                              f'{int(np.flatnonzero(bad)[0])}) is out of bounds for a '
+                              f'dimension of size {size}', op.site)
+        flat = self.hbm[tensor]
+        at = self.value(first) + rows_at[:, None] * stride + np.arange(elems)[None, :]
+        self._write_tile(dst, read_values(flat[at], self.trace.tensors[tensor][0].dtype_name),
+                         np.broadcast_to(valid[:rows, :1], (rows, elems)), op)
+
     def _exec(self, op):
         if op.kind in _MEETINGS:  # handled where the cores meet (_run_cores)
             return
@@ -380,6 +397,9 @@ class Interpreter:
             write_values(view, dtype, values)
             self.written[op.args[0][0]] = True
             self._note_hbm_write(op, op.args[0])
+            return
+        if op.kind == 'gather':
+            self._gather(op)
             return
         if op.kind == 'print':
             values, valid = self._read_tile(op.args[0], op)

@@ -12,8 +12,8 @@ import numpy as np
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
-from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, HbmAccess, HbmTensor,
-                       IndirectTile, Tile, TileBlocks, TileRuns, Typed)
+from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
+                       HbmAccess, HbmTensor, IndirectTile, Tile, TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current
 
@@ -487,6 +487,16 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
         src = src.now()
     if src.oob:
         raise KernelError(api, src.oob, site)
+    if isinstance(src, GatherAccess):
+        index = operand(src.index, api, site)
+        if index.elems != 1 or index.dtype_name not in _dtypes.INTEGERS:
+            raise KernelError(api, f'the indices of an indirect access must be an integer tile '
+                              f'of one element per row, got {index.shape} {index.dtype_name}',
+                              site)
+        p = Pending(api, site, src.shape, name, 'sbuf', 'gather',
+                    (src, index, src.stride, src.size), 'load', region, full)
+        p.priority = priority
+        return p
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
     p.hbm = src if region is None else None
     p.priority = priority

@@ -185,6 +185,13 @@ def _load(src, priority=None):
     return src
 
 
+@prim('gather', 'T', 'H', 'T')
+def _gather(src, index):
+    """An indirect load (the interpreter reads the rows the index names: _Interpreter._gather);
+    recorded with the rows it is timed on."""
+    return src
+
+
 @prim('load_add', 'T', 'H', 'prio?')
 def _load_add(src, priority=None):
     """dst += src by a DMA read-add-write: the interpreter adds dst's values, in fp32."""

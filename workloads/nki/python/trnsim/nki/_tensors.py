@@ -2,6 +2,7 @@
 their parts. Pure data: recording is the layers above (the operators a kernel applies to tiles
 reach them through OPERATORS)."""
 
+import copy as _copy
 import math
 import weakref
 
@@ -9,8 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import (INTEGER, Affine, IndexExpr, IndexRange, concrete, high, in_order, layout,
-                     low, merge, normalise, same)
+from ._index import (INTEGER, Affine, DynamicIndex, IndexExpr, IndexRange, concrete, high,
+                     in_order, layout, low, merge, normalise, same)
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -152,7 +153,11 @@ class HbmTensor(InHbm, Typed):
         return t
 
     def __getitem__(self, idx):  # (errors find the kernel's line themselves)
-        return HbmAccess(self, normalise(self.shape, idx, 'tensor indexing', None, True), None)
+        comps = normalise(self.shape, idx, 'tensor indexing', None, True, dynamic=True)
+        dynamic = [d for d, c in enumerate(comps) if isinstance(c, DynamicIndex)]
+        if dynamic:
+            return GatherAccess(self, comps, dynamic, None)
+        return HbmAccess(self, comps, None)
 
     def __setitem__(self, idx, value):
         raise unsupported('HBM tensor assignment', 'write HBM tensors with nl.store or '
@@ -315,6 +320,63 @@ class HbmAccess(InHbm, Typed):
                               f'{shape}: it must have one partition and the same free size',
                               site)
         return BroadcastAccess(self, shape)
+
+
+class GatherAccess(HbmAccess):
+    """Rows of an HBM tensor chosen at run time (NKI's indirect DMA, `t[b, idx, i_f]` with
+    `idx` a [P, 1] tile of indices in SBUF): row p is the one element p of the index tile
+    names on dimension `dim`, each row the free elements the other components select (one
+    run). A load of it is a gather the GpSimd engine's software DGE describes (nisa.dma_copy's
+    reference: "When sw_dge is selected, nisa.dma_copy can also perform a gather or scatter
+    operation, using a list of dynamic indices from SBUF"). Its transfer is timed as rows of
+    the dimension in order (the model does not read the indices' values): `row_stride` the
+    dimension's stride, 0 if it has fewer rows than the index."""
+    _kind = 'an indirectly indexed part of an HBM tensor'
+
+    def __init__(self, tensor, comps, dynamic, site):  # pylint: disable=super-init-not-called
+        if len(dynamic) != 1:
+            raise unsupported('tensor indexing', 'tiles of indices on several dimensions', site)
+        self.dim = dim = dynamic[0]
+        self.index = comps[dim].tile
+        fixed = list(comps)
+        fixed[dim] = 0
+        base = HbmAccess(tensor, fixed, site)
+        self.tensor, self.site, self.comps, self.oob = tensor, site, None, base.oob
+        free = [(base.rows, base.row_stride)] + list(base.dims)
+        merged = merge(free)
+        if merged is None or (merged[0] > 1 and merged[1] != 1):
+            raise unsupported('tensor indexing', 'an indirect access whose rows are not one '
+                              'run of elements each', site)
+        self.first = base.first
+        self.rows = self.index.shape[0]
+        self.elems = merged[0]
+        self.dims = [(self.elems, 1)]
+        self.shape = (self.rows,) + tuple(n for n, _ in free)
+        self.runs = False
+        self.stride = math.prod(tensor.shape[dim + 1:])  # between two rows' indices
+        self.size = tensor.shape[dim]  # the indices' bound
+        self.row_stride = self.stride if self.size >= self.rows else 0
+
+    def restrict(self, region):
+        """The rows a mask keeps (the first partitions of the index)."""
+        rows = region[0] if region else slice(None)
+        if any(r != slice(None) and r.indices(n)[:2] != (0, n)
+               for r, n in zip(region[1:], self.shape[1:])):
+            raise unsupported('nl.load', 'a mask on the free elements of an indirect access',
+                              self.site)
+        lo, hi, _ = rows.indices(self.rows)
+        out = _copy.copy(self)
+        out.index = self.index[lo:hi] if (lo, hi) != (0, self.rows) else self.index
+        out.rows = hi - lo
+        out.shape = (hi - lo,) + self.shape[1:]
+        out.first = self.first
+        return out
+
+    def now(self):
+        return self
+
+    def free_dims(self):
+        return list(self.dims)
 
 
 class BroadcastAccess(HbmAccess):
