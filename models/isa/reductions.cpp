@@ -64,11 +64,11 @@ const opcode_row& row_of_tensor_reduce() {
 const opcode_row& row_of_tensor_tensor_scan() {
     static const opcode_row r{
         .info = {"tensor_tensor_scan",
-                 field::dst | field::src0 | field::src1 | field::alu | field::imm | field::alu1 |
-                     field::flags,
+                 field::dst | field::src0 | field::src1 | field::src2 | field::alu | field::imm |
+                     field::alu1 | field::flags,
                  2, false,
-                 "dst[p, i] = (src0[p, i] alu dst[p, i-1]) alu1 src1[p, i], dst[p, -1] = imm: a "
-                 "scan along the free axis"},
+                 "dst[p, i] = (src0[p, i] alu dst[p, i-1]) alu1 src1[p, i], dst[p, -1] = imm or "
+                 "src2[p, 0]: a scan along the free axis"},
         .flags = flag::reverse0 | flag::reverse1,
         .costs = {{dve, any, 0, 2, true, 0, isa_table}},
         .check = [](const instruction& ins, engine_kind,
@@ -78,7 +78,7 @@ const opcode_row& row_of_tensor_tensor_scan() {
                 const instruction& ins = io.ins;
                 const bool rev0 = ins.flags & flag::reverse0, rev1 = ins.flags & flag::reverse1;
                 for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
-                    float prev = ins.imm;
+                    float prev = ins.src2.valid() ? io.in2(p) : ins.imm;  // one per partition
                     for (std::uint32_t j = 0; j < ins.dst.elems; ++j) {
                         const std::size_t i = std::size_t{p} * ins.dst.elems + j;
                         prev =

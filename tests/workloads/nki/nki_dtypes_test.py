@@ -19,7 +19,8 @@ import nki.isa as nisa0
 import nki.language as nl0
 
 SOURCE = os.environ['TRNSIM_SOURCE_DIR']
-ALIASES = os.path.join(SOURCE, 'workloads', 'nki', 'alias')
+ALIASES = os.path.join(SOURCE, 'workloads', 'nki', 'python', 'trnsim', '_alias_packages')
+PYTHON = os.path.join(SOURCE, 'workloads', 'nki', 'python')
 
 BF16 = np.dtype('bfloat16')
 E4M3 = np.dtype('float8_e4m3')
@@ -118,7 +119,7 @@ class NumpyDtypes(unittest.TestCase):
             os.mkdir(os.path.join(tmp, 'ml_dtypes'))
             with open(os.path.join(tmp, 'ml_dtypes', '__init__.py'), 'w') as f:
                 f.write('REAL = True\n')
-            env = dict(os.environ, PYTHONPATH=f'{ALIASES}:{tmp}')
+            env = dict(os.environ, PYTHONPATH=f'{ALIASES}:{tmp}:{PYTHON}')
             r = subprocess.run([sys.executable, '-c', 'import ml_dtypes; print(ml_dtypes.REAL)'],
                                env=env, capture_output=True, text=True)
             self.assertEqual(r.stdout.strip(), 'True', r.stderr)

@@ -448,5 +448,62 @@ nki.benchmark(warmup=1, iters=1)(four_matmuls)(x, x)
         self.assertEqual(counts, [1, 4])  # hoisted once; with no SBUF for it, at every call
 
 
+TORCH_HARNESS = """import torch
+import torch_neuronx
+import torch_xla
+import torch_xla.core.xla_model as xm
+import neuronxcc.nki as nki
+import neuronxcc.nki.language as nl
+
+
+@nki.jit
+def add(a, b):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    nl.store(out, value=nl.add(nl.load(a), nl.load(b)))
+    return out
+
+
+device = xm.xla_device()
+a = torch.rand((128, 64), dtype=torch.float32).to(device=device)
+b = torch.rand((128, 64), dtype=torch.float32).to(device=device)
+out = add(a, b)
+xm.mark_step()
+print(device.type, torch_xla.device().type, torch_neuronx.__version__,
+      bool(torch.allclose(out.to(torch.device('cpu')), a + b)))
+"""
+
+
+class FrameworkStandIns(unittest.TestCase):
+    """The tutorials' torch harnesses run unchanged: torch_xla's device is the CPU and
+    torch_neuronx imports, unless the real packages are there; a JAX harness says in one line
+    why it cannot run."""
+
+    def test_a_torch_xla_harness_runs_on_the_cpu(self):
+        with script_file(TORCH_HARNESS) as path:
+            r = run(path)
+        self.assertEqual(r.stdout.strip().splitlines()[-1], 'cpu cpu trnsim stand-in True',
+                         r.stderr)
+
+    def test_the_real_torch_xla_wins(self):
+        aliases = os.path.join(SOURCE, 'workloads', 'nki', 'python', 'trnsim', '_alias_packages')
+        with tempfile.TemporaryDirectory() as tmp:
+            os.mkdir(os.path.join(tmp, 'torch_xla'))
+            with open(os.path.join(tmp, 'torch_xla', '__init__.py'), 'w') as f:
+                f.write('REAL = True\n')
+            env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+                [aliases, tmp, os.path.join(SOURCE, 'workloads', 'nki', 'python')]))
+            r = subprocess.run([sys.executable, '-c', 'import torch_xla; print(torch_xla.REAL)'],
+                               env=env, capture_output=True, text=True)
+            self.assertEqual(r.stdout.strip(), 'True', r.stderr)
+
+    def test_a_jax_harness_says_why_it_cannot_run(self):
+        with script_file('import numpy as np\nimport jax\n') as path:
+            r = run(path, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr.strip(), r'^scripts/nki: error: \S*k\.py:2: JAX is not '
+                         r'installed \(Debian has no JAX package\)')
+        self.assertEqual(len(r.stderr.strip().splitlines()), 1, r.stderr)
+
+
 if __name__ == '__main__':
     unittest.main()

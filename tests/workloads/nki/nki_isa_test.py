@@ -1002,12 +1002,37 @@ class OperandsAsTheCompilerLowersThem(unittest.TestCase):
         ks = kinds(sums_over_k_beta1, x)  # one add per call, onto the kernel's zeroed parts
         self.assertEqual((ks.count('isa.tensor_tensor'), ks.count('isa.memset')), (3 * 4, 4))
 
+    def test_a_scan_from_a_tile_of_initial_values(self):
+        x = np.random.default_rng(12).random((128, 64), dtype=np.float32)
+        np.testing.assert_allclose(running_sums_beta1(x), np.cumsum(x, axis=1), rtol=1e-5)
+
     def test_a_transpose_in_psum_is_copied_for_the_matmul(self):
         a, w = (np.random.default_rng(6).random(s, dtype=np.float32) for s in ((128, 128),
                                                                                (128, 256)))
         np.testing.assert_allclose(transposed_operand_beta1(a, w), a @ w, rtol=1e-4)
         ks = kinds(transposed_operand_beta1, a, w)
         self.assertEqual(ks.count('copy'), 2)  # PSUM to SBUF: the transpose's, the result's
+        # bf16 operands: the transpose copied back in bf16 (exact), as the matmul needs one dtype
+        ab, wb = (x.astype(nl1.bfloat16) for x in (a, w))
+        want = ab.astype(np.float32) @ wb.astype(np.float32)
+        np.testing.assert_allclose(transposed_operand_beta1(ab, wb), want, rtol=1e-2)
+
+
+@nki1.jit
+def running_sums_beta1(x):
+    """The running sum of each row of x [128, 2F], by two scans of F columns: the second starts
+    from the first's last column (a [P, 1] tile as the initial value), as AWS's mamba tutorial
+    carries its scan from tile to tile."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    f = x.shape[1] // 2
+    ones = nl1.full((128, f), 1.0, dtype=nl1.float32)
+    carry = nl1.zeros((128, 1), dtype=nl1.float32)
+    for h in nl1.sequential_range(2):
+        t = nl1.load(x[:, h * f:(h + 1) * f])
+        s = nisa1.tensor_tensor_scan(ones, t, initial=carry, op0=np.multiply, op1=np.add)
+        carry[...] = s[:, f - 1]
+        nl1.store(out[:, h * f:(h + 1) * f], value=s)
+    return out
 
 
 class IsaErrors(unittest.TestCase):

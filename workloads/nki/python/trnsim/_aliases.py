@@ -31,6 +31,31 @@ def real_sdk():
     return found
 
 
+def real_spec(name):
+    """The module spec of `name` found on sys.path outside trnsim's aliases (a real package
+    wins over a stand-in), or None."""
+    for entry in sys.path:
+        if os.path.abspath(entry or os.curdir) == PACKAGES:
+            continue
+        spec = importlib.machinery.PathFinder.find_spec(name, [entry])
+        if spec is not None:
+            return spec
+    return None
+
+
+def load_real(name):
+    """Imports the real package `name` in place of the stand-in being imported, when there is
+    one: True if it did."""
+    import importlib.util
+    spec = real_spec(name)
+    if spec is None:
+        return False
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return True
+
+
 def installed():
     return PACKAGES in (os.path.abspath(p or os.curdir) for p in sys.path)
 

@@ -53,6 +53,8 @@ def _validity(kind, valids, shape):
         return np.broadcast_to(np.repeat(groups, 16)[:, None], shape).copy()
     if kind == 'isa.tensor_tensor_scan':  # each element depends on the ones before it
         both = valids[0] & valids[1].reshape(valids[0].shape)
+        if len(valids) > 2:  # (and on the initial value of its partition)
+            both = both & valids[2].reshape(-1, 1)
         return np.logical_and.accumulate(both, axis=1).reshape(shape)
     # reductions, max8, find_index8: a row's results depend on the whole row
     rows = np.ones(shape[0], dtype=bool)

@@ -786,13 +786,18 @@ def scalar_tensor_tensor(api, site, a, alu0, scalar, alu1, b, dtype=None, mask=N
 
 
 def tensor_tensor_scan(api, site, a, b, initial, alu0, alu1, dtype=None, flags=''):
-    """out[:, i] = (a[:, i] <alu0> out[:, i-1]) <alu1> b[:, i], from `initial` (a number), in
-    one Vector-engine instruction."""
+    """out[:, i] = (a[:, i] <alu0> out[:, i-1]) <alu1> b[:, i], from `initial` (a number, or a
+    [P, 1] tile: one value per partition), in one Vector-engine instruction."""
+    S = None
+    if isinstance(initial, (Tile, Pending)):
+        S, initial = initial, 0.0
     A, B, init = _two_tiles_and_a_number(api, site, a, b, initial, 'the initial value')
     if A.space == 'psum' and B.space == 'psum':
         raise KernelError(api, 'data0 and data1 cannot both be in PSUM', site)
+    if S is not None:
+        S = _per_partition(S, A, A.shape, None, 'the initial value', api, site)
     return Pending(api, site, A.shape, _name(dtype, A.dtype_name), 'sbuf',
-                   'isa.tensor_tensor_scan', (A, B, alu0, init, alu1, flags, 'dve'))
+                   'isa.tensor_tensor_scan', (A, B, S, alu0, init, alu1, flags, 'dve'))
 
 
 def activation(api, site, func, a, scale=1.0, engine=None, dtype=None, mask=None, bias=None,
@@ -1169,12 +1174,15 @@ def moving_limit(lim, dst_dtype):
     return max(lim['moving_max'], whole)
 
 
-def _from_sbuf(x, api, site):
+def _from_sbuf(x, other, api, site):
     """A matmul operand: a Tensor-engine result no tile holds yet (a transpose's, in PSUM) is
     copied to SBUF first, which the Tensor engine reads (the compiler's lowering, as for a
-    store of a PSUM tile; AWS's flash attention backward so multiplies nc_transpose results)."""
+    store of a PSUM tile; AWS's flash attention backward so multiplies nc_transpose results),
+    in the dtype of what it transposed (the values are exact), else of the other operand."""
     if isinstance(x, Pending) and x.space == 'psum' and not x.placed:
-        return copy(api, site, x)
+        dtype = x.args[0].dtype_name if x.prim == 'transpose' else \
+            getattr(other, 'dtype_name', None)
+        return copy(api, site, x, dtype)
     return x
 
 
@@ -1182,8 +1190,8 @@ def matmul(api, site, stationary, moving, double_row=False):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
     driver models it."""
-    S = operand(_from_sbuf(stationary, api, site), api, site)
-    M = operand(_from_sbuf(moving, api, site), api, site)
+    S = operand(_from_sbuf(stationary, moving, api, site), api, site)
+    M = operand(_from_sbuf(moving, S, api, site), api, site)
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)

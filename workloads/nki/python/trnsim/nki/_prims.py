@@ -373,12 +373,14 @@ def _isa_scalar_tensor_tensor(a, b, s, alu0, imm, alu1, flags, engine):
                'rev1' in flags)
 
 
-@instruction('isa.tensor_tensor_scan', 'tensor_tensor_scan', 'dst', 'src0', 'src1', 'alu', 'imm',
-             'alu1', 'flags', 'eng', elementwise=False)
-def _isa_tensor_tensor_scan(a, b, alu0, imm, alu1, flags, engine):
+@instruction('isa.tensor_tensor_scan', 'tensor_tensor_scan', 'dst', 'src0', 'src1', 'src2?',
+             'alu', 'imm', 'alu1', 'flags', 'eng', elementwise=False)
+def _isa_tensor_tensor_scan(a, b, init, alu0, imm, alu1, flags, engine):
+    """The scan from `imm`, or from each partition's value of the [P, 1] tile `init`."""
     y = b.reshape(a.shape)
     out = np.empty_like(a, dtype=np.float32)
-    prev = np.full(a.shape[0], imm, dtype=np.float32)
+    prev = (np.asarray(init, dtype=np.float32).reshape(a.shape[0]) if init is not None else
+            np.full(a.shape[0], imm, dtype=np.float32))
     for i in range(a.shape[1]):
         prev = alu(alu1, alu(alu0, a[:, i], prev, 'rev0' in flags), y[:, i], 'rev1' in flags)
         out[:, i] = prev

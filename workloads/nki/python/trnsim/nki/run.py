@@ -82,6 +82,10 @@ def _import_error(e):
     import re
 
     from trnsim.nki import _errors, _namespaces, _registry
+    if isinstance(e, ModuleNotFoundError) and (e.name or '').split('.')[0] == 'jax':
+        # (Debian packages no JAX: the tutorials' JAX harnesses have numpy and torch twins)
+        return (f'{_user_line(e)}: JAX is not installed (Debian has no JAX package): this JAX '
+                'harness cannot run here; its numpy or torch twin runs the same kernels')
     module = sys.modules.get(e.name or '')
     found = re.match(r"cannot import name '(\w+)'", str(e))
     if not isinstance(module, _namespaces.Namespace) or found is None:
@@ -89,13 +93,19 @@ def _import_error(e):
     _, why = _registry.lookup(module._namespace, found.group(1), module._edition)
     if why is None:
         return None
+    return f'{_user_line(e)}: {why[0]}: {why[1]}'
+
+
+def _user_line(e):
+    """FILE:LINE of the script's innermost frame in an exception's traceback."""
+    from trnsim.nki import _errors
     tb, where = e.__traceback__, ('<unknown>', 0)
     while tb is not None:
         name = tb.tb_frame.f_code.co_filename
         if not _errors.in_frontend(name) and not name.startswith('<'):
             where = (name, tb.tb_lineno)
         tb = tb.tb_next
-    return f'{where[0]}:{where[1]}: {why[0]}: {why[1]}'
+    return f'{where[0]}:{where[1]}'
 
 
 if __name__ == '__main__':

@@ -3,31 +3,11 @@ real package when the machine has one on the path after trnsim's aliases, else t
 dtypes (_trnsim_dtypes, workloads/nki/numpy_dtypes.cpp) with the same names, formats and casts,
 and the finfo/iinfo harnesses use."""
 
-import importlib.machinery
-import importlib.util
 import math
-import os
-import sys
 
-_ALIASES = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from trnsim import _aliases
 
-
-def _real_spec():
-    for entry in sys.path:
-        if os.path.abspath(entry or os.curdir) == _ALIASES:
-            continue
-        spec = importlib.machinery.PathFinder.find_spec(__name__, [entry])
-        if spec is not None:
-            return spec
-    return None
-
-
-_spec = _real_spec()
-if _spec is not None:  # the real one wins
-    _module = importlib.util.module_from_spec(_spec)
-    sys.modules[__name__] = _module
-    _spec.loader.exec_module(_module)
-else:
+if not _aliases.load_real(__name__):  # (the real one wins)
     import numpy as np
 
     from _trnsim_dtypes import bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2  # noqa: F401

@@ -1,0 +1,1 @@
+"""torch_xla.core of trnsim's torch_xla stand-in."""
