@@ -16,6 +16,7 @@
 #include <cstring>
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "core/minifloat.h"
 
@@ -99,6 +100,17 @@ custom types[] = {
      'z',
      1,
      float8_e5m2,
+     false,
+     {},
+     {},
+     nullptr,
+     -1},
+    {"float4_e2m1fn",
+     "float4_e2m1fn: 2 exponent bits, 1 mantissa bit, bias 1, no infinities or NaNs "
+     "(max 6), one per byte (as ml_dtypes holds it)",
+     'w',
+     1,
+     float4_e2m1,
      false,
      {},
      {},
@@ -681,9 +693,23 @@ bool register_between() {
     return PyArray_RegisterCastFunc(types[I].descr, types[J].typenum, cast_custom<I, J>) == 0;
 }
 
+// Type I's casts to every type.
+template <int I, std::size_t... J>
+bool register_from(std::index_sequence<J...>) {
+    return (register_between<I, int(J)>() && ...);
+}
+
+// Every type, and the casts between each two.
+template <std::size_t... I>
+bool register_all(PyObject* m, PyObject* numpy, std::index_sequence<I...>) {
+    return (register_type<int(I)>(m, numpy) && ...) &&
+           (register_from<int(I)>(std::make_index_sequence<type_count>{}) && ...);
+}
+
 PyModuleDef module_def = {PyModuleDef_HEAD_INIT,
                           "_trnsim_dtypes",
-                          "bfloat16 and the 8-bit floats as numpy dtypes (trnsim's NKI frontend)",
+                          "bfloat16, the 8-bit floats and float4_e2m1fn as numpy dtypes "
+                          "(trnsim's NKI frontend)",
                           -1,
                           nullptr,
                           nullptr,
@@ -710,18 +736,11 @@ PyMODINIT_FUNC PyInit__trnsim_dtypes() {
     if (!m) return nullptr;
     PyObject* numpy = PyImport_ImportModule("numpy");
     if (!numpy) return nullptr;
-    const bool ok =
-        register_type<0>(m, numpy) && register_type<1>(m, numpy) && register_type<2>(m, numpy) &&
-        register_type<3>(m, numpy) && register_between<0, 1>() && register_between<0, 2>() &&
-        register_between<0, 3>() && register_between<1, 0>() && register_between<1, 2>() &&
-        register_between<1, 3>() && register_between<2, 0>() && register_between<2, 1>() &&
-        register_between<2, 3>() && register_between<3, 0>() && register_between<3, 1>() &&
-        register_between<3, 2>();
+    const bool ok = register_all(m, numpy, std::make_index_sequence<type_count>{});
     Py_DECREF(numpy);
     if (!ok) {
         Py_DECREF(m);
         return nullptr;
     }
-    (void)type_count;
     return m;
 }

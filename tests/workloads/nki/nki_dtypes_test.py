@@ -104,7 +104,8 @@ class NumpyDtypes(unittest.TestCase):
         for t, top, eps in ((ml_dtypes.bfloat16, 3.3895313892515355e38, 2 ** -7),
                             (ml_dtypes.float8_e4m3, 240, 0.125),
                             (ml_dtypes.float8_e4m3fn, 448, 0.125),
-                            (ml_dtypes.float8_e5m2, 57344, 0.25)):
+                            (ml_dtypes.float8_e5m2, 57344, 0.25),
+                            (ml_dtypes.float4_e2m1fn, 6, 0.5)):
             info = ml_dtypes.finfo(t)
             self.assertEqual(float(info.max), top, t)
             self.assertEqual(float(info.eps), eps, t)
@@ -113,6 +114,13 @@ class NumpyDtypes(unittest.TestCase):
                          2.0 ** -9)
         self.assertEqual(ml_dtypes.finfo(np.float32).max, np.finfo(np.float32).max)
         self.assertEqual(ml_dtypes.iinfo(np.int8).min, -128)
+
+    def test_fp4_rounds_to_its_eight_magnitudes(self):
+        x = np.array([0.2, 0.3, 0.75, 1.3, 2.4, 3.6, 5.1, -4.9, 7.0], np.float32)
+        got = x.astype(ml_dtypes.float4_e2m1fn)
+        self.assertEqual(got.dtype.itemsize, 1)
+        np.testing.assert_array_equal(got.astype(np.float32),
+                                      [0.0, 0.5, 1.0, 1.5, 2.0, 4.0, 6.0, -4.0, 6.0])
 
     def test_the_real_ml_dtypes_wins_when_installed(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -75,7 +75,45 @@ def positional_nki0(a, b):
     return out
 
 
+@nki0.jit
+def spread_rows_nki0(x, bits):
+    """x [16, 64]: rows 4q..4q+3 into partitions 32q..32q+3 of a zeroed [128, 64] tile, by DMAs
+    with access patterns on both sides (NkiTensor.ap), as the MX tutorial spreads its scales over
+    the SBUF quadrants; and `bits` (uint32) read as float8_e5m2_x4 through .ap(dtype=) and
+    stored back as uint32 (the same bits)."""
+    out = nl0.ndarray((128, 64), dtype=x.dtype, buffer=nl0.shared_hbm)
+    again = nl0.ndarray(bits.shape, dtype=bits.dtype, buffer=nl0.shared_hbm)
+    t = nl0.ndarray((128, 64), dtype=x.dtype, buffer=nl0.sbuf)
+    nisa0.memset(dst=t, value=0.0)
+    for q in range(4):
+        nisa0.dma_copy(src=x.ap(pattern=[[64, 4], [1, 64]], offset=4 * q * 64),
+                       dst=t.ap(pattern=[[64, 4], [1, 64]], offset=32 * q * 64))
+    nisa0.dma_copy(dst=out, src=t)
+    f = nl0.ndarray(bits.shape, dtype=nl0.float8_e5m2_x4, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=f, src=bits.ap(pattern=[[bits.shape[1], bits.shape[0]],
+                                                [1, bits.shape[1]]], dtype=nl0.float8_e5m2_x4))
+    nisa0.dma_copy(dst=again, src=f)
+    return out, again
+
+
 class Editions(unittest.TestCase):
+
+    def test_access_patterns_on_hbm_tensors_and_tiles(self):
+        x = np.random.default_rng(13).random((16, 64), dtype=np.float32)
+        bits = np.random.default_rng(14).integers(0, 2 ** 32, (128, 8)).astype(np.uint32)
+        out, again = spread_rows_nki0(x, bits)
+        want = np.zeros((128, 64), np.float32)
+        for q in range(4):
+            want[32 * q:32 * q + 4] = x[4 * q:4 * q + 4]
+        np.testing.assert_array_equal(out, want)
+        np.testing.assert_array_equal(again, bits)
+        with self.assertRaisesRegex(KernelError, 'runs outside the tensor'):
+            @nki0.jit
+            def past_the_end(x):
+                t = nl0.ndarray((4, 64), dtype=x.dtype, buffer=nl0.sbuf)
+                nisa0.dma_copy(dst=t, src=x.ap(pattern=[[64, 4], [1, 64]], offset=13 * 64))
+                return t
+            past_the_end(x)
 
     def test_an_api_declared_in_one_file(self):
         (a,) = s.random_inputs((128, 64))

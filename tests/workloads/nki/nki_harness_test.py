@@ -496,6 +496,17 @@ class FrameworkStandIns(unittest.TestCase):
                                env=env, capture_output=True, text=True)
             self.assertEqual(r.stdout.strip(), 'True', r.stderr)
 
+    def test_a_tensor_this_torch_cannot_hold_is_one_line(self):
+        import torch
+        if hasattr(torch, 'uint32'):
+            self.skipTest(f'torch {torch.__version__} holds uint32 tensors')
+        with script_file('import numpy as np\nimport torch\n'
+                         'torch.from_numpy(np.zeros(4, np.uint32))\n') as path:
+            r = run(path, check=False)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertRegex(r.stderr.strip(), r'^scripts/nki: error: \S*k\.py:3: torch \S+ has no '
+                         r'uint32 tensors')
+
     def test_a_jax_harness_says_why_it_cannot_run(self):
         with script_file('import numpy as np\nimport jax\n') as path:
             r = run(path, check=False)

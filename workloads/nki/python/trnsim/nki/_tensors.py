@@ -132,6 +132,19 @@ class InHbm:
         __rtruediv__ = __neg__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = _in_hbm
 
 
+def _pattern(pattern, api, site):
+    """An access pattern [[step, count], ...] as [(step, count)] of integers."""
+    try:
+        out = [(int(st), int(n)) for st, n in pattern]
+    except (TypeError, ValueError):
+        raise KernelError(api, f'pattern must be [[step, count], ...], got {pattern!r}',
+                          site) from None
+    if not out or any(n < 1 for _, n in out):
+        raise KernelError(api, f'pattern must be [[step, count], ...] with counts of 1 or more, '
+                          f'got {pattern!r}', site)
+    return out
+
+
 class HbmTensor(InHbm, Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray); `id` is
     its place in the recording."""
@@ -151,6 +164,23 @@ class HbmTensor(InHbm, Typed):
         t = HbmTensor(self.id, self.name, shape, self.dtype_name)
         t.site = self.site
         return t
+
+    def ap(self, pattern, offset=0, dtype=None):
+        """NkiTensor.ap: the access `pattern` ([[step, count], ...], the first the partition
+        dimension's, steps in elements) from element `offset`, of the tensor's bits read as
+        `dtype`: an MX type over unsigned integers of its size (the MX tutorial reads uint32
+        arrays as float8_e5m2_x4), or back."""
+        site = user_site()
+        view = self
+        if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
+            name = _dtypes.dtype_name(dtype)
+            if _dtypes.BITS.get(name) != self.dtype_name and \
+                    _dtypes.BITS.get(self.dtype_name) != name:
+                raise unsupported('.ap', f'dtype={name} of a {self.dtype_name} tensor (only an MX '
+                                  'type over the unsigned integers of its size, and back)', site)
+            view = HbmTensor(self.id, self.name, self.shape, name)
+            view.site = self.site
+        return HbmAccess.pattern(view, _pattern(pattern, '.ap', site), int(offset), site)
 
     def __getitem__(self, idx):  # (errors find the kernel's line themselves)
         comps = normalise(self.shape, idx, 'tensor indexing', None, True, dynamic=True)
@@ -209,6 +239,27 @@ class HbmAccess(InHbm, Typed):
         if self.row_stride < 0:
             raise unsupported('HBM access', 'access pattern not supported yet (negative '
                               'partition stride)', site)
+
+    @classmethod
+    def pattern(cls, tensor, pattern, offset, site):
+        """The elements of an access pattern [(step, count)] from `offset` (.ap): the first
+        pair the rows, the others the free elements (one run, or several for a DMA)."""
+        a = cls.__new__(cls)
+        (row_stride, rows), free = pattern[0], pattern[1:]
+        a.tensor, a.site, a.comps, a.oob = tensor, site, None, None
+        a.first, a.rows, a.row_stride = offset, rows, row_stride if rows > 1 else 1
+        a.dims = [(n, st) for st, n in free]
+        a.shape = (rows,) + tuple(n for n, _ in a.dims)
+        merged = merge(a.dims) if a.dims else (1, 1)
+        a.runs = merged is None or (merged[0] > 1 and merged[1] != 1)
+        a.elems = math.prod(n for n, _ in a.dims)
+        last = offset + (rows - 1) * row_stride + sum((n - 1) * st for n, st in a.dims)
+        if offset < 0 or last >= math.prod(tensor.shape) or row_stride < 0 or \
+                any(st < 0 for _, st in a.dims):
+            raise KernelError('.ap', f'the access pattern {[list(p) for p in pattern]} from '
+                              f'element {offset} runs outside the tensor of '
+                              f'{math.prod(tensor.shape)} elements', site)
+        return a
 
     @classmethod
     def piece(cls, tensor, first, rows, row_stride, elems, site):
@@ -546,6 +597,32 @@ class Tile(Typed, Arithmetic):
     def __iadd__(self, value):
         OPERATORS['accumulate'](self, value, user_site())
         return self
+
+    def ap(self, pattern, offset=0, dtype=None):
+        """NkiTensor.ap of a tile: the access `pattern` ([[step, count], ...], the first over
+        partitions, a step of one partition's elements) from element `offset` (partition
+        offset // elements, element offset % elements), a part of this tile."""
+        site = user_site()
+        if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
+            raise unsupported('.ap', 'dtype= of a tile', site)
+        (pstep, rows), free = _pattern(pattern, '.ap', site)[0], _pattern(pattern, '.ap',
+                                                                           site)[1:]
+        width = self.root.elems
+        if self is not self.root or (rows > 1 and pstep != width):
+            raise unsupported('.ap', 'a pattern whose partition step is not one partition of a '
+                              'whole tile', site)
+        p0, f0 = divmod(int(offset), width)
+        dims = [(n, st) for st, n in free]
+        last = f0 + sum((n - 1) * st for n, st in dims)
+        if p0 + rows > self.partitions or last >= width or any(st < 0 for _, st in dims):
+            raise KernelError('.ap', f'the access pattern {pattern} from element {offset} runs '
+                              f'outside the tile of shape {self.shape}', site)
+        merged = merge(dims) if dims else (1, 1)
+        if merged is not None and (merged[0] == 1 or merged[1] >= 1):
+            count, step = merged
+            return self._part((rows,) + tuple(n for n, _ in dims) if len(dims) > 1 else
+                              (rows, count), self.pabs + p0, self.fabs + f0, step, step)
+        return TileRuns(self.root, self.pabs + p0, rows, self.fabs + f0, dims, site)
 
     def reshape(self, *shape):
         """The same tile seen with other free dimensions (no instruction); the partition

@@ -65,6 +65,13 @@ def main():
         sys.stdout.flush()
         print(f'scripts/nki: error: {e}', file=sys.stderr)
         return 2
+    except TypeError as e:
+        message = _torch_dtype_error(e)
+        if message is None:
+            raise
+        sys.stdout.flush()
+        print(f'scripts/nki: error: {message}', file=sys.stderr)
+        return 2
     except ImportError as e:
         message = _import_error(e)
         if message is None:
@@ -94,6 +101,21 @@ def _import_error(e):
     if why is None:
         return None
     return f'{_user_line(e)}: {why[0]}: {why[1]}'
+
+
+def _torch_dtype_error(e):
+    """torch.from_numpy of an array whose dtype this machine's torch has no tensors of (Debian
+    12's torch 1.13 has no uint32, uint16 or fp8 ones: the MX tutorial's harness hands uint32
+    arrays to its kernels): one line naming the harness's line and the reason; None for any
+    other TypeError."""
+    import re
+    found = re.match(r"can't convert np\.ndarray of type numpy\.(\w+)", str(e))
+    torch = sys.modules.get('torch')
+    if found is None or torch is None:
+        return None
+    return (f'{_user_line(e)}: torch {torch.__version__} has no {found.group(1)} tensors '
+            f'(uint32 came with torch 2.3; Debian 12 packages 1.13): this line of the harness '
+            f'cannot run here')
 
 
 def _user_line(e):

@@ -10,17 +10,20 @@ from trnsim import _aliases
 if not _aliases.load_real(__name__):  # (the real one wins)
     import numpy as np
 
-    from _trnsim_dtypes import bfloat16, float8_e4m3, float8_e4m3fn, float8_e5m2  # noqa: F401
+    from _trnsim_dtypes import (bfloat16, float4_e2m1fn, float8_e4m3,  # noqa: F401
+                                float8_e4m3fn, float8_e5m2)
 
     __version__ = 'trnsim'
     iinfo = np.iinfo
 
-    # name -> (exponent bits, mantissa bits, bias, IEEE infinities)
-    _FORMATS = {'bfloat16': (8, 7, 127, True), 'float8_e4m3': (4, 3, 7, True),
-                'float8_e4m3fn': (4, 3, 7, False), 'float8_e5m2': (5, 2, 15, True)}
+    # name -> (exponent bits, mantissa bits, bias, IEEE infinities, a NaN: all ones without
+    # infinities)
+    _FORMATS = {'bfloat16': (8, 7, 127, True, True), 'float8_e4m3': (4, 3, 7, True, True),
+                'float8_e4m3fn': (4, 3, 7, False, True), 'float8_e5m2': (5, 2, 15, True, True),
+                'float4_e2m1fn': (2, 1, 1, False, False)}
 
     class finfo:  # noqa: N801 (numpy's name)
-        """Machine limits of bfloat16 and the 8-bit floats, as numpy.finfo gives them for
+        """Machine limits of bfloat16, the 8-bit floats and fp4, as numpy.finfo gives them for
         numpy's own floats (which it is, for those)."""
 
         def __new__(cls, dtype):
@@ -32,12 +35,12 @@ if not _aliases.load_real(__name__):  # (the real one wins)
         def __init__(self, dtype):
             self.dtype = np.dtype(dtype)
             t = self.dtype.type
-            nexp, nmant, bias, ieee = _FORMATS[self.dtype.name]
+            nexp, nmant, bias, ieee, nan = _FORMATS[self.dtype.name]
             self.bits = 1 + nexp + nmant
             self.nexp, self.nmant = nexp, nmant
             self.maxexp = (1 << nexp) - 1 - bias + (0 if ieee else 1)
             self.minexp = 1 - bias
-            top = (2.0 - 2.0 ** -nmant) if ieee else (2.0 - 2.0 ** (1 - nmant))
+            top = (2.0 - 2.0 ** (1 - nmant)) if nan and not ieee else (2.0 - 2.0 ** -nmant)
             self.max = t(top * 2.0 ** (self.maxexp - 1))
             self.min = t(-float(self.max))
             self.eps = t(2.0 ** -nmant)
