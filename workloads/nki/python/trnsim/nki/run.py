@@ -65,15 +65,9 @@ def main():
         sys.stdout.flush()
         print(f'scripts/nki: error: {e}', file=sys.stderr)
         return 2
-    except TypeError as e:
-        message = _torch_dtype_error(e)
-        if message is None:
-            raise
-        sys.stdout.flush()
-        print(f'scripts/nki: error: {message}', file=sys.stderr)
-        return 2
-    except ImportError as e:
-        message = _import_error(e)
+    except (TypeError, ImportError) as e:
+        # (what the environment lacks: an API of the edition, JAX, a torch dtype)
+        message = _torch_dtype_error(e) if isinstance(e, TypeError) else _import_error(e)
         if message is None:
             raise
         sys.stdout.flush()
