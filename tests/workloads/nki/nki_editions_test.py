@@ -96,7 +96,32 @@ def spread_rows_nki0(x, bits):
     return out, again
 
 
+@nki0.jit
+def pool_and_halves_nki0(x):
+    """x [C, 8, 8]: its 2x2 max pool through a 5-D access pattern of the loaded tile (the pool
+    axes last, reduced), and its even and odd columns stored from tile parts of step 2 (a DMA
+    descriptor per element)."""
+    c, h, w = x.shape
+    pooled = nl0.ndarray((c, h // 2, w // 2), dtype=x.dtype, buffer=nl0.shared_hbm)
+    even = nl0.ndarray((c, h * w // 2), dtype=x.dtype, buffer=nl0.shared_hbm)
+    odd = nl0.ndarray((c, h * w // 2), dtype=x.dtype, buffer=nl0.shared_hbm)
+    t = nl0.load(x)
+    windows = t.ap([[h * w, c], [2 * w, h // 2], [2, w // 2], [w, 2], [1, 2]])
+    nl0.store(pooled, value=nl0.max(windows, axis=[3, 4]))
+    flat = t.reshape((c, h * w))
+    nl0.store(even, value=flat[:, 0:h * w:2])
+    nl0.store(odd, value=flat[:, 1:h * w:2])
+    return pooled, even, odd
+
+
 class Editions(unittest.TestCase):
+
+    def test_a_pattern_of_a_loaded_tile_and_strided_parts_stored(self):
+        x = np.random.default_rng(15).random((4, 8, 8), dtype=np.float32)
+        pooled, even, odd = pool_and_halves_nki0(x)
+        np.testing.assert_array_equal(pooled, x.reshape(4, 4, 2, 4, 2).max(axis=(2, 4)))
+        np.testing.assert_array_equal(even, x.reshape(4, 64)[:, 0::2])
+        np.testing.assert_array_equal(odd, x.reshape(4, 64)[:, 1::2])
 
     def test_access_patterns_on_hbm_tensors_and_tiles(self):
         x = np.random.default_rng(13).random((16, 64), dtype=np.float32)

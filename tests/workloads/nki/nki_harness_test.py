@@ -452,11 +452,10 @@ TORCH_HARNESS = """import torch
 import torch_neuronx
 import torch_xla
 import torch_xla.core.xla_model as xm
-import neuronxcc.nki as nki
 import neuronxcc.nki.language as nl
 
 
-@nki.jit
+@torch_neuronx.nki_jit
 def add(a, b):
     out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
     nl.store(out, value=nl.add(nl.load(a), nl.load(b)))

@@ -67,6 +67,9 @@ class Pending(Typed, Arithmetic):
     def broadcast_to(self, shape):
         return self.materialize().broadcast_to(shape)
 
+    def ap(self, *args, **kwargs):
+        return self.materialize().ap(*args, **kwargs)
+
 
 
 def _elems(shape):
@@ -303,6 +306,8 @@ def emit_into(p, dst, accumulate, site):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and isinstance(dst, Tile) and dst.shape != p.shape:
         dst = dst.view(p.region, site, p.api, runs=True)
+    if p.prim in ('load', 'load_add'):
+        dst = _dma_runs(dst, site)
     if isinstance(dst, TileRuns) or any(_several_runs(a) for a in p.args):
         return _emit_split(p, dst, accumulate, site)
     if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
@@ -566,7 +571,7 @@ def store(api, site, dst, value, mask=None, priority=0):
         dst = dst[...]
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
-    src = operand(value, api, site)
+    src = _dma_runs(operand(value, api, site), site)
     if isinstance(src, TileRuns) or dst.runs:
         if mask is not None:
             raise unsupported(api, 'a mask on a DMA of several runs', site)
@@ -594,6 +599,17 @@ def store(api, site, dst, value, mask=None, priority=0):
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
     current(api).emit('store', api, site, (dst, src) + dma_priority_word(priority))
+
+
+def _dma_runs(t, site):
+    """A tile part of evenly spaced elements, not contiguous (`t[:, 0:n:2]`), as the DMA side
+    of a transfer: a part of several runs of one element (a descriptor per element), as a DMA
+    moves contiguous runs only."""
+    if isinstance(t, Tile) and t.elems > 1:
+        merged = merge(t.free_dims())
+        if merged is not None and merged[1] != 1:
+            return TileRuns(t.root, t.pabs, t.partitions, t.fabs, t.free_dims(), site)
+    return t
 
 
 def dma_priority_word(priority):
