@@ -80,7 +80,7 @@ def unknown_api(a):
 
 @nki.jit
 def unknown_attribute(a):
-    t = nl.load(a[0:a.strides[0]])  # ERROR: attribute
+    t = nl.load(a[0:a.stride_bytes[0]])  # ERROR: attribute
     return a
 
 

@@ -114,7 +114,47 @@ def pool_and_halves_nki0(x):
     return pooled, even, odd
 
 
+VIEW_FACTS = {}
+
+
+@nki0.jit
+def views_nki0(x):
+    """x [128, 4, 8] through NkiTensor's views (NKI 0.5+): a permute, a slice then a select,
+    a row max broadcast back along its axis, flattened dimensions, an einops rearrange, and an
+    HBM tensor's dimension split then selected; their patterns noted in VIEW_FACTS."""
+    p, a, b = x.shape
+    outs = [nl0.ndarray(s, dtype=x.dtype, buffer=nl0.shared_hbm)
+            for s in ((p, b, a), (p, 2), (p, a, b), (p, a * b), (p, b, a), (p, 2, b))]
+    t = nl0.load(x)
+    nl0.store(outs[0], value=t.permute((0, 2, 1)))
+    nl0.store(outs[1], value=t.slice(1, 1, 3).select(2, 5))
+    top = nl0.max(t, axis=[2], keepdims=True)
+    nl0.store(outs[2], value=nl0.subtract(t, top.broadcast(2, b)))
+    nl0.store(outs[3], value=t.flatten_dims(1, 2))
+    nl0.store(outs[4], value=t.rearrange(('p', 'a', 'b'), ('p', 'b', 'a')))
+    nl0.store(outs[5], value=nl0.load(x.reshape_dim(1, (2, 2)).select(1, 1)))
+    VIEW_FACTS.update(pattern=t.slice(2, 0, 4).get_pattern(), offset=t.select(1, 2).offset,
+                      strides=t.permute((0, 2, 1)).strides, size=t.expand_dim(1).squeeze_dim(1).size)
+    return outs
+
+
 class Editions(unittest.TestCase):
+
+    def test_tensor_views(self):
+        x = np.random.default_rng(16).random((128, 4, 8), dtype=np.float32)
+        outs = views_nki0(x)
+        want = (x.transpose(0, 2, 1), x[:, 1:3, 5], x - x.max(axis=2, keepdims=True),
+                x.reshape(128, 32), x.transpose(0, 2, 1), x[:, 2:4, :])
+        for got, w in zip(outs, want):
+            np.testing.assert_array_equal(got, w)
+        self.assertEqual(VIEW_FACTS, {'pattern': [[32, 128], [8, 4], [1, 4]], 'offset': 16,
+                                      'strides': (32, 1, 8), 'size': 128 * 32})
+        with self.assertRaisesRegex(KernelError, 'partition dimension'):
+            @nki0.jit
+            def permute_partitions(x):
+                t = nl0.load(x)
+                return t.permute((1, 0, 2))
+            permute_partitions(x)
 
     def test_a_pattern_of_a_loaded_tile_and_strided_parts_stored(self):
         x = np.random.default_rng(15).random((4, 8, 8), dtype=np.float32)

@@ -84,9 +84,9 @@ class DocumentedErrors(unittest.TestCase):
 
     def test_unknown_attribute_of_a_tensor(self):
         # a kernel error at the kernel's line, and still an AttributeError for hasattr()
-        self.expect('attribute', '.strides: an HBM tensor has no such attribute',
+        self.expect('attribute', '.stride_bytes: an HBM tensor has no such attribute',
                     bad.unknown_attribute, np.zeros((128, 4), np.float32), error=AttributeError)
-        self.expect('attribute', '.strides', bad.unknown_attribute, np.zeros((128, 4), np.float32))
+        self.expect('attribute', '.stride_bytes', bad.unknown_attribute, np.zeros((128, 4), np.float32))
 
 
 if __name__ == '__main__':

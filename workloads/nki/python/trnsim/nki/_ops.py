@@ -20,6 +20,11 @@ from ._trace import current
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
 
 
+_VIEWS = frozenset(('slice', 'permute', 'select', 'broadcast', 'expand_dim', 'squeeze_dim',
+                    'flatten_dims', 'reshape_dim', 'rearrange', 'get_pattern', 'offset',
+                    'strides', 'size'))
+
+
 class Pending(Typed, Arithmetic):
     """An operation's result not yet placed: primitive `prim` with operands `args` (those after
     its destination), emitted into the tile it is assigned to, or into a tile of its own
@@ -69,6 +74,12 @@ class Pending(Typed, Arithmetic):
 
     def ap(self, *args, **kwargs):
         return self.materialize().ap(*args, **kwargs)
+
+    def __getattr__(self, name):
+        # (NkiTensor's views of a result: those of the tile it is made in)
+        if name in _VIEWS:
+            return getattr(self.materialize(), name)
+        return super().__getattr__(name)
 
 
 
@@ -499,7 +510,7 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
                               f'of one element per row, got {index.shape} {index.dtype_name}',
                               site)
         p = Pending(api, site, src.shape, name, 'sbuf', 'gather',
-                    (src, index, src.stride, src.size), 'load', region, full)
+                    (src, index, src.stride, src.bound), 'load', region, full)
         p.priority = priority
         return p
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)

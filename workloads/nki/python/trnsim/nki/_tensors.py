@@ -132,6 +132,176 @@ class InHbm:
         __rtruediv__ = __neg__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = _in_hbm
 
 
+class TensorViews:
+    """NKI 0.5+'s NkiTensor views (slice, permute, select, broadcast, expand_dim, squeeze_dim,
+    flatten_dims, reshape_dim, rearrange, get_pattern, offset, strides, size): each a new view
+    of the same elements, no instruction (the NkiTensor reference: "All view operations ...
+    share the same underlying storage -- no data is copied"). A view is its dimensions [(size,
+    stride)] in elements from its first element; of an on-chip tensor, dimension 0 is the
+    partitions and stays first. The class gives _dims() and _remade(first, dims)."""
+
+    _on_chip = True
+
+    def _views_api(self, name):
+        return f'.{name}'
+
+    def _dim(self, dim, name, site, allow_partition=False):
+        dims = self._dims()[1]
+        d = int(dim) + (len(dims) if int(dim) < 0 else 0)
+        if not 0 <= d < len(dims):
+            raise KernelError(f'.{name}', f'dimension {dim} of a view of {len(dims)}', site)
+        if d == 0 and self._on_chip and not allow_partition:
+            raise KernelError(f'.{name}', 'the partition dimension of an on-chip tensor stays '
+                              'as it is (dimension 0)', site)
+        return d
+
+    def slice(self, dim, start, end, step=1):
+        site = user_site()
+        d = self._dim(dim, 'slice', site, allow_partition=True)
+        first, dims = self._dims()
+        n, st = dims[d]
+        start, end, step = int(start), int(end), int(step)
+        if not (0 <= start < end <= n) or step < 1 or (d == 0 and self._on_chip and step != 1):
+            raise KernelError('.slice', f'start {start}, end {end}, step {step} of dimension '
+                              f'{dim} of size {n}', site)
+        dims[d] = (-(-(end - start) // step), st * step)
+        return self._remade(first + start * st, dims, site)
+
+    def permute(self, dims):
+        site = user_site()
+        first, old = self._dims()
+        order = [int(d) for d in dims]
+        if sorted(order) != list(range(len(old))) or (self._on_chip and order[0] != 0):
+            raise KernelError('.permute', f'{tuple(order)} is not a permutation of the '
+                              f'{len(old)} dimensions' + (' keeping the partition dimension '
+                                                          'first' if self._on_chip else ''),
+                              site)
+        return self._remade(first, [old[d] for d in order], site)
+
+    def select(self, dim, index):
+        site = user_site()
+        d = self._dim(dim, 'select', site)
+        first, dims = self._dims()
+        if not isinstance(index, int) and type(index).__module__ != 'numpy':
+            raise unsupported('.select', 'an index the device computes (a dynamic select)',
+                              site)
+        n, st = dims[d]
+        if not 0 <= int(index) < n:
+            raise KernelError('.select', f'index {index} of dimension {dim} of size {n}', site)
+        del dims[d]
+        return self._remade(first + int(index) * st, dims, site)
+
+    def _of_size_one(self, dim, name, site):
+        """Dimension `dim` (of size 1), the view's first element and dimensions."""
+        d = self._dim(dim, name, site)
+        first, dims = self._dims()
+        if dims[d][0] != 1:
+            raise KernelError(f'.{name}', f'dimension {dim} has size {dims[d][0]}, not 1', site)
+        return d, first, dims
+
+    def broadcast(self, dim, size):
+        site = user_site()
+        d, first, dims = self._of_size_one(dim, 'broadcast', site)
+        dims[d] = (int(size), 0)
+        return self._remade(first, dims, site)
+
+    def expand_dim(self, dim):
+        site = user_site()
+        first, dims = self._dims()
+        d = int(dim) + (len(dims) + 1 if int(dim) < 0 else 0)
+        if not 0 <= d <= len(dims) or (d == 0 and self._on_chip):
+            raise KernelError('.expand_dim', f'dimension {dim} of a view of {len(dims)}' +
+                              (' (the partition dimension stays first)' if d == 0 else ''),
+                              site)
+        dims.insert(d, (1, 0))
+        return self._remade(first, dims, site)
+
+    def squeeze_dim(self, dim):
+        site = user_site()
+        d, first, dims = self._of_size_one(dim, 'squeeze_dim', site)
+        del dims[d]
+        return self._remade(first, dims, site)
+
+    def flatten_dims(self, start_dim, end_dim):
+        site = user_site()
+        a = self._dim(start_dim, 'flatten_dims', site)
+        b = self._dim(end_dim, 'flatten_dims', site, allow_partition=True)
+        first, dims = self._dims()
+        merged = merge(dims[a:b + 1]) if b >= a else None
+        if merged is None:
+            raise KernelError('.flatten_dims', f'dimensions {start_dim} to {end_dim} are not one '
+                              'run of evenly spaced elements', site)
+        dims[a:b + 1] = [(merged[0], merged[1])]
+        return self._remade(first, dims, site)
+
+    def reshape_dim(self, dim, shape):
+        site = user_site()
+        d = self._dim(dim, 'reshape_dim', site, allow_partition=not self._on_chip)
+        first, dims = self._dims()
+        n, st = dims[d]
+        sizes = [int(x) for x in shape]
+        if sizes.count(-1) == 1:
+            known = math.prod(x for x in sizes if x != -1)
+            sizes[sizes.index(-1)] = n // known if known and n % known == 0 else -1
+        if any(x < 1 for x in sizes) or math.prod(sizes) != n:
+            raise KernelError('.reshape_dim', f'{tuple(shape)} does not split dimension {dim} of '
+                              f'size {n}', site)
+        dims[d:d + 1] = [(x, st * math.prod(sizes[k + 1:])) for k, x in enumerate(sizes)]
+        return self._remade(first, dims, site)
+
+    def rearrange(self, src_pattern, dst_pattern, fixed_sizes=None):
+        """einops-style: names, a nested tuple a group split (in src) or merged (in dst)."""
+        site = user_site()
+        first, dims = self._dims()
+        src = [g if isinstance(g, (tuple, list)) else (g,) for g in src_pattern]
+        if len(src) != len(dims):
+            raise KernelError('.rearrange', f'{len(src)} groups for a view of {len(dims)} '
+                              'dimensions', site)
+        fixed = dict(fixed_sizes or {})
+        named = {}
+        for group, (n, st) in zip(src, dims):
+            known = math.prod(fixed[x] for x in group if x in fixed)
+            free = [x for x in group if x not in fixed]
+            if len(free) > 1 or (not free and known != n) or n % known:
+                raise KernelError('.rearrange', f'group {group} cannot split a dimension of '
+                                  f'size {n}', site)
+            sizes = [fixed.get(x, n // known) for x in group]
+            for k, x in enumerate(group):
+                named[x] = (sizes[k], st * math.prod(sizes[k + 1:]))
+        out = []
+        for g in dst_pattern:
+            group = g if isinstance(g, (tuple, list)) else (g,)
+            if any(x not in named for x in group):
+                raise KernelError('.rearrange', f'{group} names a dimension the source does '
+                                  'not', site)
+            merged = merge([named.pop(x) for x in group])
+            if merged is None:
+                raise KernelError('.rearrange', f'group {group} is not one run of evenly '
+                                  'spaced elements', site)
+            out.append(merged)
+        if named:
+            raise KernelError('.rearrange', f'{sorted(named)} left out of the result', site)
+        if self._on_chip and out[0] != dims[0]:
+            raise KernelError('.rearrange', 'the partition dimension stays first', site)
+        return self._remade(first, out, site)
+
+    def get_pattern(self):
+        """[[stride, count], ...] per dimension, as .ap() takes it."""
+        return [[st, n] for n, st in self._dims()[1]]
+
+    @property
+    def offset(self):
+        return self._dims()[0]
+
+    @property
+    def strides(self):
+        return tuple(st for _, st in self._dims()[1])
+
+    @property
+    def size(self):
+        return math.prod(n for n, _ in self._dims()[1])
+
+
 def _pattern(pattern, api, site):
     """An access pattern [[step, count], ...] as [(step, count)] of integers."""
     try:
@@ -145,7 +315,7 @@ def _pattern(pattern, api, site):
     return out
 
 
-class HbmTensor(InHbm, Typed):
+class HbmTensor(TensorViews, InHbm, Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray); `id` is
     its place in the recording."""
     _kind = 'an HBM tensor'
@@ -182,6 +352,14 @@ class HbmTensor(InHbm, Typed):
             view.site = self.site
         return HbmAccess.pattern(view, _pattern(pattern, '.ap', site), int(offset), site)
 
+    _on_chip = False
+
+    def _dims(self):
+        return 0, [(n, math.prod(self.shape[d + 1:])) for d, n in enumerate(self.shape)]
+
+    def _remade(self, first, dims, site):
+        return HbmAccess.pattern(self, [(st, n) for n, st in dims], first, site)
+
     def __getitem__(self, idx):  # (errors find the kernel's line themselves)
         comps = normalise(self.shape, idx, 'tensor indexing', None, True, dynamic=True)
         dynamic = [d for d, c in enumerate(comps) if isinstance(c, DynamicIndex)]
@@ -194,7 +372,7 @@ class HbmTensor(InHbm, Typed):
                           'nisa.dma_copy')
 
 
-class HbmAccess(InHbm, Typed):
+class HbmAccess(TensorViews, InHbm, Typed):
     """Part of an HBM tensor as a DMA operand: rows (the partition dimension, its first logical
     axis, any row stride) of free elements (`dims`, the other logical axes: [(size, stride)]);
     its first element may depend on loop indices. When the free elements are one contiguous
@@ -239,6 +417,17 @@ class HbmAccess(InHbm, Typed):
         if self.row_stride < 0:
             raise unsupported('HBM access', 'access pattern not supported yet (negative '
                               'partition stride)', site)
+
+    _on_chip = False
+
+    def _dims(self):
+        if self.comps is None and self.runs is False and len(self.shape) != 1 + len(self.dims):
+            raise unsupported('tensor view', 'a view of a broadcast or indirect access',
+                              self.site)
+        return self.first, [(self.rows, self.row_stride)] + [tuple(x) for x in self.dims]
+
+    def _remade(self, first, dims, site):
+        return HbmAccess.pattern(self.tensor, [(st, n) for n, st in dims], first, site)
 
     @classmethod
     def pattern(cls, tensor, pattern, offset, site):
@@ -405,8 +594,8 @@ class GatherAccess(HbmAccess):
         self.shape = (self.rows,) + tuple(n for n, _ in free)
         self.runs = False
         self.stride = math.prod(tensor.shape[dim + 1:])  # between two rows' indices
-        self.size = tensor.shape[dim]  # the indices' bound
-        self.row_stride = self.stride if self.size >= self.rows else 0
+        self.bound = tensor.shape[dim]  # the indices' bound
+        self.row_stride = self.stride if self.bound >= self.rows else 0
 
     def restrict(self, region):
         """The rows a mask keeps (the first partitions of the index)."""
@@ -461,7 +650,7 @@ class TileRef(tuple):
         return tuple.__new__(cls, (decl, back, block, p0, pc, f0, fc, es))
 
 
-class Tile(Typed, Arithmetic):
+class Tile(TensorViews, Typed, Arithmetic):
     """A logical tile in SBUF or PSUM, or a part of one. A whole tile (a root) is one instance
     of a declaration; its record-time state (writes, pending zeroing, the NKI loops open when
     it was made) lives on the root. A part is partitions [pabs, pabs + shape[0]) and the
@@ -597,6 +786,14 @@ class Tile(Typed, Arithmetic):
     def __iadd__(self, value):
         OPERATORS['accumulate'](self, value, user_site())
         return self
+
+    def _dims(self):
+        width = self.root.elems
+        return (self.pabs * width + self.fabs,
+                [(self.partitions, width)] + [tuple(x) for x in self.free_dims()])
+
+    def _remade(self, first, dims, site):
+        return _tile_view(self.root, first, dims, site)
 
     def ap(self, pattern, offset=0, dtype=None):
         """NkiTensor.ap of a tile: the access `pattern` ([[step, count], ...], the first over
@@ -745,7 +942,24 @@ RUNS_ONLY = ('access pattern not supported yet (a tile part of several runs of e
              'operand of DMAs and elementwise operations only)')
 
 
-class TileRuns(Typed, Arithmetic):
+def _tile_view(root, first, dims, site):
+    """The part of tile `root` of those dimensions from element `first` (partition-major):
+    a Tile when its free elements are one run, else a TileRuns."""
+    width = root.elems
+    (pc, _), free = dims[0], dims[1:]
+    p0, f0 = divmod(first, width)
+    if p0 + pc > root.partitions:
+        raise KernelError('tile view', f'partitions {p0}..{p0 + pc - 1} of a tile of '
+                          f'{root.partitions}', site)
+    merged = merge(free) if free else (1, 1)
+    if merged is not None and all(st != 0 or n == 1 for n, st in free):
+        count, step = merged
+        shape = (pc,) + tuple(n for n, _ in free) if free else (pc, 1)
+        return root._part(shape, p0, f0, step, step)
+    return TileRuns(root, p0, pc, f0, free, site)
+
+
+class TileRuns(TensorViews, Typed, Arithmetic):
     """A part of a tile whose free elements are several runs, such as t[:, :, k, :] of a
     [P, A, B, C] tile or t[i_p, i_b, i_a] (its axes in another order than the tile's
     dimensions): partitions [p0, p0 + pc) of the root, and the free elements f0 + sum of
@@ -764,6 +978,13 @@ class TileRuns(Typed, Arithmetic):
 
     def free_dims(self):
         return list(self.dims)
+
+    def _dims(self):
+        width = self.root.elems
+        return self.p0 * width + self.f0, [(self.partitions, width)] + list(self.dims)
+
+    def _remade(self, first, dims, site):
+        return _tile_view(self.root, first, dims, site)
 
     def _unsupported(self, *args, **kwargs):
         raise unsupported('tile indexing', 'an index, reshape or broadcast of a tile part of '
