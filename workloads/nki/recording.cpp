@@ -181,7 +181,7 @@ constexpr op_syntax op_names[] = {
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
-void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& rd) {
+void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
     auto need = [&](std::size_t n) {
         if (w.size() != n) rd.fail("expected " + std::to_string(n) + " operands");
     };
@@ -196,7 +196,11 @@ void read_operands(nki_op& op, const std::vector<std::string>& w, const reader& 
             break;
         case nki_op_kind::load:
         case nki_op_kind::load_add:
-        case nki_op_kind::store: {  // TILE H... or H... TILE, then an optional priority=N
+        case nki_op_kind::store: {  // TILE H... or H... TILE, then optional priority=N, bits
+            if (w.size() > 2 && w.back() == "bits" && op.kind == nki_op_kind::load) {
+                op.bits = true;
+                w.pop_back();
+            }
             if (w.size() == 3 && w[2].rfind("priority=", 0) == 0) {
                 const auto level = rd.count(w[2].substr(9));
                 if (level > 255) rd.fail("bad DMA priority '" + w[2] + "'");
@@ -1353,9 +1357,21 @@ class expander {
             case nki_op_kind::declare:
                 declare(op.loop);
                 break;
-            case nki_op_kind::load:
-                m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), op.priority);
+            case nki_op_kind::load: {
+                const tile dst = t(0);
+                operand src = hbm(op.hbm);
+                if (op.bits) {  // the same bytes read as the tile's dtype
+                    if (src.row_bytes() != dst.op.row_bytes())
+                        throw user_error(
+                            "a load of the bits of tensor " + m_tensors[op.hbm.tensor].name +
+                            " as another dtype: its rows are " + std::to_string(src.row_bytes()) +
+                            " bytes, the tile's " + std::to_string(dst.op.row_bytes()));
+                    src.type = dst.op.type;
+                    src.elems = dst.op.elems;
+                }
+                m_kb.load(dst, m_tensors[op.hbm.tensor], src, op.priority);
                 break;
+            }
             case nki_op_kind::load_add:
                 m_kb.load_add(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), op.priority);
                 break;

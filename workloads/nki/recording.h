@@ -110,6 +110,7 @@ struct nki_op {
     bool accumulate = false;
     bool double_row = false;    // matmul: the fp8 double-row mode (NeuronCore-v3)
     std::uint8_t priority = 0;  // load(_add), store: the DMA's quality-of-service level
+    bool bits = false;          // load: the tensor's bytes as the tile's dtype (no cast)
     std::vector<std::uint32_t> fresh;
     // instruction: its opcode and flags, and which of `tiles` is each of its tile fields (dst,
     // src0, src1, src2, dst1; -1: none)

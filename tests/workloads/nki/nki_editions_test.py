@@ -138,7 +138,32 @@ def views_nki0(x):
     return outs
 
 
+@nki0.jit
+def bits_views_nki0(words, halves):
+    """words (uint32 [128, 8]) read as float32 through NkiTensor.view, and halves (uint8
+    [128, 64]) as float4_e2m1fn_x4 (two bytes each) through .ap(dtype=), each stored back as
+    loaded (the same bits)."""
+    floats = nl0.ndarray(words.shape, dtype=nl0.float32, buffer=nl0.shared_hbm)
+    packed = nl0.ndarray((128, 32), dtype=nl0.uint16, buffer=nl0.shared_hbm)
+    f = nl0.ndarray(words.shape, dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=f, src=words.view(nl0.float32))
+    nisa0.dma_copy(dst=floats, src=f)
+    x4 = nl0.ndarray((128, 32), dtype=nl0.float4_e2m1fn_x4, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=x4, src=halves.ap(pattern=[[32, 128], [1, 32]],
+                                         dtype=nl0.float4_e2m1fn_x4))
+    nisa0.dma_copy(dst=packed, src=x4)
+    return floats, packed
+
+
 class Editions(unittest.TestCase):
+
+    def test_views_of_the_bits_as_another_dtype(self):
+        rng = np.random.default_rng(17)
+        words = rng.random((128, 8), dtype=np.float32).view(np.uint32)
+        halves = rng.integers(0, 256, (128, 64)).astype(np.uint8)
+        floats, packed = bits_views_nki0(words, halves)
+        np.testing.assert_array_equal(floats, words.view(np.float32))
+        np.testing.assert_array_equal(packed, halves.view(np.uint16))
 
     def test_tensor_views(self):
         x = np.random.default_rng(16).random((128, 4, 8), dtype=np.float32)

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <sstream>
+#include <stdexcept>
 #include <string>
 
 namespace {
@@ -171,6 +172,27 @@ store H1:0:128:64:64 T1.0.0:0:128:0:64:1
                           "gather T0.0.0:0:128:0:1:1 H0:0:128:1:1\n")
                   .find("line 4"),
               std::string::npos);
+}
+
+// A load marked `bits` moves a tensor's bytes into a tile of another dtype (NkiTensor.view):
+// its transfer is the tile's dtype and elements over the same bytes; rows of other sizes are
+// an error.
+TEST(Recording, ABitsLoadMovesTheBytesAsTheTilesDtype) {
+    const std::string text = R"(style nl
+tensor input uint8 8192 halves
+decl sbuf 128 32 float4_e2m1fn_x4 1 0 0 - - - packed
+declare 0
+load T0.0.0:0:128:0:32:1 H0:0:128:64:64 bits
+)";
+    const program p = expand(text);
+    ASSERT_EQ(p.queues.size(), 1u);
+    const dma_transfer& t = p.queues[0].front();
+    EXPECT_EQ(t.src.type, dtype::fp4_e2m1fn_x4);
+    EXPECT_EQ(t.src.elems, 32u);
+    EXPECT_EQ(t.src.row_bytes(), 64u);
+    std::string bad = text;
+    bad.replace(bad.find("H0:0:128:64:64"), 14, "H0:0:128:48:64");
+    EXPECT_THROW(expand(bad), std::runtime_error);
 }
 
 // With DMA levels (trn3's 4), a tensor's DMAs of a level above 0 go to a queue of their own,

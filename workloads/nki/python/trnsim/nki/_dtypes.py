@@ -58,6 +58,11 @@ SIZES = {'float32': 4, 'bfloat16': 2, 'float16': 2, 'float8_e4m3': 1, 'float8_e4
          **{name: d.itemsize for name, d in MX.items()}}
 
 
+def storage(name):
+    """The numpy dtype a value of dtype `name` is in memory (an MX type: its bits' integer)."""
+    return np.dtype(BITS.get(name, name))
+
+
 def holder(name):
     """The numpy type that holds values of dtype `name` while a kernel runs: float32 for the
     floating-point types, a wide enough integer for the integers."""

@@ -368,6 +368,20 @@ class Interpreter:
                                                writeable=row_stride != 0)
         return view, self.trace.tensors[tensor][0].dtype_name
 
+    def _load_bits(self, op):
+        """A load of an HBM tensor's bytes as the tile's dtype (NkiTensor.view): the rows'
+        bytes, as the tensor holds them, read as the tile's dtype."""
+        dst, (tensor, first, rows, elems, row_stride) = op.args[0], op.args[1]
+        _, ddt = self._tile(dst)
+        sdt = self.trace.tensors[tensor][0].dtype_name
+        flat = self.hbm[tensor]
+        first = self.value(first)
+        at = first + np.arange(rows)[:, None] * row_stride + np.arange(elems)[None, :]
+        raw = np.ascontiguousarray(flat[at].astype(_dtypes.storage(sdt)))
+        values = raw.view(_dtypes.storage(ddt)).reshape(rows, -1)
+        self._write_tile(dst, values.astype(_dtypes.holder(ddt)),
+                         np.ones(values.shape, dtype=bool), op)
+
     def _gather(self, op):
         """An indirect load: row p of dst is the HBM row element p of the index names (as
         nisa.dma_copy's default oob_mode, an index out of the dimension is an error)."""
@@ -402,6 +416,9 @@ class Interpreter:
             return
         if op.kind == 'gather':
             self._gather(op)
+            return
+        if op.kind == 'load' and 'bits' in op.args[2:]:
+            self._load_bits(op)
             return
         if op.kind == 'print':
             values, valid = self._read_tile(op.args[0], op)

@@ -13,7 +13,8 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
-                       HbmAccess, HbmTensor, IndirectTile, Tile, TileBlocks, TileRuns, Typed)
+                       HbmAccess, HbmTensor, IndirectTile, RetypedAccess, Tile, TileBlocks,
+                       TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current
 
@@ -349,6 +350,12 @@ def emit_into(p, dst, accumulate, site):
         flush_zero(dst, site)
         if p.prim in ('load', 'load_add'):
             args = args + dma_priority_word(p.priority)
+            if isinstance(args[0], RetypedAccess):
+                if dst.dtype_name != args[0].dtype_name or p.prim != 'load':
+                    raise KernelError(p.api, f'a view of {args[0].viewed.dtype_name} bits as '
+                                      f'{args[0].dtype_name} loaded into a {dst.dtype_name} '
+                                      'tile: a DMA moves those bits, without a cast', site)
+                args = args + ('bits',)  # (after the priority word, when there is one)
     _written(dst, trace)
     if p.prim in _SECOND_OUTPUT:
         for what, a in zip(PRIMS[p.prim].layout[1:], args):
@@ -494,7 +501,10 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
         raise KernelError(api, f'number of partitions {src.rows} exceeds the architecture '
                           f'limit of {trace.limits["partitions"]}', site)
     # a dtype other than the tensor's: the DMA casts each element (through fp32)
-    name = src.tensor.dtype_name if dtype is None else _dtypes.dtype_name(dtype)
+    name = src.dtype_name if dtype is None else _dtypes.dtype_name(dtype)
+    if isinstance(src, RetypedAccess) and name != src.dtype_name:
+        raise KernelError(api, f'a view of {src.viewed.dtype_name} bits as {src.dtype_name} '
+                          f'loaded as {name}: a DMA moves those bits, without a cast', site)
     full = src.shape
     region = mask_region(mask, full, api, site)
     if region is not None:

@@ -180,8 +180,9 @@ def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=Tr
 
 
 # (a DMA's optional last operand: its quality-of-service level, 'priority=N', no value's concern)
-@prim('load', 'T', 'H', 'prio?')
-def _load(src, priority=None):
+# ('bits': the tensor's bytes read as the tile's dtype, no cast: NkiTensor.view / .ap(dtype=))
+@prim('load', 'T', 'H', 'prio?', 'bits?')
+def _load(src, priority=None, bits=None):
     return src
 
 

@@ -341,16 +341,28 @@ class HbmTensor(TensorViews, InHbm, Typed):
         `dtype`: an MX type over unsigned integers of its size (the MX tutorial reads uint32
         arrays as float8_e5m2_x4), or back."""
         site = user_site()
-        view = self
         if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
-            name = _dtypes.dtype_name(dtype)
-            if _dtypes.BITS.get(name) != self.dtype_name and \
-                    _dtypes.BITS.get(self.dtype_name) != name:
-                raise unsupported('.ap', f'dtype={name} of a {self.dtype_name} tensor (only an MX '
-                                  'type over the unsigned integers of its size, and back)', site)
-            view = HbmTensor(self.id, self.name, self.shape, name)
-            view.site = self.site
-        return HbmAccess.pattern(view, _pattern(pattern, '.ap', site), int(offset), site)
+            return RetypedAccess(self, _dtypes.dtype_name(dtype), _pattern(pattern, '.ap', site),
+                                 int(offset), site)
+        return HbmAccess.pattern(self, _pattern(pattern, '.ap', site), int(offset), site)
+
+    def view(self, dtype):
+        """NkiTensor.view: the tensor's bits as `dtype`, its last dimension scaled by the ratio
+        of the sizes (a load of it moves the bytes, no cast)."""
+        site = user_site()
+        name = _dtypes.dtype_name(dtype)
+        if name == self.dtype_name:
+            return self[...]
+        old, new = _dtypes.SIZES[self.dtype_name], _dtypes.SIZES[name]
+        last = self.shape[-1] * old
+        if last % new:
+            raise KernelError('.view', f'the last dimension ({self.shape[-1]} x {old} bytes) '
+                              f'does not divide into {name} elements of {new} bytes', site)
+        shape = self.shape[:-1] + (last // new,)
+        strides = [math.prod(shape[d + 1:]) for d in range(len(shape))]
+        return RetypedAccess(self, name, list(zip(strides, shape)), 0, site)
+
+    reinterpret_cast = view
 
     _on_chip = False
 
@@ -560,6 +572,41 @@ class HbmAccess(TensorViews, InHbm, Typed):
                               f'{shape}: it must have one partition and the same free size',
                               site)
         return BroadcastAccess(self, shape)
+
+
+class RetypedAccess(HbmAccess):
+    """Part of an HBM tensor's bytes read as another dtype (NkiTensor.view, reinterpret_cast,
+    .ap(dtype=)): the access pattern in elements of that dtype; recorded in the tensor's own
+    elements, a load of it marked `bits` (the bytes moved, no cast)."""
+    _kind = 'a part of an HBM tensor read as another dtype'
+
+    def __init__(self, tensor, name, pattern, offset, site):  # pylint: disable=super-init-not-called
+        view = HbmTensor(tensor.id, tensor.name, (math.prod(tensor.shape) *
+                                                  _dtypes.SIZES[tensor.dtype_name] //
+                                                  _dtypes.SIZES[name],), name)
+        self.__dict__.update(HbmAccess.pattern(view, pattern, offset, site).__dict__)
+        self.viewed, self.view_dtype = tensor, name
+        if self.runs:
+            raise unsupported('tensor view', 'another dtype\'s view of several runs', site)
+        ratio = _dtypes.SIZES[name] / _dtypes.SIZES[tensor.dtype_name]
+        at = [self.first * ratio, self.elems * ratio, self.row_stride * ratio]
+        if any(x != int(x) for x in at):
+            raise KernelError('tensor view', f'a view as {name} that does not start and end on '
+                              f'whole {tensor.dtype_name} elements', site)
+        self.own = HbmRef(tensor.id, int(at[0]), self.rows, int(at[1]), int(at[2]))
+
+    @property
+    def dtype_name(self):
+        return self.view_dtype
+
+    def ref(self):
+        return self.own
+
+    def restrict(self, region):
+        raise unsupported('nl.load', 'a mask on a load of another dtype\'s view', self.site)
+
+    def _dims(self):
+        raise unsupported('tensor view', 'a view of another dtype\'s view', self.site)
 
 
 class GatherAccess(HbmAccess):
