@@ -1,4 +1,5 @@
-"""The NKI namespaces of each edition (nki, nki.language, nki.isa, nki.compiler, nki.typing),
+"""The NKI namespaces of each edition (nki, nki.language, nki.isa, nki.compiler, nki.typing,
+nki.simulator),
 read from the API registry: what an edition lacks is a one-line kernel error naming the API,
 and saying which editions have it."""
 
@@ -9,7 +10,7 @@ from . import _api_compiler, _api_isa, _api_language, _api_typing  # noqa: F401 
 from ._errors import UnsupportedAttribute
 from ._registry import EDITIONS, lookup, names
 
-SUBMODULES = ('language', 'isa', 'compiler', 'typing')
+SUBMODULES = ('language', 'isa', 'compiler', 'typing', 'simulator')
 # The import name of each edition's top module.
 MODULE = {e: 'neuronxcc.nki' if e == 'beta1' else 'nki' for e in EDITIONS}
 

@@ -75,6 +75,8 @@ NAMES = {
         'isa': ('2.33', set(_NKI0_ISA.split())),
         'compiler': ('2.33', set('AddressRotation CompileConfig SpecializationConfig'.split())),
         'typing': ('2.33', set('tensor'.split())),
+        # (not in the API reference: the entry point vLLM Neuron's CPU mode calls)
+        'simulator': ('vLLM Neuron', {'simulate_kernel'}),
     },
 }
 

@@ -931,6 +931,13 @@ class SimulatedKernel:
     def _trnsim_isa(self):
         return _is_isa(self.kernel)
 
+    def __getitem__(self, grid):
+        """nki.simulate(kernel)[lnc](...) (NKI 0.x: the logical NeuronCore count; beta 1: the
+        SPMD grid): the kernel so launched; latency and statistics on the result."""
+        kernel = self.kernel if isinstance(self.kernel, JitKernel) else \
+            JitKernel(self.func, getattr(self.kernel, 'edition', None))
+        return SimulatedKernel(Launch(kernel, grid, kernel.edition, user_site()), self.options)
+
     def __call__(self, *args, **kwargs):
         global _benchmarks
         tr = trace_kernel(self.kernel, args, kwargs, True, launch_flags(self, user_site()))
@@ -960,6 +967,18 @@ def simulate(kernel, **options):
     if not isinstance(kernel, (JitKernel, Launch)):
         kernel = JitKernel(getattr(kernel, 'func', kernel), None, **options)
     return SimulatedKernel(kernel, options)
+
+
+@api('simulator.simulate_kernel', '0.3+', signature='kernel, args=(), kwargs=None, lnc=None')
+def simulator_simulate_kernel(kernel, args=(), kwargs=None, lnc=None):
+    """nki.simulator.simulate_kernel(kernel, args, kwargs, lnc=), as vLLM Neuron's CPU mode
+    calls it on a kernel's function: its outputs (an array or a tuple), its writes to argument
+    tensors landing in the caller's arrays; the model's latency said on stderr (unless quiet)
+    and in --stats-out, never in the return value."""
+    sim = simulate(kernel)
+    if lnc is not None and int(lnc) != 1:
+        sim = sim[int(lnc)]
+    return sim(*args, **dict(kwargs or {}))
 
 
 @api('.simulate_kernel', 'beta1', signature='kernel, *args, **kwargs')
