@@ -871,12 +871,17 @@ class expander {
         std::vector<std::size_t> chain, ops;
         std::map<std::size_t, std::pair<std::size_t, std::size_t>> spans;  // per loop C
     };
-    // A physical tile of a declaration's instances (block `block` of declaration `decl`; a
-    // family's: its members' instances, one part each).
+    // A declaration's lifetime (a family's: its members'): its parts in order of their first
+    // operation, and the furthest end of those up to each (their stretches of the whole kernel).
+    struct lifetime {
+        std::vector<part> parts;
+        std::vector<std::size_t> reach;
+    };
+    // A physical tile of a declaration's instances (block `block` of declaration `decl`, whose
+    // lifetime is m_lives[decl]).
     struct unit {
         std::size_t decl = 0, block = 0;
         std::uint32_t buffers = 1;
-        std::vector<part> parts;
         std::uint64_t offset = 0;  // where in its slot's buffers it lies (bytes per partition)
     };
 
@@ -899,7 +904,7 @@ class expander {
     // slot it is alive with, starting inside the slot (it may reach past its end, growing it);
     // no_place if there is none. Several small tiles so take the memory of a large one whose
     // lifetime is apart from theirs.
-    std::uint64_t place_in(unit& un, std::uint64_t bytes, const slot& sl) {
+    std::uint64_t place_in(const unit& un, std::uint64_t bytes, const slot& sl) {
         std::vector<std::uint64_t> starts{0};
         for (const std::size_t other : sl.units)
             starts.push_back(m_units[other].offset + aligned_bytes(m_units[other].decl));
@@ -908,7 +913,7 @@ class expander {
             if (at >= sl.bytes && at > 0) break;
             bool ok = true;
             for (const std::size_t other : sl.units) {
-                unit& o = m_units[other];
+                const unit& o = m_units[other];
                 const std::uint64_t end = o.offset + aligned_bytes(o.decl);
                 if (at < end && o.offset < at + bytes && !(ok = apart(un, o))) break;
             }
@@ -931,10 +936,8 @@ class expander {
     // Whether units a and b are never alive together: no part of one with a part of the other
     // (each instance alive in its own stretch of the kernel). Parts are in order of their
     // first operation; only those whose stretches of the whole kernel meet are compared.
-    bool apart(unit& a, unit& b) {
-        std::vector<std::size_t> reach(b.parts.size());  // the furthest end of b's parts so far
-        for (std::size_t j = 0; j < b.parts.size(); ++j)
-            reach[j] = std::max(j ? reach[j - 1] : 0, span_of(b.parts[j], none).second);
+    bool apart(const unit& ua, const unit& ub) {
+        lifetime &a = m_lives[ua.decl], &b = m_lives[ub.decl];
         for (part& pa : a.parts) {
             const auto sa = span_of(pa, none);
             std::size_t j =
@@ -943,7 +946,7 @@ class expander {
                                                               return v < span_of(pb, none).first;
                                                           }) -
                                          b.parts.begin());
-            while (j > 0 && reach[j - 1] >= sa.first) {
+            while (j > 0 && b.reach[j - 1] >= sa.first) {
                 part& pb = b.parts[--j];
                 if (span_of(pb, none).second >= sa.first && !apart(pa, pb)) return false;
             }
@@ -974,11 +977,12 @@ class expander {
     }
 
     // The whole kernel's tiles in slots: a tile shares a slot with others whose lifetimes do
-    // not overlap its own (the compiler's allocator "analyzes the memory dependency and
-    // allocates physical address to each tiles", NKI Block Dimension Migration Guide), each
-    // with its own buffer count (its loops', as in plan()); slots' buffers are then lowered,
-    // largest first, until the kernel fits. Taken only when the kernel does not fit otherwise
-    // (needs_sharing); a tile placed where another was waits for that one's accesses.
+    // not overlap its own, at an offset past those alive with it (the compiler's allocator
+    // "analyzes the memory dependency and allocates physical address to each tiles", NKI Block
+    // Dimension Migration Guide), each with its own buffer count (its loops', as in plan()); slots'
+    // buffers are then lowered, largest first, until the kernel fits. Taken only when the kernel
+    // does not fit otherwise (needs_sharing); a tile placed where another was waits for that one's
+    // accesses.
     void plan_shared(const std::vector<std::size_t>& decls) {
         m_sharing = true;
         // (a family's operations are its members'; a part is one instance a declaration
@@ -987,6 +991,7 @@ class expander {
         for (std::size_t d = 0; d < m_r.decls.size(); ++d)
             if (!m_ops_of[d].empty()) members[m_decls[d].owner].push_back(d);
         const auto instances = instance_ops();
+        m_lives.assign(m_r.decls.size(), {});
         for (const std::size_t d : decls) {
             const nki_decl& nd = m_r.decls[d];
             if (!nd.offsets.empty() || members[d].empty()) continue;
@@ -994,7 +999,8 @@ class expander {
             const std::uint32_t policy =
                 nd.single && !s.rotates ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(s.loops));
             s.buffers = std::max<std::uint32_t>(policy, static_cast<std::uint32_t>(s.keep));
-            std::vector<part> parts;
+            lifetime& life = m_lives[d];
+            std::vector<part>& parts = life.parts;
             for (const std::size_t m : members[d]) {
                 const bool whole = s.keep > 1 || m_decls[m].keep > 1;
                 for (const auto& ops :
@@ -1017,8 +1023,11 @@ class expander {
             std::sort(parts.begin(), parts.end(), [&](part& a, part& b) {
                 return span_of(a, none).first < span_of(b, none).first;
             });
+            for (std::size_t j = 0; j < parts.size(); ++j)
+                life.reach.push_back(
+                    std::max(j ? life.reach[j - 1] : 0, span_of(parts[j], none).second));
             for (std::uint32_t b = 0; b < tiles_of(d); ++b) {
-                m_units.push_back({d, b, s.buffers, parts, 0});
+                m_units.push_back({d, b, s.buffers, 0});
                 m_unit_of[{d, b}] = m_units.size() - 1;
             }
         }
@@ -1123,7 +1132,7 @@ class expander {
                      " bytes)";
         }
         throw nki_op_error(
-            m_units[m_slots[slots.front()].units.front()].parts.front().ops.front(),
+            m_lives[m_units[m_slots[slots.front()].units.front()].decl].parts.front().ops.front(),
             std::string(mem_space_name(space)) +
                 " allocation does not fit: the kernel's tiles "
                 "need " +
@@ -1448,6 +1457,7 @@ class expander {
     std::vector<bool> m_across;
     std::vector<bool> m_first_only;  // declared in the first iteration of a loop only
     bool m_sharing = false;          // tiles take slots (plan_shared)
+    std::vector<lifetime> m_lives;   // per declaration (plan_shared)
     std::vector<unit> m_units;
     std::vector<std::size_t> m_unit_slot;
     std::vector<slot> m_slots;

@@ -122,6 +122,7 @@ def numpy_twin(opcode, ops, fields, engine):
             vals.append(engine)
         else:
             vals.append(fields.get(name, ''))
+    vals += [None] * prim.values_only  # (as a recording without them: the defaults)
     shape = ops['dst'][2]
     if prim.shaped:
         vals.append(shape)

@@ -315,7 +315,8 @@ class MGrid:
             if not isinstance(k, slice) or k.step not in (None, 1):
                 raise unsupported('nl.mgrid', 'nl.mgrid takes start:stop slices')
         grid = tuple(k.stop - (k.start or 0) for k in key)
-        out = [IndexRange(k.start or 0, n, 1, axis, grid) for axis, (k, n) in enumerate(zip(key, grid))]
+        out = [IndexRange(k.start or 0, n, 1, axis, grid)
+               for axis, (k, n) in enumerate(zip(key, grid))]
         return _Grid(out) if len(out) > 1 else out[0]
 
 

@@ -13,17 +13,15 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
-                       HbmAccess, HbmTensor, IndirectTile, RetypedAccess, Tile, TileBlocks,
-                       TileRuns, Typed)
+                       HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
+                       TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
 
 
-_VIEWS = frozenset(('slice', 'permute', 'select', 'broadcast', 'expand_dim', 'squeeze_dim',
-                    'flatten_dims', 'reshape_dim', 'rearrange', 'get_pattern', 'offset',
-                    'strides', 'size'))
+_VIEWS = frozenset(n for n in vars(TensorViews) if not n.startswith('_'))
 
 
 class Pending(Typed, Arithmetic):
@@ -705,12 +703,12 @@ def _free_broadcast(A, B, site):
     except ValueError:
         return A, B
 
-    def widen(x):
+    def widen(x):  # (NkiTensor.broadcast of each axis of size 1)
         if x.shape[1:] == shape:
             return x
-        dims = [(n, 0) if m == 1 else (n, step) for (m, step), n in zip(x.free_dims(), shape)]
-        p0, f0 = (x.p0, x.f0) if isinstance(x, TileRuns) else (x.pabs, x.fabs)
-        return TileRuns(x.root, p0, x.partitions, f0, dims, site)
+        first, dims = x._dims()
+        return x._remade(first, dims[:1] + [(n, 0) if m == 1 else (n, step)
+                                            for (m, step), n in zip(dims[1:], shape)], site)
     return widen(A), widen(B)
 
 

@@ -472,12 +472,11 @@ def _isa_memset(value, engine):
 
 @instruction('isa.iota', 'iota', 'dst', 'imm', 'imm1', 'eng', shaped=True,
              elementwise=False, values_only=1)
-def _isa_iota(offset, partition_step, engine, *pattern_and_shape):
-    """offset + partition_step * p + i (computed in double, as the model); with a pattern
-    before the shape (the values' own operand, not the recording's: [(size, coefficient)] per
-    free axis, or None), the free elements' values are its sum of coefficient x index."""
-    pattern, (p, n) = (pattern_and_shape if len(pattern_and_shape) == 2 else
-                       (None, pattern_and_shape[0]))
+def _isa_iota(offset, partition_step, engine, pattern, shape):
+    """offset + partition_step * p + i (computed in double, as the model); with `pattern` (the
+    values' own operand, not the recording's: [(size, coefficient)] per free axis; None: in
+    order), the free elements' values are its sum of coefficient x index."""
+    p, n = shape
     if pattern is None:
         free = np.arange(n, dtype=np.float64)
     else:

@@ -714,6 +714,14 @@ def _annotate_if_asked(stats):
         sys.stdout.flush()
 
 
+def _launched(kernel, func, grid):
+    """The kernel launched on `grid` (beta 1's SPMD grid, NKI 0.x's logical core count), as a
+    subscript of nki.benchmark's or nki.simulate's result gives it."""
+    if not isinstance(kernel, JitKernel):
+        kernel = JitKernel(func, getattr(kernel, 'edition', None))
+    return Launch(kernel, grid, kernel.edition, user_site())
+
+
 class BenchmarkKernel:
     """nki.benchmark: runs the kernel's program on the model and keeps its latency."""
 
@@ -735,10 +743,7 @@ class BenchmarkKernel:
     def __getitem__(self, grid):
         """bench[grid](...): the kernel launched on that grid (beta 1's SPMD grid, 0.x's LNC),
         its benchmark_result kept on this object too (AWS's tests read it there)."""
-        kernel = self.kernel if isinstance(self.kernel, JitKernel) else \
-            JitKernel(self.func, getattr(self.kernel, 'edition', None))
-        child = BenchmarkKernel(Launch(kernel, grid, kernel.edition, user_site()),
-                                **self.options)
+        child = BenchmarkKernel(_launched(self.kernel, self.func, grid), **self.options)
         child._parent = self
         return child
 
@@ -934,9 +939,7 @@ class SimulatedKernel:
     def __getitem__(self, grid):
         """nki.simulate(kernel)[lnc](...) (NKI 0.x: the logical NeuronCore count; beta 1: the
         SPMD grid): the kernel so launched; latency and statistics on the result."""
-        kernel = self.kernel if isinstance(self.kernel, JitKernel) else \
-            JitKernel(self.func, getattr(self.kernel, 'edition', None))
-        return SimulatedKernel(Launch(kernel, grid, kernel.edition, user_site()), self.options)
+        return SimulatedKernel(_launched(self.kernel, self.func, grid), self.options)
 
     def __call__(self, *args, **kwargs):
         global _benchmarks

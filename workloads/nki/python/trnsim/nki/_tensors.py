@@ -142,9 +142,6 @@ class TensorViews:
 
     _on_chip = True
 
-    def _views_api(self, name):
-        return f'.{name}'
-
     def _dim(self, dim, name, site, allow_partition=False):
         dims = self._dims()[1]
         d = int(dim) + (len(dims) if int(dim) < 0 else 0)
@@ -656,7 +653,6 @@ class GatherAccess(HbmAccess):
         out.index = self.index[lo:hi] if (lo, hi) != (0, self.rows) else self.index
         out.rows = hi - lo
         out.shape = (hi - lo,) + self.shape[1:]
-        out.first = self.first
         return out
 
     def now(self):
@@ -861,12 +857,7 @@ class Tile(TensorViews, Typed, Arithmetic):
         if p0 + rows > self.partitions or last >= width or any(st < 0 for _, st in dims):
             raise KernelError('.ap', f'the access pattern {pattern} from element {offset} runs '
                               f'outside the tile of shape {self.shape}', site)
-        merged = merge(dims) if dims else (1, 1)
-        if merged is not None and (merged[0] == 1 or merged[1] >= 1):
-            count, step = merged
-            return self._part((rows,) + tuple(n for n, _ in dims) if len(dims) > 1 else
-                              (rows, count), self.pabs + p0, self.fabs + f0, step, step)
-        return TileRuns(self.root, self.pabs + p0, rows, self.fabs + f0, dims, site)
+        return _tile_view(self.root, int(offset), [(rows, width)] + dims, site)
 
     def reshape(self, *shape):
         """The same tile seen with other free dimensions (no instruction); the partition
