@@ -393,6 +393,8 @@ void neuron_core::report(stats_tree& s) const {
           "matmul instructions");
     s.add("engines.pe.transposes", static_cast<double>(m_pe->transposes()), "count",
           "transpose instructions");
+    s.add("engines.pe.transpose_flops", m_pe->transpose_flops(), "FLOP",
+          "transposes' FLOPs (2 x P x F x P each: the input against an identity)");
     s.add("engines.pe.peak_tflops", peak / 1e3, "TFLOPS", "bf16 peak: 2 x rows x cols x clock");
     const double active = total - m_launch.to_seconds() * 1e9;
     for (const auto& e : m_engines) {

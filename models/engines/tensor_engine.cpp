@@ -292,7 +292,7 @@ void tensor_engine::compute_mx(const instruction& ins, std::vector<float>& acc) 
 void tensor_engine::reset() {
     m_mm_done.clear();
     m_bg_ls_free = m_bg_mm_free = sc_core::SC_ZERO_TIME;
-    m_flops = m_ideal_ns = 0;
+    m_flops = m_ideal_ns = m_transpose_flops = 0;
     m_matmuls = m_transposes = 0;
 }
 
@@ -352,6 +352,7 @@ issue_timing tensor_engine::execute(const instruction& ins) {
         ++m_matmuls;
     } else {
         ++m_transposes;
+        m_transpose_flops += 2.0 * ins.src0.partitions * ins.src0.elems * ins.src0.partitions;
     }
     return {mm_start, mm, ls_end - now, mm_start + mm + m_latency, held, ls, background};
 }

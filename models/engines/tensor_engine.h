@@ -37,6 +37,9 @@ class tensor_engine : public engine_base {
     double ideal_ns() const { return m_ideal_ns; }
     std::uint64_t matmuls() const { return m_matmuls; }
     std::uint64_t transposes() const { return m_transposes; }
+    // A transpose's FLOPs as the array spends them (2 x P x F x P: the input against a P x P
+    // identity), as the Neuron profiler's transpose_flops counts them; not in matmul_flops().
+    double transpose_flops() const { return m_transpose_flops; }
 
   protected:
     issue_timing execute(const instruction& ins) override;
@@ -58,7 +61,7 @@ class tensor_engine : public engine_base {
     // there, beside the array's other work, when it frees before the foreground does.
     sc_core::sc_time m_bg_ls_free, m_bg_mm_free;
     std::deque<sc_core::sc_time> m_mm_done;  // completion of the last matmuls, one per buffer
-    double m_flops = 0, m_ideal_ns = 0;
+    double m_flops = 0, m_ideal_ns = 0, m_transpose_flops = 0;
     std::uint64_t m_matmuls = 0, m_transposes = 0;
     std::vector<std::uint8_t> m_s, m_m, m_d;         // functional staging
     std::vector<std::uint8_t> m_s_scale, m_m_scale;  // an MX matmul's scales
