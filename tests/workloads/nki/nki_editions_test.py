@@ -155,43 +155,7 @@ def bits_views_nki0(words, halves):
     return floats, packed
 
 
-def add_into_nki0(a, b, out):
-    """out = a + b written into the caller's array (a raw function, as vLLM Neuron passes
-    it); returns a + 1; by 128-row tiles, each logical core (nl.program_id) its share of them
-    when launched on two."""
-    share = a.shape[0] // nl0.num_programs(axes=0)
-    r = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
-    for k in range(share // 128):
-        rows = slice(nl0.program_id(0) * share + k * 128, nl0.program_id(0) * share + (k + 1) * 128)
-        ta = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        tb = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.dma_copy(dst=ta, src=a[rows, :])
-        nisa0.dma_copy(dst=tb, src=b[rows, :])
-        t = nl0.ndarray(ta.shape, dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.tensor_tensor(dst=t, data1=ta, data2=tb, op=nl0.add)
-        nisa0.dma_copy(dst=out[rows, :], src=t)
-        nisa0.tensor_scalar(dst=t, data=ta, op0=nl0.add, operand0=1.0)
-        nisa0.dma_copy(dst=r[rows, :], src=t)
-    return r
-
-
 class Editions(unittest.TestCase):
-
-    def test_the_simulators_entry_points(self):
-        from nki.simulator import simulate_kernel  # (vLLM Neuron's CPU mode)
-        a, b = s.random_inputs((256, 64), (256, 64))
-        for lnc in (1, 2):
-            out = np.zeros_like(a)
-            r = simulate_kernel(add_into_nki0, (), {'a': a, 'b': b, 'out': out}, lnc=lnc)
-            np.testing.assert_allclose(out, a + b, rtol=1e-6)
-            np.testing.assert_allclose(r, a + 1, rtol=1e-6)
-        sims = [nki0.simulate(nki0.jit(add_into_nki0)), nki0.simulate(nki0.jit(add_into_nki0))[2]]
-        for sim in sims:
-            out = np.zeros_like(a)
-            np.testing.assert_allclose(sim(a, b, out), a + 1, rtol=1e-6)
-            np.testing.assert_allclose(out, a + b, rtol=1e-6)
-        # two logical cores, each half the rows: less time than one core doing all of them
-        self.assertLess(sims[1].latency_us, sims[0].latency_us)
 
     def test_views_of_the_bits_as_another_dtype(self):
         rng = np.random.default_rng(17)

@@ -6,8 +6,11 @@ instance; under `scripts/nki` the imports resolve to trnsim and the latency is t
 """
 
 import argparse
+import atexit
 import os
+import shutil
 import sys
+import tempfile
 
 import numpy as np
 from neuronxcc import nki
@@ -62,8 +65,14 @@ def main():
             out = nki.baremetal(kernel)(a, b, free_dim=args.free_dim)
             assert np.allclose(out, a + b), f'{args.kernel}: wrong values'
 
-            @nki.benchmark(warmup=args.warmup, iters=args.iters, save_neff_name='file.neff',
-                           save_trace_name='profile.ntff')
+            # (a course harness saves file.neff and profile.ntff in its folder; this one in a
+            # folder of its own: under trnsim, the recording and the model's timeline)
+            saved = tempfile.mkdtemp()
+            atexit.register(shutil.rmtree, saved, True)
+
+            @nki.benchmark(warmup=args.warmup, iters=args.iters,
+                           save_neff_name=os.path.join(saved, 'file.neff'),
+                           save_trace_name=os.path.join(saved, 'profile.ntff'))
             def bench(a_vec, b_vec):
                 return kernel.func(a_vec, b_vec, free_dim=args.free_dim)
             bench(a, b)

@@ -1,5 +1,6 @@
-"""trnsim's import aliases of the Neuron SDK's names: `neuronxcc.nki` (NKI beta 1) and `nki`
-(NKI 0.x) resolving to trnsim.nki in this process, and `ml_dtypes` (the real one when there is,
+"""trnsim's import aliases of the Neuron SDK's names: `neuronxcc.nki` (NKI beta 1), `nki`
+(NKI 0.x) and `nki_cpu_simulator.nki` (the NKI Library's simulator package) resolving to
+trnsim.nki in this process, and `ml_dtypes` (the real one when there is,
 else trnsim's dtypes). Opt-in: scripts/nki installs them for the script it runs; elsewhere
 install_aliases(), or TRNSIM_NKI_ALIASES=1 in the environment of an installed trnsim (a startup
 hook, trnsim_aliases.pth). Never over a real Neuron SDK: that is an error, not a silent shadow.
@@ -10,7 +11,7 @@ import os
 import sys
 
 PACKAGES = os.path.join(os.path.dirname(os.path.abspath(__file__)), '_alias_packages')
-NAMES = ('neuronxcc', 'nki')
+NAMES = ('neuronxcc', 'nki', 'nki_cpu_simulator')
 
 
 def real_sdk():

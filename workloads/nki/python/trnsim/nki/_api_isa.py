@@ -10,7 +10,7 @@ from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported
 from ._dtypes import dtype_name
 from ._index import AffinePredicate, IndexExpr, IndexRange, concrete, whole_mask
-from ._registry import api, called, value
+from ._registry import alias, api, called, value
 from ._trace import current
 
 
@@ -819,6 +819,10 @@ class OobMode:
 
 
 value('isa.oob_mode', OobMode)
+# NKI 0.x's nki.isa.constants: the same enums under a second module (the NKI Library imports
+# them from there; not in the API reference)
+for _name in ('dge_mode', 'oob_mode', 'matmul_perf_mode', 'engine', 'nc_version', 'reduce_cmd'):
+    alias(f'isa.constants.{_name}', f'isa.{_name}')
 
 
 @api('isa.dma_compute', '0.3+',

@@ -13,8 +13,8 @@ import numpy as np
 from . import _dtypes, _ops, _trace
 from ._errors import KernelError, unsupported, user_frame, user_site
 from ._index import DynSlice, IndexRange, whole_mask
-from ._registry import api, called, value
-from ._tensors import HbmAccess, HbmTensor, ParDim, Tile
+from ._registry import REGISTRY, alias, api, called, value
+from ._tensors import HbmAccess, HbmTensor, ParDim, TensorViews, Tile
 
 for _name in ('float32', 'float16', 'bfloat16', 'int32', 'float8_e4m3', 'float8_e5m2'):
     value(f'language.{_name}', getattr(_dtypes, _name))
@@ -23,6 +23,10 @@ for _name, _mx in _dtypes.MX.items():  # NeuronCore-v4's MX types and scale
     value(f'language.{_name}', _mx, '0.x')
 for _name in ('int8', 'uint8', 'int16', 'uint16', 'uint32', 'bool_'):
     value(f'language.{_name}', np.dtype(_name))
+# NKI 0.x's nki.language.dtypes (also nki.dtype): nl's dtypes under a second module
+for (_ns, _name) in list(REGISTRY):
+    if _ns == 'language' and (_name in _dtypes.SIZES or _name == 'bool_'):
+        alias(f'language.dtypes.{_name}', f'language.{_name}')
 
 
 class Buffer:
@@ -33,6 +37,12 @@ class Buffer:
 
     def __repr__(self):
         return f'nl.{self.name}'
+
+
+# nl.NkiTensor (also nki.tensor.NkiTensor, the module the NKI Library's harness imports): the
+# class of every tensor and view a kernel holds (HBM tensors, their accesses, tiles)
+value('language.NkiTensor', TensorViews, '0.x')
+alias('tensor.NkiTensor', 'language.NkiTensor')
 
 
 BUFFERS = {_name: Buffer(_name) for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm')}

@@ -102,9 +102,14 @@ def round_bf16(values):
     return out.reshape(np.shape(values))
 
 
+# NKI_PRECISE_FP (trnsim/nki/_runner.py, at each launch): False keeps the values of bfloat16
+# and the fp8 types in float32, unrounded.
+PRECISE = True
+
+
 def round_to(values, name):
     """Values as the device stores them in `name`, held as holder(name)."""
-    if name == 'float32':
+    if name == 'float32' or not PRECISE and (name == 'bfloat16' or name in CUSTOM):
         return np.asarray(values, dtype=np.float32)
     if name == 'bfloat16':
         return round_bf16(values)

@@ -1,18 +1,29 @@
 """The NKI namespaces of each edition (nki, nki.language, nki.isa, nki.compiler, nki.typing,
-nki.simulator),
-read from the API registry: what an edition lacks is a one-line kernel error naming the API,
-and saying which editions have it."""
+nki.simulator; in NKI 0.x also nki.isa.constants, nki.language.dtypes (= nki.dtype),
+nki.compiler.ncc_driver, nki.tensor and nki.builtin, the modules the NKI Library's simulation
+harness and nki-autotune import), read from the API registry: what an edition lacks is a
+one-line kernel error naming the API, and saying which editions have it."""
 
 import sys
 import types
 
 from . import _api_compiler, _api_isa, _api_language, _api_typing  # noqa: F401 (declarations)
 from ._errors import UnsupportedAttribute
-from ._registry import EDITIONS, lookup, names
+from ._registry import BETA1, EDITIONS, lookup, names
 
 SUBMODULES = ('language', 'isa', 'compiler', 'typing', 'simulator')
+# NKI 0.x's further modules (parents before their children). nki.dtype is nki.language.dtypes
+# under a second name; nki.builtin holds the language and isa namespaces (a model choice: the
+# library's harness only imports it).
+SUBMODULES_0X = ('isa.constants', 'language.dtypes', 'compiler.ncc_driver', 'tensor', 'builtin')
+SECOND_NAMES = {'dtype': 'language.dtypes'}
 # The import name of each edition's top module.
 MODULE = {e: 'neuronxcc.nki' if e == 'beta1' else 'nki' for e in EDITIONS}
+
+
+def submodules(edition):
+    """The dotted names (below the top module) of the edition's namespaces."""
+    return SUBMODULES + (() if edition == BETA1 else SUBMODULES_0X)
 
 
 class Namespace(types.ModuleType):
@@ -41,17 +52,26 @@ _MADE = {}
 
 
 def namespaces(edition):
-    """The edition's top module, its submodules by name."""
+    """The edition's top module, its submodules by dotted name (second names included)."""
     if edition not in EDITIONS:
         raise ValueError(f'unknown NKI edition {edition!r} (one of {", ".join(EDITIONS)})')
     if edition not in _MADE:
         name = MODULE[edition]
         top = Namespace(name, '', edition, f'NKI ({edition}) on trnsim\'s model (docs/nki.md)')
-        subs = {}
-        for sub in SUBMODULES:
-            subs[sub] = Namespace(f'{name}.{sub}', sub, edition, f'{name}.{sub} on trnsim')
-            setattr(top, sub, subs[sub])
         top.__path__ = []  # a package: `import nki.language` finds the submodule
+        subs = {}
+        for sub in submodules(edition):
+            parent_name, _, short = sub.rpartition('.')
+            mod = Namespace(f'{name}.{sub}', sub, edition, f'{name}.{sub} on trnsim')
+            mod.__path__ = []
+            setattr(subs[parent_name] if parent_name else top, short, mod)
+            subs[sub] = mod
+        for second, sub in SECOND_NAMES.items():
+            if sub in subs:
+                setattr(top, second, subs[sub])
+                subs[second] = subs[sub]
+        if 'builtin' in subs:
+            subs['builtin'].language, subs['builtin'].isa = subs['language'], subs['isa']
         _MADE[edition] = (top, subs)
     return _MADE[edition]
 

@@ -57,6 +57,11 @@ tensor_partition_reduce tensor_reduce tensor_scalar tensor_scalar_cumulative
 tensor_scalar_reduce tensor_tensor tensor_tensor_scan VirtualRegister scalar_load scalar_store
 tensor_engine vector_engine scalar_engine gpsimd_engine unknown_engine topk'''  # (topk: 2.33's page)
 
+# The dtypes of nki.language (0.x), also nki.language.dtypes / nki.dtype
+_NKI0_DTYPES = '''
+bfloat16 bool_ float16 float32 float4_e2m1fn_x4 float8_e4m3 float8_e4m3fn float8_e4m3fn_x4
+float8_e5m2 float8_e5m2_x4 float8_e8m0fnu int16 int32 int64 int8 tfloat32 uint16 uint32 uint64
+uint8'''
 # namespace -> (SDK the list is from, names), per edition family
 NAMES = {
     'beta1': {
@@ -70,13 +75,21 @@ NAMES = {
         'typing': ('2.26.1', set('tensor mutable_tensor mutable immutable'.split())),
     },
     '0.x': {
-        '': ('2.33', set('jit simulate'.split())),
+        '': ('2.33', set('jit simulate'.split()) | {'cpu_simulate'}),  # (the NKI Library's)
         'language': ('2.33', set(_NKI0_LANGUAGE.split())),
         'isa': ('2.33', set(_NKI0_ISA.split())),
         'compiler': ('2.33', set('AddressRotation CompileConfig SpecializationConfig'.split())),
         'typing': ('2.33', set('tensor'.split())),
         # (not in the API reference: the entry point vLLM Neuron's CPU mode calls)
         'simulator': ('vLLM Neuron', {'simulate_kernel'}),
+        # (not in the API reference: the modules the NKI Library's simulation harness imports,
+        # and the names its kernels take from them; nki-autotune's summary reader)
+        'isa.constants': ('the NKI Library', set('dge_mode oob_mode matmul_perf_mode engine '
+                                                'nc_version reduce_cmd'.split())),
+        'language.dtypes': ('the NKI Library', set(_NKI0_DTYPES.split())),
+        'tensor': ('the NKI Library', {'NkiTensor'}),
+        'builtin': ('the NKI Library', set()),
+        'compiler.ncc_driver': ('nki-autotune', {'extract_perf_metrics'}),
     },
 }
 

@@ -24,6 +24,17 @@ SDK = {BETA1: '2.21-2.26', '0.2': '2.27-2.28', '0.3': '2.29', '0.4': '2.30', '0.
        '0.6': '2.32', '0.7': '2.33'}
 
 
+def nki0_version():
+    """The NKI 0.x version `import nki` gives: TRNSIM_NKI_VERSION, default LATEST (ImportError
+    naming the variable when it is not a 0.x version)."""
+    import os
+    version = os.environ.get('TRNSIM_NKI_VERSION', '') or LATEST
+    if version not in NKI0:
+        raise ImportError(f'TRNSIM_NKI_VERSION={version}: not an NKI 0.x version (one of '
+                          f'{", ".join(NKI0)})')
+    return version
+
+
 def editions(spec):
     """The editions a spec names, in order."""
     out = set()
@@ -155,6 +166,13 @@ def value(qualname, obj, editions_spec='all', note=None):
     """Declares a value API (a dtype, a buffer, a constant, a class)."""
     _add(Api(qualname, None, {e: None for e in editions(editions_spec)}, value=obj, note=note))
     return obj
+
+
+def alias(qualname, of):
+    """Declares qualname as a second name of the value API `of`, in the 0.x editions that have
+    it (NKI 0.x's nki.isa.constants, nki.language.dtypes)."""
+    a = REGISTRY[tuple(of.rpartition('.')[::2])]
+    value(qualname, a.value, ' '.join(e for e in NKI0 if e in a.signatures))
 
 
 def _spec_of(key):

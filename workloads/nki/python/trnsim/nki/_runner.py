@@ -47,16 +47,43 @@ TARGETS = {'trn1': 'trn1', 'gen2': 'trn1', 'trn2': 'trn2', 'gen3': 'trn2', 'trn3
 DEFAULT_CONFIG = 'trn2'
 
 
+# NKI_NC_VERSION, as the NKI Library's harness sets it (nisa.nc_version's names) -> the config.
+NC_VERSIONS = {'gen2': 'trn1', 'gen3': 'trn2', 'gen4': 'trn3'}
+
+
+def _target_from_environment():
+    """(the config the environment names, the variable that names it), or (None, None):
+    NEURON_PLATFORM_TARGET_OVERRIDE, else NKI_NC_VERSION (KernelError naming the variable when
+    its value is not a target)."""
+    for var, table in (('NEURON_PLATFORM_TARGET_OVERRIDE', TARGETS),
+                       ('NKI_NC_VERSION', NC_VERSIONS)):
+        target = os.environ.get(var, '').strip()
+        if target:
+            if target not in table:
+                raise KernelError(var, f'{target!r} is not a target (one of '
+                                  f'{", ".join(table)})')
+            return table[target], var
+    return None, None
+
+
 def _default_config():
-    """The platform when no --config names one: NEURON_PLATFORM_TARGET_OVERRIDE's, else
-    DEFAULT_CONFIG."""
-    target = os.environ.get('NEURON_PLATFORM_TARGET_OVERRIDE', '').strip()
-    if not target:
-        return DEFAULT_CONFIG
-    if target not in TARGETS:
-        raise KernelError('NEURON_PLATFORM_TARGET_OVERRIDE', f'{target!r} is not a target (one '
-                          f'of {", ".join(TARGETS)})')
-    return TARGETS[target]
+    """The platform when no --config names one: the environment's target
+    (NEURON_PLATFORM_TARGET_OVERRIDE, then NKI_NC_VERSION), else DEFAULT_CONFIG."""
+    return _target_from_environment()[0] or DEFAULT_CONFIG
+
+
+def _check_environment_target(site):
+    """A launch after the platform is built, with the environment naming another target (the
+    NKI Library's harness sets NKI_NC_VERSION per test): an error, SystemC building one
+    platform per process; --config wins over the environment."""
+    if _platform is None or _settings['config']:
+        return
+    target, var = _target_from_environment()
+    if target is not None and target != _platform_config:
+        raise KernelError(var, f'{os.environ[var].strip()} is {target}, but the platform is '
+                          f'already {_platform_config}, built for an earlier kernel (SystemC '
+                          'builds one platform per process): run the kernels of each target in '
+                          'a process of their own', site)
 
 
 # Set by scripts/nki through the environment, or by configure().
@@ -165,12 +192,13 @@ def launch_flags(kernel, site):
     applied: the platform is built for it, unless --config or NEURON_PLATFORM_TARGET_OVERRIDE
     chose one; a platform built for another target is an error (one per process)."""
     flags = _flags.read(kernel, _explicit_keys(), site)
+    _check_environment_target(site)
     if flags.target is not None:
         word = next(w for w in flags.applied if w.startswith('--target'))
-        if _settings['config'] or os.environ.get('NEURON_PLATFORM_TARGET_OVERRIDE', '').strip():
+        if _settings['config'] or _target_from_environment()[0]:
             flags.applied.remove(word)
-            flags.ignored.append(f'{word} (the platform chosen by --config or '
-                                 'NEURON_PLATFORM_TARGET_OVERRIDE wins)')
+            flags.ignored.append(f'{word} (the platform chosen by --config, '
+                                 'NEURON_PLATFORM_TARGET_OVERRIDE or NKI_NC_VERSION wins)')
         elif _platform is None:
             _settings['config'] = flags.target
         elif _platform_config != flags.target:
@@ -391,6 +419,17 @@ def _build(trace, where, cores=1):
         raise KernelError('kernel end', str(e), where) from None
 
 
+def _precise_fp():
+    """NKI_PRECISE_FP, as AWS's simulator reads it: 1 (the default) keeps bfloat16 and the fp8
+    types' values rounded to their type; 0 keeps every value a kernel computes in float32 (its
+    outputs rounded once, as the caller gets them). Values only: the model's timing follows
+    the declared dtypes either way."""
+    flag = os.environ.get('NKI_PRECISE_FP', '').strip()
+    if flag not in ('', '0', '1'):
+        raise KernelError('NKI_PRECISE_FP', f'{flag!r}: 1 (the default) or 0')
+    return flag != '0'
+
+
 def trace_kernel(kernel, args, kwargs, values, flags=None):
     """Runs `kernel` on numpy arrays (or placeholders): its recording, its program, and, when
     `values`, its outputs; `flags`: its launch's compiler flags (else read from `kernel`)."""
@@ -401,6 +440,7 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     where = def_site(fn)
     if flags is None:
         flags = launch_flags(kernel, user_site())
+    _dtypes.PRECISE = _precise_fp()
     if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
             _lnc(user_site(), flags) == 2:
         kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
@@ -730,7 +770,9 @@ class BenchmarkKernel:
         self.kernel = kernel
         self.func = _function(kernel)
         self.options = dict(options, warmup=warmup, iters=iters,
-                            additional_compile_opt=additional_compile_opt)
+                            additional_compile_opt=additional_compile_opt,
+                            save_neff_name=save_neff_name, save_trace_name=save_trace_name)
+        self.save_neff_name, self.save_trace_name = save_neff_name, save_trace_name
         self.benchmark_result = None
         self.stats = None
         self.__name__ = getattr(self.func, '__name__', 'kernel')
@@ -755,12 +797,18 @@ class BenchmarkKernel:
         stats_out = _placeholder(_settings['stats_out'])
         timeline = _placeholder(_settings['timeline'])
         try:
-            text = _run(tr, timeline)
+            text = _run(tr, self.save_trace_name or timeline)
         except native.UserError as e:
             raise KernelError('nki.benchmark', str(e), def_site(self.func)) from None
         t2 = time.perf_counter()
         self.stats = json.loads(text)
         _write_stats(stats_out, text)
+        if self.save_neff_name:
+            _write_recording(self.save_neff_name, tr)
+        if self.save_trace_name:
+            _add_summary(self.save_trace_name, perf_summary(self.stats))
+            if timeline:
+                shutil.copyfile(self.save_trace_name, timeline)
         us = _stat(self.stats, 'total_time_ns') / 1e3
         self.benchmark_result = BenchmarkResult(us, self.stats)
         survey({'run': 'benchmark', 'kernel': self.__name__, 'ops': tr.ops,
@@ -798,24 +846,81 @@ def _gbps(text):
 
 
 def perf_summary(stats):
-    """The profiler-style summary of a run (the keys neuron-profile's summary and nki-autotune
-    read), from the model's statistics: total_time in seconds, the utilisations in percent,
-    hardware_flops the Tensor engine's; `source` says they are trnsim's model."""
-    def stat(key):
-        try:
-            return _stat(stats, key)
-        except (KeyError, TypeError):
-            return None
-    peak = _gbps(stats.get('config', {}).get('core', {}).get('hbm', {}).get('bandwidth'))
-    hbm = stat('hbm.bandwidth_gbps')
+    """The profiler-style summary of a run, from the model's statistics: the keys of the Neuron
+    profiler's summary that nki-autotune and agent optimisers read, with the meanings the Neuron
+    Explorer's profile schema gives them (docs/nki.md, "The summary"): total_time in seconds,
+    the utilisations in percent, the FLOP and byte counts of the whole launch (every core of an
+    LNC=2 launch); `source` says they are trnsim's model."""
+    cores = [c for c in (stats.get('cores') or {}).values() if isinstance(c, dict)] or [stats]
+
+    def total(key):
+        return sum(_stat(c, key) for c in cores)
+    seconds = _stat(stats, 'total_time_ns') / 1e9
+    peak_bw = _gbps(stats.get('config', {}).get('core', {}).get('hbm', {}).get('bandwidth'))
+    peak_bw = peak_bw * 1e9 if peak_bw else None  # B/s of the core's HBM stack
+    peak_ops = _stat(stats, 'engines.pe.peak_tflops') * 1e12 * len(cores)
+    model_flops = total('engines.pe.flops')
+    transpose_flops = total('engines.pe.transpose_flops')
+    hbm_bytes = total('hbm.read_bytes') + total('hbm.write_bytes')
+
+    def pct(part, whole):
+        return 100.0 * part / whole if whole else None
     return {
         'source': 'trnsim model (not a neuron-profile measurement)',
-        'total_time': stat('total_time_ns') / 1e9,
-        'mfu_estimated_percent': stat('mfu_pct'),
-        'mbu_estimated_percent': None if hbm is None or not peak else 100.0 * hbm / peak,
-        'hardware_flops': stat('engines.pe.flops'),
+        'total_time': seconds,
+        'model_flops': model_flops,
+        'hardware_flops': model_flops + transpose_flops,
+        'transpose_flops': transpose_flops,
+        'hbm_read_bytes': total('hbm.read_bytes'),
+        'hbm_write_bytes': total('hbm.write_bytes'),
+        'mfu_estimated_percent': pct(model_flops, peak_ops * seconds),
+        'hfu_estimated_percent': pct(model_flops + transpose_flops, peak_ops * seconds),
+        'mbu_estimated_percent': pct(hbm_bytes, (peak_bw or 0) * seconds),
+        'mfu_max_achievable_estimated_percent':
+            pct(model_flops / hbm_bytes, peak_ops / peak_bw) if hbm_bytes and peak_bw else None,
         'bound_by': stats.get('limit', {}).get('by'),
     }
+
+
+_SUMMARY_KEY = 'trnsim_summary'
+
+
+def _add_summary(path, summary):
+    """Adds the run's summary to the timeline trnsim wrote at `path` (its JSON object's
+    `trnsim_summary` member, which trace viewers keep as metadata)."""
+    with open(path) as f:
+        text = f.read()
+    end = text.rstrip().rfind('}')
+    with open(path, 'w') as f:
+        f.write(text[:end] + f',"{_SUMMARY_KEY}":' + json.dumps(summary) + '}\n')
+
+
+def _write_recording(path, tr):
+    """save_neff_name: trnsim's recording of the kernel (its text form), where the SDK saves
+    the NEFF."""
+    with open(path, 'w') as f:
+        f.write(tr.trace.text())
+
+
+@api('compiler.ncc_driver.extract_perf_metrics', '0.x',
+     signature='neff_path, ntff_path, verbose=False')
+def extract_perf_metrics(neff_path, ntff_path, verbose=False):
+    """nki.compiler.ncc_driver.extract_perf_metrics(neff, ntff) as nki-autotune calls it: the
+    summary of the run whose timeline trnsim wrote at ntff_path (nki.benchmark's
+    save_trace_name, nki.profile's), or None when there is none (said when verbose), as the
+    SDK's returns None when the profiler fails. The NEFF is not read: trnsim's recording holds
+    no timing."""
+    try:
+        with open(ntff_path) as f:
+            summary = json.load(f).get(_SUMMARY_KEY)
+    except (OSError, ValueError, AttributeError) as e:
+        summary, why = None, f'{ntff_path}: {e}'
+    else:
+        why = f'{ntff_path} is not a timeline trnsim wrote with a summary (nki.benchmark\'s ' \
+              'save_trace_name, nki.profile)'
+    if summary is None and verbose:
+        print(f'Warning: trnsim: no summary: {why}')
+    return summary
 
 
 class ProfileKernel:
@@ -873,11 +978,11 @@ class ProfileKernel:
         except native.UserError as e:
             raise KernelError('nki.profile', str(e), def_site(self.func)) from None
         self.stats = json.loads(text)
-        with open(neff, 'w') as f:
-            f.write(tr.trace.text())
+        _write_recording(neff, tr)
+        summary = perf_summary(self.stats)
+        _add_summary(traces[0], summary)
         for path in traces[1:]:
             shutil.copyfile(traces[0], path)
-        summary = perf_summary(self.stats)
         for path in reports:
             with open(path, 'w') as f:
                 json.dump({'summary': [summary], 'stats': self.stats}, f, indent=1)
@@ -963,22 +1068,37 @@ class SimulatedKernel:
         return tr.outputs
 
 
+def _as_kernel(kernel, edition, options=None):
+    """A kernel given as its plain function (NKI 0.x's nki.simulate "automatically wraps" one)
+    as a JitKernel of the edition whose API was called; a kernel or launch as it is."""
+    if isinstance(kernel, (JitKernel, Launch)) or not callable(kernel):
+        return kernel
+    return JitKernel(getattr(kernel, 'func', kernel), getattr(kernel, 'edition', None) or
+                     edition, **(options or {}))
+
+
 @api('.simulate', '0.3+', signature='kernel, **options')
-def simulate(kernel, **options):
+def simulate(kernel, edition=None, **options):
     """nki.simulate(kernel)(*arrays) (NKI 0.3 on): the kernel's outputs (and the model's
     latency, on the returned object)."""
-    if not isinstance(kernel, (JitKernel, Launch)):
-        kernel = JitKernel(getattr(kernel, 'func', kernel), None, **options)
-    return SimulatedKernel(kernel, options)
+    return SimulatedKernel(_as_kernel(kernel, edition, options), options)
+
+
+@api('.cpu_simulate', '0.x', signature='kernel, **options')
+def cpu_simulate(kernel, edition=None, **options):
+    """nki.cpu_simulate(kernel)[lnc](**kwargs), as the NKI Library's older simulation harness
+    calls its simulator package (nki_cpu_simulator.nki): nki.simulate under that name (not in
+    the API reference: the library's use)."""
+    return simulate(kernel, edition, **options)
 
 
 @api('simulator.simulate_kernel', '0.3+', signature='kernel, args=(), kwargs=None, lnc=None')
-def simulator_simulate_kernel(kernel, args=(), kwargs=None, lnc=None):
+def simulator_simulate_kernel(kernel, args=(), kwargs=None, lnc=None, edition=None):
     """nki.simulator.simulate_kernel(kernel, args, kwargs, lnc=), as vLLM Neuron's CPU mode
     calls it on a kernel's function: its outputs (an array or a tuple), its writes to argument
     tensors landing in the caller's arrays; the model's latency said on stderr (unless quiet)
     and in --stats-out, never in the return value."""
-    sim = simulate(kernel)
+    sim = simulate(kernel, edition)
     if lnc is not None and int(lnc) != 1:
         sim = sim[int(lnc)]
     return sim(*args, **dict(kwargs or {}))
@@ -1000,10 +1120,10 @@ def profile(func=None, **options):
 
 
 @api('.benchmark', signature='kernel=None, **options')
-def benchmark(kernel=None, **options):
+def benchmark(kernel=None, edition=None, **options):
     """nki.benchmark(kernel, ...), @nki.benchmark(...) or nki.benchmark(...)(kernel): calling
     the result runs the model; its benchmark_result.nc_latency answers latency percentiles. NKI
     0.x has no nki.benchmark; trnsim keeps it there for the model's latency."""
     if kernel is None:
-        return lambda k: BenchmarkKernel(k, **options)
-    return BenchmarkKernel(kernel, **options)
+        return lambda k: BenchmarkKernel(_as_kernel(k, edition), **options)
+    return BenchmarkKernel(_as_kernel(kernel, edition), **options)
