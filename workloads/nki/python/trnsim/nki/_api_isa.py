@@ -2,6 +2,7 @@
 beta 1 (SDK 2.2x) an instruction returns its result (and takes an optional dst=); from NKI 0.2
 it writes its first argument, dst."""
 
+import enum
 import math
 
 import numpy as np
@@ -44,9 +45,10 @@ class MatmulPerfMode:
 value('isa.matmul_perf_mode', MatmulPerfMode, '0.3+')
 
 
-class NcVersion:
+class NcVersion(str, enum.Enum):
     """nisa.nc_version: the NeuronCore generation (gen2: Trn1 and Inf2, gen3: Trn2, gen4:
-    Trn3)."""
+    Trn3); each a name (.name, as the NKI Library's harness reads it) equal to its string, in
+    the generations' order."""
 
     gen2 = 'gen2'
     gen3 = 'gen3'
@@ -819,6 +821,17 @@ class OobMode:
 
 
 value('isa.oob_mode', OobMode)
+
+
+class DmaEngine:
+    """nisa.dma_engine (NKI 0.x): which engine moves an SBUF-to-SBUF exchange between the two
+    cores of LNC=2 (nisa.sendrecv's dma_engine=): the shared DMA, or GpSimd's own."""
+
+    dma = 'dma'
+    gpsimd_dma = 'gpsimd_dma'
+
+
+value('isa.dma_engine', DmaEngine, '0.x')
 # NKI 0.x's nki.isa.constants: the same enums under a second module (the NKI Library imports
 # them from there; not in the API reference)
 for _name in ('dge_mode', 'oob_mode', 'matmul_perf_mode', 'engine', 'nc_version', 'reduce_cmd'):

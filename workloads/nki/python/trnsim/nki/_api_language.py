@@ -14,7 +14,7 @@ from . import _dtypes, _ops, _trace
 from ._errors import KernelError, unsupported, user_frame, user_site
 from ._index import DynSlice, IndexRange, whole_mask
 from ._registry import REGISTRY, alias, api, called, value
-from ._tensors import HbmAccess, HbmTensor, ParDim, TensorViews, Tile
+from ._tensors import BUFFERS, Buffer, HbmAccess, HbmTensor, ParDim, TensorViews, Tile
 
 for _name in ('float32', 'float16', 'bfloat16', 'int32', 'float8_e4m3', 'float8_e5m2'):
     value(f'language.{_name}', getattr(_dtypes, _name))
@@ -23,20 +23,28 @@ for _name, _mx in _dtypes.MX.items():  # NeuronCore-v4's MX types and scale
     value(f'language.{_name}', _mx, '0.x')
 for _name in ('int8', 'uint8', 'int16', 'uint16', 'uint32', 'bool_'):
     value(f'language.{_name}', np.dtype(_name))
+# nl.tfloat32 (fp32 with a 10-bit mantissa, a matmul input format): its name, which the
+# harnesses compare dtypes with; a tensor of it is not supported yet (an error naming it)
+value('language.tfloat32', 'tfloat32')
 # NKI 0.x's nki.language.dtypes (also nki.dtype): nl's dtypes under a second module
 for (_ns, _name) in list(REGISTRY):
     if _ns == 'language' and (_name in _dtypes.SIZES or _name == 'bool_'):
         alias(f'language.dtypes.{_name}', f'language.{_name}')
 
 
-class Buffer:
-    """A memory a tensor lives in (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm)."""
+class NKIObject:
+    """nl.NKIObject: the base class of a kernel's configuration objects and helpers (the NKI
+    Library's configs, tiled ranges, loggers). NKI 0.4-0.6's language module gives only
+    `__init__(**kwargs)`; here the kernel's Python runs as Python, so it is a plain object whose
+    keyword arguments become attributes (a model choice: the API reference does not describe
+    it)."""
 
-    def __init__(self, name):
-        self.name = name
+    def __init__(self, **kwargs):
+        for key, val in kwargs.items():
+            setattr(self, key, val)
 
-    def __repr__(self):
-        return f'nl.{self.name}'
+
+value('language.NKIObject', NKIObject, '0.x')
 
 
 # nl.NkiTensor (also nki.tensor.NkiTensor, the module the NKI Library's harness imports): the
@@ -45,7 +53,6 @@ value('language.NkiTensor', TensorViews, '0.x')
 alias('tensor.NkiTensor', 'language.NkiTensor')
 
 
-BUFFERS = {_name: Buffer(_name) for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm')}
 for _name, _buffer in BUFFERS.items():
     value(f'language.{_name}', _buffer)
 
@@ -362,7 +369,7 @@ def _tensor(api_name, shape, dtype, buffer, name, zero, address=None, fill=0.0):
         # (nl.par_dim marks nothing in HBM, which has no partitions: AWS's select-and-scatter
         # kernel so declares a private_hbm tensor; its size is kept)
         return trace.new_hbm(name or 'hbm', tuple(int(s) for s in shape), dt,
-                             shared=buffer.name == 'shared_hbm', site=site)
+                             shared=buffer.name == 'shared_hbm', site=site, buffer=buffer.name)
     alloc = None
     if not isinstance(space, str):
         alloc, space = space, getattr(space, 'space', 'sbuf')

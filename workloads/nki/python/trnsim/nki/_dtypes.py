@@ -22,9 +22,11 @@ bfloat16 = np.dtype(_source.bfloat16)
 float8_e4m3 = np.dtype(_source.float8_e4m3)
 float8_e4m3fn = np.dtype(_source.float8_e4m3fn)
 float8_e5m2 = np.dtype(_source.float8_e5m2)
-float32 = np.float32
-float16 = np.float16
-int32 = np.int32
+# (numpy dtypes, not scalar types: str(nl.float32) is 'float32', as a tensor's dtype prints;
+# the NKI Library compares the two strings)
+float32 = np.dtype(np.float32)
+float16 = np.dtype(np.float16)
+int32 = np.dtype(np.int32)
 
 # The integer types kernels may use: values truncate toward zero and saturate when stored (as the
 # model's functional mode stores them, models/core/dtype.cpp), NaN stores as 0.

@@ -1,6 +1,7 @@
 """The NKI namespaces of each edition (nki, nki.language, nki.isa, nki.compiler, nki.typing,
 nki.simulator; in NKI 0.x also nki.isa.constants, nki.language.dtypes (= nki.dtype),
-nki.compiler.ncc_driver, nki.tensor and nki.builtin, the modules the NKI Library's simulation
+nki.compiler.ncc_driver, nki.tensor, nki.builtin and nki.collectives (whose APIs are not
+supported yet: a kernel that calls one stops there), the modules the NKI Library's simulation
 harness and nki-autotune import), read from the API registry: what an edition lacks is a
 one-line kernel error naming the API, and saying which editions have it."""
 
@@ -15,7 +16,8 @@ SUBMODULES = ('language', 'isa', 'compiler', 'typing', 'simulator')
 # NKI 0.x's further modules (parents before their children). nki.dtype is nki.language.dtypes
 # under a second name; nki.builtin holds the language and isa namespaces (a model choice: the
 # library's harness only imports it).
-SUBMODULES_0X = ('isa.constants', 'language.dtypes', 'compiler.ncc_driver', 'tensor', 'builtin')
+SUBMODULES_0X = ('isa.constants', 'language.dtypes', 'compiler.ncc_driver', 'tensor', 'builtin',
+                 'collectives')
 SECOND_NAMES = {'dtype': 'language.dtypes'}
 # The import name of each edition's top module.
 MODULE = {e: 'neuronxcc.nki' if e == 'beta1' else 'nki' for e in EDITIONS}

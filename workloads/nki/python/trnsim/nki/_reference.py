@@ -43,7 +43,8 @@ prelu private_hbm prod program_id program_ndim psum rand random_seed reciprocal 
 right_shift rms_norm rsqrt sbuf sequential_range shared_constant shared_hbm
 shared_identity_matrix sigmoid sign silu silu_dx sin softmax softplus sqrt square static_range
 store subtract sum tan tanh tfloat32 tile_size transpose trunc uint16 uint32 uint64 uint8 var
-where while_loop zeros zeros_like alloc_tiles alloc_blocks Op'''
+where while_loop zeros zeros_like alloc_tiles alloc_blocks Op
+NKIObject'''  # (NKIObject: the language module's source, SDK 2.30-2.32)
 
 _NKI0_ISA = '''
 activate2 activation activation_reduce affine_select bn_aggr bn_stats core_barrier dge_mode
@@ -90,6 +91,10 @@ NAMES = {
         'tensor': ('the NKI Library', {'NkiTensor'}),
         'builtin': ('the NKI Library', set()),
         'compiler.ncc_driver': ('nki-autotune', {'extract_perf_metrics'}),
+        # (multi-rank: what the NKI Library's kernels call)
+        'collectives': ('the NKI Library', set('ReplicaGroup all_gather all_reduce rank_id '
+                                               'collective_permute_implicit collective_permute_'
+                                               'implicit_current_processing_rank_id'.split())),
     },
 }
 

@@ -631,6 +631,7 @@ class JitKernel:
         self.options = options
         self.__name__ = getattr(func, '__name__', 'kernel')
         self.__doc__ = getattr(func, '__doc__', None)
+        self.__wrapped__ = func  # (inspect.signature and getsource see the kernel's own)
 
     def __call__(self, *args, **kwargs):
         if _trace.Trace.current is not None:  # a kernel called by the kernel being traced

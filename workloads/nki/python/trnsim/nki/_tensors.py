@@ -132,6 +132,19 @@ class InHbm:
         __rtruediv__ = __neg__ = __pow__ = __lt__ = __le__ = __gt__ = __ge__ = _in_hbm
 
 
+class Buffer:
+    """A memory a tensor lives in (nl.sbuf, nl.psum, nl.hbm, nl.shared_hbm, nl.private_hbm)."""
+
+    def __init__(self, name):
+        self.name = name
+
+    def __repr__(self):
+        return f'nl.{self.name}'
+
+
+BUFFERS = {_name: Buffer(_name) for _name in ('sbuf', 'psum', 'hbm', 'shared_hbm', 'private_hbm')}
+
+
 class TensorViews:
     """NKI 0.5+'s NkiTensor views (slice, permute, select, broadcast, expand_dim, squeeze_dim,
     flatten_dims, reshape_dim, rearrange, get_pattern, offset, strides, size): each a new view
@@ -139,6 +152,16 @@ class TensorViews:
     share the same underlying storage -- no data is copied"). A view is its dimensions [(size,
     stride)] in elements from its first element; of an on-chip tensor, dimension 0 is the
     partitions and stays first. The class gives _dims() and _remade(first, dims)."""
+
+    @property
+    def buffer(self):
+        """NkiTensor.buffer: the memory it is in (nl.sbuf, nl.psum, or the HBM buffer its
+        tensor was allocated in: a kernel argument's is nl.hbm, nl.shared_hbm under LNC=2, as
+        AWS's simulator wraps arguments)."""
+        space = getattr(self, 'space', None)
+        if space is None:
+            space = (self if isinstance(self, HbmTensor) else self.tensor).buffer_name
+        return BUFFERS[space]
 
     _on_chip = True
 
@@ -316,6 +339,7 @@ class HbmTensor(TensorViews, InHbm, Typed):
     """A tensor in HBM: a kernel argument, or one the kernel allocates (nl.ndarray); `id` is
     its place in the recording."""
     _kind = 'an HBM tensor'
+    buffer_name = 'hbm'  # (the buffer it was allocated in: nl.hbm, shared_hbm, private_hbm)
 
     def __init__(self, tensor_id, name, shape, dtype):
         self.id = tensor_id
@@ -329,7 +353,7 @@ class HbmTensor(TensorViews, InHbm, Typed):
         if math.prod(shape) != math.prod(self.shape):
             raise KernelError('reshape', f'cannot reshape {self.shape} to {shape}')
         t = HbmTensor(self.id, self.name, shape, self.dtype_name)
-        t.site = self.site
+        t.site, t.buffer_name = self.site, self.buffer_name
         return t
 
     def ap(self, pattern, offset=0, dtype=None):
@@ -581,6 +605,7 @@ class RetypedAccess(HbmAccess):
         view = HbmTensor(tensor.id, tensor.name, (math.prod(tensor.shape) *
                                                   _dtypes.SIZES[tensor.dtype_name] //
                                                   _dtypes.SIZES[name],), name)
+        view.buffer_name = tensor.buffer_name
         self.__dict__.update(HbmAccess.pattern(view, pattern, offset, site).__dict__)
         self.viewed, self.view_dtype = tensor, name
         if self.runs:

@@ -519,7 +519,7 @@ class Trace:
         return name
 
     def new_hbm(self, name, shape, dtype, values=None, is_input=False, shared=False,
-                site=None):
+                site=None, buffer=None):
         """An HBM tensor: a kernel argument or constant (input) or one the kernel allocates.
         `shared` (nl.shared_hbm, visible to every SPMD instance): the n-th shared tensor an
         instance allocates is the first instance's n-th."""
@@ -534,11 +534,14 @@ class Trace:
                                       f'shared HBM tensor {n} as {tuple(shape)} {dtype}, '
                                       f'the first instance as {t.shape} {t.dtype_name}')
                 return t
-            t = self.new_hbm(name, shape, dtype, values, is_input, site=site)
+            t = self.new_hbm(name, shape, dtype, values, is_input, site=site, buffer=buffer)
             self.shared.append(t)
             return t
         t = HbmTensor(len(self.tensors), self.hbm_name(name), shape, dtype)
         t.site = site  # where the kernel allocated it (None: an argument, a constant)
+        # (an argument: nl.hbm, or nl.shared_hbm when SPMD instances share it, as AWS's
+        # simulator wraps arguments under LNC=2)
+        t.buffer_name = buffer or ('shared_hbm' if is_input and self.grid else 'hbm')
         self.tensors.append((t, 'input' if is_input else 'output', values))
         return t
 
