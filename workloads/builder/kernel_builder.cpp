@@ -3,6 +3,7 @@
 #include "core/race_check.h"
 
 #include <algorithm>
+#include <optional>
 #include <utility>
 
 #include "core/error.h"
@@ -489,15 +490,21 @@ std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const char* what,
 }
 
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
-                         const tile& chip, alu_op rmw, std::uint8_t priority) {
+                         const tile& chip, alu_op rmw, std::uint8_t priority, const tile* offset) {
     if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     if (chip.extent)
         throw user_error("a DMA of tensor " + t.name +
                          " with an indirect tile view "
                          "(tensor indirection is the engines')");
+    if (offset && (offset->extent || offset->op.partitions != 1 || offset->op.elems != 1))
+        throw user_error("a DMA of tensor " + t.name +
+                         " at a run-time offset: the offset must be a tile of one element");
     const touch tensor{m_tensor_dep[t.id], region{}},
         buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
+    std::optional<touch> at;  // the offset's value, read when the transfer is described
+    if (offset) at.emplace(touch{m_buffer_dep[offset->buffer], region_of(offset->op)});
+    const touch* also = at ? &*at : nullptr;
     constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count), store_kind = load_kind + 1;
     const step_scope step(
         *this, m_place   ? 0
@@ -508,10 +515,10 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
     // on both), so a store waiting for its data never holds back the next loads.
     if (is_load)
         transfer(queue_for(t, priority), dma_transfer{chip.op, hbm_side, rmw, priority},
-                 engine_kind::sp, tensor, buf);
+                 engine_kind::sp, tensor, buf, also);
     else
         transfer(queue_for(t, priority), dma_transfer{hbm_side, chip.op, alu_op::bypass, priority},
-                 engine_kind::act, buf, tensor);
+                 engine_kind::act, buf, tensor, also);
 }
 
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
@@ -556,8 +563,8 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, eng
 }
 
 void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& src,
-                          std::uint8_t priority) {
-    dma(true, t, src, dst, alu_op::bypass, priority);
+                          std::uint8_t priority, const tile* offset) {
+    dma(true, t, src, dst, alu_op::bypass, priority, offset);
 }
 
 void kernel_builder::gather(const tile& dst, const hbm_tensor& t, const operand& src,
@@ -585,8 +592,8 @@ void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operan
 }
 
 void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src,
-                           std::uint8_t priority) {
-    dma(false, t, dst, src, alu_op::bypass, priority);
+                           std::uint8_t priority, const tile* offset) {
+    dma(false, t, dst, src, alu_op::bypass, priority, offset);
 }
 
 void kernel_builder::sendrecv(const tile& dst, const tile& src) {
@@ -606,6 +613,22 @@ void kernel_builder::sendrecv(const tile& dst, const tile& src) {
     const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(engine_kind::sp)] + 1);
     issue(engine_kind::sp, std::move(meet), semaphore_of_engine(engine_kind::sp), value, nullptr, 0,
           &into, 1, false, &sent);
+}
+
+void kernel_builder::sbuf_dma(const tile& dst, const tile& src) {
+    if (dst.extent || src.extent)
+        throw user_error(
+            "a DMA between tiles with an indirect tile view (tensor indirection is "
+            "the engines')");
+    if (dst.op.partitions != src.op.partitions || dst.op.elems != src.op.elems)
+        throw std::logic_error("sbuf_dma: src and dst differ in shape");
+    const touch from{m_buffer_dep[src.buffer], region_of(src.op)},
+        into{m_buffer_dep[dst.buffer], region_of(dst.op)};
+    constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count);
+    const step_scope step(*this, m_place ? 0 : buffer_step(load_kind, "load", dst.buffer));
+    const std::size_t q = dst.buffer % m_opt.limits.dma_queues;
+    if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
+    transfer(q, dma_transfer{dst.op, src.op}, engine_kind::sp, from, into);
 }
 
 void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {

@@ -176,7 +176,11 @@ class kernel_builder {
                      std::uint32_t fc, std::uint32_t elem_stride);
 
     // A DMA's `priority` is its quality-of-service level (dma_transfer::priority; 0 the highest).
-    void load(const tile& dst, const hbm_tensor& t, const operand& src, std::uint8_t priority = 0);
+    // `offset`: a [1, 1] tile whose value moves the HBM side at run time (NKI's scalar_offset):
+    // the transfer waits for it to be written, and is timed on `src` as given (the model does
+    // not read the offset's value).
+    void load(const tile& dst, const hbm_tensor& t, const operand& src, std::uint8_t priority = 0,
+              const tile* offset = nullptr);
     // dst += src by a DMA read-add-write (in fp32; bf16 or fp32, both the same): it reads dst
     // as well as src, and costs its rows' copy time over core.dma.rmw_rate.
     // An indirect load (software DGE): row p of dst from the row of `t` that element p of the
@@ -186,7 +190,12 @@ class kernel_builder {
     void gather(const tile& dst, const hbm_tensor& t, const operand& src, const tile& index);
     void load_add(const tile& dst, const hbm_tensor& t, const operand& src,
                   std::uint8_t priority = 0);
-    void store(const hbm_tensor& t, const operand& dst, const tile& src, std::uint8_t priority = 0);
+    void store(const hbm_tensor& t, const operand& dst, const tile& src, std::uint8_t priority = 0,
+               const tile* offset = nullptr);
+    // A DMA between two SBUF tiles (nisa.dma_copy of on-chip operands), of equal partitions and
+    // elements a partition (dst's dtype: the DMA casts); triggered from the Sync engine on the
+    // queue of dst's buffer (a model choice).
+    void sbuf_dma(const tile& dst, const tile& src);
     // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).
@@ -367,7 +376,7 @@ class kernel_builder {
     double cost_ns(engine_kind e, const instruction& ins) const;
     void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
-             alu_op rmw, std::uint8_t priority);
+             alu_op rmw, std::uint8_t priority, const tile* offset = nullptr);
     // Appends transfer `t` to queue q and rings it from `by` (reading `from`, and `into` too
     // for a read-add-write, `also_read` when given; writing `into`): its number in the queue
     // (the queue's semaphore reaches it when the transfer is done).

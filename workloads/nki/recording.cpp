@@ -177,7 +177,8 @@ constexpr op_syntax op_names[] = {
     {"matmul", nki_op_kind::matmul},       {"matmul_mx", nki_op_kind::matmul_mx},
     {"transpose", nki_op_kind::transpose}, {"print", nki_op_kind::print},
     {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
-    {"sendrecv", nki_op_kind::sendrecv},
+    {"sendrecv", nki_op_kind::sendrecv},   {"load_at", nki_op_kind::load_at},
+    {"store_at", nki_op_kind::store_at},   {"dma", nki_op_kind::dma},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -216,13 +217,20 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
         case nki_op_kind::copy:
         case nki_op_kind::transpose:
         case nki_op_kind::sendrecv:
+        case nki_op_kind::dma:
             need(2);
             tiles({0, 1});
             break;
-        case nki_op_kind::gather:  // TILE H... INDEX
+        case nki_op_kind::gather:   // TILE H... INDEX
+        case nki_op_kind::load_at:  // TILE H... OFFSET
             need(3);
             tiles({0, 2});
             op.hbm = rd.hbm(w[1]);
+            break;
+        case nki_op_kind::store_at:  // H... TILE OFFSET
+            need(3);
+            tiles({1, 2});
+            op.hbm = rd.hbm(w[0]);
             break;
         case nki_op_kind::matmul:
         case nki_op_kind::matmul_mx: {
@@ -442,7 +450,8 @@ nki_recording parse_recording(std::istream& in) {
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
             if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
                  op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier ||
-                 op.kind == nki_op_kind::gather) &&
+                 op.kind == nki_op_kind::gather || op.kind == nki_op_kind::load_at ||
+                 op.kind == nki_op_kind::store_at) &&
                 op.hbm.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
@@ -1387,6 +1396,16 @@ class expander {
             case nki_op_kind::gather:
                 m_kb.gather(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), t(1));
                 break;
+            case nki_op_kind::load_at: {
+                const tile offset = t(1);
+                m_kb.load(t(0), m_tensors[op.hbm.tensor], hbm(op.hbm), 0, &offset);
+                break;
+            }
+            case nki_op_kind::store_at: {
+                const tile offset = t(1);
+                m_kb.store(m_tensors[op.hbm.tensor], hbm(op.hbm), t(0), 0, &offset);
+                break;
+            }
             case nki_op_kind::store: {
                 const operand dst = hbm(op.hbm);
                 m_kb.store(m_tensors[op.hbm.tensor], dst, t(0), op.priority);
@@ -1394,6 +1413,9 @@ class expander {
             }
             case nki_op_kind::copy:
                 m_kb.copy(t(0), t(1));
+                break;
+            case nki_op_kind::dma:
+                m_kb.sbuf_dma(t(0), t(1));
                 break;
             case nki_op_kind::barrier:
                 m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);

@@ -174,6 +174,41 @@ store H1:0:128:64:64 T1.0.0:0:128:0:64:1
               std::string::npos);
 }
 
+// A load and a store at a run-time offset (NkiTensor.ap's scalar_offset) wait for the offset's
+// tile to be written, on the engines that trigger plain DMAs; a DMA between two SBUF tiles is a
+// transfer of its own from the Sync engine.
+TEST(Recording, ADmaAtARunTimeOffsetWaitsForTheOffset) {
+    const program p = expand(R"(style nl
+tensor input float32 65536 table
+tensor output float32 65536 out
+decl sbuf 1 1 int32 1 0 0 - - - at
+decl sbuf 128 64 float32 1 0 0 - - - rows
+decl sbuf 128 64 float32 1 0 0 - - - copy
+declare 0
+ins dve memset dst=T0.0.0:0:1:0:1:1 imm=3.0
+declare 1
+load_at T1.0.0:0:128:0:64:1 H0:0:128:64:64 T0.0.0:0:1:0:1:1
+declare 2
+dma T2.0.0:0:128:0:64:1 T1.0.0:0:128:0:64:1
+store_at H1:0:128:64:64 T2.0.0:0:128:0:64:1 T0.0.0:0:1:0:1:1
+)");
+    const auto& sp = p.engines[std::size_t(engine_kind::sp)];
+    const auto& act = p.engines[std::size_t(engine_kind::act)];
+    ASSERT_EQ(sp.size(), 2u);   // the load's trigger, the SBUF-to-SBUF DMA's
+    ASSERT_EQ(act.size(), 1u);  // the store's
+    for (const auto* ins : {&sp[0], &act[0]}) {
+        EXPECT_EQ(ins->op, opcode::dma_trigger);
+        bool waits_for_offset = false;
+        for (const auto& w : ins->waits)
+            waits_for_offset |= w.sem == semaphore_of_engine(engine_kind::dve);
+        EXPECT_TRUE(waits_for_offset);
+    }
+    std::size_t transfers = 0;
+    for (const auto& q : p.queues)
+        transfers += q.size();
+    EXPECT_EQ(transfers, 3u);
+}
+
 // A load marked `bits` moves a tensor's bytes into a tile of another dtype (NkiTensor.view):
 // its transfer is the tile's dtype and elements over the same bytes; rows of other sizes are
 // an error.

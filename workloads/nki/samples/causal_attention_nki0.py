@@ -16,8 +16,7 @@ import nki.language as nl
 def causal_attention(q, k, v):
     s, d = q.shape
     out = nl.ndarray((s, d), dtype=nl.float32, buffer=nl.shared_hbm)
-    ident = nl.ndarray((s, s), dtype=nl.float32, buffer=nl.sbuf)
-    nisa.dma_copy(ident, nl.shared_identity_matrix(s, dtype=nl.float32))
+    ident = nl.shared_identity_matrix(s, dtype=nl.float32)  # (in SBUF from NKI 0.4)
     qt = nl.ndarray((d, s), dtype=nl.float32, buffer=nl.sbuf)  # d on the partitions
     kt = nl.ndarray((d, s), dtype=nl.float32, buffer=nl.sbuf)
     nisa.dma_transpose(qt, q)

@@ -881,7 +881,7 @@ def _dma_between(api_name, site, dst, src, mask, priority=0):
     if isinstance(dst, hbm):
         _ops.store(api_name, site, dst, src, mask, priority)
         return
-    raise unsupported(api_name, 'a copy between two on-chip tiles', site)
+    _ops.sbuf_dma(api_name, site, dst, src, mask)
 
 
 @api('isa.dma_copy', beta1='dst, src, mask=None, dge_mode=None',
@@ -902,12 +902,16 @@ def dma_copy(dst, src, mask=None, dge_mode=None, dst_rmw_op=None, oob_mode=None,
                               'read-add-write from SBUF)', site)
         _ops.load_add_into(api_name, site, dst, src, priority)
         return None
-    # oob_mode (skip or error) is about indices computed on the device (an indirect DMA); the
-    # accesses here are known when the kernel is traced, and one out of bounds is an error
-    # at its line whatever the mode
+    # oob_mode (skip or error) is about offsets computed on the device (a run-time offset,
+    # an indirect DMA: checked as the kernel runs); the accesses known when the kernel is
+    # traced are checked then, and one out of bounds is an error at its line whatever the mode
     if oob_mode is not None and getattr(oob_mode, 'name', oob_mode) not in ('skip', 'error'):
         raise KernelError(api_name, f'oob_mode={oob_mode!r} (nisa.oob_mode.skip or '
                           'error)', site)
+    if oob_mode is not None:
+        for side in (dst, src):
+            if isinstance(side, (_tensors.OffsetAccess, _tensors.GatherAccess)):
+                side.oob_mode = getattr(oob_mode, 'name', oob_mode)
     _dma_between(api_name, site, dst, src, mask, priority)
     return None
 

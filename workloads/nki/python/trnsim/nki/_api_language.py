@@ -357,14 +357,34 @@ def _space(buffer, api_name, site):
     raise unsupported(api_name, f'buffer={buffer!r}', site)
 
 
+def _placed(api_name, site, space, address):
+    """address= of nl.ndarray (NKI 0.x): an on-chip tile the kernel places itself at
+    (partition offset, byte offset in the partition; in PSUM the byte offset runs across its
+    banks), as a direct allocation of that one place."""
+    from ._api_compiler import PSUM_BANK, DirectAlloc
+    if space not in ('sbuf', 'psum'):
+        raise unsupported(api_name, f'address= of a tensor in {space}', site)
+    if not (isinstance(address, (tuple, list)) and len(address) == 2 and
+            all(isinstance(a, (int, np.integer)) and a >= 0 for a in address)):
+        raise KernelError(api_name, f'address={address!r}: (partition offset, byte offset) of '
+                          'the tile in SBUF or PSUM, whole numbers', site)
+    part, offset = int(address[0]), int(address[1])
+    if space == 'psum':
+        place = (offset // PSUM_BANK, part, offset % PSUM_BANK)
+    else:
+        place = (part, offset)
+    return DirectAlloc(lambda idx, pdim_size, fdim_size: place, ('address', space, part, offset),
+                       psum=space == 'psum')
+
+
 def _tensor(api_name, shape, dtype, buffer, name, zero, address=None, fill=0.0):
     site = user_site()
     trace = _trace.current(api_name)
-    if address is not None:
-        raise unsupported(api_name, 'address= (a tile placed by the kernel)', site)
     shape = tuple(shape) if isinstance(shape, (tuple, list)) else (shape,)
     dt = _dtypes.dtype_name(dtype)
     space = _space(buffer, api_name, site)
+    if address is not None:
+        space = _placed(api_name, site, space, address)
     if space == 'hbm':
         # (nl.par_dim marks nothing in HBM, which has no partitions: AWS's select-and-scatter
         # kernel so declares a private_hbm tensor; its size is kept)
@@ -834,11 +854,23 @@ def shared_constant(constant, dtype=None):
     return trace.new_hbm('constant', arr.shape, dt, vals, True)
 
 
-@api('language.shared_identity_matrix', 'beta1 0.3+', signature='n, dtype=None')
-def shared_identity_matrix(n, dtype=None):
-    """The [n, n] identity in HBM (uint8 unless dtype says), as nl.shared_constant(np.eye(n),
-    dtype) (the reference: "the same behavior" as shared_constant)."""
-    return shared_constant(np.eye(int(n)), np.uint8 if dtype is None else dtype)
+@api('language.shared_identity_matrix', 'beta1 0.3+', beta1='n, dtype=None',
+     v0_3='n, dtype=None', v0_4_plus='n, dtype=None, dst=None')
+def shared_identity_matrix(n, dtype=None, dst=None, edition=None):
+    """The [n, n] identity (uint8 unless dtype says): in beta 1 and NKI 0.3 in HBM, as
+    nl.shared_constant(np.eye(n), dtype) (the reference: "the same behavior" as
+    shared_constant); from NKI 0.4 "an identity matrix in SBUF" (a new tile, or `dst`),
+    loaded from that constant by one DMA (the compiler's reuse of identities is not modelled:
+    each call loads its own)."""
+    hbm = shared_constant(np.eye(int(n)), np.uint8 if dtype is None else dtype)
+    if edition in ('beta1', '0.2', '0.3'):
+        return hbm
+    api_name, site = called()
+    if dst is None:
+        dst = _tensor(api_name, (int(n), int(n)), hbm.dtype_name, BUFFERS['sbuf'],
+                      'identity', False)
+    _ops.load_into(api_name, site, dst, hbm[...])
+    return dst
 
 
 @api('language.broadcast_to', 'beta1 0.3+', beta1='src, shape', v0_3_plus='x, shape, dtype=None')

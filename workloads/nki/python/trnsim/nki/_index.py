@@ -596,8 +596,12 @@ def _slice(c, n, d, api, site, lenient=False):
                               f'dimension {d} of size {n}', site)
         size = max(0, -(-span // step))
     if size == 0:
-        raise KernelError(api, f'empty slice on dimension {d}', site)
+        raise EmptySlice(api, f'empty slice on dimension {d}', site)
     return IndexRange(start, size, step)
+
+
+class EmptySlice(KernelError):
+    """A slice of no elements (an HBM tensor's indexing makes an empty view of it instead)."""
 
 
 class DynamicIndex:

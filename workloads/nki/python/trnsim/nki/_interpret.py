@@ -34,7 +34,7 @@ def fill_value(dtype):
 
 # The primitives each of whose result elements depends on the same element of each operand
 # (a [P, 1] operand: on its partition's element).
-_ELEMENTWISE = ('load', 'load_add', 'copy')  # and the instructions declared elementwise
+_ELEMENTWISE = ('load', 'load_add', 'copy', 'dma')  # and the instructions declared elementwise
 
 
 def _validity(kind, valids, shape):
@@ -385,11 +385,21 @@ class Interpreter:
     def _gather(self, op):
         """An indirect load: row p of dst is the HBM row element p of the index names (as
         nisa.dma_copy's default oob_mode, an index out of the dimension is an error)."""
-        dst, (tensor, first, rows, elems, _), index, stride, size = op.args
+        dst, (tensor, first, rows, elems, _), index, stride, size, oob = op.args
         values, valid = self._read_tile(index, op)
         self._note_invalid(op, index, valid, 'reads as indices')
         rows_at = values[:rows, 0].astype(np.int64)
         bad = (rows_at < 0) | (rows_at >= size)
+        if bad.any() and oob == 'skip':  # those rows are not transferred
+            keep = ~bad
+            flat = self.hbm[tensor]
+            at = self.value(first) + np.where(keep, rows_at, 0)[:, None] * stride + \
+                np.arange(elems)[None, :]
+            old, _ = self._read_tile(dst, op)
+            got = np.where(keep[:, None], read_values(flat[at], self.trace.tensors[tensor][0]
+                                                      .dtype_name), old[:rows, :elems])
+            self._write_tile(dst, got, np.broadcast_to(valid[:rows, :1], (rows, elems)), op)
+            return
         if bad.any():
             raise KernelError(op.api, f'index {int(rows_at[bad][0])} of an indirect access (row '
                               f'{int(np.flatnonzero(bad)[0])}) is out of bounds for a '
@@ -398,6 +408,38 @@ class Interpreter:
         at = self.value(first) + rows_at[:, None] * stride + np.arange(elems)[None, :]
         self._write_tile(dst, read_values(flat[at], self.trace.tensors[tensor][0].dtype_name),
                          np.broadcast_to(valid[:rows, :1], (rows, elems)), op)
+
+    def _dma_at(self, op):
+        """A DMA between a tile and an HBM access moved at run time by the value of a [1, 1]
+        tile times the stride: out of the tensor it is an error, or (oob_mode skip) no
+        transfer."""
+        load = op.kind == 'load_at'
+        tile, ref = (op.args[0], op.args[1]) if load else (op.args[1], op.args[0])
+        offset, stride, size, oob = op.args[2:6]
+        tensor, first, rows, elems, row_stride = ref
+        values, valid = self._read_tile(offset, op)
+        self._note_invalid(op, offset, valid, 'reads as an offset')
+        shift = int(np.asarray(values).reshape(-1)[0]) * stride
+        at = self.value(first) + shift + np.arange(rows)[:, None] * row_stride + \
+            np.arange(elems)[None, :]
+        if at.size and (at.min() < 0 or at.max() >= size):
+            if oob == 'skip':
+                return
+            raise KernelError(op.api, f'a run-time offset of {shift} elements takes the access '
+                              f'to elements {int(at.min())}..{int(at.max())} of a tensor of '
+                              f'{size}', op.site)
+        flat = self.hbm[tensor]
+        dtype = self.trace.tensors[tensor][0].dtype_name
+        if load:
+            self._write_tile(tile, read_values(flat[at], dtype),
+                             np.ones((rows, elems), dtype=bool), op)
+            return
+        values, valid = self._read_tile(tile, op)
+        self._note_invalid(op, tile, valid, 'stores')
+        view = np.empty((rows, elems), dtype=flat.dtype)
+        write_values(view, dtype, values)
+        flat[at] = view
+        self.written[tensor] = True
 
     def _exec(self, op):
         if op.kind in _MEETINGS:  # handled where the cores meet (_run_cores)
@@ -416,6 +458,9 @@ class Interpreter:
             return
         if op.kind == 'gather':
             self._gather(op)
+            return
+        if op.kind in ('load_at', 'store_at'):
+            self._dma_at(op)
             return
         if op.kind == 'load' and 'bits' in op.args[2:]:
             self._load_bits(op)
@@ -446,7 +491,7 @@ class Interpreter:
                 vals.append(read_values(v, dt))
             else:
                 vals.append(a)
-        if op.kind not in ('load', 'matmul_mx'):
+        if op.kind not in ('load', 'dma', 'matmul_mx'):
             # the engines compute in float32, integers too (as nl.copy's reference says: "casts
             # through FP32"); a DMA moves the bits, and an MX matmul reads its operands' bits
             vals = [v.astype(np.float32) if isinstance(v, np.ndarray) and v.dtype.kind in 'iu'

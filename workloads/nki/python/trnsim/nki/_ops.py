@@ -13,6 +13,7 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
+                       OffsetAccess,
                        HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
                        TileBlocks, TileRuns, Typed)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
@@ -511,6 +512,15 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
         src = src.now()
     if src.oob:
         raise KernelError(api, src.oob, site)
+    if isinstance(src, OffsetAccess):
+        if region is not None or src.runs:
+            raise unsupported(api, 'a mask, or several runs of elements a row, on an access '
+                              'at a run-time offset', site)
+        p = Pending(api, site, src.shape, name, 'sbuf', 'load_at',
+                    (src, operand(src.offset_tile, api, site), src.stride, src.reach,
+                     src.oob_mode), 'load', region, full)
+        p.priority = priority
+        return p
     if isinstance(src, GatherAccess):
         index = operand(src.index, api, site)
         if index.elems != 1 or index.dtype_name not in _dtypes.INTEGERS:
@@ -518,7 +528,7 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
                               f'of one element per row, got {index.shape} {index.dtype_name}',
                               site)
         p = Pending(api, site, src.shape, name, 'sbuf', 'gather',
-                    (src, index, src.stride, src.bound), 'load', region, full)
+                    (src, index, src.stride, src.bound, src.oob_mode), 'load', region, full)
         p.priority = priority
         return p
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
@@ -591,6 +601,10 @@ def store(api, site, dst, value, mask=None, priority=0):
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = _dma_runs(operand(value, api, site), site)
+    if isinstance(dst, OffsetAccess) and (dst.runs or isinstance(src, TileRuns) or
+                                          mask is not None):
+        raise unsupported(api, 'a mask, or several runs of elements a row, on an access at a '
+                          'run-time offset', site)
     if isinstance(src, TileRuns) or dst.runs:
         if mask is not None:
             raise unsupported(api, 'a mask on a DMA of several runs', site)
@@ -617,7 +631,30 @@ def store(api, site, dst, value, mask=None, priority=0):
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
                           f'access of shape {dst.shape}', site)
+    if isinstance(dst, OffsetAccess):
+        current(api).emit('store_at', api, site,
+                          (dst, src, operand(dst.offset_tile, api, site), dst.stride,
+                           dst.reach, dst.oob_mode))
+        return
     current(api).emit('store', api, site, (dst, src) + dma_priority_word(priority))
+
+
+def sbuf_dma(api, site, dst, src, mask=None):
+    """A DMA between two SBUF tiles (nisa.dma_copy of on-chip operands: the NKI Library's
+    SBUF-to-SBUF copies), into dst's dtype: one transfer a run of elements."""
+    if mask is not None:
+        raise unsupported(api, 'a mask on a DMA between tiles', site)
+    d, s = _dma_runs(operand(dst, api, site), site), _dma_runs(operand(src, api, site), site)
+    for t in (d, s):
+        _require_sbuf(api, site, t)
+    if d.partitions != s.partitions or d.elems != s.elems:
+        raise KernelError(api, f'shape mismatch: a DMA from a tile of shape {s.shape} to one of '
+                          f'shape {d.shape}', site)
+    if isinstance(d, TileRuns) or isinstance(s, TileRuns):
+        for a, b in split([d, s], True, api, site):
+            current(api).emit('dma', api, site, (a, b))
+        return
+    current(api).emit('dma', api, site, (d, s))
 
 
 def _dma_runs(t, site):

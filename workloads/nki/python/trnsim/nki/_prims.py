@@ -193,6 +193,26 @@ def _gather(src, index):
     return src
 
 
+@prim('dma', 'T', 'T')
+def _dma(src):
+    """A DMA between two SBUF tiles: the values, into dst's dtype."""
+    return src
+
+
+@prim('load_at', 'T', 'H', 'T')
+def _load_at(src, offset):
+    """A load from an HBM access whose start moves at run time by the value of a [1, 1] tile
+    (NkiTensor.ap's scalar_offset: the interpreter reads it, _Interpreter._dma_at); recorded
+    with the access it is timed on."""
+    return src
+
+
+@prim('store_at', 'H', 'T', 'T')
+def _store_at(src, offset):
+    """A store to an HBM access whose start moves at run time (as load_at)."""
+    return src
+
+
 @prim('load_add', 'T', 'H', 'prio?')
 def _load_add(src, priority=None):
     """dst += src by a DMA read-add-write: the interpreter adds dst's values, in fp32."""

@@ -10,8 +10,8 @@ import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, UserFacing, unsupported, user_site
-from ._index import (INTEGER, Affine, DynamicIndex, IndexExpr, IndexRange, concrete, high,
-                     in_order, layout, low, merge, normalise, same)
+from ._index import (INTEGER, Affine, DynamicIndex, EmptySlice, IndexExpr, IndexRange,
+                     concrete, high, in_order, layout, low, merge, normalise, same)
 
 # The tile operators (t[...] = v, t += v, t + u, ...), filled by the operations layer.
 OPERATORS = {}
@@ -356,12 +356,24 @@ class HbmTensor(TensorViews, InHbm, Typed):
         t.site, t.buffer_name = self.site, self.buffer_name
         return t
 
-    def ap(self, pattern, offset=0, dtype=None):
+    def ap(self, pattern, offset=0, dtype=None, scalar_offset=None, vector_offset=None,
+           indirect_dim=0):
         """NkiTensor.ap: the access `pattern` ([[step, count], ...], the first the partition
         dimension's, steps in elements) from element `offset`, of the tensor's bits read as
         `dtype`: an MX type over unsigned integers of its size (the MX tutorial reads uint32
-        arrays as float8_e5m2_x4), or back."""
+        arrays as float8_e5m2_x4), or back; `scalar_offset` (a [1, 1] integer tile) moves its
+        start at run time by that many steps of dimension `indirect_dim` (OffsetAccess)."""
         site = user_site()
+        offset = 0 if offset is None else offset
+        if vector_offset is not None:
+            return self._gathered(self.ap(pattern, offset), vector_offset, indirect_dim, site)
+        if scalar_offset is not None:
+            if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
+                raise unsupported('.ap', 'scalar_offset= with another dtype', site)
+            if isinstance(scalar_offset, (int, np.integer, Affine)):  # known when traced
+                return self.ap(pattern, offset + scalar_offset *
+                               self._stride_of(indirect_dim, site))
+            return self._at_offset(self.ap(pattern, offset), scalar_offset, indirect_dim, site)
         if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
             return RetypedAccess(self, _dtypes.dtype_name(dtype), _pattern(pattern, '.ap', site),
                                  int(offset), site)
@@ -385,6 +397,39 @@ class HbmTensor(TensorViews, InHbm, Typed):
 
     reinterpret_cast = view
 
+    def _stride_of(self, dim, site):
+        """The elements a step of dimension `dim` of the tensor moves (scalar_offset's unit)."""
+        if not isinstance(dim, int) or not 0 <= dim < len(self.shape):
+            raise KernelError('.ap', f'indirect_dim={dim!r}: a dimension of the tensor (it has '
+                              f'{len(self.shape)})', site)
+        return math.prod(self.shape[dim + 1:])
+
+    def _gathered(self, base, index, dim, site):
+        """.ap(vector_offset=index, indirect_dim=0): row p of the access `base` moved to the row
+        of the tensor element p of the [P, 1] tile `index` names: an indirect DMA, as the
+        tensor indexed by the tile (GatherAccess); its rows must be whole steps of dimension 0
+        and each one run of elements."""
+        if dim != 0 or base.runs or base.row_stride != self._stride_of(0, site) or \
+                base.rows != getattr(index, 'partitions', None):
+            raise unsupported('.ap', 'vector_offset= other than rows of dimension 0, one run '
+                              'of elements each, a row per partition of the offsets', site)
+        cols = self._stride_of(0, site)
+        col = concrete(base.first) if not isinstance(base.first, Affine) else None
+        if col is None or col >= cols or col + base.elems > cols:
+            raise unsupported('.ap', 'vector_offset= with an offset past the first row', site)
+        return self.reshape((self.shape[0], cols))[index, col:col + base.elems]
+
+    def _at_offset(self, base, scalar, dim, site):
+        stride = self._stride_of(dim, site)
+        if not isinstance(scalar, (Tile, TileRuns)) or scalar.partitions != 1 or \
+                scalar.elems != 1 or scalar.dtype_name not in _dtypes.INTEGERS:
+            raise KernelError('.ap', 'scalar_offset must be an integer tile of shape (1, 1) in '
+                              f'SBUF, got {getattr(scalar, "shape", type(scalar).__name__)}',
+                              site)
+        if base.oob:
+            raise KernelError('.ap', base.oob, site)
+        return OffsetAccess(base, scalar, stride, site)
+
     _on_chip = False
 
     def _dims(self):
@@ -394,7 +439,10 @@ class HbmTensor(TensorViews, InHbm, Typed):
         return HbmAccess.pattern(self, [(st, n) for n, st in dims], first, site)
 
     def __getitem__(self, idx):  # (errors find the kernel's line themselves)
-        comps = normalise(self.shape, idx, 'tensor indexing', None, True, dynamic=True)
+        try:
+            comps = normalise(self.shape, idx, 'tensor indexing', None, True, dynamic=True)
+        except EmptySlice as e:
+            return EmptyAccess(self, e)
         dynamic = [d for d, c in enumerate(comps) if isinstance(c, DynamicIndex)]
         if dynamic:
             return GatherAccess(self, comps, dynamic, None)
@@ -403,6 +451,27 @@ class HbmTensor(TensorViews, InHbm, Typed):
     def __setitem__(self, idx, value):
         raise unsupported('HBM tensor assignment', 'write HBM tensors with nl.store or '
                           'nisa.dma_copy')
+
+
+class EmptyAccess(Typed):
+    """A part of an HBM tensor of no elements (a kernel that shares rows among cores makes one
+    for a core left without any): kept as a view, as NKI keeps it; an instruction given it is
+    an error naming the empty slice."""
+    _kind = 'an empty part of an HBM tensor'
+
+    def __init__(self, tensor, why):
+        self.tensor, self.why = tensor, why
+        self.dtype_name = tensor.dtype_name
+        self.shape = (0,)
+
+    def __getitem__(self, idx):
+        return self
+
+    def __getattr__(self, name):  # (what an instruction asks of its operand)
+        if name.startswith('__'):
+            raise AttributeError(name)
+        raise KernelError(self.why.api, f'{self.why.detail}: an empty part of '
+                          f'{self.tensor.name} used as an operand', self.why.site)
 
 
 class HbmAccess(TensorViews, InHbm, Typed):
@@ -665,6 +734,7 @@ class GatherAccess(HbmAccess):
         self.stride = math.prod(tensor.shape[dim + 1:])  # between two rows' indices
         self.bound = tensor.shape[dim]  # the indices' bound
         self.row_stride = self.stride if self.bound >= self.rows else 0
+        self.oob_mode = 'error'  # (nisa.dma_copy's oob_mode: skip leaves such rows unwritten)
 
     def restrict(self, region):
         """The rows a mask keeps (the first partitions of the index)."""
@@ -685,6 +755,32 @@ class GatherAccess(HbmAccess):
 
     def free_dims(self):
         return list(self.dims)
+
+
+class OffsetAccess(HbmAccess):
+    """An access pattern of an HBM tensor whose start moves at run time (NkiTensor.ap's
+    scalar_offset=): the static access `base` shifted by the value of a [1, 1] integer tile in
+    SBUF times `stride` (the elements right of the base tensor's `indirect_dim`, the access
+    pattern guide's "offset + scalar_offset * prod(A.shape[indirect_dim+1:])"). A DMA of it
+    waits for that tile, and is timed as the static access (the model does not read the
+    offset's value); the interpreter reads it, and an access out of the tensor is an error, or
+    skipped under oob_mode=skip (`oob`)."""
+    _kind = 'a part of an HBM tensor at a run-time offset'
+
+    def __init__(self, base, offset_tile, stride, site):  # pylint: disable=super-init-not-called
+        self.__dict__.update(base.__dict__)
+        self.offset_tile, self.stride, self.site = offset_tile, stride, site
+        self.reach = math.prod(base.tensor.shape)  # the elements it may reach
+        self.oob_mode = 'error'
+
+    def shifted(self, piece):
+        """A piece of this access (a run of it, _ops.split) at the same run-time offset."""
+        out = OffsetAccess(piece, self.offset_tile, self.stride, self.site)
+        out.oob_mode = self.oob_mode
+        return out
+
+    def now(self):
+        return self
 
 
 class BroadcastAccess(HbmAccess):

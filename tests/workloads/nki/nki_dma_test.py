@@ -1,0 +1,120 @@
+"""NKI 0.x's DMA forms the NKI Library's kernels use, in kernels written here: an access whose
+start moves at run time (.ap(scalar_offset=)), a gather by a vector of offsets
+(.ap(vector_offset=)) with oob_mode=skip, a DMA between two SBUF tiles, tiles the kernel
+places itself (nl.ndarray(address=)), the identity in SBUF, and the attributes the library
+reads (.buffer, str(dtype), nl.NKIObject, an empty slice of a tensor)."""
+
+import unittest
+
+import numpy as np
+
+import nki
+import nki.isa as nisa
+import nki.language as nl
+from trnsim.nki import KernelError
+
+
+def at_offset(a, where):
+    """Rows where[0, 0] .. + 128 of a, into the same rows of a zeroed result: the start read
+    from a tensor at run time, for the load and the store."""
+    idx = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=where)
+    pattern = [[a.shape[1], 128], [1, a.shape[1]]]
+    t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.ap(pattern=pattern, offset=0, scalar_offset=idx, indirect_dim=0))
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    zero = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zero, value=0.0)
+    for k in range(a.shape[0] // 128):
+        # (a Python number as scalar_offset: a static offset, k rows of 128)
+        nisa.dma_copy(dst=out.ap(pattern=pattern, offset=0, scalar_offset=k * 128,
+                                 indirect_dim=0), src=zero)
+    nisa.dma_copy(dst=out.ap(pattern=pattern, offset=0, scalar_offset=idx, indirect_dim=0),
+                  src=t)
+    return out
+
+
+def gathered(a, rows, skip):
+    """Row p of the result is a's row rows[p] (rows out of range skipped under oob_mode=skip:
+    those rows keep the zeros written first)."""
+    idx = nl.ndarray((128, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=rows)
+    t = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=0.0)
+    nisa.dma_copy(dst=t, src=a.ap(pattern=[[a.shape[1], 128], [1, a.shape[1]]], offset=0,
+                                  vector_offset=idx, indirect_dim=0),
+                  oob_mode=nisa.oob_mode.skip if skip else nisa.oob_mode.error)
+    out = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=t)
+    return out
+
+
+class Config(nl.NKIObject):
+    """A kernel's configuration object, as the NKI Library writes them."""
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+FACTS = {}
+
+
+def on_chip(a):
+    """a copied SBUF to SBUF by DMA into a tile placed at a given address, then multiplied by
+    the identity (in SBUF from NKI 0.4) on the Tensor engine into a placed PSUM tile."""
+    cfg = Config(scale=2.0)
+    FACTS.update(arg=a.buffer, dtype=str(nl.float32), same=str(a.dtype) == str(nl.float32),
+                 empty=a[128:128, :].shape, sbuf=None)
+    t = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    placed = nl.ndarray((128, 128), dtype=a.dtype, buffer=nl.sbuf, address=(0, 8192))
+    FACTS['sbuf'] = placed.buffer
+    nisa.dma_copy(dst=placed, src=t)
+    ident = nl.shared_identity_matrix(128, dtype=nl.float32)
+    acc = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.psum, address=(0, 2048))
+    nisa.nc_matmul(dst=acc, stationary=ident, moving=placed)
+    r = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_scalar(dst=r, data=acc, op0=nl.multiply, operand0=cfg.scale)
+    out = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
+class Dma(unittest.TestCase):
+
+    def test_a_run_time_offset(self):
+        a = np.random.default_rng(1).random((512, 64), dtype=np.float32)
+        for start in (0, 100, 384):
+            want = np.zeros_like(a)
+            want[start:start + 128] = a[start:start + 128]
+            np.testing.assert_array_equal(
+                nki.simulate(at_offset)(a, np.array([[start]], np.int32)), want)
+        with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.dma_copy: a '
+                                    'run-time offset of 28672 elements takes the access to '
+                                    r'elements 28672..36863 of a tensor of 32768'):
+            nki.simulate(at_offset)(a, np.array([[448]], np.int32))
+
+    def test_a_gather_by_a_vector_of_offsets(self):
+        a = np.random.default_rng(2).random((300, 32), dtype=np.float32)
+        rows = np.random.default_rng(3).integers(0, 300, (128, 1)).astype(np.int32)
+        np.testing.assert_array_equal(nki.simulate(gathered)(a, rows, False), a[rows[:, 0]])
+        rows[5, 0] = 1000  # out of range: skipped under oob_mode=skip, else an error
+        want = a[np.minimum(rows[:, 0], 299)]
+        want[5] = 0
+        np.testing.assert_array_equal(nki.simulate(gathered)(a, rows, True), want)
+        with self.assertRaisesRegex(KernelError, 'index 1000 of an indirect access'):
+            nki.simulate(gathered)(a, rows, False)
+
+    def test_on_chip_dma_placed_tiles_and_the_identity(self):
+        a = np.random.default_rng(4).random((128, 128), dtype=np.float32)
+        sim = nki.simulate(on_chip)
+        np.testing.assert_allclose(sim(a), 2 * a, rtol=1e-6)
+        self.assertEqual(FACTS, {'arg': nl.hbm, 'dtype': 'float32', 'same': True,
+                                 'empty': (0,), 'sbuf': nl.sbuf})
+        # the SBUF-to-SBUF copy is a DMA transfer of its own: four transfers (the argument, the
+        # identity's load, the copy, the result)
+        self.assertEqual(sim.stats['dma']['transfers'], 4)
+
+
+if __name__ == '__main__':
+    unittest.main()
