@@ -1,8 +1,10 @@
-"""NKI 0.x's DMA forms the NKI Library's kernels use, in kernels written here: an access whose
+"""NKI 0.x's forms the NKI Library's kernels use, in kernels written here: an access whose
 start moves at run time (.ap(scalar_offset=)), a gather by a vector of offsets
 (.ap(vector_offset=)) with oob_mode=skip, a DMA between two SBUF tiles, tiles the kernel
-places itself (nl.ndarray(address=)), the identity in SBUF, and the attributes the library
-reads (.buffer, str(dtype), nl.NKIObject, an empty slice of a tensor)."""
+places itself (nl.ndarray(address=)), the identity in SBUF, the attributes the library reads
+(.buffer, str(dtype), nl.NKIObject, an empty slice of a tensor); iota of any pattern, a DMA
+transpose of an access pattern, affine_select without offset, and instructions given tile
+parts of several runs (copied first)."""
 
 import unittest
 
@@ -114,6 +116,47 @@ class Dma(unittest.TestCase):
         # the SBUF-to-SBUF copy is a DMA transfer of its own: four transfers (the argument, the
         # identity's load, the copy, the result)
         self.assertEqual(sim.stats['dma']['transfers'], 4)
+
+
+def forms(a):
+    """a [128, 8] -> (iota of the pattern [[16, 4], [1, 2]] (offset 3, 100 a partition); a's
+    columns 0, 2, 4, 6 (a part of 4 runs a partition) transposed on the Tensor engine; a
+    transposed by DMA through a 3-D access pattern; the lower triangle of ones (affine_select
+    with no offset))."""
+    t = nl.ndarray((128, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    io = nl.ndarray((128, 8), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.iota(io, [[16, 4], [1, 2]], offset=3, channel_multiplier=100)
+    tp = nl.ndarray((4, 128), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_transpose(dst=tp, data=t.ap(pattern=[[8, 128], [2, 4]]))
+    tps = nl.ndarray((4, 128), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=tps, src=tp)
+    dt = nl.ndarray((8, 1, 128), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=dt, src=a.ap(pattern=[[8, 128], [1, 1], [1, 8]]))
+    ones = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.memset(dst=ones, value=1.0)
+    tri = nl.ndarray((128, 128), dtype=nl.float32, buffer=nl.sbuf)
+    nisa.affine_select(dst=tri, pattern=[[-1, 128]], channel_multiplier=1,
+                       cmp_op=nl.greater_equal, on_true_tile=ones, on_false_value=0.0)
+    outs = []
+    for tile in (io, tps, dt, tri):
+        o = nl.ndarray(tile.shape, dtype=tile.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=tile)
+        outs.append(o)
+    return tuple(outs)
+
+
+class Forms(unittest.TestCase):
+
+    def test_the_librarys_instruction_forms(self):
+        a = np.random.default_rng(5).random((128, 8), dtype=np.float32)
+        io, tp, dt, tri = nki.simulate(forms)(a)
+        want = 3 + 100 * np.arange(128)[:, None] + (16 * np.arange(4)[:, None] +
+                                                    np.arange(2)[None, :]).reshape(8)[None, :]
+        np.testing.assert_array_equal(io, want)
+        np.testing.assert_array_equal(tp, a[:, 0:8:2].T)
+        np.testing.assert_array_equal(dt[:, 0, :], a.T)
+        np.testing.assert_array_equal(tri, np.tril(np.ones((128, 128), np.float32)))
 
 
 if __name__ == '__main__':

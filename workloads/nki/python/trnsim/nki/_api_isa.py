@@ -361,17 +361,21 @@ _NUMPY_CMP = {np.equal: 'is_equal', np.not_equal: 'not_equal', np.greater: 'is_g
 
 
 @api('isa.affine_select', beta1='pred, on_true_tile, on_false_value, *, mask=None, dtype=None',
-     v0='dst, pattern, offset, channel_multiplier, on_true_tile, on_false_value, cmp_op=None')
+     v0='dst, pattern, offset=0, channel_multiplier=0, on_true_tile=None, on_false_value=None, '
+        'cmp_op=None')
 def affine_select(on_true_tile, on_false_value, pred=None, dst=None, pattern=None, offset=0,
                   channel_multiplier=0, cmp_op=None, mask=None, dtype=None):
     """on_true_tile where an affine predicate of the element's indices holds, else
     on_false_value, on the GpSimd engine (a causal mask). Beta 1: `pred` a comparison of
     nl.arange index expressions (`i_q - i_k >= 0`); NKI 0.x: the value offset +
     channel_multiplier * p + the pattern's steps (as nisa.iota), compared with 0 by cmp_op
-    (nl.equal by default)."""
+    (nl.equal by default). The reference lists offset and channel_multiplier without
+    defaults; the NKI Library's kernels call it without offset: 0 (as iota's)."""
     api_name, site = called()
     _check(api_name, site, mask)
     if dst is not None:
+        if on_true_tile is None or on_false_value is None:
+            raise KernelError(api_name, 'on_true_tile and on_false_value are required', site)
         t = _ops.operand(on_true_tile, api_name, site)
         cmp = 'is_equal' if cmp_op is None else _named(_CMP, _NUMPY_CMP, api_name,
                                                         cmp_op, site, 'cmp_op')
@@ -512,25 +516,26 @@ def iota(expr=None, dtype=None, mask=None, dst=None, pattern=None, offset=0,
          channel_multiplier=0):
     """Index values on the GpSimd engine: value = offset + partition step * p + i. Beta 1:
     `nisa.iota(expr, dtype)` with an affine expression of nl.arange indices, returned; NKI 0.x:
-    `nisa.iota(dst, pattern, offset, channel_multiplier=0)` into dst. Both must number the free
-    elements in order."""
+    `nisa.iota(dst, pattern, offset, channel_multiplier=0)` into dst, each free element the sum
+    of its pattern's step x index."""
     api_name, site = called()
     _check(api_name, site, mask)
     if dst is not None:
         if not isinstance(dst, _tensors.Tile):
             raise KernelError(api_name, f'dst must be a tile, got {type(dst).__name__}', site)
-        steps = [(int(st), int(n)) for st, n in pattern if int(n) != 1]
-        expected = 1
-        for st, n in reversed(steps):
-            if st != expected:
-                raise unsupported(api_name, f'the pattern {pattern} (only patterns that '
-                                  'number the free elements in order, step 1 innermost)', site)
-            expected *= n
-        if expected != dst.elems:
-            raise KernelError(api_name, f'the pattern {pattern} gives {expected} values per '
+        axes = [(int(n), int(st)) for st, n in pattern]  # [(size, step)], outermost first
+        count = math.prod(n for n, _ in axes)
+        if count != dst.elems:
+            raise KernelError(api_name, f'the pattern {pattern} gives {count} values per '
                               f'partition; dst has {dst.elems}', site)
+        in_order, expected = True, 1
+        for n, st in reversed(axes):
+            in_order &= n == 1 or st == expected
+            expected *= n
+        # (a pattern that numbers the elements in order is the plain instruction's; any other
+        # gives each element the sum of step x index: the same instruction and cost)
         _ops.assign(dst, _ops.iota(api_name, site, dst.shape, offset, channel_multiplier,
-                                   dst.dtype_name), site)
+                                   dst.dtype_name, None if in_order else axes), site)
         return dst
     if isinstance(expr, (int, float)) or not isinstance(expr, (IndexRange, IndexExpr)):
         raise KernelError(api_name, 'expr must be an affine expression of nl.arange indices',
@@ -760,8 +765,8 @@ def nc_match_replace8(dst, data, vals, imm, dst_idx=None):
 def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None, priority=None,
                   oob_mode=None):
     """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
-    [1, 0], [2, 1, 0], [3, 1, 2, 0]; default [1, 0] of a 2-D part) by the DMA engines, as
-    nl.load_transpose2d (a transfer per run: a model choice)."""
+    [1, 0], [2, 1, 0], [3, 1, 2, 0]; default the one of those of the part's rank) by the DMA
+    engines, as nl.load_transpose2d (a transfer per run: a model choice)."""
     api_name, site = called()
     priority = _dma_priority(api_name, priority, site, dge_mode)
     view = _ops.transposed_hbm(api_name, src, site, axes)

@@ -270,7 +270,7 @@ def _emit_split(p, dst, accumulate, site):
     second = [p.args[k - 1] for k, kind in enumerate(prim.layout) if kind in ('O', 'O?')]
     if p.prim not in ELEMENTWISE and not (prim.elementwise and
                                           all(a is None for a in second)):
-        raise unsupported(p.api, RUNS_ONLY, site)
+        return _emit_staged(p, dst, accumulate, site)
     if dst.partitions != p.shape[0] or dst.elems != _elems(p.shape):
         raise KernelError(p.api, f'shape mismatch: a result of shape {p.shape} assigned to a '
                           f'tile of shape {dst.shape}', site)
@@ -286,6 +286,33 @@ def _emit_split(p, dst, accumulate, site):
         q.shape = q.full_shape = pieces[0].shape
         q.region = None
         emit_into(q, pieces[0], accumulate, site)
+
+
+def _emit_staged(p, dst, accumulate, site):
+    """p, an instruction that is not elementwise (a transpose, a search, a matmul), whose
+    operands or dst are tile parts of several runs: each such operand copied first into a tile
+    of its own, one run a partition, and a dst of several runs written from such a tile (the
+    copies the compiler would insert: a model choice, one copy each)."""
+    trace = current(p.api)
+    if p.prim in ('load', 'load_add', 'store') or any(
+            isinstance(a, HbmAccess) and a.runs for a in p.args):
+        raise unsupported(p.api, RUNS_ONLY, site)
+
+    def staged(a):
+        if not isinstance(a, TileRuns):
+            return a
+        t = trace.declare(p.api, site, a.shape, a.dtype_name, 'sbuf', name='staged')
+        emit_into(copy(p.api, site, a), t, False, site)
+        return t
+    q = _copy.copy(p)
+    q.args = tuple(staged(a) for a in p.args)
+    if not isinstance(dst, TileRuns):
+        return emit_into(q, dst, accumulate, site)
+    if accumulate not in (False, 'auto'):
+        raise unsupported(p.api, 'an accumulation into a tile part of several runs', site)
+    out = trace.declare(p.api, site, q.shape, dst.dtype_name, dst.space, name='staged')
+    emit_into(q, out, False, site)
+    return emit_into(copy(p.api, site, out), dst, False, site)
 
 
 # the primitives with a second output tile
@@ -539,7 +566,7 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
 
 def transposed_hbm(api, src, site, axes=None):
     """src in HBM read with its dimensions permuted: dimension d of the result is `axes[d]` of
-    src (default: the 2-D transpose, (1, 0)), as the index expression src[i_.., ...] with each
+    src (default: the first and last dimensions swapped), as the index expression src[i_.., ...] with each
     of src's dimensions on its result axis; a DMA transfer per run of the result (a descriptor
     per element when the partitions run along src's last dimension; no faster DMA transpose is
     modelled: a model choice)."""
@@ -549,7 +576,8 @@ def transposed_hbm(api, src, site, axes=None):
         raise unsupported(api, f'a transpose of {type(src).__name__} (only of an HBM tensor '
                           'or part, into SBUF)', site)
     n = len(src.shape)
-    axes = tuple(range(n))[::-1] if axes is None and n == 2 else axes
+    if axes is None and n >= 2:  # the first and last swapped: the reference's [1, 0],
+        axes = (n - 1,) + tuple(range(1, n - 1)) + (0,)  # [2, 1, 0] and [3, 1, 2, 0]
     try:
         axes = tuple(int(a) for a in axes)
     except TypeError:
@@ -558,6 +586,8 @@ def transposed_hbm(api, src, site, axes=None):
     if sorted(axes) != list(range(n)):
         raise KernelError(api, f'axes {axes} is not a permutation of the {n} dimensions of '
                           f'{src.shape}', site)
+    if src.comps is None:  # an access pattern (.ap): its dimensions permuted as a view
+        return src.permute(axes)
     return src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
 
 
