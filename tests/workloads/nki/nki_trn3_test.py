@@ -280,11 +280,17 @@ class DmaReadAddWrite(unittest.TestCase):
              'only nl.add is supported'),
             (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x], reduce_op=nl.add,
                                            scales=[1.0, 2.0]), 'every value must be 1.0'),
-            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x, x], reduce_op=nl.add),
-             r'srcs other than \[src\] or \[dst, src\]'),
             (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, t], reduce_op=nl.add),
-             'srcs other than'),
+             'dst is among srcs more than once'),
+            (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, t[0:64, 0:32]], reduce_op=nl.add),
+             'a read-add-write from an on-chip tile'),
         ]
+        # several sources: the first copied (unless dst is one), each other added by the DMA
+        for call, want in ((lambda t, x: nisa.dma_compute(dst=t, srcs=[x, x, x],
+                                                          reduce_op=nl.add), 3),
+                           (lambda t, x: nisa.dma_compute(dst=t, srcs=[t, x, x],
+                                                          reduce_op=nl.add), 3)):
+            np.testing.assert_array_equal(kernel_with(call)(x), want * x)
         for call, message in cases:  # the model's rules (models/isa/matrix.cpp), at the call
             with self.assertRaisesRegex(nki.KernelError, r'nki_trn3_test.py:\d+: nisa\.\w+: .*' +
                                         message):

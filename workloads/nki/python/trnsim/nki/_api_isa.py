@@ -847,8 +847,9 @@ for _name in ('dge_mode', 'oob_mode', 'matmul_perf_mode', 'engine', 'nc_version'
      signature='dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=None')
 def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode=None):
     """dst = reduce_op(srcs[0] * scales[0], ...) on the DMA engines, in fp32 ("only nl.add is
-    supported ... all values in scales must be 1.0"): one source is a copy; two, one of which
-    is dst itself (an SBUF tile), a read-add-write of the other (from HBM)."""
+    supported ... all values in scales must be 1.0"): one source is a copy; more, from HBM
+    (and dst itself, an SBUF tile, at most once), the first copied into dst unless dst is
+    one, each other a read-add-write into dst."""
     api_name, site = called()
     if _alu(api_name, reduce_op, site, 'reduce_op') != 'add':
         raise KernelError(api_name, f'reduce_op={reduce_op!r}: only nl.add is '
@@ -864,12 +865,17 @@ def dma_compute(dst, srcs, reduce_op, scales=None, unique_indices=True, oob_mode
         return None
     others = [x for x in srcs if not (isinstance(x, _tensors.Tile) and
                                       isinstance(dst, _tensors.Tile) and x.same_region(dst))]
-    if len(srcs) != 2 or len(others) != 1:
-        raise unsupported(api_name, 'srcs other than [src] or [dst, src] (a '
-                          'read-add-write into dst)', site)
-    if not isinstance(others[0], (_tensors.HbmAccess, _tensors.HbmTensor)):
+    if len(srcs) - len(others) > 1:
+        raise KernelError(api_name, 'dst is among srcs more than once', site)
+    if any(not isinstance(x, (_tensors.HbmAccess, _tensors.HbmTensor)) for x in others):
         raise unsupported(api_name, 'a read-add-write from an on-chip tile', site)
-    _ops.load_add_into(api_name, site, dst, others[0])
+    # Several sources from HBM: the first loaded into dst (unless dst is one of the srcs), each
+    # other added into it by the DMA's read-add-write (a model choice: one pass a source; no
+    # cost of a many-source DMA compute is published)
+    if len(others) == len(srcs):
+        _dma_between(api_name, site, dst, others.pop(0), None)
+    for x in others:
+        _ops.load_add_into(api_name, site, dst, x)
     return None
 
 
