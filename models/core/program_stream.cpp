@@ -218,7 +218,21 @@ void program_stream::stop_producer() {
 }
 
 void program_stream::end_of_run() {
-    stop_producer();
+    // A producer that has emitted everything is left to finish (what it does after its last
+    // instruction may still fail, and that error is the run's); one still emitting is stopped
+    // (the run ended early: a deadlock, which the core reports).
+    bool emitted_all = true;
+    {
+        std::lock_guard<std::mutex> lock(m_mutex);
+        for (const auto& l : m_engines)
+            emitted_all &= l.emitted == l.total;
+        for (const auto& l : m_queues)
+            emitted_all &= l.emitted == l.total;
+    }
+    if (emitted_all && m_thread.joinable())
+        m_thread.join();
+    else
+        stop_producer();
     if (m_error) std::rethrow_exception(m_error);
     if (!m_complete) return;  // (stopped: a deadlock, which the core reports)
     bool same = true;

@@ -1,10 +1,11 @@
 // The rows of the matrix opcodes: the Tensor engine's (timed and computed by tensor_engine),
-// the Vector engine's transpose of small blocks, and MX quantization.
+// the Vector engine's transpose of small blocks and shuffle of partitions, and MX quantization.
 #include <algorithm>
 #include <cmath>
 #include <limits>
 
 #include "isa/opcode_row.h"
+#include "isa/operand_checks.h"
 #include "isa/semantics.h"
 #include "isa/sources.h"
 
@@ -12,6 +13,7 @@ namespace trn {
 
 namespace {
 using namespace sources;
+namespace oc = operand_checks;
 constexpr auto pe = engine_kind::pe, dve = engine_kind::dve;
 constexpr auto any = operand_case::any;
 const char* const array_in_out = "SBUF in, PSUM out";
@@ -143,6 +145,56 @@ const opcode_row& row_of_transpose() {
                     io.out(std::size_t{f} * ins.dst.elems + p,
                            io.in0(std::size_t{p} * ins.src0.elems + f));
         }};
+    return r;
+}
+
+// nc_stream_shuffle: output partition i of each quadrant of 32 copies the input partition
+// (imm * i + imm1) mod 32 of that quadrant (of src0 itself when it has at most 32 partitions).
+// The hardware takes any 32-entry mask; the trace carries the masks of that form (a broadcast of
+// one partition, a rotation, a reversal: model choice).
+static std::uint32_t shuffle_source(const instruction& ins, std::uint32_t p) {
+    const auto a = static_cast<std::int64_t>(ins.imm), b = static_cast<std::int64_t>(ins.imm1);
+    const std::uint32_t m = static_cast<std::uint32_t>((((a * (p % 32) + b) % 32) + 32) % 32);
+    return ins.src0.partitions <= 32 ? m : (p / 32) * 32 + m;
+}
+
+const opcode_row& row_of_stream_shuffle() {
+    static const opcode_row r{
+        .info = {"stream_shuffle", field::dst | field::src0 | field::imm | field::imm1, 6, false,
+                 "dst[p, :] = src0[s, :], s = 32 (p / 32) + (imm (p % 32) + imm1) mod 32, or "
+                 "(imm (p % 32) + imm1) mod 32 when src0 has at most 32 partitions: a shuffle of "
+                 "partitions within each quadrant of 32 (nc_stream_shuffle: Vector engine; its "
+                 "masks of that form)"},
+        .costs = {{dve, any, 0, 1, true, 0,
+                   "hardware-facts 2 (nc_stream_shuffle: max(MIN_II, N))"}},
+        .check =
+            [](const instruction& ins, engine_kind e, const check_context& cx) {
+                oc::src0(ins, cx);
+                cx.operand(ins.dst, "dst");
+                if (ins.dst.space == mem_space::hbm || ins.src0.space == mem_space::hbm)
+                    cx.fail("engines cannot access HBM (use a DMA)");
+                if (e != dve) cx.fail("stream_shuffle runs on the Vector engine (dve)");
+                if (ins.dst.elems != ins.src0.elems || ins.dst.type != ins.src0.type)
+                    cx.fail("stream_shuffle's dst has src0's elements a partition and dtype");
+                if (ins.imm != std::floor(ins.imm) || ins.imm1 != std::floor(ins.imm1))
+                    cx.fail("stream_shuffle's imm and imm1 are whole numbers");
+                if (ins.src0.partitions > 32 && ins.src0.partitions != ins.dst.partitions)
+                    cx.fail("stream_shuffle's src0 has at most 32 partitions, or dst's");
+                for (std::uint32_t p = 0; p < ins.dst.partitions; ++p)
+                    if (shuffle_source(ins, p) >= ins.src0.partitions)
+                        cx.fail("stream_shuffle reads partition " +
+                                std::to_string(shuffle_source(ins, p)) + " of a src0 of " +
+                                std::to_string(ins.src0.partitions));
+            },
+        .execute =
+            [](alu_io& io) {
+                const instruction& ins = io.ins;
+                for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
+                    const std::size_t from = std::size_t{shuffle_source(ins, p)} * ins.src0.elems;
+                    for (std::uint32_t j = 0; j < ins.dst.elems; ++j)
+                        io.out(std::size_t{p} * ins.dst.elems + j, io.in0(from + j));
+                }
+            }};
     return r;
 }
 

@@ -247,6 +247,11 @@ program rich_program() {
                                            op(sbuf, 0, 128, 15000, 8, dtype::float32), -1.0f);
     replace.dst1 = op(sbuf, 0, 128, 19800, 8, dtype::int32);
     dve.push_back(replace);
+    instruction shuffle = make_instruction(opcode::stream_shuffle, alu_op::bypass,
+                                           op(sbuf, 32, 64, 20000, 8, dtype::float32),
+                                           op(sbuf, 0, 1, 20000, 8, dtype::float32), {}, 0.0f);
+    shuffle.imm1 = 0;
+    dve.push_back(shuffle);
     instruction top =
         make_instruction(opcode::topk, alu_op::bypass, op(sbuf, 0, 128, 19200, 2, dtype::bfloat16),
                          op(sbuf, 0, 128, 19300, 4, dtype::bfloat16), {}, 60.0f);
@@ -335,7 +340,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 5\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 6\n");
     EXPECT_PRED2(contains, text,
                  "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
                  "priority=2\n");
@@ -440,7 +445,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 5");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 6");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -450,7 +455,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 5");
+    EXPECT_PRED2(contains, msg, "reads 1 to 6");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -803,8 +808,21 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 6\n"),
-                 "trace format version 6 is not supported (this build reads 1 to 5)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 7\n"),
+                 "trace format version 7 is not supported (this build reads 1 to 6)");
+}
+
+// Version 6 added stream_shuffle (nc_stream_shuffle): version 5 files may not use it; in
+// version 6 it reads, and runs on the Vector engine only.
+TEST(TraceVersions, VersionSixAddsStreamShuffle) {
+    const std::string line =
+        "dve stream_shuffle dst=sbuf[0:32]@0:8xfloat32 src0=sbuf[32:33]@0:8xfloat32 imm=0 "
+        "imm1=0\n";
+    const std::string head = "hbm_bytes 65536\nqueues 1\n";
+    EXPECT_PRED2(contains, error_of("trnsim-trace 5\n" + head + line), "stream_shuffle");
+    const program p = from_text("trnsim-trace 6\n" + head + line, "good.trace");
+    ASSERT_EQ(p.engines[std::size_t(engine_kind::dve)].size(), 1u);
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::dve)][0].op, opcode::stream_shuffle);
 }
 
 TEST(TraceVersions, VersionThreeAdditionsAreErrorsInVersionTwo) {

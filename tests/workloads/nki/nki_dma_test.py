@@ -146,7 +146,42 @@ def forms(a):
     return tuple(outs)
 
 
+def shuffled(a):
+    """a [64, 8]: its partition 0 broadcast to 32 partitions (the NKI Library's broadcast), and
+    a rotated by 5 within each quadrant of 32."""
+    t = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a)
+    b = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.nc_stream_shuffle(dst=b, src=t[0:1, :], shuffle_mask=[0] * 32)
+    r = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.nc_stream_shuffle(dst=r, src=t, shuffle_mask=[(i + 5) % 32 for i in range(32)])
+    outs = []
+    for tile in (b, r):
+        o = nl.ndarray(tile.shape, dtype=tile.dtype, buffer=nl.shared_hbm)
+        nisa.dma_copy(dst=o, src=tile)
+        outs.append(o)
+    return tuple(outs)
+
+
 class Forms(unittest.TestCase):
+
+    def test_stream_shuffle(self):
+        a = np.random.default_rng(6).random((64, 8), dtype=np.float32)
+        b, r = nki.simulate(shuffled)(a)
+        np.testing.assert_array_equal(b, np.broadcast_to(a[0], (32, 8)))
+        rot = np.concatenate([a[q * 32:(q + 1) * 32][(np.arange(32) + 5) % 32] for q in (0, 1)])
+        np.testing.assert_array_equal(r, rot)
+
+        @nki.jit
+        def any_mask(a):
+            t = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a)
+            nisa.nc_stream_shuffle(dst=t, src=t, shuffle_mask=[0, 2, 1] + [255] * 29)
+            return a
+        with self.assertRaisesRegex(KernelError, r'nisa.nc_stream_shuffle: the shuffle_mask .* '
+                                    r'is not supported yet'):
+            nki.simulate(any_mask)(a[:32])
+
 
     def test_the_librarys_instruction_forms(self):
         a = np.random.default_rng(5).random((128, 8), dtype=np.float32)

@@ -214,6 +214,30 @@ def nc_transpose(data, dst=None, engine=None, mask=None, dtype=None):
     return _result(p, dst, site)
 
 
+@api('isa.nc_stream_shuffle', beta1='src, dst, shuffle_mask, *, dtype=None, mask=None',
+     v0='dst, src, shuffle_mask')
+def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None):
+    """Partitions moved within each quadrant of 32 on the Vector engine: dst partition i of a
+    quadrant is src partition shuffle_mask[i] of it (of src itself when it has at most 32
+    partitions: the NKI Library broadcasts one partition so). The model's instruction
+    (stream_shuffle) carries masks of the form (a i + b) mod 32, which covers a broadcast of one
+    partition, the identity, rotations and reversal; other masks, and 255 (leave that
+    partition as it is), are not supported yet."""
+    api_name, site = called()
+    _check(api_name, site, mask)
+    m = [int(x) for x in shuffle_mask]
+    if len(m) != 32:
+        raise KernelError(api_name, f'shuffle_mask has {len(m)} entries: it has 32, one per '
+                          'partition of a quadrant', site)
+    a, b = (m[1] - m[0]) % 32, m[0]
+    if any(x == 255 for x in m) or any(x != (a * i + b) % 32 for i, x in enumerate(m)):
+        raise unsupported(api_name, f'the shuffle_mask {m} (the model\'s instruction takes '
+                          'masks (a i + b) mod 32; 255 is not supported yet)', site)
+    if dtype is not None and dtype_name(dtype) != getattr(src, 'dtype_name', None):
+        raise KernelError(api_name, 'dst has the dtype of src', site)
+    return _result(_ops.stream_shuffle(api_name, site, src, dst, a, b), dst, site)
+
+
 @api('isa.activation',
      beta1='op, data, bias=None, scale=1.0, reduce_op=None, reduce_res=None, reduce_cmd=None, '
            'mask=None, dtype=None, dst=None',

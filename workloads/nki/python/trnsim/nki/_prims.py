@@ -490,6 +490,19 @@ def _isa_memset(value, engine):
     return np.float32(value)
 
 
+@instruction('isa.stream_shuffle', 'stream_shuffle', 'dst', 'src0', 'imm', 'imm1', 'eng',
+             shaped=True, elementwise=False)
+def _isa_stream_shuffle(a, mult, add, engine, shape):
+    """Partition p of the result is a's partition (mult (p % 32) + add) mod 32 of its quadrant
+    (of a itself when a has at most 32 partitions), as models/isa/matrix.cpp computes it."""
+    a = np.asarray(a)
+    p = np.arange(shape[0])
+    src = (int(mult) * (p % 32) + int(add)) % 32
+    if a.shape[0] > 32:
+        src = src + 32 * (p // 32)
+    return a[src]
+
+
 @instruction('isa.iota', 'iota', 'dst', 'imm', 'imm1', 'eng', shaped=True,
              elementwise=False, values_only=1)
 def _isa_iota(offset, partition_step, engine, pattern, shape):
