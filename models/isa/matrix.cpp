@@ -148,21 +148,30 @@ const opcode_row& row_of_transpose() {
     return r;
 }
 
-// nc_stream_shuffle: output partition i of each quadrant of 32 copies the input partition
-// (imm * i + imm1) mod 32 of that quadrant (of src0 itself when it has at most 32 partitions).
-// The hardware takes any 32-entry mask; the trace carries the masks of that form (a broadcast of
-// one partition, a rotation, a reversal: model choice).
+// nc_stream_shuffle: output partition i (0..31) of each quadrant of 32 in [imm2, imm3) copies
+// the input partition (imm * i + imm1) mod 32 of that quadrant (of src0 itself when it has at
+// most 32 partitions); the others keep dst's values, read as src1. The hardware takes any
+// 32-entry mask (255: keep); the trace carries the masks of that form (a broadcast of one
+// partition, a shift into part of a quadrant, a rotation, a reversal: model choice).
 static std::uint32_t shuffle_source(const instruction& ins, std::uint32_t p) {
     const auto a = static_cast<std::int64_t>(ins.imm), b = static_cast<std::int64_t>(ins.imm1);
     const std::uint32_t m = static_cast<std::uint32_t>((((a * (p % 32) + b) % 32) + 32) % 32);
     return ins.src0.partitions <= 32 ? m : (p / 32) * 32 + m;
 }
 
+static bool shuffled(const instruction& ins, std::uint32_t p) {
+    return static_cast<float>(p % 32) >= ins.imm2 && static_cast<float>(p % 32) < ins.imm3;
+}
+
 const opcode_row& row_of_stream_shuffle() {
     static const opcode_row r{
-        .info = {"stream_shuffle", field::dst | field::src0 | field::imm | field::imm1, 6, false,
-                 "dst[p, :] = src0[s, :], s = 32 (p / 32) + (imm (p % 32) + imm1) mod 32, or "
-                 "(imm (p % 32) + imm1) mod 32 when src0 has at most 32 partitions: a shuffle of "
+        .info = {"stream_shuffle",
+                 field::dst | field::src0 | field::src1 | field::imm | field::imm1 | field::imm2 |
+                     field::imm3,
+                 6, false,
+                 "dst[p, :] = src0[s, :] where imm2 <= p % 32 < imm3, s = 32 (p / 32) + (imm (p % "
+                 "32) + imm1) mod 32, or (imm (p % 32) + imm1) mod 32 when src0 has at most 32 "
+                 "partitions; elsewhere src1[p, :] (dst's own values, kept): a shuffle of "
                  "partitions within each quadrant of 32 (nc_stream_shuffle: Vector engine; its "
                  "masks of that form)"},
         .costs = {{dve, any, 0, 1, true, 0,
@@ -176,12 +185,24 @@ const opcode_row& row_of_stream_shuffle() {
                 if (e != dve) cx.fail("stream_shuffle runs on the Vector engine (dve)");
                 if (ins.dst.elems != ins.src0.elems || ins.dst.type != ins.src0.type)
                     cx.fail("stream_shuffle's dst has src0's elements a partition and dtype");
-                if (ins.imm != std::floor(ins.imm) || ins.imm1 != std::floor(ins.imm1))
-                    cx.fail("stream_shuffle's imm and imm1 are whole numbers");
+                for (const float f : {ins.imm, ins.imm1, ins.imm2, ins.imm3})
+                    if (f != std::floor(f))
+                        cx.fail("stream_shuffle's imm fields are whole numbers");
+                if (ins.imm2 < 0 || ins.imm3 > 32 || ins.imm2 >= ins.imm3)
+                    cx.fail("stream_shuffle shuffles the partitions [imm2, imm3) of 0..32");
                 if (ins.src0.partitions > 32 && ins.src0.partitions != ins.dst.partitions)
                     cx.fail("stream_shuffle's src0 has at most 32 partitions, or dst's");
+                const bool keeps = ins.imm2 > 0 || ins.imm3 < 32;
+                if (keeps) {
+                    if (!ins.src1.valid())
+                        cx.fail("a stream_shuffle that keeps partitions reads dst as src1");
+                    cx.operand(ins.src1, "src1");
+                    if (ins.src1.partitions != ins.dst.partitions ||
+                        ins.src1.elems != ins.dst.elems || ins.src1.type != ins.dst.type)
+                        cx.fail("stream_shuffle's src1 is dst's values: its shape and dtype");
+                }
                 for (std::uint32_t p = 0; p < ins.dst.partitions; ++p)
-                    if (shuffle_source(ins, p) >= ins.src0.partitions)
+                    if (shuffled(ins, p) && shuffle_source(ins, p) >= ins.src0.partitions)
                         cx.fail("stream_shuffle reads partition " +
                                 std::to_string(shuffle_source(ins, p)) + " of a src0 of " +
                                 std::to_string(ins.src0.partitions));
@@ -190,9 +211,12 @@ const opcode_row& row_of_stream_shuffle() {
             [](alu_io& io) {
                 const instruction& ins = io.ins;
                 for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
-                    const std::size_t from = std::size_t{shuffle_source(ins, p)} * ins.src0.elems;
+                    const bool moved = shuffled(ins, p);
+                    const std::size_t from =
+                        std::size_t{moved ? shuffle_source(ins, p) : p} * ins.src0.elems;
                     for (std::uint32_t j = 0; j < ins.dst.elems; ++j)
-                        io.out(std::size_t{p} * ins.dst.elems + j, io.in0(from + j));
+                        io.out(std::size_t{p} * ins.dst.elems + j,
+                               moved ? io.in0(from + j) : io.in1(from + j));
                 }
             }};
     return r;

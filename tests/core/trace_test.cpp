@@ -251,6 +251,7 @@ program rich_program() {
                                            op(sbuf, 32, 64, 20000, 8, dtype::float32),
                                            op(sbuf, 0, 1, 20000, 8, dtype::float32), {}, 0.0f);
     shuffle.imm1 = 0;
+    shuffle.imm3 = 32;
     dve.push_back(shuffle);
     instruction top =
         make_instruction(opcode::topk, alu_op::bypass, op(sbuf, 0, 128, 19200, 2, dtype::bfloat16),
@@ -817,7 +818,7 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
 TEST(TraceVersions, VersionSixAddsStreamShuffle) {
     const std::string line =
         "dve stream_shuffle dst=sbuf[0:32]@0:8xfloat32 src0=sbuf[32:33]@0:8xfloat32 imm=0 "
-        "imm1=0\n";
+        "imm1=0 imm3=32\n";
     const std::string head = "hbm_bytes 65536\nqueues 1\n";
     EXPECT_PRED2(contains, error_of("trnsim-trace 5\n" + head + line), "stream_shuffle");
     const program p = from_text("trnsim-trace 6\n" + head + line, "good.trace");

@@ -155,19 +155,55 @@ def shuffled(a):
     nisa.nc_stream_shuffle(dst=b, src=t[0:1, :], shuffle_mask=[0] * 32)
     r = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.sbuf)
     nisa.nc_stream_shuffle(dst=r, src=t, shuffle_mask=[(i + 5) % 32 for i in range(32)])
+    # partitions 0..5 of t into partitions 10..15 of k, the others of k kept (255)
+    k = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=k, value=7.0)
+    mask = [255] * 32
+    for i in range(6):
+        mask[10 + i] = i
+    nisa.nc_stream_shuffle(dst=k, src=t[0:32, :], shuffle_mask=mask)
     outs = []
-    for tile in (b, r):
+    for tile in (b, r, k):
         o = nl.ndarray(tile.shape, dtype=tile.dtype, buffer=nl.shared_hbm)
         nisa.dma_copy(dst=o, src=tile)
         outs.append(o)
     return tuple(outs)
 
 
+def tiled_matmul(a, b, position, size):
+    """a.T @ b on a tile of the Tensor engine's array."""
+    ta = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+    tb = nl.ndarray(b.shape, dtype=b.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ta, src=a)
+    nisa.dma_copy(dst=tb, src=b)
+    acc = nl.ndarray((a.shape[1], b.shape[1]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=ta, moving=tb, tile_position=position, tile_size=size)
+    r = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=r, src=acc)
+    out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
 class Forms(unittest.TestCase):
+
+    def test_a_matmul_on_a_tile_of_the_array(self):
+        rng = np.random.default_rng(7)
+        a, b = rng.random((32, 64), dtype=np.float32), rng.random((32, 96), dtype=np.float32)
+        np.testing.assert_allclose(nki.simulate(tiled_matmul)(a, b, (32, 64), (32, 64)),
+                                   a.T @ b, rtol=1e-5)
+        for position, size, message in (((16, 0), (32, 64), 'is not a tile of size'),
+                                         ((0, 0), (32, 48), 'rows and columns of'),
+                                         ((0, 0), (32, 32), 'does not fit a tile')):
+            with self.assertRaisesRegex(KernelError, message):
+                nki.simulate(tiled_matmul)(a, b, position, size)
 
     def test_stream_shuffle(self):
         a = np.random.default_rng(6).random((64, 8), dtype=np.float32)
-        b, r = nki.simulate(shuffled)(a)
+        b, r, k = nki.simulate(shuffled)(a)
+        want = np.full((32, 8), 7.0, np.float32)
+        want[10:16] = a[0:6]
+        np.testing.assert_array_equal(k, want)
         np.testing.assert_array_equal(b, np.broadcast_to(a[0], (32, 8)))
         rot = np.concatenate([a[q * 32:(q + 1) * 32][(np.arange(32) + 5) % 32] for q in (0, 1)])
         np.testing.assert_array_equal(r, rot)

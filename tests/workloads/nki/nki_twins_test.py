@@ -85,9 +85,12 @@ def cases(rng):
     case('match_replace8', {'imm': -1.0}, dst=(16, 'float32'),
          src0=tile(rng, 16, 0, 5, integers=True), src1=tile(rng, 8, 0, 7, integers=True),
          dst1=(None, 'int32', 8))
-    case('stream_shuffle', {'imm': 3.0, 'imm1': 5.0}, src0=tile(rng, 16))
-    case('stream_shuffle', {'imm': 0.0, 'imm1': 0.0},
+    case('stream_shuffle', {'imm': 3.0, 'imm1': 5.0, 'imm2': 0.0, 'imm3': 32.0},
+         src0=tile(rng, 16))
+    case('stream_shuffle', {'imm': 0.0, 'imm1': 0.0, 'imm2': 0.0, 'imm3': 32.0},
          src0=(rng.uniform(-2, 2, (1, 16)).astype(np.float32), 'float32'))
+    case('stream_shuffle', {'imm': 1.0, 'imm1': 27.0, 'imm2': 5.0, 'imm3': 12.0},
+         src0=tile(rng, 16), src1=tile(rng, 16))  # a shift into part of each quadrant
     topk_src = _dtypes.round_to(rng.uniform(-2, 2, (P, 4)).astype(np.float32), 'bfloat16')
     case('topk', {'imm': 60.0, 'imm1': 20.0}, engine='pool', dst=(2, 'bfloat16'),
          src0=(np.asarray(topk_src, np.float32), 'bfloat16'), dst1=(None, 'uint32', 2))

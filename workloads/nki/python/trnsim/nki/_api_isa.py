@@ -175,8 +175,7 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
         return _result(_ops.transpose_by_matmul(api_name, site, stationary, moving),
                        dst, site)
     if tile_position or tile_size:
-        raise unsupported(api_name, 'tile_position= / tile_size= (Tensor-engine '
-                          'tiling)', site)
+        _pe_tile(api_name, site, tile_position, tile_size, stationary, perf_mode)
     mode = getattr(perf_mode, 'value', perf_mode)
     if mode == 'double_row_gen3':  # beta 1's spelling: [K, 2, M] and [K, 2, N] operands
         p = _ops.double_row_pair(api_name, site, stationary, moving)
@@ -194,6 +193,31 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     _ops.emit_into(p, dst, 'auto' if accumulate is None else bool(accumulate), site)
     p.result = dst
     return dst
+
+
+def _pe_tile(api_name, site, position, size, stationary, perf_mode):
+    """tile_position= / tile_size= of nc_matmul: the matmul on a tile of the Tensor engine's
+    array (row and column tiling: 2 x 64 rows or columns, 4 x 32 from NeuronCore-v3), checked
+    as the reference states it. Timed as an ordinary matmul of its size: the model does not run
+    tiles at once (a model choice, pessimistic for kernels that fill the array with several)."""
+    try:
+        (row, col), (rows, cols) = [int(x) for x in position], [int(x) for x in size]
+    except (TypeError, ValueError):
+        raise KernelError(api_name, f'tile_position={position!r} and tile_size={size!r}: '
+                          '(row, column) pairs, both given', site) from None
+    sizes = (32, 64, 128) if current(api_name).limits['isa_version'] >= 3 else (64, 128)
+    if rows not in sizes or cols not in sizes:
+        raise KernelError(api_name, f'tile_size={tuple(size)}: rows and columns of '
+                          f'{", ".join(map(str, sizes))}', site)
+    if row % rows or col % cols or row + rows > 128 or col + cols > 128:
+        raise KernelError(api_name, f'tile_position={tuple(position)} is not a tile of '
+                          f'size {tuple(size)} in the 128 x 128 array', site)
+    if cols < 128 and getattr(perf_mode, 'value', perf_mode) not in (None, 'none'):
+        raise KernelError(api_name, 'double_row does not combine with column tiling', site)
+    shape = getattr(stationary, 'shape', None)
+    if shape is not None and (shape[0] > rows or math.prod(shape[1:]) > cols):
+        raise KernelError(api_name, f'a stationary of shape {tuple(shape)} does not fit a tile '
+                          f'of {rows} x {cols}', site)
 
 
 @api('isa.nc_transpose', beta1='data, engine=None, mask=None, dst=None, dtype=None',
@@ -221,21 +245,26 @@ def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None):
     quadrant is src partition shuffle_mask[i] of it (of src itself when it has at most 32
     partitions: the NKI Library broadcasts one partition so). The model's instruction
     (stream_shuffle) carries masks of the form (a i + b) mod 32, which covers a broadcast of one
-    partition, the identity, rotations and reversal; other masks, and 255 (leave that
-    partition as it is), are not supported yet."""
+    partition, the identity, rotations and reversal, on a run of partitions of the quadrant
+    (255 elsewhere: those keep dst's values, which the instruction then reads); other masks
+    are not supported yet."""
     api_name, site = called()
     _check(api_name, site, mask)
     m = [int(x) for x in shuffle_mask]
     if len(m) != 32:
         raise KernelError(api_name, f'shuffle_mask has {len(m)} entries: it has 32, one per '
                           'partition of a quadrant', site)
-    a, b = (m[1] - m[0]) % 32, m[0]
-    if any(x == 255 for x in m) or any(x != (a * i + b) % 32 for i, x in enumerate(m)):
+    moved = [i for i, x in enumerate(m) if x != 255]
+    lo, hi = (moved[0], moved[-1] + 1) if moved else (0, 0)
+    a = (m[lo + 1] - m[lo]) % 32 if hi - lo > 1 else 0
+    b = (m[lo] - a * lo) % 32 if moved else 0
+    if not moved or len(moved) != hi - lo or \
+            any(m[i] != (a * i + b) % 32 for i in range(lo, hi)):
         raise unsupported(api_name, f'the shuffle_mask {m} (the model\'s instruction takes '
-                          'masks (a i + b) mod 32; 255 is not supported yet)', site)
+                          'masks (a i + b) mod 32 on a run of partitions, 255 elsewhere)', site)
     if dtype is not None and dtype_name(dtype) != getattr(src, 'dtype_name', None):
         raise KernelError(api_name, 'dst has the dtype of src', site)
-    return _result(_ops.stream_shuffle(api_name, site, src, dst, a, b), dst, site)
+    return _result(_ops.stream_shuffle(api_name, site, src, dst, a, b, lo, hi), dst, site)
 
 
 @api('isa.activation',

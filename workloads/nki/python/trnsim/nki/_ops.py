@@ -1160,9 +1160,10 @@ def vector_transpose(api, site, a, dtype=None):
                    'isa.transpose', (A, 'dve'))
 
 
-def stream_shuffle(api, site, src, dst, a, b):
-    """dst's partitions from src's, within quadrants of 32 (partition i of a quadrant from
-    (a i + b) mod 32): one Vector-engine instruction."""
+def stream_shuffle(api, site, src, dst, a, b, lo=0, hi=32):
+    """dst's partitions from src's, within quadrants of 32 (partition i of a quadrant, for lo
+    <= i < hi, from (a i + b) mod 32; the others keep dst's values, which the instruction then
+    reads): one Vector-engine instruction."""
     A = operand(src, api, site)
     D = operand(dst, api, site) if dst is not None else A
     if isinstance(A, TileRuns) or isinstance(D, TileRuns):
@@ -1175,11 +1176,13 @@ def stream_shuffle(api, site, src, dst, a, b):
                           f'and {D.partitions}', site)
     for p in range(D.partitions):
         s = (a * (p % 32) + b) % 32 + (0 if A.partitions <= 32 else 32 * (p // 32))
-        if s >= A.partitions:
+        if lo <= p % 32 < hi and s >= A.partitions:
             raise KernelError(api, f'partition {p} of dst reads partition {s} of a src of '
                               f'{A.partitions}', site)
+    kept = D if (lo, hi) != (0, 32) else None
     return Pending(api, site, (D.partitions,) + tuple(A.shape[1:]), A.dtype_name, 'sbuf',
-                   'isa.stream_shuffle', (A, float(a), float(b), 'dve'))
+                   'isa.stream_shuffle', (A, kept, float(a), float(b), float(lo), float(hi),
+                                          'dve'))
 
 
 def iota(api, site, shape, offset, partition_step, dtype, pattern=None):

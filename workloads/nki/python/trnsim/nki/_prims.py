@@ -490,17 +490,22 @@ def _isa_memset(value, engine):
     return np.float32(value)
 
 
-@instruction('isa.stream_shuffle', 'stream_shuffle', 'dst', 'src0', 'imm', 'imm1', 'eng',
-             shaped=True, elementwise=False)
-def _isa_stream_shuffle(a, mult, add, engine, shape):
-    """Partition p of the result is a's partition (mult (p % 32) + add) mod 32 of its quadrant
-    (of a itself when a has at most 32 partitions), as models/isa/matrix.cpp computes it."""
+@instruction('isa.stream_shuffle', 'stream_shuffle', 'dst', 'src0', 'src1?', 'imm', 'imm1',
+             'imm2', 'imm3', 'eng', shaped=True, elementwise=False)
+def _isa_stream_shuffle(a, kept, mult, add, lo, hi, engine, shape):
+    """Partition p of the result, where lo <= p % 32 < hi, is a's partition (mult (p % 32) +
+    add) mod 32 of its quadrant (of a itself when a has at most 32 partitions); elsewhere
+    `kept`'s (dst's own values), as models/isa/matrix.cpp computes it."""
     a = np.asarray(a)
     p = np.arange(shape[0])
     src = (int(mult) * (p % 32) + int(add)) % 32
     if a.shape[0] > 32:
         src = src + 32 * (p // 32)
-    return a[src]
+    moved = (p % 32 >= lo) & (p % 32 < hi)
+    out = a[np.where(moved, src, 0)]
+    if kept is not None:
+        out = np.where(moved[:, None], out, np.asarray(kept))
+    return out
 
 
 @instruction('isa.iota', 'iota', 'dst', 'imm', 'imm1', 'eng', shaped=True,
