@@ -36,6 +36,24 @@ def at_offset(a, where):
     return out
 
 
+def runs_at_offset(a, where):
+    """Columns 0..8 and 16..24 of rows where[0, 0] .. + 128 of a (two runs a row), loaded and
+    stored back at the same run-time rows of a zeroed result."""
+    idx = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=idx, src=where)
+    pattern = [[a.shape[1], 128], [16, 2], [1, 8]]
+    t = nl.ndarray((128, 2, 8), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a.ap(pattern=pattern, offset=0, scalar_offset=idx, indirect_dim=0))
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    zero = nl.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=zero, value=0.0)
+    for k in range(a.shape[0] // 128):
+        nisa.dma_copy(dst=out[k * 128:(k + 1) * 128, :], src=zero)
+    nisa.dma_copy(dst=out.ap(pattern=pattern, offset=0, scalar_offset=idx, indirect_dim=0),
+                  src=t)
+    return out
+
+
 def gathered(a, rows, skip):
     """Row p of the result is a's row rows[p] (rows out of range skipped under oob_mode=skip:
     those rows keep the zeros written first)."""
@@ -95,6 +113,14 @@ class Dma(unittest.TestCase):
                                     'run-time offset of 28672 elements takes the access to '
                                     r'elements 28672..36863 of a tensor of 32768'):
             nki.simulate(at_offset)(a, np.array([[448]], np.int32))
+
+    def test_several_runs_a_row_at_a_run_time_offset(self):
+        a = np.random.default_rng(8).random((256, 32), dtype=np.float32)
+        sim = nki.simulate(runs_at_offset)
+        out = sim(a, np.array([[64]], np.int32))
+        want = np.zeros_like(a)
+        want[64:192, 0:8], want[64:192, 16:24] = a[64:192, 0:8], a[64:192, 16:24]
+        np.testing.assert_array_equal(out, want)
 
     def test_a_gather_by_a_vector_of_offsets(self):
         a = np.random.default_rng(2).random((300, 32), dtype=np.float32)

@@ -200,7 +200,7 @@ def operand(x, api, site, allow_broadcast=False):
 
 
 # The primitives that apply element by element (what split() may cut into runs).
-ELEMENTWISE = ('load', 'load_add', 'store', 'copy')  # and the instructions
+ELEMENTWISE = ('load', 'load_add', 'load_at', 'store', 'copy')  # and the instructions
 # declared elementwise in _prims (without a second output)
 
 
@@ -277,11 +277,13 @@ def _emit_split(p, dst, accumulate, site):
     # the operands split with dst: tiles and HBM accesses of dst's size (not [P, 1] ones)
     at = [i for i, a in enumerate(p.args) if isinstance(a, (Tile, TileRuns, HbmAccess)) and
           a.elems == dst.elems and (a.elems > 1 or _several_runs(a))]
-    for pieces in split([dst] + [p.args[i] for i in at], p.prim == 'load', p.api, site):
+    for pieces in split([dst] + [p.args[i] for i in at], p.prim in ('load', 'load_at'), p.api,
+                        site):
         q = _copy.copy(p)
         args = list(p.args)
         for i, piece in zip(at, pieces[1:]):
-            args[i] = piece
+            # (a run of an access at a run-time offset: at the same offset)
+            args[i] = p.args[i].shifted(piece) if isinstance(p.args[i], OffsetAccess) else piece
         q.args = tuple(args)
         q.shape = q.full_shape = pieces[0].shape
         q.region = None
@@ -344,7 +346,7 @@ def emit_into(p, dst, accumulate, site):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and isinstance(dst, Tile) and dst.shape != p.shape:
         dst = dst.view(p.region, site, p.api, runs=True)
-    if p.prim in ('load', 'load_add'):
+    if p.prim in ('load', 'load_add', 'load_at'):
         dst = _dma_runs(dst, site)
     if isinstance(dst, TileRuns) or any(_several_runs(a) for a in p.args):
         return _emit_split(p, dst, accumulate, site)
@@ -540,9 +542,8 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     if src.oob:
         raise KernelError(api, src.oob, site)
     if isinstance(src, OffsetAccess):
-        if region is not None or src.runs:
-            raise unsupported(api, 'a mask, or several runs of elements a row, on an access '
-                              'at a run-time offset', site)
+        if region is not None:
+            raise unsupported(api, 'a mask on an access at a run-time offset', site)
         p = Pending(api, site, src.shape, name, 'sbuf', 'load_at',
                     (src, operand(src.offset_tile, api, site), src.stride, src.reach,
                      src.oob_mode), 'load', region, full)
@@ -631,10 +632,8 @@ def store(api, site, dst, value, mask=None, priority=0):
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = _dma_runs(operand(value, api, site), site)
-    if isinstance(dst, OffsetAccess) and (dst.runs or isinstance(src, TileRuns) or
-                                          mask is not None):
-        raise unsupported(api, 'a mask, or several runs of elements a row, on an access at a '
-                          'run-time offset', site)
+    if isinstance(dst, OffsetAccess) and mask is not None:
+        raise unsupported(api, 'a mask on an access at a run-time offset', site)
     if isinstance(src, TileRuns) or dst.runs:
         if mask is not None:
             raise unsupported(api, 'a mask on a DMA of several runs', site)
@@ -646,6 +645,8 @@ def store(api, site, dst, value, mask=None, priority=0):
             raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an '
                               f'HBM access of shape {dst.shape}', site)
         for access, tile in split([dst, src], True, api, site):
+            if isinstance(dst, OffsetAccess):  # (each run at the same run-time offset)
+                access = dst.shifted(access)
             store(api, site, access, tile, priority=priority)
         return
     region = mask_region(mask, src.shape, api, site)
