@@ -192,8 +192,8 @@ class Plugin:
         if config.getoption('--smallest'):  # each test class's smallest positive case that
             keep = {}                          # can run
             for item in items:
-                if self._negative(item):
-                    continue
+                if self._negative(item) or item.get_closest_marker('fast') is None:
+                    continue  # (-m fast keeps only the fast ones)
                 path = (str(item.fspath), getattr(item.cls, '__name__', ''))
                 rank = (skips[id(item)] is not None, self._size(item))
                 if path not in keep or rank < keep[path][0]:
@@ -355,6 +355,8 @@ def _report(outcomes, args, seconds):
     for test, (outcome, why) in sorted(outcomes.items()):
         runs = by_test.get(test, [])
         us = ' '.join(f'{r["us"]:.2f}' for r in runs if r['us'] is not None)
+        if outcome == 'passed' and not runs:  # (a negative test: the kernel refused its input)
+            outcome, why = 'no launch', 'passed without running a kernel (a negative test)'
         rows.append({'test': test, 'outcome': outcome, 'why': why, 'lnc': runs[0]['lnc'] if runs
                      else None, 'kernel': runs[0]['kernel'] if runs else None, 'us': us})
         print(f'{outcome:8} {test}  LNC={rows[-1]["lnc"]}  {us} us  {why[:160]}')
