@@ -211,7 +211,31 @@ def tiled_matmul(a, b, position, size):
     return out
 
 
+def two_row_matmul(s, m):
+    """NKI 0.x's double_row matmul of [K, 2, M] and [K, 2, N] fp8 operands: the sum over the
+    partitions and both rows."""
+    ts = nl.ndarray(s.shape, dtype=s.dtype, buffer=nl.sbuf)
+    tm = nl.ndarray(m.shape, dtype=m.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ts, src=s)
+    nisa.dma_copy(dst=tm, src=m)
+    acc = nl.ndarray((s.shape[2], m.shape[2]), dtype=nl.float32, buffer=nl.psum)
+    nisa.nc_matmul(dst=acc, stationary=ts, moving=tm,
+                   perf_mode=nisa.matmul_perf_mode.double_row)
+    r = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=r, src=acc)
+    out = nl.ndarray(acc.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out, src=r)
+    return out
+
+
 class Forms(unittest.TestCase):
+
+    def test_double_row_of_two_rows_a_partition(self):
+        rng = np.random.default_rng(9)
+        s = rng.integers(-3, 4, (64, 2, 32)).astype(np.float32)
+        m = rng.integers(-3, 4, (64, 2, 48)).astype(np.float32)
+        got = nki.simulate(two_row_matmul)(s.astype(nl.float8_e4m3), m.astype(nl.float8_e4m3))
+        np.testing.assert_array_equal(got, np.einsum('krm,krn->mn', s, m))
 
     def test_a_matmul_on_a_tile_of_the_array(self):
         rng = np.random.default_rng(7)

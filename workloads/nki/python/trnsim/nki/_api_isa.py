@@ -177,7 +177,9 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     if tile_position or tile_size:
         _pe_tile(api_name, site, tile_position, tile_size, stationary, perf_mode)
     mode = getattr(perf_mode, 'value', perf_mode)
-    if mode == 'double_row_gen3':  # beta 1's spelling: [K, 2, M] and [K, 2, N] operands
+    # beta 1's double_row_gen3, and NKI 0.x's double_row given [K, 2, M] and [K, 2, N] operands
+    # (the NKI Library's form): each partition's two rows contracted together
+    if mode == 'double_row_gen3' or (mode == 'double_row' and _two_rows(stationary, moving)):
         p = _ops.double_row_pair(api_name, site, stationary, moving)
     elif mode not in (None, 'none', 'double_row'):
         raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row; beta 1: '
@@ -193,6 +195,13 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     _ops.emit_into(p, dst, 'auto' if accumulate is None else bool(accumulate), site)
     p.result = dst
     return dst
+
+
+def _two_rows(stationary, moving):
+    """Whether both matmul operands are [K, 2, F]: the double-row layout of two rows a
+    partition."""
+    shapes = [tuple(getattr(x, 'shape', ())) for x in (stationary, moving)]
+    return all(len(sh) == 3 and sh[1] == 2 for sh in shapes)
 
 
 def _pe_tile(api_name, site, position, size, stationary, perf_mode):

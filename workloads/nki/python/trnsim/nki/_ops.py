@@ -1345,8 +1345,7 @@ def double_row_pair(api, site, stationary, moving):
     if len(S.shape) != 3 or len(M.shape) != 3 or S.shape[1] != 2 or M.shape[1] != 2:
         raise KernelError(api, f"perf_mode='double_row_gen3' takes [K, 2, M] and [K, 2, N] "
                           f'operands, got {S.shape} and {M.shape}', site)
-    rows = [matmul(api, site, S.view((slice(None), r, slice(None)), site, api),
-                   M.view((slice(None), r, slice(None)), site, api), True) for r in (0, 1)]
+    rows = [matmul(api, site, S.select(1, r), M.select(1, r), True) for r in (0, 1)]
     rows[0].then = rows[1]
     return rows[0]
 
