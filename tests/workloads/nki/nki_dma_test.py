@@ -230,6 +230,33 @@ def two_row_matmul(s, m):
 
 class Forms(unittest.TestCase):
 
+    def test_nki_objects_as_the_library_writes_them(self):
+        import dataclasses
+
+        @dataclasses.dataclass
+        class Section(nl.NKIObject):  # unannotated fields, set by keyword
+            index = None
+            offset = None
+
+        @dataclasses.dataclass(frozen=True)
+        class Sizes(nl.NKIObject):
+            rows: int
+            cols: int = 8
+            tags: list = dataclasses.field(default_factory=list)
+
+            def __post_init__(self):
+                object.__setattr__(self, 'elems', self.rows * self.cols)
+
+        s = Section(index=2, offset=64)
+        self.assertEqual((s.index, s.offset), (2, 64))
+        z = Sizes(4)
+        self.assertEqual((z.rows, z.cols, z.tags, z.elems), (4, 8, [], 32))
+        self.assertEqual(Sizes(rows=2, cols=3).elems, 6)
+        with self.assertRaises(dataclasses.FrozenInstanceError):
+            z.rows = 5
+        with self.assertRaisesRegex(TypeError, "missing the argument 'rows'"):
+            Sizes()
+
     def test_double_row_of_two_rows_a_partition(self):
         rng = np.random.default_rng(9)
         s = rng.integers(-3, 4, (64, 2, 32)).astype(np.float32)

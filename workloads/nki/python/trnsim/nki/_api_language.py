@@ -36,12 +36,42 @@ class NKIObject:
     """nl.NKIObject: the base class of a kernel's configuration objects and helpers (the NKI
     Library's configs, tiled ranges, loggers). NKI 0.4-0.6's language module gives only
     `__init__(**kwargs)`; here the kernel's Python runs as Python, so it is a plain object whose
-    keyword arguments become attributes (a model choice: the API reference does not describe
-    it)."""
+    arguments become attributes: keyword arguments by name, positional ones in the order of the
+    class's annotated fields. A subclass without an `__init__` of its own gets this one, before
+    a `@dataclass` decorator would write one from its annotations alone: the NKI Library
+    constructs `@dataclass` subclasses whose fields are unannotated class attributes by keyword
+    (a model choice from that use; the API reference does not describe it)."""
 
-    def __init__(self, **kwargs):
-        for key, val in kwargs.items():
-            setattr(self, key, val)
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if '__init__' not in cls.__dict__:
+            cls.__init__ = NKIObject.__init__
+
+    def __init__(self, *args, **kwargs):
+        import dataclasses
+        fields = dataclasses.fields(self) if dataclasses.is_dataclass(self) else ()
+        names = [f.name for f in fields if f.init]
+        if len(args) > len(names):
+            raise TypeError(f'{type(self).__name__}() takes {len(names)} positional arguments '
+                            f'(its fields), got {len(args)}')
+        given = dict(zip(names, args))
+        for key in kwargs:
+            if key in given:
+                raise TypeError(f'{type(self).__name__}() got multiple values for {key!r}')
+        given.update(kwargs)
+        for f in fields:  # a dataclass's fields not given: their defaults, as its __init__
+            if f.name in given or not f.init:
+                continue
+            if f.default is not dataclasses.MISSING:
+                given[f.name] = f.default
+            elif f.default_factory is not dataclasses.MISSING:
+                given[f.name] = f.default_factory()
+            else:
+                raise TypeError(f'{type(self).__name__}() missing the argument {f.name!r}')
+        for key, val in given.items():
+            object.__setattr__(self, key, val)  # (a frozen dataclass's too, as its __init__)
+        if hasattr(self, '__post_init__'):
+            self.__post_init__()
 
 
 value('language.NKIObject', NKIObject, '0.x')

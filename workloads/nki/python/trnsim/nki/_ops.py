@@ -598,11 +598,24 @@ def _require_sbuf(api, site, tile):
                           'HBM and SBUF (copy the tile to SBUF first)', site)
 
 
+def _one_row(hbm, tile):
+    """A 1-D HBM access (`t[i, :]`, its first dimension indexed away) moved to or from a tile
+    of one partition: the access as one row of its elements, as the DMA moves them."""
+    if isinstance(hbm, HbmTensor):
+        hbm = hbm[...]
+    if isinstance(hbm, HbmAccess) and len(hbm.shape) == 1 and \
+            getattr(tile, 'partitions', None) == 1 and len(tile.shape) >= 2 and \
+            hbm.shape[0] == tile.elems:
+        return hbm.expand_dim(0)
+    return hbm
+
+
 def load_into(api, site, dst, src, mask=None, priority=0):
     if not isinstance(dst, (Tile, TileRuns, Pending)):
         raise KernelError(api, f'loads into a tile, got {type(dst).__name__}', site)
     if isinstance(dst, (Tile, TileRuns)):
         _require_sbuf(api, site, dst)
+        src = _one_row(src, dst)
     p = load(api, site, src, None, mask, priority)
     assign(dst, p, site)  # into dst's dtype: the DMA casts
 
@@ -632,6 +645,7 @@ def store(api, site, dst, value, mask=None, priority=0):
     if not isinstance(dst, HbmAccess):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = _dma_runs(operand(value, api, site), site)
+    dst = _one_row(dst, src)
     if isinstance(dst, OffsetAccess) and mask is not None:
         raise unsupported(api, 'a mask on an access at a run-time offset', site)
     if isinstance(src, TileRuns) or dst.runs:

@@ -959,11 +959,16 @@ class Tile(TensorViews, Typed, Arithmetic):
     def _remade(self, first, dims, site):
         return _tile_view(self.root, first, dims, site)
 
-    def ap(self, pattern, offset=0, dtype=None):
+    def ap(self, pattern, offset=0, dtype=None, scalar_offset=None, vector_offset=None,
+           indirect_dim=0):
         """NkiTensor.ap of a tile: the access `pattern` ([[step, count], ...], the first over
         partitions, a step of one partition's elements) from element `offset` (partition
         offset // elements, element offset % elements), a part of this tile."""
         site = user_site()
+        offset = 0 if offset is None else offset
+        if scalar_offset is not None or vector_offset is not None:
+            raise unsupported('.ap', 'scalar_offset= / vector_offset= of an on-chip tile (an '
+                              'engine access at a run-time offset)', site)
         if dtype is not None and _dtypes.dtype_name(dtype) != self.dtype_name:
             raise unsupported('.ap', 'dtype= of a tile', site)
         (pstep, rows), free = _pattern(pattern, '.ap', site)[0], _pattern(pattern, '.ap',
