@@ -228,7 +228,20 @@ def two_row_matmul(s, m):
     return out
 
 
+def row_copy(a):
+    """Row 2 of a through a tile of one partition, into row 0 of the result."""
+    t = nl.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=a[2, :])
+    out = nl.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl.shared_hbm)
+    nisa.dma_copy(dst=out[0, :], src=t)
+    return out
+
+
 class Forms(unittest.TestCase):
+
+    def test_a_row_through_a_tile_of_one_partition(self):
+        a = np.random.default_rng(10).random((4, 20), dtype=np.float32)
+        np.testing.assert_array_equal(nki.simulate(row_copy)(a), a[2:3])
 
     def test_nki_objects_as_the_library_writes_them(self):
         import dataclasses
