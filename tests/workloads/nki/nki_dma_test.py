@@ -308,6 +308,24 @@ class Forms(unittest.TestCase):
                                     r'is not supported yet'):
             nki.simulate(any_mask)(a[:32])
 
+        @nki.jit
+        def quadrants(a, rows):
+            """a [32, 8] repeated into each quadrant of a [64, 8] tile, shifted by 8 (rows of
+            a beyond `rows` out of reach: the model's rule, at the call)."""
+            t = nl.ndarray((32, 8), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.dma_copy(dst=t, src=a)
+            u = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.sbuf)
+            nisa.nc_stream_shuffle(dst=u, src=t[0:rows], shuffle_mask=[(i + 8) % 32
+                                                                       for i in range(32)])
+            o = nl.ndarray((64, 8), dtype=a.dtype, buffer=nl.shared_hbm)
+            nisa.dma_copy(dst=o, src=u)
+            return o
+        want = np.tile(a[:32][(np.arange(32) + 8) % 32], (2, 1))
+        np.testing.assert_array_equal(nki.simulate(quadrants)(a[:32], 32), want)
+        with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.nc_stream_shuffle: '
+                                    r'.*reads partition 8 of a src0 of 4'):
+            nki.simulate(quadrants)(a[:32], 4)
+
 
     def test_the_librarys_instruction_forms(self):
         a = np.random.default_rng(5).random((128, 8), dtype=np.float32)

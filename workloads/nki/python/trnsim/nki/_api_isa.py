@@ -271,9 +271,8 @@ def nc_stream_shuffle(src, dst, shuffle_mask, dtype=None, mask=None):
             any(m[i] != (a * i + b) % 32 for i in range(lo, hi)):
         raise unsupported(api_name, f'the shuffle_mask {m} (the model\'s instruction takes '
                           'masks (a i + b) mod 32 on a run of partitions, 255 elsewhere)', site)
-    if dtype is not None and dtype_name(dtype) != getattr(src, 'dtype_name', None):
-        raise KernelError(api_name, 'dst has the dtype of src', site)
-    return _result(_ops.stream_shuffle(api_name, site, src, dst, a, b, lo, hi), dst, site)
+    return _result(_ops.stream_shuffle(api_name, site, src, dst, a, b, lo, hi, dtype), dst,
+                   site)
 
 
 @api('isa.activation',

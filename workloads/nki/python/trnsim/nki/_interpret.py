@@ -537,6 +537,11 @@ class Interpreter:
             out = before.astype(np.float32) + np.asarray(
                 prim.impl(*vals), np.float32).reshape(before.shape)
             valid = _validity(op.kind, valids, dst.shape) & ok
+        elif op.kind == 'isa.stream_shuffle':  # its elements' validity moves with them
+            out = prim.impl(*vals)
+            kept = vals[1] is not None
+            valid = np.asarray(prim.impl(valids[0], valids[1] if kept else None, *vals[2:]),
+                               dtype=bool)
         else:
             out = prim.impl(*vals)
             valid = _validity(op.kind, valids, dst.shape)

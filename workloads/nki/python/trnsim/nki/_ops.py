@@ -1175,29 +1175,19 @@ def vector_transpose(api, site, a, dtype=None):
                    'isa.transpose', (A, 'dve'))
 
 
-def stream_shuffle(api, site, src, dst, a, b, lo=0, hi=32):
+def stream_shuffle(api, site, src, dst, a, b, lo=0, hi=32, dtype=None):
     """dst's partitions from src's, within quadrants of 32 (partition i of a quadrant, for lo
     <= i < hi, from (a i + b) mod 32; the others keep dst's values, which the instruction then
-    reads): one Vector-engine instruction."""
+    reads): one Vector-engine instruction (its dtypes, shapes and the partitions it may read:
+    the model's rules, models/isa/matrix.cpp, checked as the program is built)."""
     A = operand(src, api, site)
     D = operand(dst, api, site) if dst is not None else A
     if isinstance(A, TileRuns) or isinstance(D, TileRuns):
         raise unsupported(api, RUNS_ONLY, site)
-    if D.dtype_name != A.dtype_name or D.elems != A.elems:
-        raise KernelError(api, f'dst ({D.shape} {D.dtype_name}) has the elements a partition '
-                          f'and the dtype of src ({A.shape} {A.dtype_name})', site)
-    if A.partitions > 32 and A.partitions != D.partitions:
-        raise KernelError(api, f'src has at most 32 partitions, or dst\'s: got {A.partitions} '
-                          f'and {D.partitions}', site)
-    for p in range(D.partitions):
-        s = (a * (p % 32) + b) % 32 + (0 if A.partitions <= 32 else 32 * (p // 32))
-        if lo <= p % 32 < hi and s >= A.partitions:
-            raise KernelError(api, f'partition {p} of dst reads partition {s} of a src of '
-                              f'{A.partitions}', site)
     kept = D if (lo, hi) != (0, 32) else None
-    return Pending(api, site, (D.partitions,) + tuple(A.shape[1:]), A.dtype_name, 'sbuf',
-                   'isa.stream_shuffle', (A, kept, float(a), float(b), float(lo), float(hi),
-                                          'dve'))
+    return Pending(api, site, (D.partitions,) + tuple(A.shape[1:]), _name(dtype, A.dtype_name),
+                   'sbuf', 'isa.stream_shuffle',
+                   (A, kept, float(a), float(b), float(lo), float(hi), 'dve'))
 
 
 def iota(api, site, shape, offset, partition_step, dtype, pattern=None):

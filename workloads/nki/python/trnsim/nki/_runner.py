@@ -1085,12 +1085,10 @@ def simulate(kernel, edition=None, **options):
     return SimulatedKernel(_as_kernel(kernel, edition, options), options)
 
 
-@api('.cpu_simulate', '0.x', signature='kernel, **options')
-def cpu_simulate(kernel, edition=None, **options):
-    """nki.cpu_simulate(kernel)[lnc](**kwargs), as the NKI Library's older simulation harness
-    calls its simulator package (nki_cpu_simulator.nki): nki.simulate under that name (not in
-    the API reference: the library's use)."""
-    return simulate(kernel, edition, **options)
+# nki.cpu_simulate(kernel)[lnc](**kwargs), as the NKI Library's older simulation harness calls
+# its simulator package (nki_cpu_simulator.nki): nki.simulate under that name (not in the API
+# reference: the library's use)
+api('.cpu_simulate', '0.x', signature='kernel, **options')(simulate)
 
 
 @api('simulator.simulate_kernel', '0.3+', signature='kernel, args=(), kwargs=None, lnc=None')

@@ -764,7 +764,7 @@ class OffsetAccess(HbmAccess):
     pattern guide's "offset + scalar_offset * prod(A.shape[indirect_dim+1:])"). A DMA of it
     waits for that tile, and is timed as the static access (the model does not read the
     offset's value); the interpreter reads it, and an access out of the tensor is an error, or
-    skipped under oob_mode=skip (`oob`)."""
+    skipped under oob_mode=skip (`oob_mode`)."""
     _kind = 'a part of an HBM tensor at a run-time offset'
 
     def __init__(self, base, offset_tile, stride, site):  # pylint: disable=super-init-not-called
