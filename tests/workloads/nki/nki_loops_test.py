@@ -889,5 +889,50 @@ class MaskedIterations(unittest.TestCase):
         self.assertEqual(t.trace.text().count('loop '), 2)
 
 
+@nki0.jit
+def chunks_to_the_end(x, chunk):
+    """Columns in chunks, the last one shorter (its end Python's min()), a column each chunk
+    summed into a tile whose width is the number of chunks; a loop longer than that skips the
+    rest with `if c < n` (NKI 0.7: plain range)."""
+    rows, width = x.shape
+    n = -(-width // chunk)
+    out = nl0.ndarray((rows, n), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    sums = nl0.ndarray((rows, n), dtype=nl0.float32, buffer=nl0.sbuf)
+    t = nl0.ndarray((rows, chunk), dtype=nl0.float32, buffer=nl0.sbuf)
+    for c in range(n + 2):
+        start = c * chunk
+        end = min(start + chunk, width)
+        if c < n:
+            nisa0.dma_copy(dst=t[0:rows, 0:end - start], src=x[0:rows, start:end])
+            nisa0.tensor_reduce(dst=sums[0:rows, c], data=t[0:rows, 0:end - start],
+                                op=nl0.add, axis=1)
+    nisa0.dma_copy(dst=out, src=sums)
+    return out
+
+
+class BoundsThePythonKeeps(unittest.TestCase):
+    """An access at a loop index that would run past its tensor's or tile's end in iterations
+    the kernel's Python keeps it out of (min(), `if`) is taken at this iteration's values."""
+
+    def test_a_shorter_last_chunk_and_iterations_skipped(self):
+        x = np.random.default_rng(3).random((4, 40), dtype=np.float32)
+        want = np.stack([x[:, k:k + 16].sum(1) for k in range(0, 40, 16)], axis=1)
+        np.testing.assert_allclose(chunks_to_the_end(x, 16), want, rtol=1e-5)
+
+    def test_past_the_end_in_this_iteration_is_still_an_error(self):
+        @nki0.jit
+        def beyond(x):
+            out = nl0.ndarray((4, 8), dtype=nl0.float32, buffer=nl0.shared_hbm)
+            t = nl0.ndarray((4, 8), dtype=nl0.float32, buffer=nl0.sbuf)
+            for c in range(3):
+                nisa0.dma_copy(dst=t, src=x[0:4, c * 8:c * 8 + 8])
+            nisa0.dma_copy(dst=out, src=t)
+            return out
+        x = np.zeros((4, 20), dtype=np.float32)
+        with self.assertRaisesRegex(trnsim.nki.KernelError,
+                                    r'index range 16\.\.23 is out of bounds for dimension 1'):
+            beyond(x)
+
+
 if __name__ == '__main__':
     unittest.main()

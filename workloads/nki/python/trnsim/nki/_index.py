@@ -254,6 +254,18 @@ def concrete(x):
     return int(x)
 
 
+def settled(x, fits):
+    """x, a loop index expression, as it stands in this iteration where its values over
+    every iteration do not fit: first with the loops the kernel's Python asked the value of
+    fixed at their counters now, then with every loop fixed (the loops then record each
+    iteration's own: a bound the kernel checked in Python, as min(start + size, n) or
+    `if i < n:`, keeps the iterations it ran in bounds)."""
+    if not isinstance(x, Affine) or fits(x):
+        return x
+    y = x.fixed_where_consumed()
+    return y if fits(y) else concrete(x)
+
+
 def low(x):
     """The smallest value x takes over its open loops' iterations."""
     if not isinstance(x, Affine):
@@ -591,6 +603,9 @@ def _slice(c, n, d, api, site, lenient=False):
             # slice of this iteration's values
             return _slice(slice(concrete(start), concrete(stop), c.step), n, d, api, site,
                           lenient)
+        if high(stop) > n and not lenient:  # (past the end in some other iteration)
+            start = settled(start, lambda x: high(x + span) <= n)
+            stop = start + span
         if (high(start) > n or high(stop) > n) and not lenient:
             raise KernelError(api, f'slice {high(start)}:{high(stop)} is out of bounds for '
                               f'dimension {d} of size {n}', site)
@@ -643,6 +658,7 @@ def normalise(shape, idx, api, site, lenient=False, dynamic=False):
         if isinstance(c, (INTEGER, Affine)):
             if not isinstance(c, Affine):
                 c = int(c)
+            c = settled(c, lambda x: 0 <= low(x) and high(x) < n)
             if low(c) < 0 or high(c) >= n:
                 raise KernelError(api, f'index {high(c) if high(c) >= n else low(c)} is out of '
                                   f'bounds for dimension {d} of size {n}', site)
@@ -653,6 +669,9 @@ def normalise(shape, idx, api, site, lenient=False, dynamic=False):
             if c.step < 1:
                 raise unsupported(api, 'access pattern not supported yet (index step '
                                   f'{c.step})', site)
+            if not lenient:
+                c = IndexRange(settled(c.start, lambda x: 0 <= low(x) and high(x) + c.step *
+                                       (c.size - 1) < n), c.size, c.step, c.axis, c.grid)
             first, last = low(c.start), high(c.start) + c.step * (c.size - 1)
             if not lenient and (first < 0 or last >= n):
                 raise KernelError(api, f'index range {first}..{last} is out of bounds for '

@@ -518,6 +518,18 @@ def _view(t, region, api, site):
     return t if region is None else t.view(region, site, api, runs=True)
 
 
+def _in_bounds(access, api, site):
+    """An HBM access within its tensor in this iteration: one at live loop indices that runs
+    past the tensor's end in some other iteration is taken at their values now (the loops
+    then record each iteration's own: a mask's, or Python's min() of a chunk's end); an
+    error when it runs past in this one."""
+    if access.oob:
+        access = access.now()
+    if access.oob:
+        raise KernelError(api, access.oob, site)
+    return access
+
+
 def load(api, site, src, dtype=None, mask=None, priority=0):
     if not isinstance(src, HbmAccess):
         if isinstance(src, HbmTensor):
@@ -537,10 +549,7 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     region = mask_region(mask, full, api, site)
     if region is not None:
         src = src.restrict(region)
-    if src.oob and mask is not None:  # (a mask: past the end in no iteration it keeps)
-        src = src.now()
-    if src.oob:
-        raise KernelError(api, src.oob, site)
+    src = _in_bounds(src, api, site)
     if isinstance(src, OffsetAccess):
         if region is not None:
             raise unsupported(api, 'a mask on an access at a run-time offset', site)
@@ -653,8 +662,7 @@ def store(api, site, dst, value, mask=None, priority=0):
             raise unsupported(api, 'a mask on a DMA of several runs', site)
         if isinstance(dst, BroadcastAccess):
             raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
-        if dst.oob:
-            raise KernelError(api, dst.oob, site)
+        dst = _in_bounds(dst, api, site)
         if src.partitions != dst.rows or src.elems != dst.elems:
             raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an '
                               f'HBM access of shape {dst.shape}', site)
@@ -668,10 +676,7 @@ def store(api, site, dst, value, mask=None, priority=0):
         src, dst = src.view(region, site, api), dst.restrict(region)
     if isinstance(dst, BroadcastAccess):
         raise KernelError(api, 'a broadcast of an HBM tensor cannot be stored to', site)
-    if dst.oob and mask is not None:
-        dst = dst.now()
-    if dst.oob:
-        raise KernelError(api, dst.oob, site)
+    dst = _in_bounds(dst, api, site)
     _require_sbuf(api, site, src)  # (into the tensor's dtype: the DMA casts)
     if src.partitions != dst.rows or src.elems != dst.elems:
         raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an HBM '
