@@ -41,6 +41,8 @@ float apply_alu(alu_op op, float a, float b) {
             if (m != 0.0f && ((b < 0.0f) != (m < 0.0f))) m += b;
             return m;
         }
+        case alu_op::abs:  // |a|, b unused
+            return std::fabs(a);
         case alu_op::abs_max:
             return std::isnan(b) ? b : std::max(std::fabs(a), std::fabs(b));
         case alu_op::is_equal:

@@ -173,7 +173,12 @@ def vector_transpose_and_reduce_nki0(x):
     nisa0.tensor_scalar_reduce(shifted, t, nl0.subtract, 0.5, reduce_op=nl0.maximum,
                                reduce_res=mx)
     nisa0.dma_copy(red, mx)
-    return out, red
+    # nl.abs as the ALU operator (its operand unused): the largest |x| of each row, as the NKI
+    # Library's quantizers take it
+    mags = nl0.ndarray((x.shape[0], 1), dtype=x.dtype, buffer=nl0.shared_hbm)
+    nisa0.tensor_scalar_reduce(shifted, t, nl0.abs, 0.0, reduce_op=nl0.maximum, reduce_res=mx)
+    nisa0.dma_copy(mags, mx)
+    return out, red, mags
 
 
 @nki1.jit
@@ -457,9 +462,11 @@ class AttentionAndNormalisation(unittest.TestCase):
 
     def test_vector_transpose_and_tensor_scalar_reduce(self):
         (x,) = s.random_inputs((128, 48))
-        out, red = vector_transpose_and_reduce_nki0(x)
+        x = x - np.float32(0.5)
+        out, red, mags = vector_transpose_and_reduce_nki0(x)
         np.testing.assert_array_equal(out, x[:32, :32].T)
         np.testing.assert_array_equal(red, (x - np.float32(0.5)).max(axis=1, keepdims=True))
+        np.testing.assert_array_equal(mags, np.abs(x).max(axis=1, keepdims=True))
 
     def test_language_functions(self):
         (x,) = s.random_inputs((128, 40), lo=-1.0, hi=1.0)

@@ -94,6 +94,7 @@ def cases(rng):
     topk_src = _dtypes.round_to(rng.uniform(-2, 2, (P, 4)).astype(np.float32), 'bfloat16')
     case('topk', {'imm': 60.0, 'imm1': 20.0}, engine='pool', dst=(2, 'bfloat16'),
          src0=(np.asarray(topk_src, np.float32), 'bfloat16'), dst1=(None, 'uint32', 2))
+    case('tensor_tensor', {'alu': 'abs'}, src0=tile(rng, 16, -2, 2), src1=tile(rng, 16))
     return out
 
 

@@ -72,6 +72,7 @@ _ALU = {'language.add': 'add', 'language.subtract': 'subtract', 'language.multip
         'language.maximum': 'max', 'language.minimum': 'min', 'language.max': 'max',
         'language.min': 'min', 'language.divide': 'divide', 'language.power': 'pow',
         'language.mod': 'mod', 'language.fmod': 'mod', 'language.abs_max': 'abs_max',
+        'language.abs': 'abs',  # (|data|, its operand unused: the NKI Library's use)
         'language.equal': 'is_equal', 'language.not_equal': 'not_equal',
         'language.greater': 'is_gt', 'language.greater_equal': 'is_ge', 'language.less': 'is_lt',
         'language.less_equal': 'is_le', 'language.logical_and': 'logical_and',

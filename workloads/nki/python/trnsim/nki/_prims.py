@@ -55,6 +55,7 @@ def _flag(f):
 ALU = {'add': np.add, 'subtract': np.subtract, 'multiply': np.multiply, 'max': np.maximum,
        'min': np.minimum, 'divide': np.divide, 'pow': np.power, 'mod': _mod,
        'abs_max': lambda a, b: np.maximum(np.abs(a), np.abs(b)),
+       'abs': lambda a, b: np.abs(a),
        'is_equal': _flag(np.equal), 'not_equal': _flag(np.not_equal),
        'is_gt': _flag(np.greater), 'is_ge': _flag(np.greater_equal), 'is_lt': _flag(np.less),
        'is_le': _flag(np.less_equal),
