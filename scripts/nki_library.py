@@ -190,10 +190,10 @@ class Plugin:
         target = Platforms(self.platform)
         skips = {id(item): self._skip_reason(item, target, config) for item in items}
         if config.getoption('--smallest'):  # each test class's smallest positive case that
-            keep = {}                          # can run
+            keep = {}                          # can run, fast-marked or not
             for item in items:
-                if self._negative(item) or item.get_closest_marker('fast') is None:
-                    continue  # (-m fast keeps only the fast ones)
+                if self._negative(item):
+                    continue
                 path = (str(item.fspath), getattr(item.cls, '__name__', ''))
                 rank = (skips[id(item)] is not None, self._size(item))
                 if path not in keep or rank < keep[path][0]:
@@ -318,7 +318,8 @@ def main():
                 _say(report.nodeid, outcomes[report.nodeid])
     t0 = time.time()
     quiet = ['-qq', '--tb=no', '-p', 'no:warnings'] if args.quiet else ['-q']
-    status = pytest.main(['--noconftest', '-p', 'no:cacheprovider', *quiet, '-m', 'fast',
+    fast = [] if args.smallest else ['-m', 'fast']  # (the library's fast suite, or each class)
+    status = pytest.main(['--noconftest', '-p', 'no:cacheprovider', *quiet, *fast,
                           '--continue-on-collection-errors',
                           '--rootdir', root, '-W', 'ignore::DeprecationWarning',
                           *ignores, *(extra if any(os.path.exists(a) for a in extra)
