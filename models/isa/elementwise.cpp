@@ -204,8 +204,9 @@ const opcode_row& row_of_scalar_tensor_tensor() {
                     const float s = ins.src2.valid() ? io.in2(p) : ins.imm;  // one per partition
                     for (std::uint32_t j = 0; j < ins.dst.elems; ++j) {
                         const std::size_t i = std::size_t{p} * ins.dst.elems + j;
-                        io.out(i, apply_ordered(ins.alu1, apply_ordered(ins.alu, io.in0(i), s, rev0),
-                                                io.in1(i), rev1));
+                        io.out(i,
+                               apply_ordered(ins.alu1, apply_ordered(ins.alu, io.in0(i), s, rev0),
+                                             io.in1(i), rev1));
                     }
                 }
             }};

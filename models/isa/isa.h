@@ -59,54 +59,60 @@ constexpr field_info all_fields[] = {
     X(matmul_mx)            \
     X(quantize_mx)          \
     X(match_replace8)       \
-    X(stream_shuffle)
+    X(stream_shuffle)       \
+    X(register_load)        \
+    X(register_store)       \
+    X(register_move)        \
+    X(nonzero_count)
 
 // X(name, since): the Vector/GpSimd ALU operations (all in fp32; the bitwise ones on the
 // int32 value of their operands).
-#define TRN_ALU_OPS(X)                                                                      \
-    X(bypass, 1)                                                                            \
-    X(add, 1)                                                                               \
-    X(subtract, 1)                                                                          \
-    X(multiply, 1)                                                                          \
-    X(max, 1)                                                                               \
-    X(min, 1)                                                                               \
-    X(divide, 3)                                                                            \
-    X(pow, 3)                                                                               \
-    X(mod, 3)                                                                               \
-    X(abs_max, 3)                                                                           \
-    X(abs, 3)                                                                               \
-    X(is_equal, 3)                                                                          \
-    X(not_equal, 3)                                                                         \
-    X(is_gt, 3)                                                                             \
-    X(is_ge, 3)                                                                             \
-    X(is_lt, 3)                                                                             \
-    X(is_le, 3)                                                                             \
-    X(logical_and, 3)                                                                       \
-    X(logical_or, 3)                                                                        \
-    X(logical_xor, 3) X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) \
-        X(right_shift, 3)
+#define TRN_ALU_OPS(X) \
+    X(bypass, 1)       \
+    X(add, 1)          \
+    X(subtract, 1)     \
+    X(multiply, 1)     \
+    X(max, 1)          \
+    X(min, 1)          \
+    X(divide, 3)       \
+    X(pow, 3)          \
+    X(mod, 3)          \
+    X(abs_max, 3)      \
+    X(abs, 7)          \
+    X(is_equal, 3)     \
+    X(not_equal, 3)    \
+    X(is_gt, 3)        \
+    X(is_ge, 3)        \
+    X(is_lt, 3)        \
+    X(is_le, 3)        \
+    X(logical_and, 3)  \
+    X(logical_or, 3)   \
+    X(logical_xor, 3)  \
+    X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
 
 // X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
-#define TRN_ACT_FUNCS(X)                                                                \
-    X(identity, 1)                                                                      \
-    X(relu, 1)                                                                          \
-    X(exp, 1)                                                                           \
-    X(reciprocal, 1)                                                                    \
-    X(rsqrt, 2)                                                                         \
-    X(sqrt, 2)                                                                          \
-    X(square, 2)                                                                        \
-    X(sigmoid, 2)                                                                       \
-    X(tanh, 2)                                                                          \
-    X(silu, 2)                                                                          \
-    X(gelu, 2)                                                                          \
-    X(log, 2)                                                                           \
-    X(gelu_apprx_tanh, 3)                                                               \
-    X(softplus, 3)                                                                      \
-    X(mish, 3)                                                                          \
-    X(sin, 3)                                                                           \
-    X(cos, 3)                                                                           \
-    X(arctan, 3)                                                                        \
-    X(abs, 3) X(sign, 3) X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) \
-        X(erf_dx, 3) X(gelu_apprx_sigmoid, 3)
+#define TRN_ACT_FUNCS(X)                                                        \
+    X(identity, 1)                                                              \
+    X(relu, 1)                                                                  \
+    X(exp, 1)                                                                   \
+    X(reciprocal, 1)                                                            \
+    X(rsqrt, 2)                                                                 \
+    X(sqrt, 2)                                                                  \
+    X(square, 2)                                                                \
+    X(sigmoid, 2)                                                               \
+    X(tanh, 2)                                                                  \
+    X(silu, 2)                                                                  \
+    X(gelu, 2)                                                                  \
+    X(log, 2)                                                                   \
+    X(gelu_apprx_tanh, 3)                                                       \
+    X(softplus, 3)                                                              \
+    X(mish, 3)                                                                  \
+    X(sin, 3)                                                                   \
+    X(cos, 3)                                                                   \
+    X(arctan, 3)                                                                \
+    X(abs, 3)                                                                   \
+    X(sign, 3)                                                                  \
+    X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) X(erf_dx, 3) \
+        X(gelu_apprx_sigmoid, 3)
 
 }  // namespace trn

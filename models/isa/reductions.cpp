@@ -230,6 +230,70 @@ double topk_cycles(const instruction& ins) {
 
 }  // namespace
 
+// nonzero_count: no cost is published; a model choice, one GpSimd pass over the row (N + 150
+// cycles, as iota's).
+const opcode_row& row_of_nonzero_count() {
+    static const opcode_row r{
+        .info = {"nonzero_count", field::dst | field::src0 | field::src1 | field::imm | field::imm1,
+                 7, false,
+                 "at partitions 0, 16, ..., 112 (each GpSimd core's first): dst[p, 0..n) = imm + "
+                 "the positions of src0[p, :]'s n nonzero elements in order, dst[p, n..T) = imm1, "
+                 "dst[p, T] = n (T src0's elements); dst's other partitions keep their values, "
+                 "read as src1 (nisa.nonzero_with_count: GpSimd engine, NeuronCore-v3)"},
+        .costs = {{pool, operand_case::sbuf_only, 3, 1, false, 150,
+                   "hardware-facts 2 (no cost published: one GpSimd pass, N + 150 as iota; a "
+                   "model choice)"}},
+        .check =
+            [](const instruction& ins, engine_kind e, const check_context& cx) {
+                cx.operand(ins.src0, "src0");
+                cx.operand(ins.dst, "dst");
+                if (e != pool) cx.fail("nonzero_count runs on the GpSimd engine (pool)");
+                if (ins.dst.space != mem_space::sbuf || ins.src0.space != mem_space::sbuf)
+                    cx.fail("nonzero_count reads and writes SBUF only");
+                if (ins.dst.elems != ins.src0.elems + 1)
+                    cx.fail(
+                        "nonzero_count's dst has one element more than src0 a partition (the "
+                        "count)");
+                if (ins.dst.partitions != ins.src0.partitions)
+                    cx.fail("nonzero_count's dst has src0's partitions");
+                if (ins.imm != std::floor(ins.imm) || ins.imm1 != std::floor(ins.imm1))
+                    cx.fail(
+                        "nonzero_count's imm (index offset) and imm1 (padding) are whole "
+                        "numbers");
+                if (ins.dst.partitions > 1) {
+                    if (!ins.src1.valid())
+                        cx.fail(
+                            "a nonzero_count of several partitions reads dst as src1 (the "
+                            "partitions it keeps)");
+                    cx.operand(ins.src1, "src1");
+                    if (ins.src1.partitions != ins.dst.partitions ||
+                        ins.src1.elems != ins.dst.elems || ins.src1.type != ins.dst.type)
+                        cx.fail("nonzero_count's src1 is dst's values: its shape and dtype");
+                }
+            },
+        .execute =
+            [](alu_io& io) {
+                const instruction& ins = io.ins;
+                const std::uint32_t t = ins.src0.elems, w = ins.dst.elems;
+                for (std::uint32_t p = 0; p < ins.dst.partitions; ++p) {
+                    if (p % 16 != 0) {
+                        for (std::uint32_t j = 0; j < w; ++j)
+                            io.out(std::size_t{p} * w + j, io.in1(std::size_t{p} * w + j));
+                        continue;
+                    }
+                    std::uint32_t n = 0;
+                    for (std::uint32_t i = 0; i < t; ++i)
+                        if (io.in0(std::size_t{p} * t + i) != 0.0f)
+                            io.out(std::size_t{p} * w + n++,
+                                   static_cast<float>(static_cast<double>(ins.imm) + i));
+                    for (std::uint32_t j = n; j < t; ++j)
+                        io.out(std::size_t{p} * w + j, ins.imm1);
+                    io.out(std::size_t{p} * w + t, static_cast<float>(n));
+                }
+            }};
+    return r;
+}
+
 const opcode_row& row_of_topk() {
     static const opcode_row r{
         .info = {"topk", field::dst | field::dst1 | field::src0 | field::imm | field::imm1, 3, true,

@@ -263,6 +263,30 @@ program rich_program() {
     barrier.op = opcode::core_barrier;
     barrier.imm = 1;
     pool.push_back(barrier);
+    // Version 7: the registers of an engine's sequencer (a load from a [1, 1] tile, a store,
+    // a move of a constant and of another register)
+    instruction reg;
+    reg.op = opcode::register_load;
+    reg.src0 = op(sbuf, 0, 1, 20500, 1, dtype::int32);
+    reg.imm = 3;
+    sp.push_back(reg);
+    reg = {};
+    reg.op = opcode::register_store;
+    reg.dst = op(sbuf, 0, 1, 20504, 1, dtype::int32);
+    reg.imm = 3;
+    sp.push_back(reg);
+    instruction nonzero = make_instruction(opcode::nonzero_count, alu_op::bypass,
+                                           op(sbuf, 0, 32, 20600, 9, dtype::int32),
+                                           op(sbuf, 0, 32, 20700, 8, dtype::float32), {}, 16.0f);
+    nonzero.src1 = nonzero.dst;
+    nonzero.imm1 = -1;
+    pool.push_back(nonzero);
+    reg = {};
+    reg.op = opcode::register_move;
+    reg.imm = 4;
+    reg.imm1 = 7;
+    reg.imm2 = -1;
+    act.push_back(reg);
     // NeuronCore-v4's MX instructions: quantize_mx's packed dst and scales, matmul_mx's four
     // inputs (src3 the moving scale)
     instruction quantize = make_instruction(opcode::quantize_mx, alu_op::bypass,
@@ -341,7 +365,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 6\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 7\n");
     EXPECT_PRED2(contains, text,
                  "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
                  "priority=2\n");
@@ -446,7 +470,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 6");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 7");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -456,7 +480,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 6");
+    EXPECT_PRED2(contains, msg, "reads 1 to 7");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -809,8 +833,24 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 7\n"),
-                 "trace format version 7 is not supported (this build reads 1 to 6)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 8\n"),
+                 "trace format version 8 is not supported (this build reads 1 to 7)");
+}
+
+// Version 7 added the register instructions and the ALU operation abs: version 6 files may not
+// use them; in version 7 they read.
+TEST(TraceVersions, RegistersAndAbsAreVersionSeven) {
+    const std::string head = "hbm_bytes 64\nqueues 0\n";
+    const std::string load = "sp register_load src0=sbuf[0:1]@0:1xint32 imm=2\n";
+    const std::string abs =
+        "dve tensor_tensor alu=abs dst=sbuf[0:4]@0:8xfloat32 src0=sbuf[0:4]@0:8xfloat32 "
+        "src1=sbuf[0:4]@0:8xfloat32\n";
+    EXPECT_PRED2(contains, error_of("trnsim-trace 6\n" + head + load), "register_load");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 6\n" + head + abs), "abs");
+    const program p = from_text("trnsim-trace 7\n" + head + load + abs);
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::sp)][0].op, opcode::register_load);
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::sp)][0].imm, 2.0f);
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::dve)][0].alu, alu_op::abs);
 }
 
 // Version 6 added stream_shuffle (nc_stream_shuffle): version 5 files may not use it; in

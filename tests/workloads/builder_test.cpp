@@ -196,7 +196,7 @@ TEST(KernelBuilder, AnInstructionWithASecondOutputOrdersBoth) {
     ins.func = act_func::exp;
     ins.alu = alu_op::add;
     kb.set_place("k.py:7");
-    kb.instruction_op(engine_kind::act, ins, y, &x, nullptr, &s, &r);  // act 1
+    kb.instruction_op(engine_kind::act, ins, &y, &x, nullptr, &s, &r);  // act 1
     kb.set_place("");
     kb.tensor_copy(s, r);  // dve 3: reads r (RAW on act 1's dst1)
     const program p = kb.finish();
@@ -233,7 +233,7 @@ TEST(KernelBuilder, AnIndirectOperandOrdersWithAllOfItsTileAndItsOffsets) {
     kb.memset(kernel_builder::part(x, 0, 128, 63, 1, 1), 1.0f);   // dve 3: x's last column
     instruction iota;
     iota.op = opcode::iota;
-    kb.instruction_op(engine_kind::pool, iota, idx, nullptr);  // pool 1: the offsets
+    kb.instruction_op(engine_kind::pool, iota, &idx, nullptr);  // pool 1: the offsets
     const auto indirect = [&](const tile& t) {
         tile v = kernel_builder::part(t, 0, 128, 0, 64, 1);
         v.op.elems = 4;
@@ -246,8 +246,9 @@ TEST(KernelBuilder, AnIndirectOperandOrdersWithAllOfItsTileAndItsOffsets) {
     exp.op = opcode::activation;
     exp.func = act_func::exp;
     const tile gather = indirect(x);
-    kb.instruction_op(engine_kind::act, exp, indirect(y), &gather);  // act 1
-    kb.tensor_copy(z, kernel_builder::part(y, 0, 128, 60, 4, 1));    // dve 4: y's last columns
+    const tile scattered = indirect(y);
+    kb.instruction_op(engine_kind::act, exp, &scattered, &gather);  // act 1
+    kb.tensor_copy(z, kernel_builder::part(y, 0, 128, 60, 4, 1));   // dve 4: y's last columns
     const program p = kb.finish();
     const auto& act = stream(p, engine_kind::act);
     ASSERT_EQ(act.size(), 1u);

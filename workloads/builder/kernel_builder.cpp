@@ -631,6 +631,14 @@ void kernel_builder::sbuf_dma(const tile& dst, const tile& src) {
     transfer(q, dma_transfer{dst.op, src.op}, engine_kind::sp, from, into);
 }
 
+void kernel_builder::hbm_dma(const hbm_tensor& dt, const operand& dst, const hbm_tensor& st,
+                             const operand& src) {
+    if (dst.partitions != src.partitions || dst.elems != src.elems)
+        throw std::logic_error("hbm_dma: src and dst differ in shape");
+    const touch from{m_tensor_dep[st.id], region{}}, into{m_tensor_dep[dt.id], region{}};
+    transfer(queue_for(dt), dma_transfer{dst, src}, engine_kind::sp, from, into);
+}
+
 void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     instruction ins;
     ins.op = opcode::core_barrier;
@@ -695,9 +703,24 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
           in_order_writes);
 }
 
-void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile& dst,
+void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile* dst_or_none,
                                     const tile* src0, const tile* src1, const tile* src2,
                                     const tile* dst1) {
+    if (!dst_or_none) {  // (the register instructions without dst: they read src0 at most)
+        const step_scope step(*this, m_place || !src0
+                                         ? 0
+                                         : buffer_step(static_cast<std::uint32_t>(ins.op),
+                                                       opcode_name(ins.op), src0->buffer));
+        touch r[1];
+        if (src0) {
+            set_operand(ins, operand_slot::src0, *src0);
+            r[0] = {m_buffer_dep[src0->buffer], region_of(*src0)};
+        }
+        const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
+        issue(on, std::move(ins), semaphore_of_engine(on), value, r, src0 ? 1 : 0, nullptr, 0);
+        return;
+    }
+    const tile& dst = *dst_or_none;
     set_operand(ins, operand_slot::dst, dst);
     const tile* reads[3] = {};
     std::size_t n = 0;

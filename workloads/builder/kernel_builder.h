@@ -196,6 +196,10 @@ class kernel_builder {
     // elements a partition (dst's dtype: the DMA casts); triggered from the Sync engine on the
     // queue of dst's buffer (a model choice).
     void sbuf_dma(const tile& dst, const tile& src);
+    // A DMA from HBM tensor `st` (its part `src`) to `dt` (`dst`), of equal rows and elements a
+    // row (nisa.dma_copy between HBM tensors); triggered from the Sync engine on dt's queue.
+    void hbm_dma(const hbm_tensor& dt, const operand& dst, const hbm_tensor& st,
+                 const operand& src);
     // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).
@@ -253,9 +257,10 @@ class kernel_builder {
     // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.
     void transpose(const tile& dst, const tile& src);
     // Any engine instruction (core/isa.h): `ins` (opcode, operations, immediates, flags) with
-    // its operands taken from the tiles given (null: none); waits derived as for the others.
+    // its operands taken from the tiles given (null: none; no dst only for an opcode without
+    // one, which then writes nothing); waits derived as for the others.
     // Contract: the operands are what the opcode declares; the program's validation checks.
-    void instruction_op(engine_kind on, instruction ins, const tile& dst, const tile* src0,
+    void instruction_op(engine_kind on, instruction ins, const tile* dst, const tile* src0,
                         const tile* src1 = nullptr, const tile* src2 = nullptr,
                         const tile* dst1 = nullptr);
     // The kernel source line ("FILE:LINE", "" for none) the next instructions and transfers

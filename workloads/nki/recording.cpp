@@ -179,6 +179,7 @@ constexpr op_syntax op_names[] = {
     {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
     {"sendrecv", nki_op_kind::sendrecv},   {"load_at", nki_op_kind::load_at},
     {"store_at", nki_op_kind::store_at},   {"dma", nki_op_kind::dma},
+    {"hbm_dma", nki_op_kind::hbm_dma},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -226,6 +227,11 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             need(3);
             tiles({0, 2});
             op.hbm = rd.hbm(w[1]);
+            break;
+        case nki_op_kind::hbm_dma:  // H... H...
+            need(2);
+            op.hbm = rd.hbm(w[0]);
+            op.hbm2 = rd.hbm(w[1]);
             break;
         case nki_op_kind::store_at:  // H... TILE OFFSET
             need(3);
@@ -304,7 +310,8 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
                     rd.fail("field '" + k + "' is not given in a recording");
                 }
             }
-            if (op.slots[0] < 0) rd.fail(w[1] + " needs dst=");
+            if (op.slots[0] < 0 && (info(op.code).fields & field::dst))
+                rd.fail(w[1] + " needs dst=");
             break;
         }
         case nki_op_kind::loop:
@@ -451,8 +458,10 @@ nki_recording parse_recording(std::istream& in) {
             if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
                  op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier ||
                  op.kind == nki_op_kind::gather || op.kind == nki_op_kind::load_at ||
-                 op.kind == nki_op_kind::store_at) &&
+                 op.kind == nki_op_kind::store_at || op.kind == nki_op_kind::hbm_dma) &&
                 op.hbm.tensor >= r.tensors.size())
+                rd.fail("access of an unknown HBM tensor");
+            if (op.kind == nki_op_kind::hbm_dma && op.hbm2.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
                 rd.fail("declare of an unknown declaration");
@@ -1417,6 +1426,10 @@ class expander {
             case nki_op_kind::dma:
                 m_kb.sbuf_dma(t(0), t(1));
                 break;
+            case nki_op_kind::hbm_dma:
+                m_kb.hbm_dma(m_tensors[op.hbm.tensor], hbm(op.hbm), m_tensors[op.hbm2.tensor],
+                             hbm(op.hbm2));
+                break;
             case nki_op_kind::barrier:
                 m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);
                 break;
@@ -1454,7 +1467,7 @@ class expander {
                         resolved[i] = t(std::size_t(op.slots[i]));
                         at[i] = &resolved[i];
                     }
-                m_kb.instruction_op(op.engine, ins, resolved[0], at[1], at[2], at[3], at[4]);
+                m_kb.instruction_op(op.engine, ins, at[0], at[1], at[2], at[3], at[4]);
                 break;
             }
             case nki_op_kind::print:

@@ -94,6 +94,7 @@ enum class nki_op_kind : std::uint8_t {
     load_at,      // `load_at T H OFFSET`: a load from H moved at run time by OFFSET's value
     store_at,     // `store_at H T OFFSET`: a store to H moved at run time by OFFSET's value
     dma,          // `dma DST SRC`: a DMA between two SBUF tiles
+    hbm_dma,      // `hbm_dma H... H...`: a DMA from HBM (hbm2) to HBM (hbm)
 };
 
 struct nki_op {
@@ -102,8 +103,9 @@ struct nki_op {
     std::uint64_t trips = 0;          // loop
     std::vector<std::uint32_t> when;  // runs only when every one of these loops is at index 0
     std::vector<nki_tile_ref> tiles;  // dst first, then the sources in the builder call's order
-    nki_hbm_ref hbm;  // load(_add,_at), gather: the source; store(_at): the destination; barrier:
-                      // its tensor
+    nki_hbm_ref hbm;   // load(_add,_at), gather: the source; store(_at), hbm_dma: the
+                       // destination; barrier: its tensor
+    nki_hbm_ref hbm2;  // hbm_dma: the source
     alu_op alu0 = alu_op::bypass, alu1 = alu_op::bypass;
     engine_kind engine = engine_kind::dve;
     act_func func = act_func::identity;

@@ -338,5 +338,115 @@ class Forms(unittest.TestCase):
         np.testing.assert_array_equal(tri, np.tril(np.ones((128, 128), np.float32)))
 
 
+def doubled_tiles(a, n_tiles):
+    """Rows 0 .. 128 n of a doubled, n (n_tiles[0, 0]) read at run time into a register that
+    bounds a loop the device runs (nl.fori_loop); the row offset a [1, 1] tile the loop
+    advances; the register stored back, and the output fenced by an HBM-to-HBM copy of
+    itself."""
+    rows, cols = a.shape
+    out = nl.ndarray((rows, cols), dtype=a.dtype, buffer=nl.shared_hbm)
+    count = nl.ndarray((1, 1), dtype=a.dtype, buffer=nl.shared_hbm)
+    n_sb = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=n_sb, src=n_tiles[0])
+    reg = nisa.register_alloc()
+    nisa.register_load(reg, n_sb)
+    start = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=start, value=0)
+    pattern = [[cols, 128], [1, cols]]
+
+    def body(_):
+        t = nl.ndarray((128, cols), dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a.ap(pattern=pattern, offset=0, scalar_offset=start,
+                                      indirect_dim=0))
+        nisa.tensor_scalar(dst=t, data=t, op0=nl.multiply, operand0=2.0)
+        nisa.dma_copy(dst=out.ap(pattern=pattern, offset=0, scalar_offset=start,
+                                 indirect_dim=0), src=t)
+        nisa.tensor_scalar(dst=start, data=start, op0=nl.add, operand0=128)
+    nl.fori_loop(0, reg, body)
+    again = nisa.register_alloc(0)
+    nisa.register_move(again, reg)
+    back = nl.ndarray((1, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.register_store(back, again)
+    back_f = nl.ndarray((1, 1), dtype=a.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=back_f, src=back)
+    nisa.dma_copy(dst=count, src=back_f)
+    nisa.dma_copy(dst=out, src=out)
+    return out, count
+
+
+def nonzero_positions(x):
+    """nisa.nonzero_with_count of a [32, T] tile into a dst set to 7 first: partitions 0 and 16
+    get the positions + 100, -1 padding and the count; the others keep their 7s."""
+    P, T = x.shape
+    out = nl.ndarray((P, T + 1), dtype=nl.int32, buffer=nl.shared_hbm)
+    t = nl.ndarray((P, T), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    d = nl.ndarray((P, T + 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=d, value=7)
+    nisa.nonzero_with_count(dst=d, src=t, index_offset=100, padding_val=-1)
+    nisa.dma_copy(dst=out, src=d)
+    return out
+
+
+def branch_on_a_register(a):
+    reg = nisa.register_alloc(2)
+    if reg:
+        pass
+    return a
+
+
+def register_bound_inside_a_loop(a):
+    out = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.shared_hbm)
+    reg = nisa.register_alloc(1)
+    def body(_):
+        t = nl.ndarray(a.shape, dtype=a.dtype, buffer=nl.sbuf)
+        nisa.dma_copy(dst=t, src=a)
+        nisa.dma_copy(dst=out, src=t)
+    for _ in range(2):
+        nl.fori_loop(0, reg, body)
+    return out
+
+
+class Registers(unittest.TestCase):
+    """nisa.register_alloc / load / move / store and nl.fori_loop over a register (as
+    nl.dynamic_range before NKI 0.7): the loop runs the iterations the register's value gives,
+    read from the kernel's data where the loop starts; and nisa.dma_copy between HBM
+    tensors."""
+
+    def test_a_loop_bound_read_at_run_time(self):
+        a = np.random.default_rng(2).random((512, 64), dtype=np.float32)
+        latencies = []
+        for n in (1, 3):
+            sim = nki.simulate(doubled_tiles)
+            out, count = sim(a, np.array([[n]], np.int32))
+            want = np.zeros_like(a)
+            want[:128 * n] = 2 * a[:128 * n]
+            np.testing.assert_array_equal(out[:128 * n], want[:128 * n])
+            self.assertEqual(float(count[0, 0]), n)
+            latencies.append(sim.latency_us)
+        self.assertGreater(latencies[1], latencies[0])  # (two more iterations timed)
+
+    def test_nonzero_with_count(self):
+        x = (np.random.default_rng(4).random((32, 12)) > 0.6).astype(np.float32)
+        out = nki.simulate(nonzero_positions)(x)
+        for p in range(32):
+            if p % 16:
+                np.testing.assert_array_equal(out[p], 7)
+                continue
+            where = np.flatnonzero(x[p])
+            want = np.full(13, -1)
+            want[:len(where)], want[12] = where + 100, len(where)
+            np.testing.assert_array_equal(out[p], want)
+
+    def test_a_register_has_no_value_while_traced(self):
+        a = np.zeros((4, 4), np.float32)
+        with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.VirtualRegister: '
+                                    'a register has no value while the kernel is traced'):
+            nki.simulate(branch_on_a_register)(a)
+        with self.assertRaisesRegex(KernelError, r'nl.fori_loop: a loop bound read from a '
+                                    'register inside another loop is not supported'):
+            nki.simulate(register_bound_inside_a_loop)(a)
+
+
 if __name__ == '__main__':
     unittest.main()

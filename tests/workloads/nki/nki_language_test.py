@@ -633,7 +633,8 @@ class LaterEditions(unittest.TestCase):
                                     'is a register'):
             fori_index_as_number(x)
         self.assertEqual(s.stat(s.frontend_stats(row_blocks_fori, x), 'dma.transfers'), 8)
-        with self.assertRaisesRegex(KernelError, 'nl.fori_loop: a trip count from device data'):
+        with self.assertRaisesRegex(KernelError, 'nl.fori_loop: a bound must be an integer or '
+                                    'a register, got object'):
             nl6.fori_loop(0, object(), lambda i: None)
         nl7 = _namespaces.namespaces('0.7')[1]['language']
         self.assertFalse(hasattr(nl7, 'dynamic_range'))  # removed in NKI 0.7

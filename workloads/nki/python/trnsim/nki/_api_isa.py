@@ -8,7 +8,7 @@ import math
 import numpy as np
 
 from . import _ops, _prims, _tensors
-from ._errors import KernelError, unsupported
+from ._errors import KernelError, unsupported, user_site
 from ._dtypes import dtype_name
 from ._index import AffinePredicate, IndexExpr, IndexRange, concrete, whole_mask
 from ._registry import alias, api, called, value
@@ -803,6 +803,89 @@ def core_barrier(data, cores, engine=None):
     _ops.core_barrier(api_name, site, data, eng or 'pool')
 
 
+class VirtualRegister:
+    """nisa.VirtualRegister: a 32-bit scalar register of the engine sequencers (nisa.register_alloc
+    gives one). Its value exists on the device only: the tracer cannot branch on it; it bounds
+    the loops the device runs (nl.dynamic_range, nl.fori_loop), whose trip count the model reads
+    from the values the kernel's operations compute (register_values)."""
+
+    def __init__(self, number):
+        self.number = number
+
+    def _no_value(self, *_):
+        site = user_site()
+        raise KernelError('nisa.VirtualRegister', 'a register has no value while the kernel is '
+                          'traced (bound a loop with it: nl.dynamic_range, nl.fori_loop)',
+                          site)
+
+    __bool__ = __int__ = __index__ = __float__ = _no_value
+
+    def __repr__(self):
+        return f'<register {self.number}>'
+
+
+value('isa.VirtualRegister', VirtualRegister, '0.3+')
+
+
+def _register(reg, api_name, site, what='dst'):
+    if not isinstance(reg, VirtualRegister):
+        raise KernelError(api_name, f'{what} must be a register (nisa.register_alloc), got '
+                          f'{type(reg).__name__}', site)
+    return reg
+
+
+@api('isa.register_alloc', '0.3+', signature='x=None')
+def register_alloc(x=None):
+    """A new register; `x`: its initial value, an integer (register_move) or a one-element tile
+    (register_load)."""
+    api_name, site = called()
+    trace = current(api_name)
+    reg = VirtualRegister(trace.vregs)
+    trace.vregs += 1
+    if x is not None:
+        if isinstance(x, (int, np.integer)) and not isinstance(x, bool):
+            _ops.register_move(api_name, site, reg.number, int(x), None)
+        else:
+            _ops.register_load(api_name, site, reg.number, x)
+    return reg
+
+
+@api('isa.register_move', '0.3+', signature='dst, src')
+def register_move(dst, src):
+    """dst = src, an integer constant or another register."""
+    api_name, site = called()
+    dst = _register(dst, api_name, site)
+    if isinstance(src, VirtualRegister):
+        _ops.register_move(api_name, site, dst.number, 0, src.number)
+    elif isinstance(src, (int, np.integer)) and not isinstance(src, bool):
+        _ops.register_move(api_name, site, dst.number, int(src), None)
+    else:
+        raise KernelError(api_name, f'src must be an integer or a register, got '
+                          f'{type(src).__name__}', site)
+
+
+@api('isa.register_load', '0.3+', signature='dst, src')
+def register_load(dst, src):
+    """dst = src[0, 0], a tile of one element."""
+    api_name, site = called()
+    _ops.register_load(api_name, site, _register(dst, api_name, site).number, src)
+
+
+@api('isa.register_store', '0.3+', signature='dst, src')
+def register_store(dst, src):
+    """dst[0, 0] = the register src, into a tile of one element."""
+    api_name, site = called()
+    _ops.register_store(api_name, site, dst, _register(src, api_name, site, 'src').number)
+
+
+@api('isa.nonzero_with_count', '0.3+', signature='dst, src, index_offset=0, padding_val=-1')
+def nonzero_with_count(dst, src, index_offset=0, padding_val=-1):
+    """The indices of each row's nonzero elements, padding, and their count, at partitions 0,
+    16, ..., 112 (each GpSimd core's first; the others unchanged), NeuronCore-v3 on."""
+    api_name, site = called()
+    _ops.nonzero_with_count(api_name, site, dst, src, index_offset, padding_val)
+
+
 @api('isa.nc_find_index8', beta1='data, vals, mask=None, dtype=None, dst=None',
      v0='dst, data, vals')
 def nc_find_index8(data, vals, dst=None, mask=None, dtype=None):
@@ -945,7 +1028,10 @@ def _dma_between(api_name, site, dst, src, mask, priority=0):
     """A DMA between HBM and SBUF: a load when src is in HBM, a store when dst is."""
     hbm = (_tensors.HbmAccess, _tensors.HbmTensor)
     if isinstance(src, hbm) and isinstance(dst, hbm):
-        raise unsupported(api_name, 'a copy from HBM to HBM', site)
+        if mask is not None:
+            raise unsupported(api_name, 'a mask on a copy from HBM to HBM', site)
+        _ops.hbm_dma(api_name, site, dst, src)
+        return
     if isinstance(src, hbm):
         if isinstance(dst, _tensors.TileBlocks):
             raise KernelError(api_name, 'index the block dimensions of dst', site)

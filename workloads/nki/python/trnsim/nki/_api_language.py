@@ -166,30 +166,51 @@ def sequential_range(*args, directives=None, edition=None):
     return _Loop('sequential', args, mode='traced')
 
 
-def _bounds(api_name, *bounds):
+def _bounds(api_name, site, *bounds):
+    """The loop's bounds as integers: a register's (nisa.register_alloc) is its value where
+    the loop starts, computed from the kernel's inputs by the operations recorded so far (the
+    device reads it there; the model times the iterations it gives)."""
+    from ._api_isa import VirtualRegister
+    from ._interpret import register_values
+    regs = [b for b in bounds if isinstance(b, VirtualRegister)]
+    got = dict(zip(map(id, regs), register_values(_trace.current(api_name), regs, api_name,
+                                                  site))) if regs else {}
+    out = []
     for b in bounds:
-        if isinstance(b, bool) or not isinstance(b, (int, np.integer)):
-            raise unsupported(api_name, 'a trip count from device data (a register) is not '
-                              'supported yet; the bounds must be Python integers', user_site())
+        if isinstance(b, VirtualRegister):
+            out.append(got[id(b)])
+        elif isinstance(b, bool) or not isinstance(b, (int, np.integer)):
+            raise KernelError(api_name, f'a bound must be an integer or a register, got '
+                              f'{type(b).__name__}', site)
+        else:
+            out.append(int(b))
+    return out
 
 
-@api('language.dynamic_range', '0.3-0.6', signature='*args')
-def dynamic_range(*args):
+@api('language.dynamic_range', '0.3-0.6', signature='start, stop=None, step=1')
+def dynamic_range(start, stop=None, step=1):
     """A loop the device runs (a loop instruction) rather than the tracer: one copy of its
-    body, its index a register. Removed in NKI 0.7."""
+    body, its index a register; start and stop may be registers (their values where the loop
+    starts), step a positive integer. Removed in NKI 0.7 (nl.fori_loop there)."""
     api_name, site = called()
-    _bounds(api_name, *args)
-    return _Loop('sequential', args, mode='compiled')
+    from ._api_isa import VirtualRegister
+    if isinstance(step, VirtualRegister) or isinstance(step, bool) or \
+            not isinstance(step, (int, np.integer)) or step <= 0:
+        raise KernelError(api_name, f'step must be a positive integer, got {step!r}', site)
+    args = (0, start) if stop is None else (start, stop)
+    return _Loop('sequential', tuple(_bounds(api_name, site, *args)) + (int(step),),
+                 mode='compiled')
 
 
 @api('language.fori_loop', '0.6+', signature='lower, upper, body_fun, step=1')
 def fori_loop(lower, upper, body_fun, step=1):
     """body_fun(i) for i in range(lower, upper, step), as a loop the device runs: body_fun is
     called once, its index a register (no value when the kernel is traced), and the loop
-    repeats that one copy of the body. Bounds from device data are not supported yet."""
+    repeats that one copy of the body. A bound may be a register (its value where the loop
+    starts, as nl.dynamic_range reads it)."""
     api_name, site = called()
-    _bounds(api_name, lower, upper, step)
-    if step <= 0:
+    lower, upper = _bounds(api_name, site, lower, upper)
+    if isinstance(step, bool) or not isinstance(step, (int, np.integer)) or step <= 0:
         raise KernelError(api_name, f'step must be a positive integer, got {step}',
                           site)
     for i in _Loop('sequential', (lower, upper, step), mode='compiled'):

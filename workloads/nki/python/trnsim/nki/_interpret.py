@@ -9,9 +9,9 @@ import collections
 import numpy as np
 
 from . import _dtypes, _prims
-from ._errors import KernelError
+from ._errors import KernelError, unsupported
 from ._index import Affine
-from ._prims import PRIMS, indirect_position, reduce_rows
+from ._prims import PRIMS, REGISTER_OPS, indirect_position, reduce_rows
 from ._prims import alu as alu_op
 from ._tensors import IndirectRef, TileRef
 
@@ -82,8 +82,11 @@ class Interpreter:
     (site, api, message)): reads of tile elements nothing wrote, and writes of the same HBM
     bytes by two iterations of a loop NKI may run in any order."""
 
-    def __init__(self, trace):
+    def __init__(self, trace, tensors=None, ops=None):
+        """`tensors` ((tensor, kind, values) each: trace.tensors by default) and `ops` (the
+        trace's by default): what a run before the trace ends reads (register_values)."""
         self.trace = trace
+        self.ops = trace.ops if ops is None else ops
         self.warnings = []
         self._warned = set()
         self.images = {}  # space -> (byte image, its written bytes) of directly allocated tiles
@@ -91,6 +94,7 @@ class Interpreter:
         self.writer_list = []  # (op, its independent loops' iterations)
         self.writer_ids = {}
         self.index = {}  # loop id -> current index
+        self.vregs = {}  # register number -> its value (the register instructions')
         self.hbm = []  # flat values of each HBM tensor
         self.written = []
         # the reduce registers of the Scalar engine (activation_reduce) and of the Vector engine
@@ -98,14 +102,14 @@ class Interpreter:
         parts = trace.limits['partitions']
         self.registers = {op: (np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
                           for op in ('activation_reduce', 'exponential')}
-        for t, kind, values in trace.tensors:
+        for t, kind, values in (trace.tensors if tensors is None else tensors):
             n = int(np.prod(t.shape))
             dt = _dtypes.holder(t.dtype_name)
             self.hbm.append(np.array(values, dtype=dt).reshape(n) if values is not None
                             else np.zeros(n, dtype=dt))
             self.written.append(False)
         keep = collections.Counter()
-        for op in trace.ops:
+        for op in self.ops:
             for a in op.args:
                 for r in (a[:2] if a.__class__ is IndirectRef else (a,)):
                     if r.__class__ is TileRef:
@@ -119,7 +123,7 @@ class Interpreter:
         return x
 
     def run(self):
-        ops = self.trace.ops
+        ops = self.ops
         if any(op.kind in _MEETINGS for op in ops):
             return self._run_cores(ops)
         self._range(ops, _loop_ends(ops), 0, len(ops))
@@ -146,6 +150,7 @@ class Interpreter:
                     self._range(seg, _loop_ends(seg), 0, len(seg))
                     state[c] = self._current_state()
             self._exchange(cores, segments, state, k)
+        self.core_states = state
         return self
 
     def _exchange(self, cores, segments, state, k):
@@ -168,17 +173,18 @@ class Interpreter:
             state[c] = self._current_state()
 
     def _fresh_state(self):
-        """A core's own interpreter state before it runs: no tiles, images or reductions."""
+        """A core's own interpreter state before it runs: no tiles, images, reductions or
+        register values."""
         parts = self.trace.limits['partitions']
         return ({d: collections.deque(maxlen=q.maxlen) for d, q in self.instances.items()}, {},
                 {op: (np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
-                 for op in self.registers})
+                 for op in self.registers}, {})
 
     def _current_state(self):
-        return (self.instances, self.images, self.registers)
+        return (self.instances, self.images, self.registers, self.vregs)
 
     def _use_state(self, s):
-        self.instances, self.images, self.registers = s
+        self.instances, self.images, self.registers, self.vregs = s
 
     def _range(self, ops, ends, begin, end):
         i = begin
@@ -441,11 +447,36 @@ class Interpreter:
         flat[at] = view
         self.written[tensor] = True
 
+    def _register(self, op):
+        """A register instruction: its register's value (an int32), read from or written to a
+        one-element tile, or moved."""
+        if op.kind == 'isa.register_move':
+            number, constant, source = (int(x) for x in op.args[:3])
+            self.vregs[number] = self.vregs[source] if source >= 0 else constant
+            return
+        if op.kind == 'isa.register_load':
+            values, valid = self._read_tile(op.args[0], op)
+            value = np.asarray(values, dtype=np.float64).reshape(-1)[0]
+            if not valid.reshape(-1)[0] or not np.isfinite(value):
+                raise KernelError(op.api, 'the element loaded into the register was never '
+                                  'written', op.site)
+            self.vregs[int(op.args[1])] = int(value)
+            return
+        number = int(op.args[1])
+        if number not in self.vregs:
+            raise KernelError(op.api, 'a register stored before anything was loaded or moved '
+                              'into it', op.site)
+        self._write_tile(op.args[0], np.array([[self.vregs[number]]], np.float64),
+                         np.ones((1, 1), bool), op)
+
     def _exec(self, op):
         if op.kind in _MEETINGS:  # handled where the cores meet (_run_cores)
             return
         if op.kind == 'declare':
             self.instances[op.args[0].id].appendleft({})
+            return
+        if op.kind in REGISTER_OPS:
+            self._register(op)
             return
         prim = PRIMS[op.kind]
         if op.kind == 'store':
@@ -458,6 +489,14 @@ class Interpreter:
             return
         if op.kind == 'gather':
             self._gather(op)
+            return
+        if op.kind == 'hbm_dma':  # (src read whole before dst is written: they may overlap)
+            src, _ = self._hbm(op.args[1])
+            values = read_values(src, self._hbm(op.args[1])[1])
+            view, dtype = self._hbm(op.args[0])
+            write_values(view, dtype, values)
+            self.written[op.args[0][0]] = True
+            self._note_hbm_write(op, op.args[0])
             return
         if op.kind in ('load_at', 'store_at'):
             self._dma_at(op)
@@ -591,3 +630,32 @@ class Interpreter:
     def output(self, tensor):
         """The values of an HBM tensor, in its shape."""
         return self.hbm[tensor.id].reshape(tensor.shape)
+
+
+def register_values(trace, registers, api, site):
+    """The values registers hold at this point of the kernel's recording (a loop the device
+    runs reads its bounds there, nl.dynamic_range): the operations recorded so far run on the
+    caller's arrays. Only outside the kernel's other loops, whose operations are not yet one
+    body."""
+    if any(kind not in ('spmd', 'static') for kind, _ in trace.loops):
+        raise unsupported(api, 'a loop bound read from a register inside another loop', site)
+    tensors = []
+    for t, kind, values in trace.tensors:
+        if values is None and kind == 'input':
+            arr = trace.arrays.get(t.id)
+            if arr is None:
+                raise KernelError(api, 'a loop bound read from a register needs the kernel\'s '
+                                  f'input values ({t.name} is a placeholder)', site)
+            values = _dtypes.round_to(np.asarray(arr), t.dtype_name)
+        tensors.append((t, kind, values))
+    ops = [op for op in trace.ops if op.variant in (None, 'hoist')]
+    run = Interpreter(trace, tensors, ops).run()
+    states = getattr(run, 'core_states', {})
+    vregs = states[trace.core][3] if trace.core in states else run.vregs
+    out = []
+    for r in registers:
+        if r.number not in vregs:
+            raise KernelError(api, f'register {r.number} is read before anything was loaded or '
+                              'moved into it', site)
+        out.append(vregs[r.number])
+    return out

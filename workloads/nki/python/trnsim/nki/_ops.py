@@ -518,6 +518,22 @@ def _view(t, region, api, site):
     return t if region is None else t.view(region, site, api, runs=True)
 
 
+def hbm_dma(api, site, dst, src):
+    """A DMA from one HBM tensor's part to another's (nisa.dma_copy between HBM tensors, as
+    the NKI Library's fence of its output writes): each of equal rows and elements a row, one
+    run each."""
+    dst, src = (x[...] if isinstance(x, HbmTensor) else x for x in (dst, src))
+    for x in (dst, src):
+        if type(x) is not HbmAccess:
+            raise unsupported(api, f'a DMA between HBM tensors of {x._kind}', site)
+    dst, src = _in_bounds(dst, api, site), _in_bounds(src, api, site)
+    if dst.runs or src.runs or dst.rows != src.rows or dst.elems != src.elems:
+        raise unsupported(api, f'a DMA between HBM accesses of shapes {src.shape} and '
+                          f'{dst.shape} (only of equal rows and elements a row, one run each)',
+                          site)
+    current(api).emit('hbm_dma', api, site, (dst, src))
+
+
 def _in_bounds(access, api, site):
     """An HBM access within its tensor in this iteration: one at live loop indices that runs
     past the tensor's end in some other iteration is taken at their values now (the loops
@@ -1195,6 +1211,26 @@ def stream_shuffle(api, site, src, dst, a, b, lo=0, hi=32, dtype=None):
                    (A, kept, float(a), float(b), float(lo), float(hi), 'dve'))
 
 
+def nonzero_with_count(api, site, dst, src, index_offset, padding):
+    """dst [P, T + 1] at partitions 0, 16, ..., 112: the positions of src's nonzero elements
+    (+ index_offset), padding, their count; one GpSimd instruction (nonzero_count) that keeps
+    dst's other partitions, reading them."""
+    A, D = operand(src, api, site), operand(dst, api, site)
+    if isinstance(A, TileRuns) or isinstance(D, TileRuns):
+        raise unsupported(api, RUNS_ONLY, site)
+    # (a row of several free dimensions: its elements in order)
+    A, D = (x.reshape((x.partitions, x.elems)) if len(x.shape) != 2 else x for x in (A, D))
+    if D.shape != (A.partitions, A.elems + 1):
+        raise KernelError(api, f'dst {D.shape} must be [{A.partitions}, {A.elems + 1}]: src\'s '
+                          'partitions and one element more than its row (the count)', site)
+    for name, x in (('index_offset', index_offset), ('padding_val', padding)):
+        if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
+            raise KernelError(api, f'{name} must be an integer, got {x!r}', site)
+    kept = D if D.partitions > 1 else None
+    assign(D, Pending(api, site, D.shape, D.dtype_name, 'sbuf', 'isa.nonzero_with_count',
+                      (A, kept, float(index_offset), float(padding), 'pool')), site)
+
+
 def iota(api, site, shape, offset, partition_step, dtype, pattern=None):
     """A tile of `shape` with value offset + partition_step * p + i at partition p, free
     element i (GpSimd engine); with `pattern` ([(size, coefficient)] per free axis), the sum
@@ -1453,6 +1489,45 @@ def sendrecv(api, site, src, dst, to_rank, from_rank):
             raise KernelError(api, f'{what} must be 0 or 1 (the cores of an HBM stack), got '
                               f'{r!r}', site)
     trace.emit('sendrecv', api, site, (D, S, int(to_rank), int(from_rank)))
+
+
+# The engine whose sequencer the register instructions are recorded on: the compiler places
+# each register on the engines that use it (the register_alloc reference); a model choice.
+REGISTER_ENGINE = 'sp'
+
+
+def _one_element(api, site, tile, what):
+    t = operand(tile, api, site)
+    if isinstance(t, TileRuns) or t.partitions != 1 or t.elems != 1:
+        raise KernelError(api, f'{what} must be one element ([1, 1] or [1]), got '
+                          f'{getattr(t, "shape", None)}', site)
+    if _dtypes.SIZES.get(t.dtype_name, 8) > 4:
+        raise KernelError(api, f'{what} holds at most 32 bits, not {t.dtype_name}', site)
+    return t
+
+
+def register_load(api, site, number, src):
+    """register `number` = src[0, 0] (nisa.register_load)."""
+    if isinstance(src, (HbmTensor, HbmAccess)):
+        raise unsupported(api, 'a register loaded from HBM (load it from SBUF: nisa.dma_copy '
+                          'the element into a [1, 1] tile first)', site)
+    current(api).emit('isa.register_load', api, site,
+                      (_one_element(api, site, src, 'src'), float(number), REGISTER_ENGINE))
+
+
+def register_store(api, site, dst, number):
+    """dst[0, 0] = register `number` (nisa.register_store)."""
+    if isinstance(dst, (HbmTensor, HbmAccess)):
+        raise unsupported(api, 'a register stored to HBM (store it to SBUF)', site)
+    current(api).emit('isa.register_store', api, site,
+                      (_one_element(api, site, dst, 'dst'), float(number), REGISTER_ENGINE))
+
+
+def register_move(api, site, number, constant, source):
+    """register `number` = register `source`, or `constant` when source is None."""
+    current(api).emit('isa.register_move', api, site,
+                      (float(number), float(constant), -1.0 if source is None else float(source),
+                       REGISTER_ENGINE))
 
 
 def core_barrier(api, site, data, engine):

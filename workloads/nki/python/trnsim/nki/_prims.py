@@ -200,6 +200,13 @@ def _dma(src):
     return src
 
 
+@prim('hbm_dma', 'H', 'H')
+def _hbm_dma(src):
+    """A DMA from one HBM access to another (the interpreter copies the values:
+    _Interpreter._exec)."""
+    return src
+
+
 @prim('load_at', 'T', 'H', 'T')
 def _load_at(src, offset):
     """A load from an HBM access whose start moves at run time by the value of a [1, 1] tile
@@ -289,6 +296,27 @@ def quantize_mx_values(src, dst_dtype, scale_before):
 @prim('transpose', 'T', 'T')
 def _transpose(a):
     return a.T
+
+
+# The register instructions: an engine sequencer's 32-bit registers (the interpreter keeps
+# them: _Interpreter._register); imm is the register's number.
+@instruction('isa.register_load', 'register_load', 'src0', 'imm', 'eng', elementwise=False)
+def _register_load(src, number):
+    """register imm = src[0, 0]"""
+
+
+@instruction('isa.register_store', 'register_store', 'dst', 'imm', 'eng', elementwise=False)
+def _register_store(number):
+    """dst[0, 0] = register imm"""
+
+
+@instruction('isa.register_move', 'register_move', 'imm', 'imm1', 'imm2', 'eng',
+             elementwise=False)
+def _register_move(number, constant, source):
+    """register imm = register imm2 (imm2 >= 0), else imm1"""
+
+
+REGISTER_OPS = ('isa.register_load', 'isa.register_store', 'isa.register_move')
 
 
 @prim('barrier', 'eng', 'H')
@@ -506,6 +534,25 @@ def _isa_stream_shuffle(a, kept, mult, add, lo, hi, engine, shape):
     out = a[np.where(moved, src, 0)]
     if kept is not None:
         out = np.where(moved[:, None], out, np.asarray(kept))
+    return out
+
+
+@instruction('isa.nonzero_with_count', 'nonzero_count', 'dst', 'src0', 'src1?', 'imm', 'imm1',
+             'eng', shaped=True, elementwise=False)
+def _isa_nonzero_with_count(a, kept, index_offset, padding, engine, shape):
+    """At partitions 0, 16, ..., 112: the positions (+ index_offset) of the row's nonzero
+    elements in order, then `padding`, then their count; the other partitions `kept`'s (dst's
+    own values), as models/isa/reductions.cpp computes it."""
+    a = np.asarray(a, dtype=np.float32)
+    out = np.array(kept, dtype=np.float32) if kept is not None else \
+        np.zeros(shape, dtype=np.float32)
+    t = a.shape[1]
+    for p in range(0, shape[0], 16):
+        where = np.flatnonzero(a[p] != 0)
+        row = np.full(t + 1, np.float32(padding))
+        row[:len(where)] = where + np.float32(index_offset)
+        row[t] = len(where)
+        out[p] = row
     return out
 
 

@@ -321,6 +321,7 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, editi
             if values:
                 vals = _dtypes.round_to(arr, dt)
             t = trace.new_hbm(name, arr.shape, dt, vals, True)
+            trace.arrays[t.id] = arr
             bound.append((t, orig))
             return t
         return value

@@ -105,6 +105,8 @@ class Trace:
         self.decls = {}  # declaration key -> Decl
         self.decl_list = []
         self.tensors = []  # (HbmTensor, 'input' or 'output', initial values or None)
+        self.arrays = {}  # tensor id -> the caller's array, values or not (a register's value)
+        self.vregs = 0  # the registers nisa.register_alloc gave
         self.hbm_names = set()
         self.loops = []  # every open NKI loop: (kind, id)
         self.open_loops = ()
