@@ -214,7 +214,8 @@ class Plugin:
         m = item.get_closest_marker('platforms')
         if m and target in m.kwargs.get('exclude', ()):
             return f'not on {target.value}'
-        if not config.getoption('--all-shapes') and any(s in item.name for s in LARGE):
+        if not (config.getoption('--all-shapes') or config.getoption('--smallest')) and \
+                any(s in item.name for s in LARGE):
             return 'a large shape (the library\'s simulation mode skips it)'
         if item.get_closest_marker('trace_only'):
             return 'trace only (the NKI compiler\'s frontend, not a simulation)'

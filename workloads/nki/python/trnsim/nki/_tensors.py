@@ -966,6 +966,15 @@ class Tile(TensorViews, Typed, Arithmetic):
         offset // elements, element offset % elements), a part of this tile."""
         site = user_site()
         offset = 0 if offset is None else offset
+        if isinstance(scalar_offset, (int, np.integer, Affine)) and \
+                not isinstance(scalar_offset, bool):  # known when traced: a static offset of
+            # that many steps of dimension indirect_dim ("offset + scalar_offset *
+            # prod(A.shape[indirect_dim+1:])", the access pattern guide)
+            if not 0 <= int(indirect_dim) < len(self.shape):
+                raise KernelError('.ap', f'indirect_dim {indirect_dim} of a tile of shape '
+                                  f'{self.shape}', site)
+            step = math.prod(self.shape[int(indirect_dim) + 1:])
+            offset, scalar_offset = offset + scalar_offset * step, None
         if scalar_offset is not None or vector_offset is not None:
             raise unsupported('.ap', 'scalar_offset= / vector_offset= of an on-chip tile (an '
                               'engine access at a run-time offset)', site)
