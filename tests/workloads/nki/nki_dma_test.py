@@ -337,6 +337,36 @@ class Forms(unittest.TestCase):
         np.testing.assert_array_equal(dt[:, 0, :], a.T)
         np.testing.assert_array_equal(tri, np.tril(np.ones((128, 128), np.float32)))
 
+    def test_a_dma_transpose_between_sbuf_tiles(self):
+        x = np.random.default_rng(6).random((100, 256), dtype=np.float32)
+        out, second = nki.simulate(block_transposes)(x, 64)
+        np.testing.assert_array_equal(out, np.concatenate([x[:, :128].T, x[:, 128:].T], 1))
+        np.testing.assert_array_equal(second, x[:, 128:192].T)
+
+
+def block_transposes(x, rows):
+    """x [P, 2 x 128] in SBUF, its two [P, 128] blocks transposed into one [128, 2 x 128] tile
+    by a DMA transpose between SBUF tiles (access patterns of four dimensions, as the NKI
+    Library's attention writes them); then the first `rows` partitions' block 1 copied out
+    through an .ap whose scalar_offset is a Python number (a static offset: one block)."""
+    P, F = x.shape
+    s = nl.ndarray((P, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=s, src=x)
+    d = nl.ndarray((128, 2, 128), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_transpose(dst=d.ap([[256, 128], [1, 1], [128, 2], [1, P]]),
+                       src=s.ap([[F, P], [1, 1], [128, 2], [1, 128]]))
+    out = nl.ndarray((128, 2 * P), dtype=x.dtype, buffer=nl.shared_hbm)
+    o = nl.ndarray((128, 2 * P), dtype=x.dtype, buffer=nl.sbuf)
+    for j in range(2):
+        nisa.tensor_copy(dst=o[:, j * P:(j + 1) * P], src=d[:, j, 0:P])
+    nisa.dma_copy(dst=out, src=o)
+    second = nl.ndarray((rows, P), dtype=x.dtype, buffer=nl.shared_hbm)
+    part = nl.ndarray((rows, P), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.tensor_copy(dst=part, src=d.ap([[256, rows], [1, P]], offset=0, scalar_offset=1,
+                                        indirect_dim=1))
+    nisa.dma_copy(dst=second, src=part)
+    return out, second
+
 
 def doubled_tiles(a, n_tiles):
     """Rows 0 .. 128 n of a doubled, n (n_tiles[0, 0]) read at run time into a register that

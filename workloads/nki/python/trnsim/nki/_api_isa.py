@@ -911,9 +911,16 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
                   oob_mode=None):
     """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
     [1, 0], [2, 1, 0], [3, 1, 2, 0]; default the one of those of the part's rank) by the DMA
-    engines, as nl.load_transpose2d (a transfer per run: a model choice)."""
+    engines, as nl.load_transpose2d (a transfer per run: a model choice); an SBUF tile (part)
+    into another as the compiler may lower it, by the Tensor engine (_ops.onchip_dma_transpose)."""
     api_name, site = called()
     priority = _dma_priority(api_name, priority, site, dge_mode)
+    if isinstance(src, (_tensors.Tile, _tensors.TileRuns)):
+        if dst is None or mask is not None or dtype is not None:
+            raise unsupported(api_name, 'a transpose of an on-chip tile without dst=, or with '
+                              'mask= or dtype=', site)
+        _ops.onchip_dma_transpose(api_name, site, dst, src, axes)
+        return dst
     view = _ops.transposed_hbm(api_name, src, site, axes)
     p = _ops.load(api_name, site, view, dtype, mask, priority)
     if dst is None:

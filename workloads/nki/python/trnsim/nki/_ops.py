@@ -15,7 +15,7 @@ from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_reg
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
                        OffsetAccess,
                        HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
-                       TileBlocks, TileRuns, Typed)
+                       TileBlocks, TileRuns, Typed, _tile_view)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current
 
@@ -588,6 +588,37 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     p.hbm = src if region is None else None
     p.priority = priority
     return p
+
+
+def onchip_dma_transpose(api, site, dst, src, axes=None):
+    """nisa.dma_transpose of an SBUF tile (part) into another, its first and last dimensions
+    swapped (the middle ones kept: the reference's [1, 0], [2, 1, 0], [3, 1, 2, 0]), as the
+    compiler may lower a DMA transpose: on the Tensor engine ("8 [PSUM banks] (7 when
+    dma_transpose is lowered to PE transpose, bank 7 reserved)", the tile_size reference), a
+    transpose into PSUM and a copy into dst for each [P, F] block of the middle indices (a model
+    choice: the DMA's own transpose, "up to 50%" of its throughput SBUF to SBUF, is not
+    modelled)."""
+    S, D = src, dst
+    for x in (S, D):
+        if not isinstance(x, (Tile, TileRuns)) or x.space != 'sbuf':
+            raise KernelError(api, f'a transpose between SBUF tiles, got {x._kind}', site)
+    n = len(S.shape)
+    default = (n - 1,) + tuple(range(1, n - 1)) + (0,)
+    axes = default if axes is None else tuple(int(a) for a in axes)
+    if n < 2 or axes != default:
+        raise unsupported(api, f'axes {axes} of an on-chip tile of shape {S.shape} (its first '
+                          'and last dimensions swapped only)', site)
+    if tuple(D.shape) != tuple(S.shape[a] for a in axes):
+        raise KernelError(api, f'dst {tuple(D.shape)} is not src {tuple(S.shape)} with its '
+                          f'dimensions permuted by {axes}', site)
+
+    def block(view, m):  # view's [P, last] part at middle indices m
+        first, dims = view._dims()
+        first += sum(i * st for i, (_, st) in zip(m, dims[1:-1]))
+        return _tile_view(view.root, first, [dims[0], dims[-1]], site)
+    for m in itertools.product(*(range(k) for k in S.shape[1:-1])):
+        t = transpose(api, site, block(S, m)).materialize()
+        assign(block(D, m), copy(api, site, t), site)
 
 
 def transposed_hbm(api, src, site, axes=None):
