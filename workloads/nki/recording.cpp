@@ -601,6 +601,23 @@ class expander {
     }
 
     // The loops (operation indices, outermost first) around every one of `ops` (not empty).
+    // How many instances declaration d makes in one iteration of loop l (the op index of its
+    // `loop`): its declarations inside l, each times the trips of the loops between l and it.
+    std::size_t made_per_iteration(std::size_t d, std::size_t l) const {
+        std::size_t n = 0;
+        for (std::size_t i = l + 1; i < m_end[l]; ++i) {
+            const auto& op = m_r.ops[i];
+            if (op.kind != nki_op_kind::declare || op.loop != d) continue;
+            const auto& around = m_around[i];
+            const auto at = std::find(around.begin(), around.end(), l);
+            std::size_t times = 1;
+            for (auto it = at == around.end() ? at : at + 1; it != around.end(); ++it)
+                times *= static_cast<std::size_t>(m_r.ops[*it].trips);
+            n += times;
+        }
+        return n;
+    }
+
     std::vector<std::size_t> loops_around_all(const std::vector<std::size_t>& ops) const {
         std::vector<std::size_t> common = m_around[ops.front()];
         for (const std::size_t i : ops) {
@@ -1027,12 +1044,18 @@ class expander {
                     pt.ops = ops;
                     // (a tile of one buffer declared in a loop is alive in its own iteration,
                     // even one a sequential loop inside carries; only an instance made in a
-                    // loop's first iteration alone lives across the loop)
-                    if (!m_first_only[m] && s.keep <= 1) {
+                    // loop's first iteration alone lives across the loop; the instances a
+                    // declaration keeps alive live in one iteration of the loops in each of
+                    // whose iterations it makes at least as many)
+                    const std::size_t kept = std::max(s.keep, m_decls[m].keep);
+                    if (!m_first_only[m]) {
                         pt.chain = loops_around_all(pt.ops);
                         pt.chain.erase(
                             std::remove_if(pt.chain.begin(), pt.chain.end(),
-                                           [&](std::size_t l) { return m_r.ops[l].trips < 2; }),
+                                           [&](std::size_t l) {
+                                               return m_r.ops[l].trips < 2 ||
+                                                      (kept > 1 && made_per_iteration(m, l) < kept);
+                                           }),
                             pt.chain.end());
                     }
                     parts.push_back(std::move(pt));
