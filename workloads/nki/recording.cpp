@@ -601,6 +601,42 @@ class expander {
     }
 
     // The loops (operation indices, outermost first) around every one of `ops` (not empty).
+    // The operations on declaration d, which keeps several instances alive, in stretches that
+    // each make their instances before using them and use none made before the stretch (the
+    // declarations of an unrolled loop's iteration, then its uses): each stretch's instances
+    // are alive in it alone. One stretch of all of them when they are not so.
+    std::vector<std::vector<std::size_t>> kept_segments(std::size_t d) const {
+        const auto& all = m_ops_of[d];
+        std::vector<std::vector<std::size_t>> out;
+        std::size_t made = 0, deepest = 0;
+        bool using_ = false;
+        auto close = [&]() { return made > deepest; };
+        for (const std::size_t i : all) {
+            const auto& op = m_r.ops[i];
+            const bool declares = op.kind == nki_op_kind::declare && op.loop == d;
+            if (declares && using_) {  // a new stretch: the last one's uses reach back too far?
+                if (!close()) return {all};
+                made = deepest = 0;
+                using_ = false;
+            }
+            if (declares) {
+                if (out.empty() || made == 0) out.emplace_back();
+                std::size_t times = 1;
+                for (const std::size_t l : m_around[i])
+                    times *= static_cast<std::size_t>(m_r.ops[l].trips);
+                made += times;
+            } else {
+                if (out.empty()) return {all};  // (used before any declaration: kept across)
+                using_ = true;
+                for (const auto& t : op.tiles)
+                    if (t.decl == d) deepest = std::max<std::size_t>(deepest, t.back);
+            }
+            out.back().push_back(i);
+        }
+        if (!close()) return {all};
+        return out;
+    }
+
     // How many instances declaration d makes in one iteration of loop l (the op index of its
     // `loop`): its declarations inside l, each times the trips of the loops between l and it.
     std::size_t made_per_iteration(std::size_t d, std::size_t l) const {
@@ -1038,8 +1074,7 @@ class expander {
             std::vector<part>& parts = life.parts;
             for (const std::size_t m : members[d]) {
                 const bool whole = s.keep > 1 || m_decls[m].keep > 1;
-                for (const auto& ops :
-                     whole ? std::vector<std::vector<std::size_t>>{m_ops_of[m]} : instances[m]) {
+                for (const auto& ops : whole ? kept_segments(m) : instances[m]) {
                     part pt;
                     pt.ops = ops;
                     // (a tile of one buffer declared in a loop is alive in its own iteration,

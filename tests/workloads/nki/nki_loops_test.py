@@ -935,17 +935,18 @@ class BoundsThePythonKeeps(unittest.TestCase):
 
 
 @nki0.jit
-def eight_banks_after_a_transpose(x):
+def eight_banks_after_a_transpose(x, unrolled=False):
     """Each iteration of a loop: a transpose through a PSUM tile, then eight PSUM tiles of a
     bank each, made in a loop and kept in a list, filled by matmuls and summed: the eight are
-    alive together (all of PSUM), the transpose's tile before them."""
+    alive together (all of PSUM), the transpose's tile before them. `unrolled`: the loop's
+    last iteration does more (the loop is then recorded iteration by iteration)."""
     out = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.shared_hbm)
     ident = nl0.ndarray((128, 128), dtype=nl0.float32, buffer=nl0.sbuf)
     t = nl0.ndarray((128, 128), dtype=nl0.float32, buffer=nl0.sbuf)
     nisa0.dma_copy(dst=t, src=x[:, 0:128])
     acc = nl0.ndarray((128, 512), dtype=nl0.float32, buffer=nl0.sbuf)
     nisa0.memset(dst=acc, value=0.0)
-    for _ in range(3):
+    for k in range(3):
         tp = nl0.ndarray((128, 128), dtype=nl0.float32, buffer=nl0.psum)
         nisa0.nc_transpose(dst=tp, data=t)
         nisa0.tensor_copy(dst=ident, src=tp)
@@ -958,6 +959,8 @@ def eight_banks_after_a_transpose(x):
             nisa0.nc_matmul(dst=banks[i], stationary=ident, moving=w)
         for i in range(8):
             nisa0.tensor_tensor(dst=acc, data1=acc, data2=banks[i], op=nl0.add)
+        if unrolled and k == 2:
+            nisa0.tensor_scalar(dst=acc, data=acc, op0=nl0.multiply, operand0=1.0)
     nisa0.dma_copy(dst=out, src=acc)
     return out
 
@@ -968,6 +971,7 @@ class KeptInstances(unittest.TestCase):
         x = np.random.default_rng(2).random((128, 512), dtype=np.float32)
         want = 24 * (x[:, :128] @ x)  # (3 iterations of 8 products through the transpose)
         np.testing.assert_allclose(eight_banks_after_a_transpose(x), want, rtol=1e-4)
+        np.testing.assert_allclose(eight_banks_after_a_transpose(x, True), want, rtol=1e-4)
 
 
 if __name__ == '__main__':
