@@ -87,6 +87,7 @@ class Interpreter:
         trace's by default): what a run before the trace ends reads (register_values)."""
         self.trace = trace
         self.ops = trace.ops if ops is None else ops
+        self.partial = ops is not None  # (other cores' operations may be missing)
         self.warnings = []
         self._warned = set()
         self.images = {}  # space -> (byte image, its written bytes) of directly allocated tiles
@@ -164,6 +165,15 @@ class Interpreter:
             self._use_state(state[c])
             sent[c] = self._read_tile(op.args[1], op)
         for c, op in ends.items():
+            if self.partial and cores != [None] and op.args[3] >= len(cores):
+                # (a run before the trace ends: the sender's operations are not recorded yet;
+                # dst holds nothing valid, and what is computed from it neither)
+                self._use_state(state[c])
+                view, _, _ = self._tile(op.args[0], True)
+                self._write_tile(op.args[0], np.full(view.shape, np.nan, np.float32),
+                                 np.zeros(view.shape, bool), op)
+                state[c] = self._current_state()
+                continue
             sender = cores[op.args[3]] if cores != [None] else None
             if sender not in sent:
                 raise KernelError(op.api, f'core {op.args[3]} sends nothing at this sendrecv',
@@ -459,7 +469,9 @@ class Interpreter:
             value = np.asarray(values, dtype=np.float64).reshape(-1)[0]
             if not valid.reshape(-1)[0] or not np.isfinite(value):
                 raise KernelError(op.api, 'the element loaded into the register was never '
-                                  'written', op.site)
+                                  'written (or comes from a core whose operations are not '
+                                  'recorded yet: a loop bound from another core\'s data is not '
+                                  'supported)', op.site)
             self.vregs[int(op.args[1])] = int(value)
             return
         number = int(op.args[1])

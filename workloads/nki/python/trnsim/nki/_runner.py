@@ -459,6 +459,9 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
         trace.select('hoist')
         t1 = time.perf_counter()
         recording = t1 - t0
+        if _settings['recording_out']:  # (kept when the build fails; rewritten after it)
+            with open(_settings['recording_out'], 'w') as f:
+                f.write(trace.text())
         while True:
             try:
                 built, loop = _build(trace, where, cores)
