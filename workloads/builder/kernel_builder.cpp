@@ -586,6 +586,23 @@ void kernel_builder::gather(const tile& dst, const hbm_tensor& t, const operand&
              tensor, buf, &offsets);
 }
 
+void kernel_builder::scatter(const hbm_tensor& t, const operand& dst, const tile& src,
+                             const tile& index) {
+    if (dst.partitions != src.op.partitions || dst.elems != src.op.elems)
+        throw std::logic_error("scatter shape mismatch on tensor " + t.name);
+    if (src.extent || index.extent)
+        throw user_error("an indirect store to tensor " + t.name +
+                         " with an indirect tile view (tensor indirection is the engines')");
+    if (index.op.partitions < src.op.partitions || index.op.elems != 1)
+        throw user_error("an indirect store to tensor " + t.name +
+                         ": its index must be a tile of one element per row stored");
+    const touch tensor{m_tensor_dep[t.id], region{}},
+        offsets{m_buffer_dep[index.buffer], region_of(index.op)},
+        buf{m_buffer_dep[src.buffer], region_of(src.op)};
+    transfer(queue_for(t, 0), dma_transfer{dst, src.op, alu_op::bypass, 0}, engine_kind::pool, buf,
+             tensor, &offsets);
+}
+
 void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src,
                               std::uint8_t priority) {
     dma(true, t, src, dst, alu_op::add, priority);

@@ -200,6 +200,10 @@ class kernel_builder {
     // row (nisa.dma_copy between HBM tensors); triggered from the Sync engine on dt's queue.
     void hbm_dma(const hbm_tensor& dt, const operand& dst, const hbm_tensor& st,
                  const operand& src);
+    // An indirect store (a scatter): row p of `src` into the row of tensor `t` that element p
+    // of `index` names, timed on the rows `dst` (as gather's loads); described by the GpSimd
+    // engine's software DGE, after index is written.
+    void scatter(const hbm_tensor& t, const operand& dst, const tile& src, const tile& index);
     // nisa.core_barrier on `on` over HBM tensor `t`: it waits for this core's accesses of t
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).

@@ -179,7 +179,7 @@ constexpr op_syntax op_names[] = {
     {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
     {"sendrecv", nki_op_kind::sendrecv},   {"load_at", nki_op_kind::load_at},
     {"store_at", nki_op_kind::store_at},   {"dma", nki_op_kind::dma},
-    {"hbm_dma", nki_op_kind::hbm_dma},
+    {"hbm_dma", nki_op_kind::hbm_dma},     {"scatter", nki_op_kind::scatter},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -233,6 +233,7 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             op.hbm = rd.hbm(w[0]);
             op.hbm2 = rd.hbm(w[1]);
             break;
+        case nki_op_kind::scatter:   // H... TILE INDEX
         case nki_op_kind::store_at:  // H... TILE OFFSET
             need(3);
             tiles({1, 2});
@@ -458,7 +459,8 @@ nki_recording parse_recording(std::istream& in) {
             if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
                  op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier ||
                  op.kind == nki_op_kind::gather || op.kind == nki_op_kind::load_at ||
-                 op.kind == nki_op_kind::store_at || op.kind == nki_op_kind::hbm_dma) &&
+                 op.kind == nki_op_kind::store_at || op.kind == nki_op_kind::hbm_dma ||
+                 op.kind == nki_op_kind::scatter) &&
                 op.hbm.tensor >= r.tensors.size())
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::hbm_dma && op.hbm2.tensor >= r.tensors.size())
@@ -1483,6 +1485,9 @@ class expander {
                 break;
             case nki_op_kind::dma:
                 m_kb.sbuf_dma(t(0), t(1));
+                break;
+            case nki_op_kind::scatter:
+                m_kb.scatter(m_tensors[op.hbm.tensor], hbm(op.hbm), t(0), t(1));
                 break;
             case nki_op_kind::hbm_dma:
                 m_kb.hbm_dma(m_tensors[op.hbm.tensor], hbm(op.hbm), m_tensors[op.hbm2.tensor],

@@ -95,6 +95,7 @@ enum class nki_op_kind : std::uint8_t {
     store_at,     // `store_at H T OFFSET`: a store to H moved at run time by OFFSET's value
     dma,          // `dma DST SRC`: a DMA between two SBUF tiles
     hbm_dma,      // `hbm_dma H... H...`: a DMA from HBM (hbm2) to HBM (hbm)
+    scatter,      // `scatter H T INDEX`: an indirect store, row p of T to H's row INDEX[p]
 };
 
 struct nki_op {

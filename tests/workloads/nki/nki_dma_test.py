@@ -404,6 +404,27 @@ def doubled_tiles(a, n_tiles):
     return out, count
 
 
+def scattered_rows(x, idx, skip):
+    """Rows of x stored to the rows of a zeroed [16, F] tensor that idx names, through
+    .ap(vector_offset=) (a scatter); with `skip`, rows whose index is out of the tensor are
+    left out (oob_mode=skip)."""
+    rows, F = x.shape
+    out = nl.ndarray((16, F), dtype=x.dtype, buffer=nl.shared_hbm)
+    z = nl.ndarray((16, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.memset(dst=z, value=0.0)
+    nisa.dma_copy(dst=out, src=z)
+    t = nl.ndarray((rows, F), dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    ix = nl.ndarray((rows, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.dma_copy(dst=ix, src=idx)
+    dst = out.ap(pattern=[[F, rows], [1, 1], [1, F]], offset=0, vector_offset=ix, indirect_dim=0)
+    if skip:
+        nisa.dma_copy(dst=dst, src=t, oob_mode=nisa.oob_mode.skip)
+    else:
+        nisa.dma_copy(dst=dst, src=t)
+    return out
+
+
 def nonzero_positions(x):
     """nisa.nonzero_with_count of a [32, T] tile into a dst set to 7 first: partitions 0 and 16
     get the positions + 100, -1 padding and the count; the others keep their 7s."""
@@ -455,6 +476,19 @@ class Registers(unittest.TestCase):
             self.assertEqual(float(count[0, 0]), n)
             latencies.append(sim.latency_us)
         self.assertGreater(latencies[1], latencies[0])  # (two more iterations timed)
+
+    def test_a_scatter_by_a_vector_of_offsets(self):
+        x = np.arange(32, dtype=np.float32).reshape(4, 8)
+        idx = np.array([[3], [7], [0], [12]], np.int32)
+        want = np.zeros((16, 8), np.float32)
+        want[[3, 7, 0, 12]] = x
+        np.testing.assert_array_equal(nki.simulate(scattered_rows)(x, idx, False), want)
+        idx[1, 0] = 40  # (out of the 16 rows: left out under oob_mode=skip, else an error)
+        want[7] = 0
+        np.testing.assert_array_equal(nki.simulate(scattered_rows)(x, idx, True), want)
+        with self.assertRaisesRegex(KernelError, r'index 40 of an indirect access \(row 1\) is '
+                                    'out of bounds for a dimension of size 16'):
+            nki.simulate(scattered_rows)(x, idx, False)
 
     def test_nonzero_with_count(self):
         x = (np.random.default_rng(4).random((32, 12)) > 0.6).astype(np.float32)

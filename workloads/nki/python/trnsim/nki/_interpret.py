@@ -425,6 +425,29 @@ class Interpreter:
         self._write_tile(dst, read_values(flat[at], self.trace.tensors[tensor][0].dtype_name),
                          np.broadcast_to(valid[:rows, :1], (rows, elems)), op)
 
+    def _scatter(self, op):
+        """An indirect store: row p of src into the HBM row element p of the index names, in
+        order (a later row wins); oob_mode skip leaves out the rows whose index is out of the
+        dimension, else that is an error."""
+        (tensor, first, rows, elems, _), src, index, stride, size, oob = op.args
+        values, valid = self._read_tile(index, op)
+        self._note_invalid(op, index, valid, 'reads as indices')
+        data, data_valid = self._read_tile(src, op)
+        self._note_invalid(op, src, data_valid, 'stores')
+        rows_at = values[:rows, 0].astype(np.int64)
+        bad = (rows_at < 0) | (rows_at >= size)
+        if bad.any() and oob != 'skip':
+            raise KernelError(op.api, f'index {int(rows_at[bad][0])} of an indirect access (row '
+                              f'{int(np.flatnonzero(bad)[0])}) is out of bounds for a '
+                              f'dimension of size {size}', op.site)
+        flat = self.hbm[tensor]
+        dtype = self.trace.tensors[tensor][0].dtype_name
+        base = self.value(first)
+        for p in np.flatnonzero(~bad):
+            at = base + rows_at[p] * stride
+            write_values(flat[at:at + elems], dtype, data[p, :elems])
+        self.written[tensor] = True
+
     def _dma_at(self, op):
         """A DMA between a tile and an HBM access moved at run time by the value of a [1, 1]
         tile times the stride: out of the tensor it is an error, or (oob_mode skip) no
@@ -501,6 +524,9 @@ class Interpreter:
             return
         if op.kind == 'gather':
             self._gather(op)
+            return
+        if op.kind == 'scatter':
+            self._scatter(op)
             return
         if op.kind == 'hbm_dma':  # (src read whole before dst is written: they may overlap)
             src, _ = self._hbm(op.args[1])

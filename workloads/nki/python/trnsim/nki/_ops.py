@@ -702,6 +702,22 @@ def store(api, site, dst, value, mask=None, priority=0):
         raise KernelError(api, f'stores to an HBM tensor, got {type(dst).__name__}', site)
     src = _dma_runs(operand(value, api, site), site)
     dst = _one_row(dst, src)
+    if isinstance(dst, GatherAccess):  # a scatter: row p into the row index p names
+        if mask is not None or isinstance(src, TileRuns):
+            raise unsupported(api, 'a mask, or a tile part of several runs, on an indirect '
+                              'store', site)
+        index = operand(dst.index, api, site)
+        if index.elems != 1 or index.dtype_name not in _dtypes.INTEGERS:
+            raise KernelError(api, f'the indices of an indirect access must be an integer tile '
+                              f'of one element per row, got {index.shape} {index.dtype_name}',
+                              site)
+        if src.partitions != dst.rows or src.elems != dst.elems:
+            raise KernelError(api, f'shape mismatch: a tile of shape {src.shape} stored to an '
+                              f'indirect access of shape {dst.shape}', site)
+        _require_sbuf(api, site, src)
+        current(api).emit('scatter', api, site, (dst, src, index, dst.stride, dst.bound,
+                                                 dst.oob_mode))
+        return
     if isinstance(dst, OffsetAccess) and mask is not None:
         raise unsupported(api, 'a mask on an access at a run-time offset', site)
     if isinstance(src, TileRuns) or dst.runs:

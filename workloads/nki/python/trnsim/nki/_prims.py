@@ -194,6 +194,13 @@ def _gather(src, index):
     return src
 
 
+@prim('scatter', 'H', 'T', 'T')
+def _scatter(src, index):
+    """An indirect store (the interpreter writes the rows the index names:
+    _Interpreter._scatter); recorded with the rows it is timed on."""
+    return src
+
+
 @prim('dma', 'T', 'T')
 def _dma(src):
     """A DMA between two SBUF tiles: the values, into dst's dtype."""
