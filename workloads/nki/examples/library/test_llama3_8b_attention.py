@@ -2,8 +2,9 @@
 key/value heads, head dimension 128, bf16), run by the library's own test runners (its inputs,
 references and tolerances) through scripts/nki-library:
 
-    scripts/nki-library LIBRARY workloads/nki/examples/library/llama3_8b_attention.py
-    scripts/nki-library --config trn3 LIBRARY --platform trn3 workloads/nki/examples/library/llama3_8b_attention.py
+    cases=workloads/nki/examples/library/test_llama3_8b_attention.py
+    scripts/nki-library LIBRARY $cases
+    scripts/nki-library --config trn3 LIBRARY --platform trn3 $cases
 
 - context encoding (attention_cte): one layer's prefill of a 2048-token prompt, causal, batch 1:
   the 32 query heads over the 8 key/value heads on one logical core (LNC=2 on trn2 and trn3);
@@ -11,7 +12,8 @@ references and tolerances) through scripts/nki-library:
   of context, for one key/value head and its 4 query heads (the layer's share of a core at
   tensor parallelism 8), LNC=1.
 docs/results.md gives what the model predicts for them. Written here; it imports the library's
-test modules (a fetched copy of aws-neuron/nki-library on sys.path, as the driver sets it)."""
+test modules (a fetched copy of aws-neuron/nki-library on sys.path, as the driver sets it);
+its name starts with test_, as pytest's modules do (scripts/nki-survey leaves it out)."""
 
 import pytest
 # (modules, not their Test classes: pytest would collect those here too)
