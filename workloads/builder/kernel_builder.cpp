@@ -569,38 +569,37 @@ void kernel_builder::load(const tile& dst, const hbm_tensor& t, const operand& s
 
 void kernel_builder::gather(const tile& dst, const hbm_tensor& t, const operand& src,
                             const tile& index) {
-    if (src.partitions != dst.op.partitions || src.elems != dst.op.elems)
-        throw std::logic_error("gather shape mismatch on tensor " + t.name);
-    if (dst.extent || index.extent)
-        throw user_error("an indirect load of tensor " + t.name +
-                         " with an indirect tile view (tensor indirection is the engines')");
-    if (index.op.partitions < dst.op.partitions || index.op.elems != 1)
-        throw user_error("an indirect load of tensor " + t.name +
-                         ": its index must be a tile of one element per row loaded");
-    const touch tensor{m_tensor_dep[t.id], region{}},
-        offsets{m_buffer_dep[index.buffer], region_of(index.op)},
-        buf{m_buffer_dep[dst.buffer], region_of(dst.op)};
-    constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count);
-    const step_scope step(*this, m_place ? 0 : buffer_step(load_kind, "load", dst.buffer));
-    transfer(queue_for(t, 0), dma_transfer{dst.op, src, alu_op::bypass, 0}, engine_kind::pool,
-             tensor, buf, &offsets);
+    indirect_dma(true, t, src, dst, index);
 }
 
 void kernel_builder::scatter(const hbm_tensor& t, const operand& dst, const tile& src,
                              const tile& index) {
-    if (dst.partitions != src.op.partitions || dst.elems != src.op.elems)
-        throw std::logic_error("scatter shape mismatch on tensor " + t.name);
-    if (src.extent || index.extent)
-        throw user_error("an indirect store to tensor " + t.name +
-                         " with an indirect tile view (tensor indirection is the engines')");
-    if (index.op.partitions < src.op.partitions || index.op.elems != 1)
-        throw user_error("an indirect store to tensor " + t.name +
-                         ": its index must be a tile of one element per row stored");
+    indirect_dma(false, t, dst, src, index);
+}
+
+void kernel_builder::indirect_dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
+                                  const tile& chip, const tile& index) {
+    const std::string what =
+        is_load ? "an indirect load of tensor " + t.name : "an indirect store to tensor " + t.name;
+    if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
+        throw std::logic_error(what + ": shape mismatch");
+    if (chip.extent || index.extent)
+        throw user_error(what + " with an indirect tile view (tensor indirection is the engines')");
+    if (index.op.partitions < chip.op.partitions || index.op.elems != 1)
+        throw user_error(what + ": its index must be a tile of one element per row moved");
     const touch tensor{m_tensor_dep[t.id], region{}},
         offsets{m_buffer_dep[index.buffer], region_of(index.op)},
-        buf{m_buffer_dep[src.buffer], region_of(src.op)};
-    transfer(queue_for(t, 0), dma_transfer{dst, src.op, alu_op::bypass, 0}, engine_kind::pool, buf,
-             tensor, &offsets);
+        buf{m_buffer_dep[chip.buffer], region_of(chip.op)};
+    constexpr auto load_kind = static_cast<std::uint32_t>(opcode_count), store_kind = load_kind + 1;
+    const step_scope step(*this, m_place   ? 0
+                                 : is_load ? buffer_step(load_kind, "load", chip.buffer)
+                                           : step_place(store_kind, t.id, "store", t.name));
+    if (is_load)
+        transfer(queue_for(t, 0), dma_transfer{chip.op, hbm_side, alu_op::bypass, 0},
+                 engine_kind::pool, tensor, buf, &offsets);
+    else
+        transfer(queue_for(t, 0), dma_transfer{hbm_side, chip.op, alu_op::bypass, 0},
+                 engine_kind::pool, buf, tensor, &offsets);
 }
 
 void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src,

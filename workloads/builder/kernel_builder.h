@@ -386,6 +386,10 @@ class kernel_builder {
     void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
              alu_op rmw, std::uint8_t priority, const tile* offset = nullptr);
+    // gather (is_load) and scatter: chip's rows from or to the rows of t `index` names, timed
+    // on hbm_side's rows, triggered from the GpSimd engine once index is written.
+    void indirect_dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
+                      const tile& index);
     // Appends transfer `t` to queue q and rings it from `by` (reading `from`, and `into` too
     // for a read-add-write, `also_read` when given; writing `into`): its number in the queue
     // (the queue's semaphore reaches it when the transfer is done).
