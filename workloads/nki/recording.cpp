@@ -1136,8 +1136,11 @@ class expander {
                     best_at = at;
                 }
             }
-            if (best == none) {
+            // (a slot of its own when that grows the memory less: a small tile of many
+            // buffers in a large tile's slot would give all of the slot those buffers)
+            if (best == none || bytes * un.buffers < best_growth) {
                 best = m_slots.size();
+                best_at = 0;
                 m_slots.push_back({space, 0, 1, 1, {}, none});
             }
             slot& sl = m_slots[best];

@@ -965,7 +965,38 @@ def eight_banks_after_a_transpose(x, unrolled=False):
     return out
 
 
+@nki0.jit
+def small_tiles_of_many_buffers(x):
+    """A 40 KiB tile and 28 tiles of 1 KiB kept in a list, then a 150 KiB tile: 219 KiB of SBUF's
+    192 (trn1) unless the large tiles share memory (they are apart in time); the small ones,
+    28 buffers' worth, take memory of their own rather than giving the large tiles' memory 28
+    buffers."""
+    rows = x.shape[0]
+    out = nl0.ndarray((rows, 256), dtype=nl0.float32, buffer=nl0.shared_hbm)
+    acc = nl0.ndarray((rows, 256), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.memset(dst=acc, value=0.0)
+    z = nl0.ndarray((rows, 10240), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.memset(dst=z, value=1.0)
+    smalls = []
+    for _ in range(28):
+        t = nl0.ndarray((rows, 256), dtype=nl0.float32, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=x)
+        smalls.append(t)
+    for i in range(28):
+        nisa0.tensor_tensor(dst=acc, data1=acc, data2=smalls[i], op=nl0.add)
+    nisa0.tensor_tensor(dst=acc, data1=acc, data2=z[:, 0:256], op=nl0.add)
+    big = nl0.ndarray((rows, 38400), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.memset(dst=big, value=2.0)
+    nisa0.tensor_tensor(dst=acc, data1=acc, data2=big[:, 0:256], op=nl0.add)
+    nisa0.dma_copy(dst=out, src=acc)
+    return out
+
+
 class KeptInstances(unittest.TestCase):
+
+    def test_small_tiles_of_many_buffers_take_memory_of_their_own(self):
+        x = np.random.default_rng(3).random((128, 256), dtype=np.float32)
+        np.testing.assert_allclose(small_tiles_of_many_buffers(x), 28 * x + 3, rtol=1e-5)
 
     def test_instances_kept_within_an_iteration_live_in_it(self):
         x = np.random.default_rng(2).random((128, 512), dtype=np.float32)
