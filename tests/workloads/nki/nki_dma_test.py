@@ -267,7 +267,8 @@ class Forms(unittest.TestCase):
         self.assertEqual(Sizes(rows=2, cols=3).elems, 6)
         with self.assertRaises(dataclasses.FrozenInstanceError):
             z.rows = 5
-        with self.assertRaisesRegex(TypeError, "missing the argument 'rows'"):
+        with self.assertRaisesRegex(TypeError,
+                                    r"nki_dma_test.py:\d+: Sizes\(\) missing the argument 'rows'"):
             Sizes()
 
     def test_double_row_of_two_rows_a_partition(self):

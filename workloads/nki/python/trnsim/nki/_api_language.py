@@ -66,8 +66,10 @@ class NKIObject:
                 given[f.name] = f.default
             elif f.default_factory is not dataclasses.MISSING:
                 given[f.name] = f.default_factory()
-            else:
-                raise TypeError(f'{type(self).__name__}() missing the argument {f.name!r}')
+            else:  # (the caller's file:line first: the one line a harness keeps of it)
+                where = user_site()
+                raise TypeError(f'{where[0]}:{where[1]}: {type(self).__name__}() missing the '
+                                f'argument {f.name!r}')
         for key, val in given.items():
             object.__setattr__(self, key, val)  # (a frozen dataclass's too, as its __init__)
         if hasattr(self, '__post_init__'):
