@@ -440,6 +440,22 @@ def nonzero_positions(x):
     return out
 
 
+def register_of_two_elements(a):
+    t = nl.ndarray((2, 1), dtype=nl.int32, buffer=nl.sbuf)
+    nisa.memset(dst=t, value=3)
+    reg = nisa.register_alloc()
+    nisa.register_load(reg, t)
+    return a
+
+
+def nonzero_into_a_short_dst(x):
+    t = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.sbuf)
+    nisa.dma_copy(dst=t, src=x)
+    d = nl.ndarray(x.shape, dtype=nl.int32, buffer=nl.sbuf)
+    nisa.nonzero_with_count(dst=d, src=t)
+    return x
+
+
 def branch_on_a_register(a):
     reg = nisa.register_alloc(2)
     if reg:
@@ -508,6 +524,12 @@ class Registers(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.VirtualRegister: '
                                     'a register has no value while the kernel is traced'):
             nki.simulate(branch_on_a_register)(a)
+        with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.register_load: .*'
+                                    'one element of at most 32 bits'):
+            nki.simulate(register_of_two_elements)(a)
+        with self.assertRaisesRegex(KernelError, r'nki_dma_test.py:\d+: nisa.nonzero_with_count: '
+                                    '.*one element more than src0'):
+            nki.simulate(nonzero_into_a_short_dst)(a)
         with self.assertRaisesRegex(KernelError, r'nl.fori_loop: a loop bound read from a '
                                     'register inside another loop is not supported'):
             nki.simulate(register_bound_inside_a_loop)(a)

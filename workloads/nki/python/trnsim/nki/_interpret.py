@@ -529,8 +529,8 @@ class Interpreter:
             self._scatter(op)
             return
         if op.kind == 'hbm_dma':  # (src read whole before dst is written: they may overlap)
-            src, _ = self._hbm(op.args[1])
-            values = read_values(src, self._hbm(op.args[1])[1])
+            src, src_dtype = self._hbm(op.args[1])
+            values = read_values(src, src_dtype)
             view, dtype = self._hbm(op.args[0])
             write_values(view, dtype, values)
             self.written[op.args[0][0]] = True

@@ -623,10 +623,10 @@ def onchip_dma_transpose(api, site, dst, src, axes=None):
 
 def transposed_hbm(api, src, site, axes=None):
     """src in HBM read with its dimensions permuted: dimension d of the result is `axes[d]` of
-    src (default: the first and last dimensions swapped), as the index expression src[i_.., ...] with each
-    of src's dimensions on its result axis; a DMA transfer per run of the result (a descriptor
-    per element when the partitions run along src's last dimension; no faster DMA transpose is
-    modelled: a model choice)."""
+    src (default: the first and last dimensions swapped), as the index expression
+    src[i_.., ...] with each of src's dimensions on its result axis; a DMA transfer per run of
+    the result (a descriptor per element when the partitions run along src's last dimension; no
+    faster DMA transpose is modelled: a model choice)."""
     if isinstance(src, HbmTensor):
         src = src[...]
     if not isinstance(src, HbmAccess):
@@ -1265,11 +1265,9 @@ def nonzero_with_count(api, site, dst, src, index_offset, padding):
     A, D = operand(src, api, site), operand(dst, api, site)
     if isinstance(A, TileRuns) or isinstance(D, TileRuns):
         raise unsupported(api, RUNS_ONLY, site)
-    # (a row of several free dimensions: its elements in order)
+    # (a row of several free dimensions: its elements in order; the shapes' rules are the
+    # instruction's row, models/isa/reductions.cpp)
     A, D = (x.reshape((x.partitions, x.elems)) if len(x.shape) != 2 else x for x in (A, D))
-    if D.shape != (A.partitions, A.elems + 1):
-        raise KernelError(api, f'dst {D.shape} must be [{A.partitions}, {A.elems + 1}]: src\'s '
-                          'partitions and one element more than its row (the count)', site)
     for name, x in (('index_offset', index_offset), ('padding_val', padding)):
         if isinstance(x, bool) or not isinstance(x, (int, np.integer)):
             raise KernelError(api, f'{name} must be an integer, got {x!r}', site)
@@ -1543,13 +1541,12 @@ def sendrecv(api, site, src, dst, to_rank, from_rank):
 REGISTER_ENGINE = 'sp'
 
 
-def _one_element(api, site, tile, what):
+def _one_element(api, site, tile):
+    """The tile operand of a register instruction (its rules, one element of at most 32 bits:
+    the instruction's row, models/isa/control.cpp)."""
     t = operand(tile, api, site)
-    if isinstance(t, TileRuns) or t.partitions != 1 or t.elems != 1:
-        raise KernelError(api, f'{what} must be one element ([1, 1] or [1]), got '
-                          f'{getattr(t, "shape", None)}', site)
-    if _dtypes.SIZES.get(t.dtype_name, 8) > 4:
-        raise KernelError(api, f'{what} holds at most 32 bits, not {t.dtype_name}', site)
+    if isinstance(t, TileRuns):
+        raise unsupported(api, RUNS_ONLY, site)
     return t
 
 
@@ -1559,7 +1556,7 @@ def register_load(api, site, number, src):
         raise unsupported(api, 'a register loaded from HBM (load it from SBUF: nisa.dma_copy '
                           'the element into a [1, 1] tile first)', site)
     current(api).emit('isa.register_load', api, site,
-                      (_one_element(api, site, src, 'src'), float(number), REGISTER_ENGINE))
+                      (_one_element(api, site, src), float(number), REGISTER_ENGINE))
 
 
 def register_store(api, site, dst, number):
@@ -1567,7 +1564,7 @@ def register_store(api, site, dst, number):
     if isinstance(dst, (HbmTensor, HbmAccess)):
         raise unsupported(api, 'a register stored to HBM (store it to SBUF)', site)
     current(api).emit('isa.register_store', api, site,
-                      (_one_element(api, site, dst, 'dst'), float(number), REGISTER_ENGINE))
+                      (_one_element(api, site, dst), float(number), REGISTER_ENGINE))
 
 
 def register_move(api, site, number, constant, source):
