@@ -94,6 +94,11 @@ constexpr std::uint8_t negate = 16;     // tensor_reduce negates its result
 // and nothing is reduced (reduce_cmd.reset). dst1, if given, receives them.
 constexpr std::uint8_t reduce_accumulate = 32;
 constexpr std::uint8_t reduce_reset = 64;
+// The instruction continues the one before it on its engine: one instruction whose access
+// pattern has several runs a partition, written as one instruction a run (the model's operands
+// hold one run a partition). It costs its elements alone: the per-instruction minimum (MIN_II)
+// and fixed cycles are the first part's.
+constexpr std::uint8_t continues = 128;
 }  // namespace flag
 // The flags' trace names (acc, double_row, rev0, rev1, neg) and the version of each.
 struct flag_info {
@@ -102,10 +107,10 @@ struct flag_info {
     int since;
 };
 constexpr flag_info all_flags[] = {
-    {flag::accumulate, "acc", 1},    {flag::double_row, "double_row", 2},
-    {flag::reverse0, "rev0", 3},     {flag::reverse1, "rev1", 3},
-    {flag::negate, "neg", 3},        {flag::reduce_accumulate, "racc", 3},
-    {flag::reduce_reset, "rzero", 3}};
+    {flag::accumulate, "acc", 1},     {flag::double_row, "double_row", 2},
+    {flag::reverse0, "rev0", 3},      {flag::reverse1, "rev1", 3},
+    {flag::negate, "neg", 3},         {flag::reduce_accumulate, "racc", 3},
+    {flag::reduce_reset, "rzero", 3}, {flag::continues, "cont", 8}};
 
 enum class alu_op : std::uint8_t { TRN_ALU_OPS(TRN_ENUM) };
 constexpr alu_op all_alu_ops[] = {
@@ -243,13 +248,18 @@ struct dma_transfer {
     operand dst, src;
     alu_op rmw = alu_op::bypass;
     std::uint8_t priority = 0;
+    // Which transfer it is of one DMA whose access pattern has more runs a partition than an
+    // operand holds, split into one transfer per run (0: the first, or a DMA of one transfer):
+    // such a DMA's runs spread over the DMA engines, part k beginning on the engines after
+    // those of part k - 1 (dma_queue).
+    std::uint8_t part = 0;
     bool operator==(const dma_transfer& o) const {
-        return dst == o.dst && src == o.src && rmw == o.rmw && priority == o.priority;
+        return dst == o.dst && src == o.src && rmw == o.rmw && priority == o.priority &&
+               part == o.part;
     }
 };
 static_assert(sizeof(dma_transfer) == 72,
-              "a transfer is two packed operands, its operation and "
-              "its priority");
+              "a transfer is two packed operands, its operation, its priority and its part");
 
 // A named HBM region; inputs carry how functional mode initialises them.
 struct hbm_region {

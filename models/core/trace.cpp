@@ -88,6 +88,7 @@ void write_trace(std::ostream& out, const program& p) {
                 << " src=" << format_operand(t.src);
             if (t.rmw != alu_op::bypass) out << " op=" << alu_name(t.rmw);
             if (t.priority != 0) out << " priority=" << unsigned{t.priority};
+            if (t.part != 0) out << " part=" << unsigned{t.part};
             out << format_place(p.sources.of_queue(q, i)) << "\n";
         }
     for (auto e : all_engines) {
@@ -312,6 +313,8 @@ indirection& indirection_for(instruction& ins, operand_slot slot) {
 
 // Which opcodes take which flag: their rows'.
 bool flag_applies(opcode op, std::uint8_t bit) {
+    // (cont: any instruction its engine costs by its elements, the cost table's)
+    if (bit == flag::continues) return !row(op).costs.empty();
     return (row(op).flags & bit) != 0;
 }
 
@@ -326,7 +329,7 @@ const std::map<std::string, alu_op>& alus() {
 }
 
 constexpr const char* dma_syntax =
-    "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [at=FILE:LINE]'";
+    "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [part=N] [at=FILE:LINE]'";
 
 // "%XX" escapes of format_place undone.
 std::string parse_place(const std::string& v, const line_parser& lp) {
@@ -473,7 +476,8 @@ program read_trace(std::istream& in, const std::string& name) {
             if (q >= p.queues.size())
                 lp.fail("queue " + head + " is beyond the declared " +
                         std::to_string(p.queues.size()) + " queues");
-            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, priority=, at=
+            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, priority=,
+            // part=, at=
             std::size_t k = 4;
             const auto optional = [&](const char* key) -> std::optional<std::string> {
                 if (k == tok.size() || tok[k].rfind(key, 0) != 0) return std::nullopt;
@@ -483,7 +487,8 @@ program read_trace(std::istream& in, const std::string& name) {
                 tok[3].rfind("src=", 0) != 0)
                 lp.fail(dma_syntax);
             dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
-            const auto op = optional("op="), priority = optional("priority="), at = optional("at=");
+            const auto op = optional("op="), priority = optional("priority="),
+                       part = optional("part="), at = optional("at=");
             if (k != tok.size()) lp.fail(dma_syntax);
             if (op) {
                 if (version < 3) lp.fail("op= is not in trace format version " + tok_version);
@@ -496,6 +501,10 @@ program read_trace(std::istream& in, const std::string& name) {
             if (priority) {
                 if (version < 5) lp.fail("priority= is not in trace format version " + tok_version);
                 t.priority = lp.number_of<std::uint8_t>(*priority, "priority");
+            }
+            if (part) {
+                if (version < 8) lp.fail("part= is not in trace format version " + tok_version);
+                t.part = lp.number_of<std::uint8_t>(*part, "part");
             }
             p.queues[q].push_back(t);
             origin->queue_lines[q].push_back(lineno);
@@ -553,7 +562,9 @@ program read_trace(std::istream& in, const std::string& name) {
                     place = intern(parse_place(v, lp));
                     continue;
                 }
-                if (k != "wait" && !field_allowed(ins.op, k, version))
+                // (from version 8 any costed instruction takes flags=cont: flag_applies)
+                if (k != "wait" && !(k == "flags" && version >= 8) &&
+                    !field_allowed(ins.op, k, version))
                     lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op) +
                             (field_allowed(ins.op, k, trace_format_version)
                                  ? " in trace format version " + std::to_string(version)

@@ -85,13 +85,15 @@ dma_queue::placement dma_queue::place_of(const dma_transfer& t,
     const std::uint32_t first = chip.space == mem_space::hbm ? 0 : chip.partition;
     placement at;
     at.group = first / m_partitions_per_engine;
-    at.engine = at.group % m_engine_count;
     at.first = first;
-    if (m_bound.size() <= m_engine_count && !m_arbiter) return at;
-    at.used = std::min<std::size_t>(
+    const std::size_t used = std::min<std::size_t>(
         m_engine_count,
         (first % m_partitions_per_engine + t.src.partitions + m_partitions_per_engine - 1) /
             m_partitions_per_engine);
+    // part k of a DMA split into one transfer a run begins on the engines after part k - 1's
+    at.engine = (at.group + std::size_t{t.part} * used) % m_engine_count;
+    if (m_bound.size() <= m_engine_count && !m_arbiter) return at;
+    at.used = used;
     if (m_bound.size() <= m_engine_count) return at;
     // the engine group whose engines the transfer uses free first (free by `from` is a tie)
     sc_core::sc_time best;

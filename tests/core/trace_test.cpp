@@ -365,7 +365,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 7\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 8\n");
     EXPECT_PRED2(contains, text,
                  "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
                  "priority=2\n");
@@ -470,7 +470,7 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 7");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 8");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
@@ -480,7 +480,7 @@ TEST(TraceErrors, WrongVersion) {
     const std::string msg = error_of("trnsim-trace 9\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
     EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 7");
+    EXPECT_PRED2(contains, msg, "reads 1 to 8");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -628,9 +628,9 @@ TEST(TraceErrors, MissingDst) {
     const std::string msg =
         line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
     EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
-    EXPECT_PRED2(
-        contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
-        "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [at=FILE:LINE]'");
+    EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [part=N] "
+                 "[at=FILE:LINE]'");
 }
 
 TEST(TraceErrors, BadHeaderLines) {
@@ -756,6 +756,36 @@ TEST(TraceErrors, DmaReadAddWritesAreCheckedAndNamed) {
                  "takes bf16 or fp32");
 }
 
+// A transfer's part of a DMA split into one transfer a run (part=N, version 8): after
+// priority= and before at=, written only when not 0.
+TEST(TraceVersions, TransferPartsAreVersionEight) {
+    const std::string head = "hbm_bytes 65536\nqueues 1\n";
+    const std::string load = "q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/32:8xfloat32";
+    const program p = from_text("trnsim-trace 8\n" + head + load +
+                                " priority=1 part=3 at=k.py:2\n" + load + "\n");
+    EXPECT_EQ(p.queues[0][0].part, 3);
+    EXPECT_EQ(p.queues[0][1].part, 0);
+    const std::string text = to_text(p);
+    EXPECT_PRED2(contains, text, "priority=1 part=3 at=k.py:2\n");
+    EXPECT_EQ(from_text(text).queues, p.queues);
+    EXPECT_PRED2(contains, error_of("trnsim-trace 7\n" + head + load + " part=1\n"),
+                 "bad.trace:4: part= is not in trace format version 7");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 8\n" + head + load + " part=x\n"),
+                 "bad part 'x'");
+    // the flag cont: on an instruction its engine costs by its elements, from version 8
+    const std::string copy =
+        "dve tensor_copy dst=sbuf[0:4]@0:8xfloat32 src0=sbuf[0:4]@64:8xfloat32 flags=cont\n";
+    const program c = from_text("trnsim-trace 8\nhbm_bytes 64\nqueues 0\n" + copy);
+    EXPECT_EQ(c.engines[std::size_t(engine_kind::dve)][0].flags, trn::flag::continues);
+    EXPECT_PRED2(contains, to_text(c), " flags=cont");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 7\nhbm_bytes 64\nqueues 0\n" + copy),
+                 "field 'flags' does not apply to tensor_copy");
+    EXPECT_PRED2(contains,
+                 error_of("trnsim-trace 8\nhbm_bytes 64\nqueues 0\nsp dma_trigger queue=0 "
+                          "flags=cont\n"),
+                 "flag 'cont' does not apply to dma_trigger");
+}
+
 // A DMA's quality-of-service level (priority=N, version 5): after op= and before at=, written
 // only when not 0, and (validation) below the core's core.dma.priority_levels.
 TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
@@ -833,8 +863,8 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 8\n"),
-                 "trace format version 8 is not supported (this build reads 1 to 7)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 9\n"),
+                 "trace format version 9 is not supported (this build reads 1 to 8)");
 }
 
 // Version 7 added the register instructions and the ALU operation abs: version 6 files may not

@@ -57,6 +57,18 @@ TEST(CostTable, DveTensorTensorFp32BothSbufIsTwoN) {
     }
 }
 
+// An instruction that continues the one before it (one access pattern of several runs a
+// partition, written as one instruction a run) costs its elements alone.
+TEST(CostTable, AContinuationCostsItsElementsAlone) {
+    const cost_table t(2, min_ii);
+    for (auto n : sizes) {
+        instruction ins = make_instruction(opcode::tensor_tensor, alu_op::add, op(S, f32, n),
+                                           op(S, f32, n), op(S, f32, n));
+        ins.flags = trn::flag::continues;
+        EXPECT_DOUBLE_EQ(t.cycles(engine_kind::dve, ins), 2.0 * n) << "N " << n;
+    }
+}
+
 TEST(CostTable, DveTensorTensorOneInputInPsumIsN) {
     for (int isa : {2, 3}) {
         const cost_table t(isa, min_ii);

@@ -23,6 +23,14 @@ void kernel_builder::declare_params(param_registry& r) {
            "calibrated: V7, V8 (compiler-allocated stream as fast as direct_alloc with "
            "buffers=4), W7; a count, chosen among 2..8, not fitted by least squares",
            1, 64});
+    r.add({"compiler.nl_rewrite_buffers", param_kind::integer, "2",
+           "physical copies, at least, the compiler gives a tile that a DMA rewrites whole "
+           "(NKI beta 1, style=nl): the rewrite goes to the tile's next copy, so it need not "
+           "wait for the readers of the value before (docs/nki.md)",
+           "model choice: the block dimension migration guide's example of the compiler "
+           "allocating 2 physical tiles to a reused tile so that the DMA overlaps the compute; "
+           "checked, not fitted, by the adaptive average pooling points (AP1-AP9)",
+           1, 64});
     r.add({"compiler.nl_unroll_limit", param_kind::integer, "4096",
            "longest loop (trip count of the innermost loop around a tile) the compiler's "
            "middle-end unrolls and pipelines (style=nl); a longer loop stays a hardware loop "
@@ -52,6 +60,7 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.style = style;
     o.limits = limits;
     o.nl_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_buffers"));
+    o.nl_rewrite_buffers = static_cast<std::uint32_t>(cfg.integer("compiler.nl_rewrite_buffers"));
     o.nl_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.nl_unroll_limit"));
     o.isa_unroll_limit = static_cast<std::uint64_t>(cfg.integer("compiler.isa_unroll_limit"));
     o.pe_rows = static_cast<std::uint32_t>(cfg.integer("core.pe.rows"));
@@ -336,6 +345,10 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
                            const touch* writes, std::size_t write_count, bool in_order_writes,
                            const sem_wait* also) {
+    if (m_continues && ins.op != opcode::dma_trigger) {  // (next_instruction_continues)
+        ins.flags |= flag::continues;
+        m_continues = false;
+    }
     if (m_checking) m_checks.instruction(issuer, ins);
     if (m_stream && m_stream->counting()) {  // its waits are for the build that runs
         estimate(issuer, ins);
@@ -521,9 +534,12 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
                  engine_kind::act, buf, tensor, also);
 }
 
-std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& t, engine_kind by,
+std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& given, engine_kind by,
                                        const touch& from, const touch& into,
                                        const touch* also_read) {
+    dma_transfer t = given;
+    t.part = m_part;  // (next_transfer_part: this transfer's alone)
+    m_part = 0;
     if (m_checking) m_checks.transfer(t);
     if (m_prog.queues.size() <= q) m_prog.queues.resize(q + 1);
     if (m_prog.sources.queues.size() < m_prog.queues.size())

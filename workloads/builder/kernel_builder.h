@@ -24,6 +24,7 @@ struct builder_options {
     kernel_style style = kernel_style::nl;
     program_limits limits;
     std::uint32_t nl_buffers = 4;
+    std::uint32_t nl_rewrite_buffers = 2;
     std::uint64_t nl_unroll_limit = 4096;  // longest loop the middle-end unrolls (nl)
     std::uint64_t isa_unroll_limit = 64;   // longest loop the backend unrolls (isa)
     std::uint32_t pe_rows = 128;           // TILE_K: contraction size of one matmul
@@ -196,6 +197,13 @@ class kernel_builder {
     // elements a partition (dst's dtype: the DMA casts); triggered from the Sync engine on the
     // queue of dst's buffer (a model choice).
     void sbuf_dma(const tile& dst, const tile& src);
+    // The next transfer (load, store, sbuf_dma, ...) is part `part` of one DMA whose access
+    // pattern has several runs a partition, split into one transfer a run
+    // (dma_transfer::part); the transfers after it are parts 0 again.
+    void next_transfer_part(std::uint8_t part) { m_part = part; }
+    // The next engine instruction continues the one before it on its engine (flag::continues):
+    // one instruction of several runs a partition, written as one a run.
+    void next_instruction_continues() { m_continues = true; }
     // A DMA from HBM tensor `st` (its part `src`) to `dt` (`dst`), of equal rows and elements a
     // row (nisa.dma_copy between HBM tensors); triggered from the Sync engine on dt's queue.
     void hbm_dma(const hbm_tensor& dt, const operand& dst, const hbm_tensor& st,
@@ -401,6 +409,8 @@ class kernel_builder {
     program_stream* m_stream;  // where entries go when it streams (else into m_prog)
     std::array<std::size_t, engine_count> m_emitted{};  // instructions per engine
     std::vector<std::size_t> m_transfers;               // transfers per DMA queue
+    std::uint8_t m_part = 0;                            // next_transfer_part
+    bool m_continues = false;                           // next_instruction_continues
     std::array<double, engine_count> m_estimated_ns{};
     std::vector<engine_kind> m_queue_trigger;  // per DMA queue: who rang for its last transfer
     program m_prog;

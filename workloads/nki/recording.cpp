@@ -191,6 +191,23 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
         for (const std::size_t i : at)
             op.tiles.push_back(rd.tile(w[i]));
     };
+    if (!w.empty() && w.back() == "cont" && op.kind != nki_op_kind::load &&
+        op.kind != nki_op_kind::store && op.kind != nki_op_kind::declare) {
+        op.cont = true;  // (last)
+        w.pop_back();
+    }
+    if (!w.empty() && w.back().rfind("part=", 0) == 0 &&
+        (op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
+         op.kind == nki_op_kind::store || op.kind == nki_op_kind::dma)) {
+        op.part = static_cast<std::uint8_t>(rd.count(w.back().substr(5)) % 256);
+        w.pop_back();  // (last: after a load's priority and bits)
+    }
+    if (!w.empty() && w.back() == "new" &&
+        (op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_at ||
+         op.kind == nki_op_kind::gather || op.kind == nki_op_kind::dma)) {
+        op.rewrite = true;  // (last: after a load's priority and bits)
+        w.pop_back();
+    }
     switch (op.kind) {
         case nki_op_kind::declare:
             need(1);
@@ -383,7 +400,12 @@ nki_recording parse_recording(std::istream& in) {
             d.type = rd.type(w[4]);
             d.count = static_cast<std::uint32_t>(rd.count(w[5]));
             d.blocked = rd.count(w[6]) != 0;
-            d.single = rd.count(w[7]) != 0;
+            {  // 0 or 1, and r after it for a tile DMAs rewrite whole
+                std::string single = w[7];
+                d.rewrite = !single.empty() && single.back() == 'r';
+                if (d.rewrite) single.pop_back();
+                d.single = rd.count(single) != 0;
+            }
             d.loops = rd.counts(w[8]);
             if (w[9] != "-")  // OFFSET or PARTITION@OFFSET, each buffer
                 for (const auto& place : rd.split(w[9], ',')) {
@@ -482,6 +504,7 @@ namespace {
 struct instance {
     std::vector<tile> tiles;
     std::vector<bool> taken;
+    std::vector<bool> used;  // an operation has used the tile (next_copy)
 };
 
 struct decl_state {
@@ -769,8 +792,9 @@ class expander {
                     uses.push_back(i);
                 else if (declared_at == none)
                     declared_at = i;
+            // (a tile DMAs rewrite takes copies of its own, which shared buffers would not give)
             if (!nd.blocked || nd.count < 2 || !nd.offsets.empty() || uses.empty() ||
-                s.owner != d || s.rotates || s.keep > 1)
+                s.owner != d || s.rotates || s.keep > 1 || nd.rewrite)
                 continue;
             // the innermost loop of several trips around every use
             std::vector<std::size_t> common = loops_around_all(uses);
@@ -1071,7 +1095,7 @@ class expander {
             decl_state& s = m_decls[d];
             const std::uint32_t policy =
                 nd.single && !s.rotates ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(s.loops));
-            s.buffers = std::max<std::uint32_t>(policy, static_cast<std::uint32_t>(s.keep));
+            s.buffers = std::max({policy, static_cast<std::uint32_t>(s.keep), rewrite_floor(d)});
             lifetime& life = m_lives[d];
             std::vector<part>& parts = life.parts;
             for (const std::size_t m : members[d]) {
@@ -1247,10 +1271,10 @@ class expander {
             // The compiler keeps an instance the kernel still uses in a buffer of its own
             // (more buffers than the plan's, if the kernel keeps several alive); an isa
             // kernel's declarations have the buffers they have.
-            s.buffers =
-                m_r.style == kernel_style::nl
-                    ? std::max<std::uint32_t>(buffers[i], static_cast<std::uint32_t>(s.keep))
-                    : buffers[i];
+            s.buffers = m_r.style == kernel_style::nl
+                            ? std::max({buffers[i], static_cast<std::uint32_t>(s.keep),
+                                        rewrite_floor(automatic[i])})
+                            : buffers[i];
         }
         fit(automatic, requests);
     }
@@ -1383,9 +1407,18 @@ class expander {
         instance inst;
         inst.tiles.resize(nd.count);
         inst.taken.assign(nd.count, false);
+        inst.used.assign(nd.count, false);
         s.recent.push_front(std::move(inst));
         if (s.recent.size() > s.keep) s.recent.pop_back();
         if (!nd.blocked) take(d, s.recent.front(), 0);
+    }
+
+    // The buffers at least of a declaration whose tiles DMAs rewrite whole (the compiler's
+    // copies: compiler.nl_rewrite_buffers), 1 for any other.
+    std::uint32_t rewrite_floor(std::size_t d) const {
+        return m_r.style == kernel_style::nl && m_r.decls[d].rewrite
+                   ? m_kb.opts().nl_rewrite_buffers
+                   : 1;
     }
 
     std::size_t builder_decl(std::uint32_t d, std::size_t block) const {
@@ -1417,6 +1450,7 @@ class expander {
         if (b < 0 || static_cast<std::uint64_t>(b) >= inst.tiles.size())
             throw std::logic_error("block index out of range");
         if (!inst.taken[std::size_t(b)]) take(ref.decl, inst, std::size_t(b));
+        inst.used[std::size_t(b)] = true;
         const std::int64_t p0 = ref.p0.at(m_index), f0 = ref.f0.at(m_index);
         if (p0 < 0 || f0 < 0) throw std::logic_error("negative tile offset");
         if (!ref.extent)
@@ -1441,8 +1475,29 @@ class expander {
                          h.row_stride);
     }
 
+    // A DMA that rewrites dst's logical tile (all the kernel reads of it before its next write)
+    // writes its next copy, which its later uses read: the write waits for that copy's readers,
+    // not for the readers of the value before. Not the first use of the tile (it holds no value
+    // yet), nor a tile of one buffer, of direct allocation, or whose kept instances or blocks
+    // share the buffers.
+    void next_copy(const nki_tile_ref& ref) {
+        decl_state& s = m_decls[ref.decl];
+        const decl_state& o = m_decls[s.owner];
+        if (!m_r.decls[ref.decl].offsets.empty() || o.buffers < 2 || o.blocks_rotate ||
+            o.keep > 1 || ref.back >= s.recent.size())
+            return;
+        const std::int64_t b = ref.block.at(m_index);
+        instance& inst = s.recent[ref.back];
+        if (b >= 0 && static_cast<std::uint64_t>(b) < inst.tiles.size() &&
+            inst.used[std::size_t(b)])
+            take(ref.decl, inst, std::size_t(b));
+    }
+
     void exec(const nki_op& op) {
         auto t = [&](std::size_t i) { return resolve(op.tiles[i]); };
+        if (op.rewrite) next_copy(op.tiles[0]);
+        if (op.part) m_kb.next_transfer_part(op.part);
+        if (op.cont) m_kb.next_instruction_continues();
         switch (op.kind) {
             case nki_op_kind::declare:
                 declare(op.loop);

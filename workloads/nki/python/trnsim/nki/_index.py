@@ -14,7 +14,7 @@ class LoopIndex:
     recording it is the loop variable Ln (`id`)."""
 
     __slots__ = ('id', 'trips', 'cur', 'open', 'identity', 'consumed', 'register', 'shift',
-                 'kind')
+                 'kind', 'iteration_clock')
 
     def __init__(self, loop_id, trips, identity=None, register=False):
         self.id, self.trips = loop_id, trips
@@ -28,6 +28,7 @@ class LoopIndex:
         # stand for all): its index from that iteration stands for the last one's
         self.shift = 0
         self.kind = 'range'  # the construct the kernel wrote (the recording says it)
+        self.iteration_clock = 0  # Trace.clock when its current iteration began
 
 
 class Affine(UserFacing):

@@ -17,7 +17,7 @@ from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, Gather
                        HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
                        TileBlocks, TileRuns, Typed, _tile_view)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
-from ._trace import current
+from ._trace import current, region_of
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
 
@@ -277,8 +277,9 @@ def _emit_split(p, dst, accumulate, site):
     # the operands split with dst: tiles and HBM accesses of dst's size (not [P, 1] ones)
     at = [i for i, a in enumerate(p.args) if isinstance(a, (Tile, TileRuns, HbmAccess)) and
           a.elems == dst.elems and (a.elems > 1 or _several_runs(a))]
-    for pieces in split([dst] + [p.args[i] for i in at], p.prim in ('load', 'load_at'), p.api,
-                        site):
+    trace = current(p.api)
+    for k, pieces in enumerate(split([dst] + [p.args[i] for i in at],
+                                     p.prim in ('load', 'load_at'), p.api, site)):
         q = _copy.copy(p)
         args = list(p.args)
         for i, piece in zip(at, pieces[1:]):
@@ -287,7 +288,16 @@ def _emit_split(p, dst, accumulate, site):
         q.args = tuple(args)
         q.shape = q.full_shape = pieces[0].shape
         q.region = None
+        first = len(trace.ops)
         emit_into(q, pieces[0], accumulate, site)
+        if k and p.prim in _PARTED:  # (the DMA's runs spread over the engines: docs/nki.md)
+            for op in trace.ops[first:]:
+                if op.kind == p.prim:
+                    op.line += f' part={k % 256}'
+        elif k and p.prim not in _DMAS:  # (one instruction of several runs: docs/nki.md)
+            for op in trace.ops[first:]:
+                if op.kind == p.prim:
+                    op.line += ' cont'
 
 
 def _emit_staged(p, dst, accumulate, site):
@@ -321,6 +331,14 @@ def _emit_staged(p, dst, accumulate, site):
 _SECOND_OUTPUT = frozenset(n for n, p in PRIMS.items() if {'O', 'O?'} & set(p.layout))
 
 
+# the DMAs that may rewrite a whole tile (Trace.rewrites)
+_REWRITING = frozenset(('load', 'load_at', 'gather', 'dma'))
+_SPLITTING = []  # the DMA whose transfers are being recorded
+# the DMAs whose transfers a split into one a run says apart (part=N)
+_PARTED = frozenset(('load', 'load_add', 'store', 'dma'))
+_DMAS = _PARTED | {'load_at', 'store_at', 'gather', 'scatter', 'hbm_dma'}
+
+
 def _written(t, trace):
     """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
     loops, its version."""
@@ -328,6 +346,7 @@ def _written(t, trace):
     _note_write(t, trace)
     note_use(t, trace)
     root.version += 1
+    trace.wrote(root)
     root.read_since_write = False
     if root.group is not None and isinstance(root.block, Affine):
         # a write through a loop index: any logical tile of the tensor may have changed
@@ -346,6 +365,26 @@ def emit_into(p, dst, accumulate, site):
         raise KernelError(p.api, f'cannot write a result into {type(dst).__name__}', site)
     if p.region is not None and isinstance(dst, Tile) and dst.shape != p.shape:
         dst = dst.view(p.region, site, p.api, runs=True)
+    if p.prim in _REWRITING and not _SPLITTING and isinstance(dst, (Tile, TileRuns)) and \
+            not any(getattr(a, 'root', None) is dst.root for a in p.args):
+        trace = current(p.api)
+        if trace.can_rewrite(dst.root):
+            root = dst.root
+            first, held = len(trace.ops), trace.held_before(root)
+            _SPLITTING.append(p)  # (its parts, recorded through emit_into, are not rewrites)
+            try:
+                _emit_into(p, dst, accumulate, site)
+            finally:
+                _SPLITTING.pop()
+            # (the line of its first transfer says it; a split DMA's others follow it)
+            op = next((o for o in trace.ops[first:] if o.kind == p.prim), None)
+            if op is not None:
+                trace.rewrite(dst.root, op, region_of(dst), held)
+            return
+    _emit_into(p, dst, accumulate, site)
+
+
+def _emit_into(p, dst, accumulate, site):
     if p.prim in ('load', 'load_add', 'load_at'):
         dst = _dma_runs(dst, site)
     if isinstance(dst, TileRuns) or any(_several_runs(a) for a in p.args):

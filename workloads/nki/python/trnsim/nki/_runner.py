@@ -298,6 +298,7 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, editi
     except (TypeError, ValueError):
         names = []
     trace = _trace.Trace(limits(), style, values, _settings['loops_once'])
+    trace.renames = style == 'nl' and edition in (None, 'beta1')
     bound = []
 
     def wrap(value, name):

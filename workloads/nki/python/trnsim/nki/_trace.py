@@ -16,12 +16,14 @@ import itertools
 import os
 import weakref
 
+import numpy as np
+
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, LoopIndex, concrete, frozen, text
 from ._prims import INDIRECT, PRIMS, indirect_group
 from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
-                       TileRef)
+                       TileRef, TileRuns)
 
 # The platform's limits (partitions, pe_rows, pe_cols, moving_max, psum_bank, sbuf_bytes,
 # isa_version, hoist_share), from the runner: limits_of() gives them as a dict.
@@ -50,12 +52,14 @@ class Decl:
         self.instances = 0  # how many times it runs, over every iteration
         self.loops = []  # trip counts of the NKI loops around it, outermost first
         self.serial = 0
+        self.rewrite = False  # a DMA rewrites its tiles whole (Trace.rewrites)
 
     def line(self):
         lst = lambda xs: ','.join(str(x) for x in xs) if xs else '-'  # noqa: E731
         places = lambda xs: ','.join(f'{p}@{o}' if p else str(o)  # noqa: E731
                                      for p, o in xs) if xs else '-'
-        single = int(self.carried or self.instances == 1)
+        # (r after it: DMAs rewrite its tiles whole, into the compiler's copies)
+        single = f'{int(self.carried or self.instances == 1)}{"r" if self.rewrite else ""}'
         return (f'decl {self.space} {self.partitions} {self.elems} {self.dtype} {self.count} '
                 f'{int(self.blocked)} {single} {lst(self.loops)} {places(self.offsets or [])} '
                 f'{lst(self.phys or [])} {_one_line(self.label)}')
@@ -140,6 +144,10 @@ class Trace:
         self.unfolded = []  # (loop site, why) of each NKI loop left unrolled, in order
         self.loop_notes = {}  # (loop site, what became of it) -> how many times (in order)
         self.making = []  # lists of what the watched first iterations of loops make
+        # a compiler-scheduled kernel of NKI beta 1 (the runner sets it): Trace.rewrite
+        self.renames = False
+        self.pending = []  # the tiles whose last DMA write awaits its decision (Trace.rewrite)
+        self.clock = 0  # record-time order of loop iterations' starts and tile writes
         self.compiled = 0  # loops the device runs (nl.fori_loop) open now
         self.traced = 0  # loops NKI's tracer runs the body of once ('traced', 'compiled') open now
         self.first_alloc = {}  # a declaration in such a loop: the allocation its first run gave
@@ -296,6 +304,8 @@ class Trace:
                     state = 'folded'
                     break
                 loop.cur = k
+                self.clock += 1
+                loop.iteration_clock = self.clock  # (held_before: when this iteration began)
                 self.next_loop = ids  # the inner loops get the same ids in every iteration
                 level[1] = {}
                 if mark is not None:
@@ -306,6 +316,7 @@ class Trace:
                     self.making.append(made[k][0])
                 try:
                     yield Affine.index(loop, r.start, r.step, k)
+                    self.decide_pending()  # (an iteration's lines are final when it ends)
                 finally:
                     if k < watched:
                         _remove(self.making, made[k][0])
@@ -652,6 +663,83 @@ class Trace:
         self.track(made)
         return made
 
+    def can_rewrite(self, root):
+        """Whether a DMA that writes logical tile `root` may write a new copy of it (rewrite).
+        Not where the kernel placed the tile (direct allocation), for the frontend's own
+        tiles, in PSUM, in a loop the device runs (one copy of its body), outside a
+        compiler-scheduled kernel of NKI beta 1, nor for a tile made outside a sequential_range
+        of several iterations open now: that loop "informs Neuron compiler to respect
+        inter-loop dependency and perform much more conservative loop-level optimizations"
+        (nki.language.sequential_range, NKI beta 1), and its iterations keep the tile's one
+        buffer (note_use)."""
+        decl = root.decl
+        if any(kind == 'sequential' and trips > 1 and lid not in root.born
+               for (kind, lid), trips in zip(self.loops, self.loop_trips)):
+            return False
+        return (self.renames and decl is not None and root.space == 'sbuf' and
+                decl.alloc is None and not getattr(root, 'frontend', False) and
+                not self.compiled and self.variant is None)
+
+    def held_before(self, root):
+        """Whether logical tile `root` holds a value a DMA about to write it would replace:
+        written before, in the current iterations of the loops its block index moves with (a
+        later iteration's block is another tile), or made outside a loop that one recorded
+        body stands for (its later iterations find the value of the earlier ones)."""
+        block = root.block
+        if isinstance(block, Affine) and block.terms:
+            began = max(getattr(lp, 'iteration_clock', 0) for lp, _ in block.terms)
+            return getattr(root, 'write_clock', -1) >= began
+        return root.version > 0 or any(lid not in root.born for kind, lid in self.loops
+                                       if kind not in ('static', 'spmd'))
+
+    def wrote(self, root):
+        self.clock += 1
+        root.write_clock = self.clock
+
+    def rewrite(self, root, op, region, held):
+        """DMA operation `op` (the first of its transfers) wrote `region` of logical tile
+        `root` (can_rewrite), reading nothing of it; `held`: the tile held a value written
+        before. In a compiler-scheduled kernel of NKI beta 1 the compiler allocates the tiles
+        ("The compiler analyzes the memory dependency and allocates a physical address to
+        each tile", the block dimension migration guide): when what the kernel reads of the
+        tile until its next write lies in the region written, the value written is a new one,
+        in the tile's next copy, which need not wait for the readers of the value before.
+        Such a DMA's line says `new` when the tile held a value (the builder writes the next
+        copy when an operation used the tile before), and the tile is marked for
+        compiler.nl_rewrite_buffers copies at least (docs/nki.md). The reads are checked until the tile's next write, the
+        end of the loop iteration or the kernel's end; a region of the loops' indices is not
+        compared (no rewrite)."""
+        if region is None:
+            return
+        root.pending_write = [op, region, True, held]
+        self.pending.append(root)
+
+    def _read(self, t):
+        """Tile part t is read: a tile's pending rewrite holds only if t lies in its region."""
+        pending = getattr(t.root, 'pending_write', None)
+        if pending is not None and pending[2]:
+            pending[2] = _within(region_of(t), pending[1])
+
+    def _written(self, t):
+        """Tile part t is written: the decision on its tile's pending rewrite."""
+        root = t.root
+        if getattr(root, 'pending_write', None) is not None:
+            self._decide(root)
+
+    def _decide(self, root):
+        op, _, holds, held = root.pending_write
+        root.pending_write = None
+        if holds and held:
+            op.line += ' new'
+            root.decl.rewrite = True
+
+    def decide_pending(self):
+        """The decisions on every pending rewrite (a loop iteration, or the kernel, ends)."""
+        for root in self.pending:
+            if getattr(root, 'pending_write', None) is not None:
+                self._decide(root)
+        self.pending = []
+
     def warn(self, site, api, message):
         """A kernel bug the hardware would punish, at its line (said once per line; an error
         with --strict)."""
@@ -684,6 +772,11 @@ class Trace:
         # (the matmul is the one indirect instruction on the Tensor engine: _prims.INDIRECT)
         self._group = indirect_group('pe' if kind == 'matmul' else None)
         kept = self._kept
+        if self.pending:  # (the reads and writes of tiles with a pending rewrite)
+            written = _WRITTEN.get(kind, ())
+            for k, (what, a) in enumerate(zip(layout, args)):
+                if what in _TILES and a is not None and hasattr(a, 'root'):
+                    (self._written if k in written else self._read)(a)
         out = [kept(what, a, api, site) for what, a in zip(layout, args)]
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
@@ -718,6 +811,7 @@ class Trace:
     def text(self, core=None):
         """The recording's text form (recording.h, docs/nki.md); with `core`, the part that
         physical core runs (its SPMD instances, and what every core runs)."""
+        self.decide_pending()
         lines = ['trnsim-nki-recording 1', f'style {self.style}']
         for t, kind, _ in self.tensors:
             elems = 1
@@ -751,6 +845,38 @@ _TILES = frozenset(('T', 'T?', 'O', 'O?'))
 _OPTIONAL = frozenset(('T?', 'O?', 'flags'))  # left out of an `ins` line when empty
 _LAYOUT['declare'] = ('decl',)
 _HAS_ACC = frozenset(k for k, layout in _LAYOUT.items() if 'acc' in layout)
+# the operands each operation writes (by position): a first tile operand, and second outputs
+# ('O'); a matmul's dst with its accumulation (it reads it too) counts as written
+_WRITTEN = {k: frozenset(i for i, what in enumerate(layout)
+                         if (i == 0 and what in ('T', 'T?')) or what in ('O', 'O?'))
+            for k, layout in _LAYOUT.items()}
+
+
+def region_of(t):
+    """The elements of its root a tile part is: (first partition, partitions, the free
+    elements as a sorted array), None when its indices are the loops' (not compared)."""
+    if isinstance(t, TileRuns):
+        if isinstance(t.p0, Affine) or isinstance(t.f0, Affine):
+            return None
+        elems = np.array([t.f0], dtype=np.int64)
+        for size, stride in t.dims:
+            elems = (elems[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
+        return t.p0, t.partitions, np.unique(elems)
+    if isinstance(getattr(t, 'pabs', None), Affine) or isinstance(getattr(t, 'fabs', None),
+                                                                  Affine):
+        return None
+    if not hasattr(t, 'pabs'):
+        return None
+    return t.pabs, t.partitions, t.fabs + np.arange(t.elems, dtype=np.int64) * t.fstep
+
+
+def _within(inner, outer):
+    """Whether region `inner` lies in region `outer` (None: not known, no)."""
+    if inner is None or outer is None:
+        return False
+    p, pc, elems = inner
+    q, qc, others = outer
+    return q <= p and p + pc <= q + qc and bool(np.isin(elems, others).all())
 _MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
 
 
