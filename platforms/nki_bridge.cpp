@@ -128,6 +128,7 @@ class platform {
             m_last_stats, description,
             trn::describe_config(m_cfg) +
                 (m_last_compiled_with.empty() ? "" : ", compiled with " + m_last_compiled_with));
+        trn::print_coverage_note(m_last_stats, m_cfg);
         if (m_last_on_chip)
             trn::print_chip_summary(m_last_stats,
                                     static_cast<std::size_t>(m_last_stats.get("chip.active_cores")),

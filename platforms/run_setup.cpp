@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "core/coverage.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/units.h"
@@ -124,6 +125,26 @@ void print_summary(const stats_tree& s, const std::string& what, const std::stri
             "most)\n",
             parts.front().first.c_str(), 100.0 * parts.front().second / path, s.get(saving),
             s.text("limit.by").c_str(), s.get("limit.saving_pct"));
+}
+
+void print_coverage_note(const stats_tree& s, const config& cfg) {
+    if (cfg.files().empty()) return;
+    const auto file = std::filesystem::path(cfg.files().back()).parent_path().parent_path() /
+                      "calibration" / "coverage.json";
+    std::error_code ec;
+    if (!std::filesystem::exists(file, ec)) return;
+    const std::string generation = cfg.text("name");
+    try {
+        const std::string why = unlike_every_point(
+            kernel_features::of(s), calibration_coverage::read(file.string(), generation));
+        if (!why.empty())
+            std::printf(
+                "calibration      unlike every fitted %s point: %s; docs/results.md gives the "
+                "model's error by kernel class\n",
+                generation.c_str(), why.c_str());
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "trnsim: warning: %s\n", e.what());
+    }
 }
 
 void print_lines(const stats_tree& s) {

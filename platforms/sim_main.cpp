@@ -410,6 +410,7 @@ int run(int argc, char** argv) {
         }
         if (!quiet) {
             trn::print_summary(stats, kernel.description, trn::describe_config(cfg));
+            trn::print_coverage_note(stats, cfg);
             if (chip) trn::print_chip_summary(stats, chip->active(), shape.cores_per_stack);
             if (o.annotate) trn::print_lines(stats);
             if (functional)

@@ -423,6 +423,27 @@ TEST_F(cli, dumped_trace_runs_to_identical_timing) {
     EXPECT_EQ(ja, jb);
 }
 
+// A kernel unlike every point its generation was fitted to (calibration/coverage.json) is said
+// so at the end of the summary: a GpSimd-only program is unlike all of them, a matmul driver
+// like the tutorial's.
+TEST_F(cli, a_kernel_unlike_every_fitted_point_is_said_so) {
+    std::string text =
+        "trnsim-trace 8\nhbm_bytes 4096\nqueues 1\n"
+        "q0 dma dst=sbuf[0:1]@0:512xfloat32 src=hbm[0:1]@0/0:512xfloat32\n"
+        "sp dma_trigger queue=0\n";
+    for (int i = 0; i < 16; ++i)
+        text += "pool iota dst=sbuf[0:128]@4096:512xfloat32 imm=" + std::to_string(i) + "\n";
+    auto r = run_sim("--config trn1 --trace " + file("pool.trace", text));
+    ASSERT_EQ(r.status, 0) << r.output;
+    EXPECT_NE(r.output.find("calibration      unlike every fitted trn1 point: 100% of its engine "
+                            "time on pool (10% or more of none)"),
+              std::string::npos)
+        << r.output;
+    auto m = run_sim("--config trn1 --workload matmul");
+    ASSERT_EQ(m.status, 0) << m.output;
+    EXPECT_EQ(m.output.find("unlike every fitted"), std::string::npos) << m.output;
+}
+
 TEST_F(cli, malformed_trace_names_file_and_line) {
     const std::string t = file("bad.trace",
                                "trnsim-trace 1\nhbm_bytes 4096\nqueues 1\n"

@@ -1,0 +1,104 @@
+#include "core/coverage.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+namespace trn {
+
+kernel_features kernel_features::of(const stats_tree& s) {
+    kernel_features k;
+    const double rows = s.has("dma.descriptors") ? s.get("dma.descriptors") : 0;
+    if (rows > 0 && s.has("dma.bytes")) k.row_bytes = s.get("dma.bytes") / rows;
+    double total = 0;
+    for (std::size_t e = 0; e < engines.size(); ++e) {
+        const std::string key = std::string("engines.") + engines[e] + ".busy_ns";
+        k.share[e] = s.has(key) ? s.get(key) : 0;
+        total += k.share[e];
+    }
+    for (double& x : k.share)
+        x = total > 0 ? x / total : 0;
+    return k;
+}
+
+int kernel_features::busiest() const {
+    const auto it = std::max_element(share.begin(), share.end());
+    return *it > 0 ? static_cast<int>(it - share.begin()) : -1;
+}
+
+calibration_coverage calibration_coverage::read(const std::string& path,
+                                                const std::string& generation) {
+    std::ifstream in(path);
+    if (!in) throw std::runtime_error(path + ": cannot be read");
+    calibration_coverage c;
+    try {
+        const nlohmann::json j = nlohmann::json::parse(in);
+        const auto& all = j.at("platforms");
+        if (!all.contains(generation)) return c;
+        for (const auto& p : all.at(generation)) {
+            kernel_features k;
+            k.id = p.at("id").get<std::string>();
+            k.row_bytes = p.at("row_bytes").get<double>();
+            for (std::size_t e = 0; e < kernel_features::engines.size(); ++e)
+                k.share[e] = p.at("shares").at(kernel_features::engines[e]).get<double>();
+            c.points.push_back(k);
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw std::runtime_error(path + ": not a coverage file of scripts/calibrate --coverage (" +
+                                 e.what() + ")");
+    }
+    return c;
+}
+
+namespace {
+
+std::string bytes_text(double b) {
+    char buf[32];
+    if (b >= 1024)
+        std::snprintf(buf, sizeof buf, "%.1f KiB", b / 1024);
+    else
+        std::snprintf(buf, sizeof buf, "%.0f B", b);
+    return buf;
+}
+
+}  // namespace
+
+std::string unlike_every_point(const kernel_features& k, const calibration_coverage& c,
+                               double row_factor, double engine_share) {
+    if (c.points.empty()) return "";
+    const int top = k.busiest();
+    bool rows_seen = false, engine_seen = false;
+    double lo = 0, hi = 0;
+    for (const auto& p : c.points) {
+        const bool rows_like = (k.row_bytes > 0) == (p.row_bytes > 0) &&
+                               (k.row_bytes <= 0 || (k.row_bytes <= p.row_bytes * row_factor &&
+                                                     p.row_bytes <= k.row_bytes * row_factor));
+        const bool engine_like = top < 0 || p.share[std::size_t(top)] >= engine_share;
+        if (rows_like && engine_like) return "";
+        rows_seen = rows_seen || rows_like;
+        engine_seen = engine_seen || engine_like;
+        if (p.row_bytes > 0) {
+            lo = lo > 0 ? std::min(lo, p.row_bytes) : p.row_bytes;
+            hi = std::max(hi, p.row_bytes);
+        }
+    }
+    std::string why;
+    if (!rows_seen)
+        why = k.row_bytes > 0 ? "DMA rows of " + bytes_text(k.row_bytes) +
+                                    " on average (the points': " + bytes_text(lo) + " to " +
+                                    bytes_text(hi) + ")"
+                              : "no DMA (every point has some)";
+    if (!engine_seen) {
+        char buf[96];
+        std::snprintf(buf, sizeof buf, "%.0f%% of its engine time on %s (%.0f%% or more of none)",
+                      100 * k.share[std::size_t(top)], kernel_features::engines[std::size_t(top)],
+                      100 * engine_share);
+        why += (why.empty() ? "" : "; ") + std::string(buf);
+    }
+    if (why.empty()) why = "its DMA rows are like some points' and its engines like others'";
+    return why;
+}
+
+}  // namespace trn
