@@ -70,7 +70,7 @@ std::string unlike_every_point(const kernel_features& k, const calibration_cover
     if (c.points.empty()) return "";
     const int top = k.busiest();
     bool rows_seen = false, engine_seen = false;
-    double lo = 0, hi = 0;
+    double below = 0, above = 0;  // the nearest points' rows either side of the kernel's
     for (const auto& p : c.points) {
         const bool rows_like = (k.row_bytes > 0) == (p.row_bytes > 0) &&
                                (k.row_bytes <= 0 || (k.row_bytes <= p.row_bytes * row_factor &&
@@ -79,17 +79,18 @@ std::string unlike_every_point(const kernel_features& k, const calibration_cover
         if (rows_like && engine_like) return "";
         rows_seen = rows_seen || rows_like;
         engine_seen = engine_seen || engine_like;
-        if (p.row_bytes > 0) {
-            lo = lo > 0 ? std::min(lo, p.row_bytes) : p.row_bytes;
-            hi = std::max(hi, p.row_bytes);
-        }
+        if (p.row_bytes > 0 && p.row_bytes <= k.row_bytes) below = std::max(below, p.row_bytes);
+        if (p.row_bytes > k.row_bytes && (above == 0 || p.row_bytes < above)) above = p.row_bytes;
     }
     std::string why;
-    if (!rows_seen)
-        why = k.row_bytes > 0 ? "DMA rows of " + bytes_text(k.row_bytes) +
-                                    " on average (the points': " + bytes_text(lo) + " to " +
-                                    bytes_text(hi) + ")"
-                              : "no DMA (every point has some)";
+    if (!rows_seen && k.row_bytes <= 0) why = "no DMA (every point has some)";
+    if (!rows_seen && k.row_bytes > 0) {
+        why = "DMA rows of " + bytes_text(k.row_bytes) + " on average (the nearest points': ";
+        if (below > 0) why += bytes_text(below);
+        if (below > 0 && above > 0) why += " and ";
+        if (above > 0) why += bytes_text(above);
+        why += ")";
+    }
     if (!engine_seen) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "%.0f%% of its engine time on %s (%.0f%% or more of none)",

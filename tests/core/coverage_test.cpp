@@ -52,9 +52,13 @@ TEST(Coverage, LikeAPointOfRowsAndEngine) {
 
 TEST(Coverage, UnlikeEveryPointSaysWhy) {
     const std::string small = unlike_every_point(kernel(1, 0, 1, 0, 0), points());
-    EXPECT_NE(small.find("DMA rows of 1 B on average (the points': 8 B to 7.8 KiB)"),
+    EXPECT_NE(small.find("DMA rows of 1 B on average (the nearest points': 8 B)"),
               std::string::npos)
         << small;
+    const std::string gap = unlike_every_point(kernel(100, 0, 1, 0, 0), points());
+    EXPECT_NE(gap.find("DMA rows of 100 B on average (the nearest points': 8 B and 1.0 KiB)"),
+              std::string::npos)
+        << gap;
     const std::string pool = unlike_every_point(kernel(1024, 0, 0, 0.2, 0.8), points());
     EXPECT_NE(pool.find("80% of its engine time on pool (10% or more of none)"), std::string::npos)
         << pool;

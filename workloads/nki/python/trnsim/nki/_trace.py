@@ -16,7 +16,6 @@ import itertools
 import os
 import weakref
 
-import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
@@ -711,7 +710,10 @@ class Trace:
         compared (no rewrite)."""
         if region is None:
             return
-        root.pending_write = [op, region, True, held]
+        root.pending_write = [op, _Written(region), True, held]
+        if region[0] == 0 and region[1] == root.partitions and len(region[2]) == root.elems:
+            self._decide(root)  # (all of the tile: nothing read later can lie outside it)
+            return
         self.pending.append(root)
 
     def _read(self, t):
@@ -853,30 +855,56 @@ _WRITTEN = {k: frozenset(i for i, what in enumerate(layout)
 
 
 def region_of(t):
-    """The elements of its root a tile part is: (first partition, partitions, the free
-    elements as a sorted array), None when its indices are the loops' (not compared)."""
+    """The elements of its root a tile part is: (first partition, partitions, the free elements:
+    a range, or a sorted tuple), None when its indices are the loops' (not compared)."""
     if isinstance(t, TileRuns):
         if isinstance(t.p0, Affine) or isinstance(t.f0, Affine):
             return None
-        elems = np.array([t.f0], dtype=np.int64)
+        elems = [t.f0]
         for size, stride in t.dims:
-            elems = (elems[:, None] + np.arange(size, dtype=np.int64)[None, :] * stride).ravel()
-        return t.p0, t.partitions, np.unique(elems)
+            elems = [e + k * stride for e in elems for k in range(size)]
+        return t.p0, t.partitions, tuple(sorted(set(elems)))
     if isinstance(getattr(t, 'pabs', None), Affine) or isinstance(getattr(t, 'fabs', None),
                                                                   Affine):
         return None
     if not hasattr(t, 'pabs'):
         return None
-    return t.pabs, t.partitions, t.fabs + np.arange(t.elems, dtype=np.int64) * t.fstep
+    step = t.fstep if t.elems > 1 else 1
+    if step > 0:
+        return t.pabs, t.partitions, range(t.fabs, t.fabs + t.elems * step, step)
+    return t.pabs, t.partitions, tuple(sorted(t.fabs + k * step for k in range(t.elems)))
+
+
+class _Written:
+    """A region a DMA wrote, for the reads checked against it (_within)."""
+    __slots__ = ('p', 'pc', 'elems', 'lo', 'hi', 'dense', 'set')
+
+    def __init__(self, region):
+        self.p, self.pc, elems = region
+        self.elems = elems
+        self.lo, self.hi = (elems[0], elems[-1]) if len(elems) else (0, -1)
+        self.dense = self.hi - self.lo + 1 == len(elems)
+        self.set = None  # (made at the first read that needs it)
 
 
 def _within(inner, outer):
-    """Whether region `inner` lies in region `outer` (None: not known, no)."""
+    """Whether region `inner` lies in the written region `outer` (None: not known, no)."""
     if inner is None or outer is None:
         return False
     p, pc, elems = inner
-    q, qc, others = outer
-    return q <= p and p + pc <= q + qc and bool(np.isin(elems, others).all())
+    if not (outer.p <= p and p + pc <= outer.p + outer.pc):
+        return False
+    if not len(elems):
+        return True
+    if elems[0] < outer.lo or elems[-1] > outer.hi:
+        return False
+    if outer.dense:  # (all between its ends)
+        return True
+    if outer.set is None:
+        outer.set = frozenset(outer.elems)
+    return all(e in outer.set for e in elems)
+
+
 _MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
 
 
