@@ -502,6 +502,12 @@ void neuron_core::report(stats_tree& s) const {
             s.add(k + ".count", static_cast<double>(n.first), "count", "instructions");
             s.add(k + ".busy_ns", n.second, "ns", "data-path time of those instructions");
         }
+        for (std::size_t t = 0; t < dtype_count; ++t)
+            if (e->busy_by_dtype()[t] > 0)
+                s.add(base + ".dtypes." + dtype_name(static_cast<dtype>(t)) + ".busy_ns",
+                      e->busy_by_dtype()[t], "ns",
+                      "data-path time of the instructions computing on that dtype (their first "
+                      "input's)");
         const auto& stalls = e->stall_by_semaphore();
         for (std::size_t sem = 0; sem < stalls.size(); ++sem)
             if (stalls[sem] > 0)

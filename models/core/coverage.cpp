@@ -20,7 +20,32 @@ kernel_features kernel_features::of(const stats_tree& s) {
     }
     for (double& x : k.share)
         x = total > 0 ? x / total : 0;
+    // engines.E.dtypes.T.busy_ns, summed over the engines
+    double typed = 0;
+    for (const auto& e : s.entries()) {
+        const std::string& p = e.path;
+        const auto at = p.find(".dtypes.");
+        if (p.rfind("engines.", 0) != 0 || at == std::string::npos || p.size() < 8 ||
+            p.compare(p.size() - 8, 8, ".busy_ns") != 0)
+            continue;
+        const std::string name = p.substr(at + 8, p.size() - 8 - at - 8);
+        k.dtypes[name] += e.value;
+        typed += e.value;
+    }
+    for (auto& [name, x] : k.dtypes)
+        x = typed > 0 ? x / typed : 0;
     return k;
+}
+
+std::string kernel_features::main_dtype() const {
+    std::string best;
+    double most = 0;
+    for (const auto& [name, x] : dtypes)
+        if (x > most) {
+            most = x;
+            best = name;
+        }
+    return best;
 }
 
 int kernel_features::busiest() const {
@@ -43,6 +68,9 @@ calibration_coverage calibration_coverage::read(const std::string& path,
             k.row_bytes = p.at("row_bytes").get<double>();
             for (std::size_t e = 0; e < kernel_features::engines.size(); ++e)
                 k.share[e] = p.at("shares").at(kernel_features::engines[e]).get<double>();
+            if (p.contains("dtypes"))
+                for (const auto& [name, x] : p.at("dtypes").items())
+                    k.dtypes[name] = x.get<double>();
             c.points.push_back(k);
         }
     } catch (const nlohmann::json::exception& e) {
@@ -69,16 +97,21 @@ std::string unlike_every_point(const kernel_features& k, const calibration_cover
                                double row_factor, double engine_share) {
     if (c.points.empty()) return "";
     const int top = k.busiest();
-    bool rows_seen = false, engine_seen = false;
+    const std::string type = k.main_dtype();
+    bool rows_seen = false, engine_seen = false, dtype_seen = false;
     double below = 0, above = 0;  // the nearest points' rows either side of the kernel's
     for (const auto& p : c.points) {
         const bool rows_like = (k.row_bytes > 0) == (p.row_bytes > 0) &&
                                (k.row_bytes <= 0 || (k.row_bytes <= p.row_bytes * row_factor &&
                                                      p.row_bytes <= k.row_bytes * row_factor));
         const bool engine_like = top < 0 || p.share[std::size_t(top)] >= engine_share;
-        if (rows_like && engine_like) return "";
+        const auto in_point = p.dtypes.find(type);
+        const bool dtype_like =
+            type.empty() || (in_point != p.dtypes.end() && in_point->second >= engine_share);
+        if (rows_like && engine_like && dtype_like) return "";
         rows_seen = rows_seen || rows_like;
         engine_seen = engine_seen || engine_like;
+        dtype_seen = dtype_seen || dtype_like;
         if (p.row_bytes > 0 && p.row_bytes <= k.row_bytes) below = std::max(below, p.row_bytes);
         if (p.row_bytes > k.row_bytes && (above == 0 || p.row_bytes < above)) above = p.row_bytes;
     }
@@ -98,7 +131,14 @@ std::string unlike_every_point(const kernel_features& k, const calibration_cover
                       100 * engine_share);
         why += (why.empty() ? "" : "; ") + std::string(buf);
     }
-    if (why.empty()) why = "its DMA rows are like some points' and its engines like others'";
+    if (!dtype_seen) {
+        char buf[128];
+        std::snprintf(buf, sizeof buf, "%.0f%% of its engine time in %s (%.0f%% or more of none)",
+                      100 * k.dtypes.at(type), type.c_str(), 100 * engine_share);
+        why += (why.empty() ? "" : "; ") + std::string(buf);
+    }
+    if (why.empty())
+        why = "its DMA rows, engines and dtypes are each like some points', never together";
     return why;
 }
 

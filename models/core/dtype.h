@@ -28,6 +28,7 @@ enum class dtype : std::uint8_t {
     fp4_e2m1fn_x4,
     fp8_e8m0,
 };
+constexpr std::size_t dtype_count = static_cast<std::size_t>(dtype::fp8_e8m0) + 1;
 
 inline std::size_t dtype_size(dtype t) {
     switch (t) {

@@ -85,6 +85,7 @@ void engine_base::load(program_source* program, const sc_core::sc_time& start) {
     m_next = 0;
     m_busy = m_stall_sem = m_stall_port = sc_core::SC_ZERO_TIME;
     m_by_opcode.fill({0, 0.0});
+    m_busy_by_dtype.fill(0.0);
     m_stall_by_sem.assign(m_sems.size(), 0.0);
     m_fault.clear();
     m_last_complete = m_busy_end = sim_time();
@@ -331,6 +332,8 @@ void engine_base::run_stream() {
         auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
         ++per_op.first;
         per_op.second += in_ns(counted);
+        m_busy_by_dtype[static_cast<std::size_t>(
+            ins.src0.valid() ? ins.src0.type : ins.dst.type)] += in_ns(counted);
         ++here.instructions;
         here.busy_ns += in_ns(counted);
         // Results commit in program order.

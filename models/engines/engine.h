@@ -75,6 +75,9 @@ class engine_base : public sc_core::sc_module {
     const std::array<std::pair<std::uint64_t, double>, opcode_count>& by_opcode() const {
         return m_by_opcode;
     }
+    // Data-path busy time (ns) by the dtype the instruction computes on (indexed by dtype: its
+    // first input's, or its output's when it has none).
+    const std::array<double, dtype_count>& busy_by_dtype() const { return m_busy_by_dtype; }
     // Data-path idle time (ns) waiting on each semaphore (indexed by semaphore): the wait that
     // released the instruction.
     const std::vector<double>& stall_by_semaphore() const { return m_stall_by_sem; }
@@ -159,6 +162,7 @@ class engine_base : public sc_core::sc_module {
     core_sync* m_sync = nullptr;
     std::size_t m_sync_core = 0;
     std::array<std::pair<std::uint64_t, double>, opcode_count> m_by_opcode{};
+    std::array<double, dtype_count> m_busy_by_dtype{};
     std::vector<double> m_stall_by_sem;
     std::vector<place_cost> m_by_place;
     std::size_t m_track = 0, m_background_track = 0;

@@ -36,7 +36,11 @@ TEST(Coverage, FeaturesOfAStatsTree) {
     s.add("engines.pe.busy_ns", 0, "ns", "");
     s.add("engines.dve.busy_ns", 300, "ns", "");
     s.add("engines.act.busy_ns", 100, "ns", "");
+    s.add("engines.dve.dtypes.float32.busy_ns", 300, "ns", "");
+    s.add("engines.act.dtypes.bfloat16.busy_ns", 100, "ns", "");
     const kernel_features k = kernel_features::of(s);
+    EXPECT_DOUBLE_EQ(k.dtypes.at("float32"), 0.75);
+    EXPECT_EQ(k.main_dtype(), "float32");
     EXPECT_DOUBLE_EQ(k.row_bytes, 32);
     EXPECT_DOUBLE_EQ(k.share[1], 0.75);
     EXPECT_DOUBLE_EQ(k.share[3], 0);  // (no pool entry: none)
@@ -70,14 +74,28 @@ TEST(Coverage, UnlikeEveryPointSaysWhy) {
               std::string::npos);
 }
 
+TEST(Coverage, TheMainDtypeMustBeAPointsToo) {
+    calibration_coverage c = points();
+    for (auto& p : c.points)
+        p.dtypes = {{"float32", 0.7}, {"bfloat16", 0.3}};
+    kernel_features k = kernel(1024, 1, 0, 0, 0);
+    k.dtypes = {{"bfloat16", 0.9}, {"float32", 0.1}};
+    EXPECT_EQ(unlike_every_point(k, c), "");
+    k.dtypes = {{"fp8_e4m3", 0.95}, {"float32", 0.05}};
+    EXPECT_EQ(k.main_dtype(), "fp8_e4m3");
+    const std::string why = unlike_every_point(k, c);
+    EXPECT_EQ(why, "95% of its engine time in fp8_e4m3 (10% or more of none)") << why;
+}
+
 TEST(Coverage, ReadsTheCalibrationFile) {
     const std::string path = ::testing::TempDir() + "coverage.json";
     std::ofstream(path) << R"({"platforms": {"trn1": [{"id": "V3", "row_bytes": 8,
-        "shares": {"pe": 0, "dve": 1, "act": 0, "pool": 0}}]}})";
+        "shares": {"pe": 0, "dve": 1, "act": 0, "pool": 0}, "dtypes": {"float32": 1}}]}})";
     const calibration_coverage c = calibration_coverage::read(path, "trn1");
     ASSERT_EQ(c.points.size(), 1u);
     EXPECT_EQ(c.points[0].id, "V3");
     EXPECT_DOUBLE_EQ(c.points[0].share[1], 1);
+    EXPECT_DOUBLE_EQ(c.points[0].dtypes.at("float32"), 1);
     EXPECT_TRUE(calibration_coverage::read(path, "trn2").points.empty());
     std::ofstream(path) << "{\"platforms\": {\"trn1\": [{\"id\": 3}]}}";
     EXPECT_THROW(calibration_coverage::read(path, "trn1"), std::runtime_error);
