@@ -33,7 +33,8 @@ void write_atomically(const std::string& path, const std::string& text);
 // The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.
 void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg);
 // A line when the run's kernel is unlike every point its generation was fitted to (DMA row
-// sizes, the engine it spends most time on: core/coverage.h), from the calibration/coverage.json
+// sizes, the engine and dtype it spends most time on: core/coverage.h), from the
+// calibration/coverage.json
 // beside the configuration's base directory; nothing when it is like one or there is no file.
 void print_coverage_note(const stats_tree& s, const config& cfg);
 // Where the time went line by line (the lines.* statistics, sim --annotate): each source line or

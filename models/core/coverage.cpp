@@ -20,13 +20,16 @@ kernel_features kernel_features::of(const stats_tree& s) {
     }
     for (double& x : k.share)
         x = total > 0 ? x / total : 0;
-    // engines.E.dtypes.T.busy_ns, summed over the engines
+    // engines.E.dtypes.T.busy_ns, summed over the compute engines
     double typed = 0;
     for (const auto& e : s.entries()) {
         const std::string& p = e.path;
         const auto at = p.find(".dtypes.");
-        if (p.rfind("engines.", 0) != 0 || at == std::string::npos || p.size() < 8 ||
-            p.compare(p.size() - 8, 8, ".busy_ns") != 0)
+        if (at == std::string::npos || p.size() < 8 || p.compare(p.size() - 8, 8, ".busy_ns") != 0)
+            continue;
+        if (std::none_of(engines.begin(), engines.end(), [&](const char* name) {
+                return p.compare(0, at, std::string("engines.") + name) == 0;
+            }))
             continue;
         const std::string name = p.substr(at + 8, p.size() - 8 - at - 8);
         k.dtypes[name] += e.value;
@@ -53,6 +56,22 @@ int kernel_features::busiest() const {
     return *it > 0 ? static_cast<int>(it - share.begin()) : -1;
 }
 
+namespace {
+
+// The numbers of a JSON tree as statistics entries under dotted paths (a stats dump's own form).
+void flatten(const nlohmann::json& j, const std::string& prefix, stats_tree& out) {
+    if (j.is_number()) {
+        out.add(prefix, j.get<double>(), "", "");
+        return;
+    }
+    if (!j.is_object())
+        throw std::runtime_error("'" + prefix + "' is neither a number nor an object");
+    for (const auto& [key, value] : j.items())
+        flatten(value, prefix.empty() ? key : prefix + "." + key, out);
+}
+
+}  // namespace
+
 calibration_coverage calibration_coverage::read(const std::string& path,
                                                 const std::string& generation) {
     std::ifstream in(path);
@@ -63,17 +82,14 @@ calibration_coverage calibration_coverage::read(const std::string& path,
         const auto& all = j.at("platforms");
         if (!all.contains(generation)) return c;
         for (const auto& p : all.at(generation)) {
-            kernel_features k;
+            // (the point's statistics, as a run's: the same features from the same entries)
+            stats_tree s;
+            flatten(p.at("stats"), "", s);
+            kernel_features k = kernel_features::of(s);
             k.id = p.at("id").get<std::string>();
-            k.row_bytes = p.at("row_bytes").get<double>();
-            for (std::size_t e = 0; e < kernel_features::engines.size(); ++e)
-                k.share[e] = p.at("shares").at(kernel_features::engines[e]).get<double>();
-            if (p.contains("dtypes"))
-                for (const auto& [name, x] : p.at("dtypes").items())
-                    k.dtypes[name] = x.get<double>();
             c.points.push_back(k);
         }
-    } catch (const nlohmann::json::exception& e) {
+    } catch (const std::exception& e) {
         throw std::runtime_error(path + ": not a coverage file of scripts/calibrate --coverage (" +
                                  e.what() + ")");
     }

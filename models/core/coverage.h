@@ -26,8 +26,8 @@ struct kernel_features {
     std::string main_dtype() const;
 };
 
-// The fitted points of one generation (calibration/coverage.json, written by
-// `scripts/calibrate --coverage`).
+// The fitted points of one generation, each with the statistics its features are computed from
+// (calibration/coverage.json, written by `scripts/calibrate --coverage`).
 // Contract: read() throws std::runtime_error naming the file when it is not such JSON; a file
 // without the generation gives no points.
 struct calibration_coverage {

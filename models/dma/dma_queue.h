@@ -21,11 +21,12 @@
 namespace trn {
 
 // One DMA queue: starts its transfers in order when an engine rings its doorbell, splits each
-// over the DMA engines by groups of partitions, times both memory sides of the whole transfer
-// (HBM, SBUF or PSUM) from when its first chunk starts, and signals its semaphore when a
-// transfer has completed (transfers complete in queue order).
-// Contract (doorbell socket): each b_transport starts the next transfer at the incoming delay;
-// it returns at once (the transfer runs in the background) with delay unchanged.
+// over the DMA engines by groups of partitions (the parts of one DMA of several runs a
+// partition beginning on the engines after the previous part's), times both memory sides of the
+// whole transfer (HBM, SBUF or PSUM) from when its first chunk starts, and signals its semaphore
+// when a transfer has completed (transfers complete in queue order). Contract (doorbell socket):
+// each b_transport starts the next transfer at the incoming delay; it returns at once (the transfer
+// runs in the background) with delay unchanged.
 class dma_queue : public sc_core::sc_module {
   public:
     tlm_utils::simple_target_socket<dma_queue> doorbell{"doorbell"};

@@ -329,13 +329,15 @@ void engine_base::run_stream() {
                                              : begin + t.busy - std::max(begin, m_busy_end);
         m_busy_end = std::max(m_busy_end, begin + t.busy);
         m_busy += counted;
+        const double counted_ns = in_ns(counted);
         auto& per_op = m_by_opcode[static_cast<std::size_t>(ins.op)];
         ++per_op.first;
-        per_op.second += in_ns(counted);
-        m_busy_by_dtype[static_cast<std::size_t>(
-            ins.src0.valid() ? ins.src0.type : ins.dst.type)] += in_ns(counted);
+        per_op.second += counted_ns;
+        if (ins.src0.valid() || ins.dst.valid())  // (not a control instruction's)
+            m_busy_by_dtype[static_cast<std::size_t>(
+                ins.src0.valid() ? ins.src0.type : ins.dst.type)] += counted_ns;
         ++here.instructions;
-        here.busy_ns += in_ns(counted);
+        here.busy_ns += counted_ns;
         // Results commit in program order.
         m_last_complete = std::max(m_last_complete, now + t.complete);
         if (m_log) {

@@ -89,15 +89,17 @@ TEST(Coverage, TheMainDtypeMustBeAPointsToo) {
 
 TEST(Coverage, ReadsTheCalibrationFile) {
     const std::string path = ::testing::TempDir() + "coverage.json";
-    std::ofstream(path) << R"({"platforms": {"trn1": [{"id": "V3", "row_bytes": 8,
-        "shares": {"pe": 0, "dve": 1, "act": 0, "pool": 0}, "dtypes": {"float32": 1}}]}})";
+    std::ofstream(path) << R"({"platforms": {"trn1": [{"id": "V3", "stats": {
+        "dma": {"bytes": 1024, "descriptors": 128},
+        "engines": {"dve": {"busy_ns": 30, "dtypes": {"float32": {"busy_ns": 30}}}}}}]}})";
     const calibration_coverage c = calibration_coverage::read(path, "trn1");
     ASSERT_EQ(c.points.size(), 1u);
     EXPECT_EQ(c.points[0].id, "V3");
+    EXPECT_DOUBLE_EQ(c.points[0].row_bytes, 8);
     EXPECT_DOUBLE_EQ(c.points[0].share[1], 1);
     EXPECT_DOUBLE_EQ(c.points[0].dtypes.at("float32"), 1);
     EXPECT_TRUE(calibration_coverage::read(path, "trn2").points.empty());
-    std::ofstream(path) << "{\"platforms\": {\"trn1\": [{\"id\": 3}]}}";
+    std::ofstream(path) << "{\"platforms\": {\"trn1\": [{\"id\": \"V3\", \"stats\": []}]}}";
     EXPECT_THROW(calibration_coverage::read(path, "trn1"), std::runtime_error);
     std::remove(path.c_str());
 }

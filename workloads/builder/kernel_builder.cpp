@@ -24,9 +24,10 @@ void kernel_builder::declare_params(param_registry& r) {
            "buffers=4), W7; a count, chosen among 2..8, not fitted by least squares",
            1, 64});
     r.add({"compiler.nl_rewrite_buffers", param_kind::integer, "2",
-           "physical copies, at least, the compiler gives a tile that a DMA rewrites whole "
-           "(NKI beta 1, style=nl): the rewrite goes to the tile's next copy, so it need not "
-           "wait for the readers of the value before (docs/nki.md)",
+           "physical copies, at least, the compiler gives a tile that a DMA rewrites (all the "
+           "kernel reads of it before its next write; NKI beta 1, style=nl): the rewrite goes "
+           "to the tile's next copy, so it need not wait for the readers of the value before "
+           "(docs/nki.md)",
            "model choice: the block dimension migration guide's example of the compiler "
            "allocating 2 physical tiles to a reused tile so that the DMA overlaps the compute; "
            "checked, not fitted, by the adaptive average pooling points (AP1-AP9)",

@@ -191,15 +191,18 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
         for (const std::size_t i : at)
             op.tiles.push_back(rd.tile(w[i]));
     };
-    if (!w.empty() && w.back() == "cont" && op.kind != nki_op_kind::load &&
-        op.kind != nki_op_kind::store && op.kind != nki_op_kind::declare) {
+    if (!w.empty() && w.back() == "cont" &&
+        (op.kind == nki_op_kind::instruction || op.kind == nki_op_kind::copy ||
+         op.kind == nki_op_kind::transpose)) {
         op.cont = true;  // (last)
         w.pop_back();
     }
     if (!w.empty() && w.back().rfind("part=", 0) == 0 &&
         (op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
          op.kind == nki_op_kind::store || op.kind == nki_op_kind::dma)) {
-        op.part = static_cast<std::uint8_t>(rd.count(w.back().substr(5)) % 256);
+        const auto part = rd.count(w.back().substr(5));
+        if (part < 1 || part > 255) rd.fail("bad DMA part '" + w.back() + "' (1 to 255)");
+        op.part = static_cast<std::uint8_t>(part);
         w.pop_back();  // (last: after a load's priority and bits)
     }
     if (!w.empty() && w.back() == "new" &&

@@ -69,7 +69,7 @@ struct nki_decl {
     std::uint32_t count = 1;
     bool blocked = false;  // has block dimensions: a logical tile is taken at its first use
     bool single = false;   // keeps one buffer (runs once, or carries state)
-    bool rewrite = false;  // a DMA rewrites its tiles whole (nki_op::rewrite): at least
+    bool rewrite = false;  // DMAs rewrite its tiles (nki_op::rewrite): at least
                            // compiler.nl_rewrite_buffers buffers
     std::vector<std::uint64_t> loops;    // trip counts of the NKI loops around it, outermost first
     std::vector<std::uint64_t> offsets;  // direct allocation: the byte offset of each buffer
@@ -119,8 +119,8 @@ struct nki_op {
     bool double_row = false;    // matmul: the fp8 double-row mode (NeuronCore-v3)
     std::uint8_t priority = 0;  // load(_add), store: the DMA's quality-of-service level
     bool bits = false;          // load: the tensor's bytes as the tile's dtype (no cast)
-    // load, load_at, gather, dma: dst is a whole logical tile this DMA rewrites, into its next
-    // copy (the compiler's, nki_decl::rewrite)
+    // load, load_at, gather, dma: the DMA rewrites dst's logical tile (all the kernel reads of
+    // it before its next write), into its next copy (the compiler's, nki_decl::rewrite)
     bool rewrite = false;
     // load, load_add, store, dma: which transfer of one DMA split into one a run (part=N, N
     // from 1 for the second; dma_transfer::part)

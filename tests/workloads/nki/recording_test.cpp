@@ -148,6 +148,26 @@ TEST(Recording, DmaPrioritiesReachTheirTransfers) {
     EXPECT_NE(parse_error(text).find("line 12"), std::string::npos) << parse_error(text);
 }
 
+// A DMA's part=N reaches its transfer (its runs spread over the engines), an instruction's cont
+// its flag; a part outside 1..255 is an error naming the line.
+TEST(Recording, PartsAndContinuationsReachTheProgram) {
+    std::string text = vector_add;
+    const auto at = [&](const std::string& what) { return text.find(what) + what.size(); };
+    text.insert(at("load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64"), " part=3");
+    text.insert(at("alu=add"), " cont");
+    const program p = expand(text);
+    for (const dma_transfer& t : p.queues[1])
+        EXPECT_EQ(t.part, 3);
+    for (const dma_transfer& t : p.queues[0])
+        EXPECT_EQ(t.part, 0);
+    for (const auto& ins : p.engines[std::size_t(engine_kind::dve)])
+        EXPECT_NE(ins.flags & flag::continues, 0);
+    text = vector_add;
+    text.insert(at("load T1.0.0:0:128:0:64:1 H1:8192*L0:128:64:64"), " part=300");
+    EXPECT_NE(parse_error(text).find("bad DMA part 'part=300' (1 to 255)"), std::string::npos)
+        << parse_error(text);
+}
+
 // An indirect load: triggered from the GpSimd engine (software DGE) once the indices are
 // written (the Vector engine's instruction that made them), timed on the rows its H gives.
 TEST(Recording, AGatherWaitsForItsIndicesOnTheGpSimdEngine) {

@@ -291,8 +291,9 @@ def _emit_split(p, dst, accumulate, site):
         first = len(trace.ops)
         emit_into(q, pieces[0], accumulate, site)
         if k and p.prim in _PARTED:  # (the DMA's runs spread over the engines: docs/nki.md)
+            # (part 256 begins where part 0 does: 256 parts go round 16 engines whole)
             for op in trace.ops[first:]:
-                if op.kind == p.prim:
+                if op.kind == p.prim and k % 256:
                     op.line += f' part={k % 256}'
         elif k and p.prim not in _DMAS:  # (one instruction of several runs: docs/nki.md)
             for op in trace.ops[first:]:
@@ -331,7 +332,7 @@ def _emit_staged(p, dst, accumulate, site):
 _SECOND_OUTPUT = frozenset(n for n, p in PRIMS.items() if {'O', 'O?'} & set(p.layout))
 
 
-# the DMAs that may rewrite a whole tile (Trace.rewrites)
+# the DMAs that may rewrite a tile (Trace.rewrite)
 _REWRITING = frozenset(('load', 'load_at', 'gather', 'dma'))
 _SPLITTING = []  # the DMA whose transfers are being recorded
 # the DMAs whose transfers a split into one a run says apart (part=N)

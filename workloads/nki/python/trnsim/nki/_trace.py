@@ -16,7 +16,6 @@ import itertools
 import os
 import weakref
 
-
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import Affine, LoopIndex, concrete, frozen, text
@@ -51,7 +50,7 @@ class Decl:
         self.instances = 0  # how many times it runs, over every iteration
         self.loops = []  # trip counts of the NKI loops around it, outermost first
         self.serial = 0
-        self.rewrite = False  # a DMA rewrites its tiles whole (Trace.rewrites)
+        self.rewrite = False  # DMAs rewrite its tiles (Trace.rewrite)
 
     def line(self):
         lst = lambda xs: ','.join(str(x) for x in xs) if xs else '-'  # noqa: E731
@@ -705,24 +704,24 @@ class Trace:
         in the tile's next copy, which need not wait for the readers of the value before.
         Such a DMA's line says `new` when the tile held a value (the builder writes the next
         copy when an operation used the tile before), and the tile is marked for
-        compiler.nl_rewrite_buffers copies at least (docs/nki.md). The reads are checked until the tile's next write, the
-        end of the loop iteration or the kernel's end; a region of the loops' indices is not
-        compared (no rewrite)."""
+        compiler.nl_rewrite_buffers copies at least (docs/nki.md). The reads are checked until
+        the tile's next write, the end of the loop iteration or the kernel's end; a region of
+        the loops' indices is not compared (no rewrite)."""
         if region is None:
             return
-        root.pending_write = [op, _Written(region), True, held]
+        root.pending_write = [op, _WrittenRegion(region), True, held]
         if region[0] == 0 and region[1] == root.partitions and len(region[2]) == root.elems:
             self._decide(root)  # (all of the tile: nothing read later can lie outside it)
             return
         self.pending.append(root)
 
-    def _read(self, t):
+    def _pending_read(self, t):
         """Tile part t is read: a tile's pending rewrite holds only if t lies in its region."""
         pending = getattr(t.root, 'pending_write', None)
         if pending is not None and pending[2]:
             pending[2] = _within(region_of(t), pending[1])
 
-    def _written(self, t):
+    def _pending_written(self, t):
         """Tile part t is written: the decision on its tile's pending rewrite."""
         root = t.root
         if getattr(root, 'pending_write', None) is not None:
@@ -778,7 +777,7 @@ class Trace:
             written = _WRITTEN.get(kind, ())
             for k, (what, a) in enumerate(zip(layout, args)):
                 if what in _TILES and a is not None and hasattr(a, 'root'):
-                    (self._written if k in written else self._read)(a)
+                    (self._pending_written if k in written else self._pending_read)(a)
         out = [kept(what, a, api, site) for what, a in zip(layout, args)]
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
@@ -875,7 +874,7 @@ def region_of(t):
     return t.pabs, t.partitions, tuple(sorted(t.fabs + k * step for k in range(t.elems)))
 
 
-class _Written:
+class _WrittenRegion:
     """A region a DMA wrote, for the reads checked against it (_within)."""
     __slots__ = ('p', 'pc', 'elems', 'lo', 'hi', 'dense', 'set')
 
