@@ -6,6 +6,7 @@
 #include <deque>
 #include <iterator>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -522,7 +523,9 @@ struct decl_state {
     std::size_t owner = 0;
     std::vector<std::uint64_t> loops;
     bool rotates = false;        // a family, or blocks that rotate (planned as a tile in a loop)
-    bool blocks_rotate = false;  // its blocks take the buffers of one tile in turn
+    bool blocks_rotate = false;  // its blocks take the buffers of `group` tiles in turn
+    std::int64_t group = 1;      // ... block b those of tile (b - group_c) mod group
+    std::int64_t group_c = 0;
 };
 
 // Runs a recording's operations against a builder, iteration by iteration.
@@ -781,9 +784,11 @@ class expander {
 
     // Block dimensions are logical: "the physical tiles may not be alive in the memory
     // simultaneously" (NKI Block Dimension Migration Guide). A tensor whose every use takes, in
-    // each iteration of one loop, a block of its own (the block index moves with that loop's
-    // index and never comes back to a block) needs no more physical tiles than a tile declared
-    // in that loop: its blocks take the buffers of one such tile in turn.
+    // each iteration of one loop, a group of blocks of its own needs no more physical tiles than
+    // a group of tiles declared in that loop: its blocks take the buffers of the group's tiles in
+    // turn. Each use's block index is then the same function of that loop's index and the
+    // indices around it (the group's first block, never coming back to a group), plus an offset
+    // in the group from the loops inside it (one block a group when there are none).
     void find_rotating_blocks() {
         for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
             const nki_decl& nd = m_r.decls[d];
@@ -809,27 +814,49 @@ class expander {
             std::map<std::uint32_t, std::uint64_t> trips;  // loop id -> trips, l and around it
             for (const std::size_t c : common)
                 trips[m_r.ops[c].loop] = m_r.ops[c].trips;
-            const nki_affine* block = nullptr;
+            std::optional<nki_affine> first;  // the group's first block, the same in every use
+            std::int64_t group = 1;
             bool ok = true;
-            for (const std::size_t u : uses)
+            for (const std::size_t u : uses) {
+                std::map<std::uint32_t, std::uint64_t> inside;  // the use's loops inside l
+                for (const std::size_t a : m_around[u])
+                    if (!trips.count(m_r.ops[a].loop)) inside[m_r.ops[a].loop] = m_r.ops[a].trips;
                 for (const auto& t : m_r.ops[u].tiles) {
                     if (t.decl != d) continue;
-                    if (!block) block = &t.block;
-                    ok = ok && t.block.c == block->c && t.block.terms == block->terms;
+                    nki_affine at{t.block.c, {}};
+                    std::int64_t last = 0;  // the largest offset in the group
+                    for (const auto& [loop, coef] : t.block.terms) {
+                        const auto it = inside.find(loop);
+                        if (it == inside.end())
+                            at.terms.emplace_back(loop, coef);
+                        else if (coef < 0)
+                            ok = false;
+                        else
+                            last += coef * static_cast<std::int64_t>(it->second - 1);
+                    }
+                    group = std::max(group, last + 1);
+                    if (!first) first = at;
+                    ok = ok && at.c == first->c && at.terms == first->terms;
                 }
-            ok = ok && block && injective(*block, trips, m_r.ops[l].loop);
+            }
+            ok = ok && first;
+            for (std::size_t k = 0; ok && k < first->terms.size(); ++k)
+                ok = first->terms[k].second % group == 0;
+            ok = ok && injective(*first, trips, m_r.ops[l].loop, group - 1);
             if (!ok) continue;
             s.blocks_rotate = s.rotates = true;
+            s.group = group;
+            s.group_c = first->c;
             s.loops.clear();
             for (const std::size_t c : common)
                 s.loops.push_back(m_r.ops[c].trips);
         }
     }
 
-    // Whether c + sum coef * L takes a different value at every index of the loops it names,
-    // every loop in `trips`, and moves with loop `with`.
+    // Whether c + sum coef * L takes values more than `apart` from each other at different
+    // indices of the loops it names, every loop in `trips`, and moves with loop `with`.
     static bool injective(const nki_affine& a, const std::map<std::uint32_t, std::uint64_t>& trips,
-                          std::uint32_t with) {
+                          std::uint32_t with, std::int64_t apart) {
         std::vector<std::pair<std::uint64_t, std::uint64_t>> terms;  // (|coef|, trips)
         bool moves = false;
         for (const auto& [loop, coef] : a.terms) {
@@ -839,7 +866,7 @@ class expander {
             terms.emplace_back(static_cast<std::uint64_t>(coef < 0 ? -coef : coef), it->second);
         }
         std::sort(terms.begin(), terms.end());
-        std::uint64_t reach = 0;  // the largest sum of the smaller terms
+        auto reach = static_cast<std::uint64_t>(apart);  // the largest sum of the smaller terms
         for (const auto& [coef, n] : terms) {
             if (coef <= reach) return false;
             reach += coef * (n - 1);
@@ -929,9 +956,10 @@ class expander {
         }
     }
 
-    // The physical tiles of one instance of a declaration (1 when its blocks rotate).
+    // The physical tiles of one instance of a declaration (its group's when its blocks rotate).
     std::uint32_t tiles_of(std::size_t d) const {
-        return m_decls[d].blocks_rotate ? 1 : m_r.decls[d].count;
+        return m_decls[d].blocks_rotate ? static_cast<std::uint32_t>(m_decls[d].group)
+                                        : m_r.decls[d].count;
     }
     std::uint64_t aligned_bytes(std::size_t d) const {
         const nki_decl& nd = m_r.decls[d];
@@ -1266,7 +1294,7 @@ class expander {
             automatic.push_back(d);
             const decl_state& s = m_decls[d];
             requests.push_back({nd.space, std::uint64_t{nd.elems} * dtype_size(nd.type),
-                                s.blocks_rotate ? 1 : nd.count, nd.single && !s.rotates, s.loops});
+                                tiles_of(d), nd.single && !s.rotates, s.loops});
         }
         const auto buffers = m_kb.plan_buffers(requests);
         for (std::size_t i = 0; i < automatic.size(); ++i) {
@@ -1397,12 +1425,12 @@ class expander {
                         sl.reservation, nd.partitions, nd.elems, nd.type, o.buffers,
                         m_units[u].offset));
                 }
-            } else if (nd.count == 1 || o.blocks_rotate) {
+            } else if (tiles_of(m_decls[d].owner) == 1) {
                 o.ids.push_back(m_kb.declare_tile(nd.name, nd.space, nd.partitions, nd.elems,
                                                   nd.type, o.buffers));
             } else {
-                o.ids = m_kb.declare_tile_array(nd.name, nd.count, nd.space, nd.partitions,
-                                                nd.elems, nd.type, o.buffers);
+                o.ids = m_kb.declare_tile_array(nd.name, tiles_of(m_decls[d].owner), nd.space,
+                                                nd.partitions, nd.elems, nd.type, o.buffers);
             }
             o.declared = true;
         }
@@ -1427,7 +1455,11 @@ class expander {
     std::size_t builder_decl(std::uint32_t d, std::size_t block) const {
         const nki_decl& nd = m_r.decls[d];
         const decl_state& o = m_decls[m_decls[d].owner];
-        return o.ids[o.blocks_rotate ? 0 : nd.phys.empty() ? block : nd.phys[block]];
+        if (o.blocks_rotate) {
+            const std::int64_t k = (static_cast<std::int64_t>(block) - o.group_c) % o.group;
+            return o.ids[static_cast<std::size_t>(k < 0 ? k + o.group : k)];
+        }
+        return o.ids[nd.phys.empty() ? block : nd.phys[block]];
     }
 
     void take(std::uint32_t d, instance& inst, std::size_t block) {

@@ -703,6 +703,30 @@ def psum_blocks(a, b):
     return out
 
 
+def grouped_blocks(declared_in_loop):
+    """A tensor of 12 groups of 8 blocks of 8 KiB declared once (768 KiB a partition, more
+    than SBUF), each group loaded by one loop in an iteration of the outer loop and read by
+    another loop inside it (NKIBench's generated kernels); `declared_in_loop`: the group
+    declared in the outer loop instead, the same program."""
+    @nki.jit
+    def scaled(x):
+        out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+        if not declared_in_loop:
+            t = nl.ndarray((12, 8, nl.par_dim(128), 2048), dtype=x.dtype, buffer=nl.sbuf)
+        for i in nl.affine_range(12):
+            if declared_in_loop:
+                g = nl.ndarray((8, nl.par_dim(128), 2048), dtype=x.dtype, buffer=nl.sbuf)
+            for k in nl.affine_range(8):
+                if declared_in_loop:
+                    g[k] = nl.load(x[i, k])
+                else:
+                    t[i, k] = nl.load(x[i, k])
+            for k in nl.affine_range(8):
+                nl.store(out[i, k], value=nl.multiply(g[k] if declared_in_loop else t[i, k], 2.0))
+        return out
+    return scaled
+
+
 def wide_rows(width, kept):
     """Six full-width fp32 tiles per row tile, two of them alive at a time (`kept`: all six
     alive at the end): at 10240 columns, 240 KiB of each partition declared (SBUF has 192 or 224), 80 KiB needed."""
@@ -806,6 +830,15 @@ class Placement(unittest.TestCase):
         want = np.concatenate([sum(a[:, k, m * 128:(m + 1) * 128].T @ b[:, k, :]
                                    for k in range(2)) for m in range(16)])
         np.testing.assert_allclose(psum_blocks(a, b), want, rtol=1e-4)
+
+    def test_groups_of_blocks_used_in_one_iteration_rotate(self):
+        x = np.random.default_rng(5).random((12, 8, 128, 2048), dtype=np.float32)
+        ns = {}
+        for declared_in_loop in (False, True):
+            kernel = grouped_blocks(declared_in_loop)
+            np.testing.assert_allclose(kernel(x), 2 * x, rtol=1e-6)
+            ns[declared_in_loop] = s.stat(s.frontend_stats(kernel, x), 'total_time_ns')
+        self.assertAlmostEqual(ns[False] / ns[True], 1.0, delta=0.01)
 
     def test_tiles_apart_in_time_share_memory(self):
         (x,) = s.random_inputs((512, 10240), lo=-1.0)
