@@ -84,6 +84,24 @@ def ragged_slices_beta1(x):
 
 
 @nki1.jit
+def ragged_rows_negated(x, keep_first):
+    """ragged_rows_beta1 with each mask written as NKIBench's generated kernels write it
+    (`-128 * i + -1 * p + (n - 1) >= 0`), the index negated; `keep_first`: the mask of a
+    multiply keeps the first `keep_first` rows of a tile in bounds (`-p + k > 0`)."""
+    out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
+    n = x.shape[0]
+    ip = nl1.arange(128)[:, None]
+    jf = nl1.arange(x.shape[1])[None, :]
+    for i in nl1.affine_range((n + 127) // 128):
+        keep = -128 * i + -1 * ip + (n - 1) >= 0
+        t = nl1.load(x[128 * i + ip, jf], mask=keep)
+        u = nl1.multiply(t, 2.0, mask=keep)
+        v = nl1.multiply(u, 3.0, mask=(-1 * ip + keep_first > 0))
+        nl1.store(out[128 * i + ip, jf], value=v, mask=keep & (-1 * ip + keep_first > 0))
+    return out
+
+
+@nki1.jit
 def reads_nothing(x):
     out = nl1.ndarray(x.shape, dtype=x.dtype, buffer=nl1.shared_hbm)
     ip = nl1.arange(128)[:, None]
@@ -116,6 +134,15 @@ class Masks(unittest.TestCase):
         with self.assertRaisesRegex(KernelError, 'index range 256..383 is out of bounds for '
                                     'dimension 0 of size 300'):  # unmasked, it is an error
             nki1.jit(lambda x: nl1.load(x[256:384, :]))(x)
+
+    def test_a_mask_of_a_negated_index(self):
+        (x,) = s.random_inputs((300, 8))
+        got = ragged_rows_negated(x, 100)
+        want = np.zeros_like(x)
+        for i in range(0, 300, 128):
+            want[i:i + 100] = 6 * x[i:i + 100]
+        np.testing.assert_array_equal(got[[r for r in range(300) if r % 128 < 100]],
+                                      want[[r for r in range(300) if r % 128 < 100]])
 
     def test_a_mask_that_keeps_nothing_records_nothing(self):
         (x,) = s.random_inputs((300, 8))

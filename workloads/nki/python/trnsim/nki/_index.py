@@ -381,10 +381,17 @@ class IndexRange(UserFacing):
         if self.axis is None:
             raise unsupported('mask', 'a mask on an index without a tile axis (use '
                               'nl.arange(n)[:, None], [None, :] or nl.mgrid)')
-        start = concrete(self.start)
-        i_lo = 0 if lo is None else max(0, -(-(lo - start) // self.step))
-        i_hi = self.size if hi is None else min(self.size, -(-(hi - start) // self.step))
-        return Mask({self.axis: (i_lo, i_hi)})
+        start, step = concrete(self.start), self.step
+        if step > 0:
+            i_lo = 0 if lo is None else -(-(lo - start) // step)
+            i_hi = self.size if hi is None else -(-(hi - start) // step)
+        elif step < 0:  # (the values fall: lo bounds the last index, hi the first)
+            i_lo = 0 if hi is None else (start - hi) // -step + 1
+            i_hi = self.size if lo is None else (start - lo) // -step + 1
+        else:
+            keep = (lo is None or start >= lo) and (hi is None or start < hi)
+            i_lo, i_hi = 0, self.size if keep else 0
+        return Mask({self.axis: (max(0, i_lo), min(self.size, i_hi))})
 
     def __lt__(self, n):
         if isinstance(n, (IndexRange, IndexExpr)):
