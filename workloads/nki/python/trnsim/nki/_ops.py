@@ -107,7 +107,7 @@ def _part(t):
 
 def _note_write(t, trace):
     if t.space == 'psum':
-        t.root.writes.append(_part(t))
+        t.root.writes.setdefault(_part(t))
 
 
 def flush_zero(tile, site):
@@ -119,7 +119,7 @@ def flush_zero(tile, site):
     if not _zero_pending(root, trace):
         return
     root.zero_done = True
-    root.writes.append(_part(root))
+    root.writes.setdefault(_part(root))
     trace.emit('isa.memset', 'nl.zeros', root.zero_site, (root, 0.0, 'dve'))
 
 

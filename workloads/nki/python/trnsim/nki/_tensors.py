@@ -842,7 +842,7 @@ class Tile(TensorViews, Typed, Arithmetic):
             self.block = 0   # which logical tile of it (an int or a loop index expression)
             self.born = ()   # the NKI loops open when it was made
             self.version = 0  # writes so far (nl.matmul's hoisted transposes of it)
-            self.writes = []  # PSUM: the parts written since it was made (their values now)
+            self.writes = {}  # PSUM: the parts written since it was made (their values now), each once
             self.zero_site = None  # nl.zeros in PSUM: where; the zeroing waits for a matmul
             self.zero_done = False  # that zeroing was folded into a matmul or emitted
             self.read_since_write = False  # PSUM: an instruction read it since its last write
