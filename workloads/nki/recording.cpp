@@ -999,16 +999,18 @@ class expander {
         std::vector<std::size_t> chain, ops;
         std::map<std::size_t, std::pair<std::size_t, std::size_t>> spans;  // per loop C
     };
-    // A declaration's lifetime (a family's: its members'): its parts in order of their first
-    // operation, and the furthest end of those up to each (their stretches of the whole kernel).
+    // A declaration's lifetime (a family's: its members'), or one block's of a blocked one: its
+    // parts in order of their first operation, and the furthest end of those up to each (their
+    // stretches of the whole kernel).
     struct lifetime {
         std::vector<part> parts;
         std::vector<std::size_t> reach;
+        std::size_t first = 0;  // where its first part begins
     };
     // A physical tile of a declaration's instances (block `block` of declaration `decl`, whose
-    // lifetime is m_lives[decl]).
+    // lifetime is m_lives[life]).
     struct unit {
-        std::size_t decl = 0, block = 0;
+        std::size_t decl = 0, block = 0, life = 0;
         std::uint32_t buffers = 1;
         std::uint64_t offset = 0;  // where in its slot's buffers it lies (bytes per partition)
     };
@@ -1037,6 +1039,7 @@ class expander {
         for (const std::size_t other : sl.units)
             starts.push_back(m_units[other].offset + aligned_bytes(m_units[other].decl));
         std::sort(starts.begin(), starts.end());
+        starts.erase(std::unique(starts.begin(), starts.end()), starts.end());
         for (const std::uint64_t at : starts) {
             if (at >= sl.bytes && at > 0) break;
             bool ok = true;
@@ -1065,7 +1068,10 @@ class expander {
     // (each instance alive in its own stretch of the kernel). Parts are in order of their
     // first operation; only those whose stretches of the whole kernel meet are compared.
     bool apart(const unit& ua, const unit& ub) {
-        lifetime &a = m_lives[ua.decl], &b = m_lives[ub.decl];
+        lifetime &a = m_lives[ua.life], &b = m_lives[ub.life];
+        if (a.parts.empty() || b.parts.empty() || a.reach.back() < b.first ||
+            b.reach.back() < a.first)
+            return true;
         for (part& pa : a.parts) {
             const auto sa = span_of(pa, none);
             std::size_t j =
@@ -1080,6 +1086,27 @@ class expander {
             }
         }
         return true;
+    }
+
+    // Whether operation i may use block b of declaration d: a declaration uses none (a blocked
+    // tile is taken at its first use); a block index that moves with loops, those between its
+    // least and its greatest value over their iterations.
+    bool touches_block(std::size_t i, std::size_t d, std::uint32_t b) const {
+        if (m_r.ops[i].kind == nki_op_kind::declare) return false;
+        for (const auto& t : m_r.ops[i].tiles)
+            for (const nki_tile_ref* r = &t; r; r = r->index.get()) {
+                if (r->decl != d) continue;
+                std::int64_t lo = r->block.c, hi = r->block.c;
+                for (const auto& [loop, coef] : r->block.terms) {
+                    std::int64_t trips = -1;
+                    for (const std::size_t l : m_around[i])
+                        if (m_r.ops[l].loop == loop) trips = std::int64_t(m_r.ops[l].trips);
+                    if (trips < 1) return true;  // (a loop not around it: any block)
+                    (coef < 0 ? lo : hi) += coef * (trips - 1);
+                }
+                if (lo <= std::int64_t{b} && std::int64_t{b} <= hi) return true;
+            }
+        return false;
     }
 
     // Each declaration's operations by the instance they act on (a declaration operation makes
@@ -1119,7 +1146,7 @@ class expander {
         for (std::size_t d = 0; d < m_r.decls.size(); ++d)
             if (!m_ops_of[d].empty()) members[m_decls[d].owner].push_back(d);
         const auto instances = instance_ops();
-        m_lives.assign(m_r.decls.size(), {});
+        m_lives.clear();
         for (const std::size_t d : decls) {
             const nki_decl& nd = m_r.decls[d];
             if (!nd.offsets.empty() || members[d].empty()) continue;
@@ -1127,40 +1154,58 @@ class expander {
             const std::uint32_t policy =
                 nd.single && !s.rotates ? 1 : m_kb.policy_buffers(m_kb.unrolled_trips(s.loops));
             s.buffers = std::max({policy, static_cast<std::uint32_t>(s.keep), rewrite_floor(d)});
-            lifetime& life = m_lives[d];
-            std::vector<part>& parts = life.parts;
-            for (const std::size_t m : members[d]) {
-                const bool whole = s.keep > 1 || m_decls[m].keep > 1;
-                for (const auto& ops : whole ? kept_segments(m) : instances[m]) {
-                    part pt;
-                    pt.ops = ops;
-                    // (a tile of one buffer declared in a loop is alive in its own iteration,
-                    // even one a sequential loop inside carries; only an instance made in a
-                    // loop's first iteration alone lives across the loop; the instances a
-                    // declaration keeps alive live in one iteration of the loops in each of
-                    // whose iterations it makes at least as many)
-                    const std::size_t kept = std::max(s.keep, m_decls[m].keep);
-                    if (!m_first_only[m]) {
-                        pt.chain = loops_around_all(pt.ops);
-                        pt.chain.erase(
-                            std::remove_if(pt.chain.begin(), pt.chain.end(),
-                                           [&](std::size_t l) {
-                                               return m_r.ops[l].trips < 2 ||
-                                                      (kept > 1 && made_per_iteration(m, l) < kept);
-                                           }),
-                            pt.chain.end());
+            // (the blocks of a blocked tensor that do not rotate each live from their first use
+            // to their last, as a tile taken at its first use: those apart in time share; a
+            // block nothing uses lives where the tensor is declared)
+            bool kept_whole = s.keep > 1;
+            for (const std::size_t m : members[d])
+                kept_whole = kept_whole || m_decls[m].keep > 1;
+            const bool by_block = nd.blocked && nd.count > 1 && !s.blocks_rotate && !kept_whole;
+            const std::size_t first_life = m_lives.size();
+            for (std::uint32_t b = 0; b < (by_block ? tiles_of(d) : 1); ++b) {
+                lifetime life;
+                for (const std::size_t m : members[d]) {
+                    const bool whole = s.keep > 1 || m_decls[m].keep > 1;
+                    for (const auto& ops : whole ? kept_segments(m) : instances[m]) {
+                        part pt;
+                        for (const std::size_t i : ops)
+                            if (!by_block || touches_block(i, m, b)) pt.ops.push_back(i);
+                        if (pt.ops.empty()) {  // (a block nothing uses: where it is declared)
+                            for (const std::size_t i : ops)
+                                if (m_r.ops[i].kind == nki_op_kind::declare) pt.ops.push_back(i);
+                            if (pt.ops.empty()) continue;
+                        }
+                        // (a tile of one buffer declared in a loop is alive in its own iteration,
+                        // even one a sequential loop inside carries; only an instance made in a
+                        // loop's first iteration alone lives across the loop; the instances a
+                        // declaration keeps alive live in one iteration of the loops in each of
+                        // whose iterations it makes at least as many)
+                        const std::size_t kept = std::max(s.keep, m_decls[m].keep);
+                        if (!m_first_only[m]) {
+                            pt.chain = loops_around_all(pt.ops);
+                            pt.chain.erase(
+                                std::remove_if(pt.chain.begin(), pt.chain.end(),
+                                               [&](std::size_t l) {
+                                                   return m_r.ops[l].trips < 2 ||
+                                                          (kept > 1 &&
+                                                           made_per_iteration(m, l) < kept);
+                                               }),
+                                pt.chain.end());
+                        }
+                        life.parts.push_back(std::move(pt));
                     }
-                    parts.push_back(std::move(pt));
                 }
+                std::sort(life.parts.begin(), life.parts.end(), [&](part& x, part& y) {
+                    return span_of(x, none).first < span_of(y, none).first;
+                });
+                for (std::size_t j = 0; j < life.parts.size(); ++j)
+                    life.reach.push_back(
+                        std::max(j ? life.reach[j - 1] : 0, span_of(life.parts[j], none).second));
+                if (!life.parts.empty()) life.first = span_of(life.parts.front(), none).first;
+                m_lives.push_back(std::move(life));
             }
-            std::sort(parts.begin(), parts.end(), [&](part& a, part& b) {
-                return span_of(a, none).first < span_of(b, none).first;
-            });
-            for (std::size_t j = 0; j < parts.size(); ++j)
-                life.reach.push_back(
-                    std::max(j ? life.reach[j - 1] : 0, span_of(parts[j], none).second));
             for (std::uint32_t b = 0; b < tiles_of(d); ++b) {
-                m_units.push_back({d, b, s.buffers, 0});
+                m_units.push_back({d, b, by_block ? first_life + b : first_life, s.buffers, 0});
                 m_unit_of[{d, b}] = m_units.size() - 1;
             }
         }
@@ -1267,8 +1312,10 @@ class expander {
                      std::to_string(m_slots[k].buffers) + " x " + std::to_string(m_slots[k].bytes) +
                      " bytes)";
         }
+        const unit& largest = m_units[m_slots[slots.front()].units.front()];
+        const lifetime& life = m_lives[largest.life];
         throw nki_op_error(
-            m_lives[m_units[m_slots[slots.front()].units.front()].decl].parts.front().ops.front(),
+            life.parts.empty() ? m_ops_of[largest.decl].front() : life.parts.front().ops.front(),
             std::string(mem_space_name(space)) +
                 " allocation does not fit: the kernel's tiles "
                 "need " +
@@ -1648,7 +1695,7 @@ class expander {
     std::vector<bool> m_across;
     std::vector<bool> m_first_only;  // declared in the first iteration of a loop only
     bool m_sharing = false;          // tiles take slots (plan_shared)
-    std::vector<lifetime> m_lives;   // per declaration (plan_shared)
+    std::vector<lifetime> m_lives;   // per declaration, or block of one (plan_shared)
     std::vector<unit> m_units;
     std::vector<std::size_t> m_unit_slot;
     std::vector<slot> m_slots;

@@ -727,6 +727,20 @@ def grouped_blocks(declared_in_loop):
     return scaled
 
 
+@nki.jit
+def unrolled_blocks(x):
+    """A tensor of 24 blocks of 16 KiB declared once (384 KiB a partition, more than SBUF), its
+    loop unrolled (static_range): each block loaded, scaled and stored in its own iteration, so
+    blocks apart in time share memory (NKIBench's adamw, whose masked last iteration unrolls
+    its loop)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((24, nl.par_dim(128), 4096), dtype=x.dtype, buffer=nl.sbuf)
+    for i in nl.static_range(24):
+        t[i] = nl.load(x[i])
+        nl.store(out[i], value=nl.multiply(t[i], 3.0))
+    return out
+
+
 def wide_rows(width, kept):
     """Six full-width fp32 tiles per row tile, two of them alive at a time (`kept`: all six
     alive at the end): at 10240 columns, 240 KiB of each partition declared (SBUF has 192 or 224), 80 KiB needed."""
@@ -839,6 +853,12 @@ class Placement(unittest.TestCase):
             np.testing.assert_allclose(kernel(x), 2 * x, rtol=1e-6)
             ns[declared_in_loop] = s.stat(s.frontend_stats(kernel, x), 'total_time_ns')
         self.assertAlmostEqual(ns[False] / ns[True], 1.0, delta=0.01)
+
+    def test_blocks_of_an_unrolled_loop_apart_in_time_share_memory(self):
+        x = np.random.default_rng(6).random((24, 128, 4096), dtype=np.float32)
+        np.testing.assert_allclose(unrolled_blocks(x), 3 * x, rtol=1e-6)
+        t = trnsim.nki.trace_kernel(unrolled_blocks, (x,), {}, False)
+        self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
 
     def test_tiles_apart_in_time_share_memory(self):
         (x,) = s.random_inputs((512, 10240), lo=-1.0)
