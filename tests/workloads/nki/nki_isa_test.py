@@ -60,6 +60,36 @@ def transpose_nki0(x, ident):
     return out
 
 
+@nki1.jit
+def masked_matmul(a, b, cols):
+    """A matmul whose mask keeps the first `cols` columns of moving (NKIBench's
+    transpose_matmul: `-512 * i + -1 * j + (N - 1) >= 0` on its last, partial tile), summed
+    over two K tiles into PSUM, its kept part copied out and stored."""
+    out = nl1.ndarray((a.shape[1], b.shape[1]), dtype=nl1.float32, buffer=nl1.shared_hbm)
+    j = nl1.arange(b.shape[1])[None, :]
+    p = nl1.arange(a.shape[1])[:, None]
+    keep = -1 * j + (cols - 1) >= 0
+    acc = nl1.zeros((a.shape[1], b.shape[1]), dtype=nl1.float32, buffer=nl1.psum)
+    for k in nl1.affine_range(a.shape[0] // 128):
+        acc[p, j] += nisa1.nc_matmul(nl1.load(a[k * 128:(k + 1) * 128, :]),
+                                     nl1.load(b[k * 128:(k + 1) * 128, :]), mask=keep)
+    nl1.store(out[p, j], value=nl1.copy(acc[p, j], mask=keep), mask=keep)
+    return out
+
+
+class MaskedMatmul(unittest.TestCase):
+
+    def test_a_mask_keeps_columns_of_the_result(self):
+        a = np.random.default_rng(1).uniform(-1, 1, (256, 128)).astype(np.float32)
+        b = np.random.default_rng(2).uniform(-1, 1, (256, 512)).astype(np.float32)
+        got = masked_matmul(a, b, 300)
+        np.testing.assert_allclose(got[:, :300], a.T.astype(np.float64) @ b[:, :300],
+                                   rtol=1e-4, atol=1e-4)
+        stats = s.frontend_stats(masked_matmul, a, b, 300)
+        whole = s.frontend_stats(masked_matmul, a, b, 512)
+        self.assertLess(s.stat(stats, 'engines.pe.busy_ns'), s.stat(whole, 'engines.pe.busy_ns'))
+
+
 class TransposeMode(unittest.TestCase):
 
     def test_a_matmul_by_the_identity_in_transpose_mode(self):

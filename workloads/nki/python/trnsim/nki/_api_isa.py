@@ -10,7 +10,7 @@ import numpy as np
 from . import _ops, _prims, _tensors
 from ._errors import KernelError, unsupported, user_site
 from ._dtypes import dtype_name
-from ._index import AffinePredicate, IndexExpr, IndexRange, concrete, whole_mask
+from ._index import AffinePredicate, IndexExpr, IndexRange, Mask, concrete, whole_mask
 from ._registry import alias, api, called, value
 from ._trace import current
 
@@ -167,9 +167,16 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     """stationary.T @ moving into PSUM (Tensor engine). Into dst: accumulate=True adds to dst,
     False overwrites it, None (the default, NKI 0.2's behaviour too) overwrites the locations no
     write reached since dst was declared and adds to the others (SDK 2.30-2.33 API reference).
-    is_*_onezero are hints that change nothing in the model."""
+    is_*_onezero are hints that change nothing in the model. A mask of tile indices keeps a
+    block of the result (rows of stationary's columns, columns of moving's): the matmul of
+    those, into that part of dst."""
     api_name, site = called()
-    _check(api_name, site, mask)
+    keep = mask if isinstance(mask, Mask) else None
+    if keep is None:
+        _check(api_name, site, mask)
+    elif is_transpose or perf_mode not in (None, 'none') or tile_position or tile_size:
+        raise unsupported(api_name, 'mask= of tile indices with is_transpose, perf_mode or '
+                          'tile_position', site)
     if is_transpose:  # the Tensor engine's transpose: stationary.T, moving the identity
         if accumulate:
             raise KernelError(api_name, 'is_transpose=True does not accumulate', site)
@@ -186,7 +193,7 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
         raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row; beta 1: '
                           'double_row_gen3)', site)
     else:
-        p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row')
+        p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row', keep)
     if dst is None:
         if accumulate is not None:
             raise KernelError(api_name, 'accumulate= needs dst=', site)

@@ -1444,15 +1444,24 @@ def _from_sbuf(x, other, api, site):
     return x
 
 
-def matmul(api, site, stationary, moving, double_row=False):
+def matmul(api, site, stationary, moving, double_row=False, mask=None):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
-    driver models it."""
+    driver models it; `mask`: the block of the result it keeps (stationary's columns, moving's
+    columns), the matmul of those alone."""
     S = operand(_from_sbuf(stationary, moving, api, site), api, site)
     M = operand(_from_sbuf(moving, S, api, site), api, site)
     if S.partitions != M.partitions:
         raise KernelError(api, f'shape mismatch: the contraction (partition) sizes differ: '
                           f'stationary {S.shape}, moving {M.shape}', site)
+    full = (S.elems, M.elems)
+    region = mask_region(mask, full, api, site)
+    if region is not None:
+        if isinstance(S, TileRuns) or isinstance(M, TileRuns) or len(S.shape) != 2 or \
+                len(M.shape) != 2:
+            raise unsupported(api, 'mask= on operands other than 2-D tiles', site)
+        S = S.view((slice(None), region[0]), site, api)
+        M = M.view((slice(None), region[1]), site, api)
     # the API's documented limit (NKI's error; the builder would split a wider one)
     lim = current(api).limits
     widest = max(psum_matmul_dtypes(lim), key=lambda d: moving_limit(lim, d))
@@ -1461,7 +1470,8 @@ def matmul(api, site, stationary, moving, double_row=False):
                           f'{moving_limit(lim, widest)} (for a {widest} dst)', site)
     # (memories, sizes, dtypes and modes: the model's rules, models/engines/tensor_engine.cpp,
     # checked as the program is built, at this line)
-    p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul')
+    p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul',
+                region, full if region is not None else None)
     p.double_row = double_row
     return p
 
