@@ -788,7 +788,8 @@ class expander {
     // a group of tiles declared in that loop: its blocks take the buffers of the group's tiles in
     // turn. Each use's block index is then the same function of that loop's index and the
     // indices around it (the group's first block, never coming back to a group), plus an offset
-    // in the group from the loops inside it (one block a group when there are none).
+    // in the group: a constant of its own (a loop the recording unrolled inside that one) and
+    // what the loops inside it add (one block a group when there are none).
     void find_rotating_blocks() {
         for (std::size_t d = 0; d < m_r.decls.size(); ++d) {
             const nki_decl& nd = m_r.decls[d];
@@ -814,8 +815,10 @@ class expander {
             std::map<std::uint32_t, std::uint64_t> trips;  // loop id -> trips, l and around it
             for (const std::size_t c : common)
                 trips[m_r.ops[c].loop] = m_r.ops[c].trips;
-            std::optional<nki_affine> first;  // the group's first block, the same in every use
-            std::int64_t group = 1;
+            // the group's first block without its constant, the same in every use; the least
+            // constant of the uses, and the largest block past it
+            std::optional<nki_affine> first;
+            std::int64_t least = 0, most = 0;
             bool ok = true;
             for (const std::size_t u : uses) {
                 std::map<std::uint32_t, std::uint64_t> inside;  // the use's loops inside l
@@ -834,19 +837,21 @@ class expander {
                         else
                             last += coef * static_cast<std::int64_t>(it->second - 1);
                     }
-                    group = std::max(group, last + 1);
+                    least = first ? std::min(least, at.c) : at.c;
+                    most = first ? std::max(most, at.c + last) : at.c + last;
                     if (!first) first = at;
-                    ok = ok && at.c == first->c && at.terms == first->terms;
+                    ok = ok && at.terms == first->terms;
                 }
             }
             ok = ok && first;
+            const std::int64_t group = most - least + 1;
             for (std::size_t k = 0; ok && k < first->terms.size(); ++k)
                 ok = first->terms[k].second % group == 0;
             ok = ok && injective(*first, trips, m_r.ops[l].loop, group - 1);
             if (!ok) continue;
             s.blocks_rotate = s.rotates = true;
             s.group = group;
-            s.group_c = first->c;
+            s.group_c = least;
             s.loops.clear();
             for (const std::size_t c : common)
                 s.loops.push_back(m_r.ops[c].trips);
@@ -1088,16 +1093,21 @@ class expander {
         return true;
     }
 
-    // Whether operation i may use block b of declaration d: a declaration uses none (a blocked
-    // tile is taken at its first use); a block index that moves with loops, those between its
-    // least and its greatest value over their iterations.
+    // Whether operation i may use block b of declaration d (of its blocks that rotate in groups:
+    // tile b of the group): a declaration uses none (a blocked tile is taken at its first use);
+    // a block index that moves with loops, those between its least and its greatest value over
+    // their iterations (of the group's: its offset in the group, the loops that move the group
+    // left out).
     bool touches_block(std::size_t i, std::size_t d, std::uint32_t b) const {
         if (m_r.ops[i].kind == nki_op_kind::declare) return false;
+        const decl_state& s = m_decls[d];
         for (const auto& t : m_r.ops[i].tiles)
             for (const nki_tile_ref* r = &t; r; r = r->index.get()) {
                 if (r->decl != d) continue;
                 std::int64_t lo = r->block.c, hi = r->block.c;
+                if (s.blocks_rotate) lo = hi = r->block.c - s.group_c;
                 for (const auto& [loop, coef] : r->block.terms) {
+                    if (s.blocks_rotate && coef % s.group == 0) continue;
                     std::int64_t trips = -1;
                     for (const std::size_t l : m_around[i])
                         if (m_r.ops[l].loop == loop) trips = std::int64_t(m_r.ops[l].trips);
@@ -1160,7 +1170,8 @@ class expander {
             bool kept_whole = s.keep > 1;
             for (const std::size_t m : members[d])
                 kept_whole = kept_whole || m_decls[m].keep > 1;
-            const bool by_block = nd.blocked && nd.count > 1 && !s.blocks_rotate && !kept_whole;
+            const bool by_block =
+                nd.blocked && nd.count > 1 && !kept_whole && (!s.blocks_rotate || s.group > 1);
             const std::size_t first_life = m_lives.size();
             for (std::uint32_t b = 0; b < (by_block ? tiles_of(d) : 1); ++b) {
                 lifetime life;

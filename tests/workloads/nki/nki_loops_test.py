@@ -741,6 +741,24 @@ def unrolled_blocks(x):
     return out
 
 
+@nki.jit
+def unrolled_groups(x):
+    """A tensor of 4 x 3 x 8 blocks of 8 KiB declared once (768 KiB a partition): in each
+    iteration of the outer loop, an unrolled loop (static_range, as a mask on its last
+    iteration makes NKIBench's transpose_matmul's) loads 8 blocks and stores them scaled, so
+    the blocks rotate in groups of 24 over the outer loop, and the three eights of a group,
+    apart in time, share memory."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((4, 3, 8, nl.par_dim(128), 2048), dtype=x.dtype, buffer=nl.sbuf)
+    for i in nl.affine_range(4):
+        for k in nl.static_range(3):
+            for j in nl.affine_range(8):
+                t[i, k, j] = nl.load(x[i, k, j])
+            for j in nl.affine_range(8):
+                nl.store(out[i, k, j], value=nl.multiply(t[i, k, j], 0.5))
+    return out
+
+
 def wide_rows(width, kept):
     """Six full-width fp32 tiles per row tile, two of them alive at a time (`kept`: all six
     alive at the end): at 10240 columns, 240 KiB of each partition declared (SBUF has 192 or 224), 80 KiB needed."""
@@ -858,6 +876,12 @@ class Placement(unittest.TestCase):
         x = np.random.default_rng(6).random((24, 128, 4096), dtype=np.float32)
         np.testing.assert_allclose(unrolled_blocks(x), 3 * x, rtol=1e-6)
         t = trnsim.nki.trace_kernel(unrolled_blocks, (x,), {}, False)
+        self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
+
+    def test_groups_whose_parts_are_apart_in_time_share_memory(self):
+        x = np.random.default_rng(8).random((4, 3, 8, 128, 2048), dtype=np.float32)
+        np.testing.assert_allclose(unrolled_groups(x), 0.5 * x, rtol=1e-6)
+        t = trnsim.nki.trace_kernel(unrolled_groups, (x,), {}, False)
         self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
 
     def test_tiles_apart_in_time_share_memory(self):
