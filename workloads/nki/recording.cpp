@@ -1003,6 +1003,7 @@ class expander {
     struct part {
         std::vector<std::size_t> chain, ops;
         std::map<std::size_t, std::pair<std::size_t, std::size_t>> spans;  // per loop C
+        std::map<std::size_t, std::int64_t> pinned;  // loop -> the one iteration it is used in
     };
     // A declaration's lifetime (a family's: its members'), or one block's of a blocked one: its
     // parts in order of their first operation, and the furthest end of those up to each (their
@@ -1061,6 +1062,10 @@ class expander {
     // Whether parts a and b are never alive together: in one iteration of the innermost loop
     // around both, their operations run apart.
     bool apart(part& a, part& b) {
+        for (const auto& [loop, at] : a.pinned) {  // (used in different iterations of a loop)
+            const auto it = b.pinned.find(loop);
+            if (it != b.pinned.end() && it->second != at) return true;
+        }
         std::size_t c = none;
         for (std::size_t k = 0; k < a.chain.size() && k < b.chain.size(); ++k) {
             if (a.chain[k] != b.chain[k]) break;
@@ -1098,25 +1103,69 @@ class expander {
     // a block index that moves with loops, those between its least and its greatest value over
     // their iterations (of the group's: its offset in the group, the loops that move the group
     // left out).
-    bool touches_block(std::size_t i, std::size_t d, std::uint32_t b) const {
+    // `pins`: where the loops that move the block index step it apart (each step past all the
+    // smaller ones' reach: then the blocks it steps on exactly), each such loop around i (its
+    // operation) and the iteration in which it uses the block; empty when they do not.
+    using pin_list = std::vector<std::pair<std::size_t, std::int64_t>>;
+    bool touches_block(std::size_t i, std::size_t d, std::uint32_t b,
+                       pin_list* pins = nullptr) const {
         if (m_r.ops[i].kind == nki_op_kind::declare) return false;
         const decl_state& s = m_decls[d];
+        bool found = false;
+        int refs = 0;
+        if (pins) pins->clear();
         for (const auto& t : m_r.ops[i].tiles)
             for (const nki_tile_ref* r = &t; r; r = r->index.get()) {
                 if (r->decl != d) continue;
+                ++refs;
                 std::int64_t lo = r->block.c, hi = r->block.c;
                 if (s.blocks_rotate) lo = hi = r->block.c - s.group_c;
+                const std::int64_t base = lo;
+                struct step {
+                    std::int64_t coef, trips;
+                    std::size_t loop;
+                };
+                std::vector<step> steps;  // the loops of several trips that move it
                 for (const auto& [loop, coef] : r->block.terms) {
                     if (s.blocks_rotate && coef % s.group == 0) continue;
                     std::int64_t trips = -1;
+                    std::size_t op = none;
                     for (const std::size_t l : m_around[i])
-                        if (m_r.ops[l].loop == loop) trips = std::int64_t(m_r.ops[l].trips);
+                        if (m_r.ops[l].loop == loop) {
+                            trips = std::int64_t(m_r.ops[l].trips);
+                            op = l;
+                        }
                     if (trips < 1) return true;  // (a loop not around it: any block)
                     (coef < 0 ? lo : hi) += coef * (trips - 1);
+                    if (trips > 1) steps.push_back({coef, trips, op});
                 }
-                if (lo <= std::int64_t{b} && std::int64_t{b} <= hi) return true;
+                const std::int64_t v = std::int64_t{b};
+                if (v < lo || v > hi) continue;
+                std::sort(steps.begin(), steps.end(),
+                          [](const step& x, const step& y) { return x.coef < y.coef; });
+                bool exact = true;
+                std::int64_t reach = 0;
+                for (const step& st : steps) {
+                    exact = exact && st.coef > reach;
+                    reach += st.coef * (st.trips - 1);
+                }
+                if (!exact) {  // (steps that overlap: any block in the range, no pins)
+                    found = true;
+                    continue;
+                }
+                pin_list mine;
+                std::int64_t rest = v - base;
+                for (auto it = steps.rbegin(); it != steps.rend(); ++it) {
+                    const std::int64_t k = std::min(rest / it->coef, it->trips - 1);
+                    rest -= k * it->coef;
+                    mine.emplace_back(it->loop, k);
+                }
+                if (rest != 0) continue;  // (between the blocks it steps on)
+                found = true;
+                if (pins) *pins = mine;
             }
-        return false;
+        if (pins && refs != 1) pins->clear();
+        return found;
     }
 
     // Each declaration's operations by the instance they act on (a declaration operation makes
@@ -1179,8 +1228,34 @@ class expander {
                     const bool whole = s.keep > 1 || m_decls[m].keep > 1;
                     for (const auto& ops : whole ? kept_segments(m) : instances[m]) {
                         part pt;
-                        for (const std::size_t i : ops)
-                            if (!by_block || touches_block(i, m, b)) pt.ops.push_back(i);
+                        std::map<std::size_t, std::int64_t> pins;  // (what every op agrees on)
+                        bool first_op = true;
+                        pin_list mine;
+                        for (const std::size_t i : ops) {
+                            if (by_block && !touches_block(i, m, b, &mine)) continue;
+                            if (!by_block) mine.clear();
+                            pt.ops.push_back(i);
+                            if (first_op) {
+                                pins.insert(mine.begin(), mine.end());
+                            } else {
+                                std::map<std::size_t, std::int64_t> both;
+                                for (const auto& pn : mine) {
+                                    const auto it = pins.find(pn.first);
+                                    if (it != pins.end() && it->second == pn.second)
+                                        both.insert(pn);
+                                }
+                                pins.swap(both);
+                            }
+                            first_op = false;
+                        }
+                        // (an op outside a pinned loop uses the block in all its iterations)
+                        for (auto it = pins.begin(); it != pins.end();) {
+                            bool inside = true;
+                            for (const std::size_t i : pt.ops)
+                                inside = inside && i > it->first && i <= m_end[it->first];
+                            it = inside ? std::next(it) : pins.erase(it);
+                        }
+                        pt.pinned = pins;
                         if (pt.ops.empty()) {  // (a block nothing uses: where it is declared)
                             for (const std::size_t i : ops)
                                 if (m_r.ops[i].kind == nki_op_kind::declare) pt.ops.push_back(i);

@@ -759,6 +759,24 @@ def unrolled_groups(x):
     return out
 
 
+@nki.jit
+def psum_grid(x, y):
+    """A PSUM tensor of 2 x 3 x 4 x 4 blocks of 2 KiB (96 KiB a group, PSUM has 16): in each
+    iteration of the outer loop, an unrolled loop's copies each take 16 blocks, one in each
+    iteration of the two loops inside (NKIBench's transpose_matmul's PSUM): only one block is
+    alive at a time."""
+    out = nl.ndarray(y.shape, dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.ndarray((2, 3, 4, 4, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    x_sb = nl.load(x)
+    for i in nl.affine_range(2):
+        for k in nl.static_range(3):
+            for a in nl.affine_range(4):
+                for c in nl.affine_range(4):
+                    acc[i, k, a, c] = nisa.nc_matmul(x_sb, nl.load(y[i, k, a, c]))
+                    nl.store(out[i, k, a, c], value=nl.copy(acc[i, k, a, c]))
+    return out
+
+
 def wide_rows(width, kept):
     """Six full-width fp32 tiles per row tile, two of them alive at a time (`kept`: all six
     alive at the end): at 10240 columns, 240 KiB of each partition declared (SBUF has 192 or 224), 80 KiB needed."""
@@ -883,6 +901,12 @@ class Placement(unittest.TestCase):
         np.testing.assert_allclose(unrolled_groups(x), 0.5 * x, rtol=1e-6)
         t = trnsim.nki.trace_kernel(unrolled_groups, (x,), {}, False)
         self.assertTrue(any('lifetimes do not overlap' in n for n in t.notes), t.notes)
+
+    def test_blocks_used_in_different_iterations_of_two_loops_share_psum(self):
+        x = np.random.default_rng(9).uniform(-1, 1, (128, 128)).astype(np.float32)
+        y = np.random.default_rng(10).uniform(-1, 1, (2, 3, 4, 4, 128, 512)).astype(np.float32)
+        np.testing.assert_allclose(psum_grid(x, y), np.einsum('pm,ikacpn->ikacmn', x, y),
+                                   rtol=1e-4, atol=1e-4)
 
     def test_tiles_apart_in_time_share_memory(self):
         (x,) = s.random_inputs((512, 10240), lo=-1.0)
