@@ -1098,14 +1098,12 @@ class expander {
         return true;
     }
 
-    // Whether operation i may use block b of declaration d (of its blocks that rotate in groups:
-    // tile b of the group): a declaration uses none (a blocked tile is taken at its first use);
-    // a block index that moves with loops, those between its least and its greatest value over
-    // their iterations (of the group's: its offset in the group, the loops that move the group
-    // left out).
-    // `pins`: where the loops that move the block index step it apart (each step past all the
-    // smaller ones' reach: then the blocks it steps on exactly), each such loop around i (its
-    // operation) and the iteration in which it uses the block; empty when they do not.
+    // Whether operation i may use block b of declaration d (of blocks that rotate in groups: tile
+    // b of the group, by the offset in the group, the loops that move the group left out). A
+    // declaration uses none (a blocked tile is taken at its first use). Loops that move the
+    // block index each past the reach of the smaller steps use exactly the blocks they step on,
+    // and `pins` gets each such loop (its operation) and the iteration in which it uses b;
+    // otherwise any block between the index's least and greatest values, and no pins.
     using pin_list = std::vector<std::pair<std::size_t, std::int64_t>>;
     bool touches_block(std::size_t i, std::size_t d, std::uint32_t b,
                        pin_list* pins = nullptr) const {

@@ -174,7 +174,8 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     keep = mask if isinstance(mask, Mask) else None
     if keep is None:
         _check(api_name, site, mask)
-    elif is_transpose or perf_mode not in (None, 'none') or tile_position or tile_size:
+    elif (is_transpose or getattr(perf_mode, 'value', perf_mode) not in (None, 'none') or
+          tile_position or tile_size):
         raise unsupported(api_name, 'mask= of tile indices with is_transpose, perf_mode or '
                           'tile_position', site)
     if is_transpose:  # the Tensor engine's transpose: stationary.T, moving the identity
