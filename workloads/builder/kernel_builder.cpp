@@ -3,6 +3,7 @@
 #include "core/race_check.h"
 
 #include <algorithm>
+#include <cmath>
 #include <optional>
 #include <utility>
 
@@ -812,16 +813,33 @@ void kernel_builder::copy(const tile& dst, const tile& src) {
                                  : make(opcode::activation, alu_op::bypass, dst, &src, nullptr, 0);
         if (on_act.op == opcode::activation) on_act.func = act_func::identity;
         const instruction on_dve = make(opcode::tensor_copy, alu_op::bypass, dst, &src, nullptr, 0);
-        const double act =
-            m_estimated_ns[std::size_t(engine_kind::act)] + cost_ns(engine_kind::act, on_act);
-        const double dve =
-            m_estimated_ns[std::size_t(engine_kind::dve)] + cost_ns(engine_kind::dve, on_dve);
-        if (act < dve) {
+        if (compiler_engine(on_dve, on_act) == engine_kind::act) {
             engine_op(engine_kind::act, on_act, {&src}, dst);
             return;
         }
     }
     tensor_copy(dst, src, engine_kind::dve);
+}
+
+engine_kind kernel_builder::compiler_engine(const instruction& on_dve,
+                                            const instruction& on_act) const {
+    const double dve = cost_ns(engine_kind::dve, on_dve), act = cost_ns(engine_kind::act, on_act);
+    if (std::abs(dve - act) > 1e-9 * std::max(dve, act))
+        return act < dve ? engine_kind::act : engine_kind::dve;
+    return m_estimated_ns[std::size_t(engine_kind::act)] <
+                   m_estimated_ns[std::size_t(engine_kind::dve)]
+               ? engine_kind::act
+               : engine_kind::dve;
+}
+
+void kernel_builder::instruction_either(instruction ins, const tile& dst, const tile& src0,
+                                        const tile* src1, const tile* src2) {
+    instruction costed = ins;
+    set_operand(costed, operand_slot::dst, dst);
+    set_operand(costed, operand_slot::src0, src0);
+    if (src1) set_operand(costed, operand_slot::src1, *src1);
+    if (src2) set_operand(costed, operand_slot::src2, *src2);
+    instruction_op(compiler_engine(costed, costed), std::move(ins), &dst, &src0, src1, src2);
 }
 
 double kernel_builder::cost_ns(engine_kind e, const instruction& ins) const {
@@ -857,6 +875,11 @@ void kernel_builder::tensor_scalar_ap(const tile& dst, const tile& src, alu_op o
                                       const tile& scalar, engine_kind on, alu_op op1, float imm1) {
     engine_op(on, second_op(make(opcode::tensor_scalar, op, dst, &src, &scalar, 0), op1, imm1),
               {&src, &scalar}, dst);
+}
+
+void kernel_builder::tensor_scalar_open(const tile& dst, const tile& src, alu_op op,
+                                        const tile& scalar) {
+    instruction_either(make(opcode::tensor_scalar, op, dst, &src, &scalar, 0), dst, src, &scalar);
 }
 
 void kernel_builder::scalar_tensor_tensor(const tile& dst, const tile& a, alu_op op0, float imm,

@@ -230,11 +230,22 @@ class kernel_builder {
     void tensor_copy(const tile& dst, const tile& a, engine_kind on = engine_kind::dve);
     // dst = src on the engine the compiler picks (a copy whose engine the kernel leaves open,
     // nki.isa engine=unknown): in an nl kernel, the Vector or the Scalar engine (an identity
-    // activation; on NeuronCore-v4 its own tensor_copy), whichever has less estimated work so
-    // far; in an isa kernel, the Vector
-    // engine. GpSimd is not a candidate: its copy cost is a guess, and on NC-v2 it shares the
-    // Vector engine's SBUF port.
+    // activation; on NeuronCore-v4 its own tensor_copy) by compiler_engine; in an isa kernel,
+    // the Vector engine. GpSimd is not a candidate: its copy cost is a guess, and on NC-v2 it
+    // shares the Vector engine's SBUF port.
     void copy(const tile& dst, const tile& src);
+    // The engine the compiler picks between the Vector and the Scalar engine for one
+    // instruction (as on_dve or on_act): the one where it costs less (cost table at the
+    // engine's clock: the tile's shape and dtypes decide), and at equal cost the one with less
+    // estimated work so far.
+    engine_kind compiler_engine(const instruction& on_dve, const instruction& on_act) const;
+    // tensor_scalar_ap as a kernel that leaves the engine to the compiler writes it
+    // (nisa.tensor_scalar without engine=): on the engine compiler_engine picks.
+    void tensor_scalar_open(const tile& dst, const tile& src, alu_op op, const tile& scalar);
+    // instruction_op on the engine compiler_engine picks for `ins` (an instruction both engines
+    // run the same way, as a tensor_scalar of arithmetic operations: nki.isa engine=unknown).
+    void instruction_either(instruction ins, const tile& dst, const tile& src0,
+                            const tile* src1 = nullptr, const tile* src2 = nullptr);
     // The estimated engine time of the instructions placed on `e` so far, in ns.
     double estimated_ns(engine_kind e) const { return m_estimated_ns[std::size_t(e)]; }
     void memset(const tile& dst, float value, engine_kind on = engine_kind::dve);

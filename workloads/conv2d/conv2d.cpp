@@ -215,7 +215,7 @@ void conv_emitter::pool_bias(const std::vector<tile>& rows, const tile& dst, con
     const auto OW = static_cast<std::uint32_t>(m_s.ow()),
                OWp = static_cast<std::uint32_t>(m_s.owp());
     if (m_s.pool == 1) {
-        m_kb.tensor_scalar_ap(dst, kernel_builder::slice(rows[0], 0, OW), alu_op::add, bias);
+        m_kb.tensor_scalar_open(dst, kernel_builder::slice(rows[0], 0, OW), alu_op::add, bias);
         return;
     }
     // 2x2 max: rows pairwise, then neighbouring columns (stride-2 views of the row).
@@ -225,7 +225,7 @@ void conv_emitter::pool_bias(const std::vector<tile>& rows, const tile& dst, con
     even.op.elems = odd.op.elems = OWp;
     even.op.elem_stride = odd.op.elem_stride = 2;
     m_kb.tensor_tensor(dst, even, odd, alu_op::max);
-    m_kb.tensor_scalar_ap(dst, dst, alu_op::add, bias);
+    m_kb.tensor_scalar_open(dst, dst, alu_op::add, bias);
 }
 
 void conv_emitter::row() {

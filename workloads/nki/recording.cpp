@@ -290,8 +290,12 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             break;
         case nki_op_kind::instruction: {  // ENGINE OPCODE field=value ...
             if (w.size() < 3) rd.fail("expected ENGINE OPCODE field=value...");
-            op.engine = rd.engine(w[0]);
+            op.either = w[0] == "either";
+            op.engine = op.either ? engine_kind::dve : rd.engine(w[0]);
             op.code = rd.code(w[1]);
+            if (op.either && op.code != opcode::tensor_scalar)
+                rd.fail("only tensor_scalar leaves its engine to the compiler ('either'), not " +
+                        w[1]);
             static const char* const tile_fields[] = {"dst", "src0", "src1", "src2", "dst1"};
             for (std::size_t i = 2; i < w.size(); ++i) {
                 const auto eq = w[i].find('=');
@@ -1754,7 +1758,10 @@ class expander {
                         resolved[i] = t(std::size_t(op.slots[i]));
                         at[i] = &resolved[i];
                     }
-                m_kb.instruction_op(op.engine, ins, at[0], at[1], at[2], at[3], at[4]);
+                if (op.either && at[0] && at[1] && !at[4])
+                    m_kb.instruction_either(ins, *at[0], *at[1], at[2], at[3]);
+                else
+                    m_kb.instruction_op(op.engine, ins, at[0], at[1], at[2], at[3], at[4]);
                 break;
             }
             case nki_op_kind::print:

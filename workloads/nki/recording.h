@@ -111,6 +111,9 @@ struct nki_op {
     nki_hbm_ref hbm2;  // hbm_dma: the source
     alu_op alu0 = alu_op::bypass, alu1 = alu_op::bypass;
     engine_kind engine = engine_kind::dve;
+    // instruction: the compiler picks its engine (ENGINE "either": a tensor_scalar the kernel
+    // leaves to it, kernel_builder::instruction_either)
+    bool either = false;
     act_func func = act_func::identity;
     float imm0 = 0, imm1 = 0;
     // matmul: adds to dst unless every loop of `fresh` is at index 0 (accumulate = 1: always;

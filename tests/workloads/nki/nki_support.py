@@ -34,6 +34,16 @@ def counts(stats):
     return c
 
 
+def compute_instructions(stats):
+    """The Vector and Scalar engines' instructions other than DMA triggers: the elementwise
+    work, on whichever of the two the compiler put it."""
+    total = 0
+    for e in ('dve', 'act'):
+        ops = stats['engines'][e].get('opcodes', {})
+        total += sum(v['count'] for k, v in ops.items() if k != 'dma_trigger')
+    return total
+
+
 def config_name():
     return _runner.platform().name
 

@@ -20,6 +20,11 @@ from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current, region_of
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
+# The operations of a tensor_scalar whose engine the kernel leaves open (nki.isa
+# engine=unknown: "let compiler select best engine based on the input tile shape") that the
+# compiler may put on the Scalar engine as well as the Vector engine: arithmetic ones (bitvec
+# operations run on the Vector engine only, the reference says; the others are kept there).
+EITHER_ALU = ('add', 'subtract', 'multiply', 'max', 'min', 'bypass')
 
 
 _VIEWS = frozenset(n for n in vars(TensorViews) if not n.startswith('_'))
@@ -466,6 +471,7 @@ def _check_indirect_use(p, dst, site, trace):
         note_use(a.index, trace)
     engine = 'pe' if p.prim == 'matmul' else (
         p.args[PRIMS[p.prim].fields.index('eng') - 1] if PRIMS[p.prim].opcode else None)
+    engine = 'dve' if engine == 'either' else engine  # (both candidates take indirection)
     if engine is not None and engine not in engines:
         raise KernelError(p.api, f'tensor indirection runs on the {" or ".join(engines)} '
                           f'engine here, not {engine}', site)
@@ -945,10 +951,14 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
         else:
             raise KernelError(api, f'expected a tile or a number as operand1, got '
                               f'{type(scalar1).__name__}', site)
+    if engine is None:  # (the compiler's choice, where the Scalar engine can run it too)
+        ints = 'int32' in (dt, A.dtype_name) or any(
+            x is not None and x.dtype_name == 'int32' for x in (S, S1))
+        engine = 'dve' if ints or alu not in EITHER_ALU or op1 not in EITHER_ALU else 'either'
     return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_scalar',
                    (A, S, S1, alu, 0.0 if S is not None else float(scalar), op1, imm1,
-                    _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''),
-                    _engine(engine, 'dve')), region=region, full_shape=full)
+                    _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''), engine),
+                   region=region, full_shape=full)
 
 
 def tensor_scalar_reduce(api, site, a, alu, scalar, reduce_alu, reduce_res, reverse=False,
