@@ -567,6 +567,99 @@ class OneLoopHoweverSpelled(unittest.TestCase):
         self.assertEqual(len({ns for _, ns in got.values()}), 1, got)
 
 
+BODY_RUNS = [0]  # iterations of probed loop bodies the kernel's Python ran
+
+
+def _probe():
+    BODY_RUNS[0] += 1
+
+
+@nki0.jit
+def doubled_rows(a):
+    """2a, one 128-row tile an iteration of a Python range loop (NKI 0.7)."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    for i in range(a.shape[0] // 128):
+        _probe()
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=2.0)
+        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+    return out
+
+
+@nki0.jit
+def counted_rows(a):
+    """n a, n the loop's trip count as the kernel's Python counts it (a variable the loop
+    carries), applied after the loop."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    n = 0
+    for i in range(a.shape[0] // 128):
+        _probe()
+        n += 1
+    for i in range(a.shape[0] // 128):
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=float(n))
+        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+    return out
+
+
+@nki0.jit
+def listed_rows(a):
+    """2a, each iteration's row offset kept in a Python list (the loop grows it)."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    seen = []
+    for i in range(a.shape[0] // 128):
+        _probe()
+        seen.append(128)
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=2.0)
+        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+    assert len(seen) == a.shape[0] // 128
+    return out
+
+
+class PythonLoopsRunTwiceWhenTheyCan(unittest.TestCase):
+    """A loop whose every iteration the kernel's Python runs (NKI 0.7's loops, Python range)
+    stops after iterations 0 and 1 when they record one body, need nothing of the index's
+    value and change none of the Python variables of the function running the loop; else every
+    iteration runs. The program is the same either way (the goldens; --unroll-loops)."""
+
+    def runs(self, kernel, a):
+        BODY_RUNS[0] = 0
+        got = kernel(a)
+        return got, BODY_RUNS[0]
+
+    def test_iterations_that_carry_nothing_run_twice(self):
+        (a,) = s.random_inputs((1024, 64))
+        got, runs = self.runs(doubled_rows, a)
+        np.testing.assert_array_equal(got, 2 * a)
+        self.assertEqual(runs, 2)
+        folded = s.stat(s.frontend_stats(doubled_rows, a), 'total_time_ns')
+        trnsim.nki.configure(loops_once=False)
+        try:
+            unrolled = s.stat(s.frontend_stats(doubled_rows, a), 'total_time_ns')
+        finally:
+            trnsim.nki.configure(loops_once=True)
+        self.assertEqual(folded, unrolled)
+
+    def test_a_variable_the_loop_carries_runs_every_iteration(self):
+        (a,) = s.random_inputs((1024, 64))
+        got, runs = self.runs(counted_rows, a)
+        np.testing.assert_array_equal(got, 8 * a)  # (2a, were the counter's loop cut short)
+        self.assertEqual(runs, 8)
+
+    def test_a_list_the_loop_grows_runs_every_iteration(self):
+        (a,) = s.random_inputs((1024, 64))
+        got, runs = self.runs(listed_rows, a)
+        np.testing.assert_array_equal(got, 2 * a)
+        self.assertEqual(runs, 8)
+
+
 def exp_rows(compiled):
     """exp(x * 0.5) + 0.25 per 128-row tile, its loop nl.fori_loop (`compiled`: a loop the
     device runs over one copy of its body) or Python's range (unrolled)."""

@@ -143,10 +143,14 @@ class _Loop:
         return len(range(*self.args))
 
     def __iter__(self):
+        return self._iterate(sys._getframe(1))
+
+    def _iterate(self, frame):
+        """Its iterations, for the `for` statement running in `frame`."""
         trace = _trace.Trace.current
         if trace is None:
             return iter(range(*self.args))
-        return trace.iterate(self.kind, self.args, self.independent, self.mode)
+        return trace.iterate(self.kind, self.args, self.independent, self.mode, frame)
 
 
 @api('language.affine_range', signature='*args, directives=None')
@@ -155,7 +159,7 @@ def affine_range(*args, directives=None, edition=None):
     writing the same bytes are a race). From NKI 0.7 a plain range (its iterations run in
     order)."""
     if edition == '0.7':
-        return _Loop('range', args)
+        return _Loop('range', args, mode='python')
     return _Loop('affine', args, independent=True, mode='traced')
 
 
@@ -164,7 +168,7 @@ def sequential_range(*args, directives=None, edition=None):
     """Iterations with a loop-carried dependency, in order. From NKI 0.7 a plain range.
     `directives` (nki.compiler.no_reorder()) change nothing in the model (NoReorder)."""
     if edition == '0.7':
-        return _Loop('range', args)
+        return _Loop('range', args, mode='python')
     return _Loop('sequential', args, mode='traced')
 
 
@@ -228,16 +232,17 @@ class _PythonRange(_Loop):
     def __init__(self, args, edition):
         self._range = range(*args)  # (Python's checks and errors)
         if edition == '0.7':
-            super().__init__('range', args)
-        else:  # (every iteration's Python runs, as Python's own loop: a list comprehension
-            # over it, which NKI's tracer leaves to Python, gets all its elements)
-            super().__init__('sequential', args)
+            super().__init__('range', args, mode='python')
+        else:  # (a list comprehension over it, which NKI's tracer leaves to Python, gets all
+            # its elements)
+            super().__init__('sequential', args, mode='python')
 
     def __iter__(self):
         # the loop of a `for` statement; a comprehension, list(range(n)), zip(...) iterate
         # Python's range (NKI's tracer rewrites the kernel's loops, not Python's iteration)
-        if _for_statement(sys._getframe(1)):
-            return super().__iter__()
+        frame = sys._getframe(1)
+        if _for_statement(frame):
+            return self._iterate(frame)
         return iter(self._range)
 
     def __getitem__(self, i):
@@ -338,7 +343,7 @@ def static_range(*args, edition=None):
     """A loop unrolled when the kernel is traced (each iteration's declarations its own);
     from NKI 0.7 a plain range, as affine_range is."""
     if edition == '0.7':
-        return _Loop('range', args)
+        return _Loop('range', args, mode='python')
     return _Loop('static', args)
 
 

@@ -210,14 +210,18 @@ class Trace:
         hits[site] = nth + 1
         return lid, nth
 
-    def iterate(self, kind, args, independent=False, mode='eager'):
+    def iterate(self, kind, args, independent=False, mode='eager', frame=None):
         """The iterations of an NKI loop: concrete indices for nl.static_range and SPMD
         instances, else live loop indices, and the loop folded when its iterations record one
         body (_eager). `independent`: NKI may run its iterations in any order (what they write
-        must differ). `mode`: 'eager' runs every iteration (NKI 0.7's Python loops); 'traced'
-        (a loop NKI's tracer traces once, before NKI 0.7) stops after two iterations that
-        record one body and need nothing of their index's value or of each other; 'compiled'
-        (a loop the device runs, nl.fori_loop) runs the body once, its index a register."""
+        must differ). `mode`: 'eager' runs every iteration; 'traced' (a loop NKI's tracer
+        traces once, before NKI 0.7) stops after two iterations that record one body and need
+        nothing of their index's value or of each other; 'python' (a loop whose every
+        iteration the kernel's Python runs: Python `range`, and every loop of NKI 0.7) stops
+        so too when, besides, iteration 1 changed none of the Python variables of `frame`
+        (the frame of its `for` statement) but the frontend's objects: then the iterations
+        not run would have recorded what iteration 1 did; 'compiled' (a loop the device runs,
+        nl.fori_loop) runs the body once, its index a register."""
         r = range(*(concrete(a) for a in args))
         where = user_site()
         site = ('loop',) + tuple(where)
@@ -245,7 +249,7 @@ class Trace:
                         mark[1] = k
                     yield i
             else:
-                yield from self._eager(r, level, mark, where, mode, kind)
+                yield from self._eager(r, level, mark, where, mode, kind, frame)
         finally:
             if mark is not None:
                 _remove(self.independent, mark)
@@ -275,7 +279,7 @@ class Trace:
 
         yield from nest(0, ())
 
-    def _eager(self, r, level, mark, where, mode, kind):
+    def _eager(self, r, level, mark, where, mode, kind, frame=None):
         """Runs the loop's iterations with a live index, each recording its operations; then
         folds them (_fold) if they record one body."""
         loop = LoopIndex(self.next_loop, len(r), _sites(level[0]), mode == 'compiled')
@@ -284,23 +288,31 @@ class Trace:
         ids = self.next_loop
         starts = []
         # (what iterations 0 and 1 made, weakly; the serials and executed count before each)
-        made = [] if mode in ('traced', 'compiled') else None
-        watched = {'traced': 2, 'compiled': 1}.get(mode, 0)
+        made = [] if mode in ('traced', 'compiled', 'python') else None
+        watched = {'traced': 2, 'compiled': 1, 'python': 2}.get(mode, 0)
+        tracer_once = mode in ('traced', 'compiled')  # (NKI's tracer runs the body once)
+        kept = None  # 'python': the frame's Python state where iteration 1 began
         ran = 0
         state = 'running'
         if mode == 'compiled':
             self.compiled += 1
-        if watched:
+        if tracer_once:
             self.traced += 1
         try:
             for k in range(len(r)):
                 if mode == 'compiled' and k == 1:
                     state = 'done'
                     break
-                if mode == 'traced' and k == 2 and self._stands_for_all(loop, starts, mark,
-                                                                        made):
+                # ('python': reading the frame's variables again also lets go of what iteration
+                # 0 left in them, before _stands_for_all asks what it made is still held)
+                if k == 2 and (mode == 'traced' or (
+                        mode == 'python' and kept is not None and
+                        _python_state(frame) == kept)) and \
+                        self._stands_for_all(loop, starts, mark, made):
                     state = 'folded'
                     break
+                if k == 1 and mode == 'python':
+                    kept = _python_state(frame)
                 loop.cur = k
                 self.clock += 1
                 loop.iteration_clock = self.clock  # (held_before: when this iteration began)
@@ -325,14 +337,16 @@ class Trace:
             loop.open = False
             if mode == 'compiled':
                 self.compiled -= 1
-            if watched:
+            if tracer_once:
                 self.traced -= 1
             if state != 'folded':
                 self._end(loop, starts, mark, where, mode, made, state == 'done', ran)
             else:
                 self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into '
-                           'one body; its Python ran iterations 0 and 1, which stand for all '
-                           '(NKI traces its body once)')
+                           'one body; its Python ran iterations 0 and 1, which stand for all ' +
+                           ('(NKI traces its body once)' if mode == 'traced' else
+                            '(they need nothing of the index\'s value and change no Python '
+                            'variable)'))
 
     def _said(self, where, text):
         key = (tuple(where), text)
@@ -1037,6 +1051,30 @@ def _shift_serial(obj, grew):
 def _sites(identity):
     """A loop's identity without occurrences: every occurrence of a loop unrolls together."""
     return tuple(site for site, _ in identity)
+
+
+_SCALARS = (int, float, complex, str, bytes, bool, type(None))
+
+
+def _python_state(frame):
+    """What of a frame's Python variables a loop's body could carry from one iteration to the
+    next, comparable across iterations: each variable's value when a scalar, its identity (and
+    length, for a list, dict or set) otherwise; the frontend's objects (tiles, indices,
+    tensors), which the recording follows itself, left out. None without a frame."""
+    if frame is None:
+        return None
+    state = {}
+    for name, v in frame.f_locals.items():
+        t = type(v)
+        if t.__module__.startswith('trnsim.'):
+            continue
+        if t in _SCALARS:
+            state[name] = (t, v)
+        elif isinstance(v, (list, dict, set, bytearray)):
+            state[name] = (id(v), len(v))
+        else:
+            state[name] = id(v)
+    return state
 
 
 def _remove(items, item):
