@@ -1677,7 +1677,8 @@ def partition_broadcast(api, site, src, shape, dtype=None):
     """A [1, F] tile repeated into every partition of a new [P, F] tile (NKI's broadcast_to
     "broadcast along the partition dimension"; the reference does not say how): on the
     Tensor engine, a matmul of a ones [1, P] stationary by src (PSUM, at most the moving
-    limit of columns at a time) copied to SBUF; a model choice (docs/nki.md)."""
+    limit of columns at a time) copied to SBUF; a model choice (docs/nki.md). The ones are
+    set on the GpSimd engine, off the Vector engine's in-order queue."""
     trace = current(api)
     shape = tuple(int(x) for x in shape)
     src = operand(src, api, site)
@@ -1693,7 +1694,7 @@ def partition_broadcast(api, site, src, shape, dtype=None):
     dt = _name(dtype, src.dtype_name)
     flat = src.reshape((1, src.elems)) if len(src.shape) != 2 else src
     ones = trace.declare(api, site, (1, parts), src.dtype_name, 'sbuf', name='ones')
-    emit_into(memset(api, site, (1, parts), 1.0, src.dtype_name, 'dve'), ones, False, site)
+    emit_into(memset(api, site, (1, parts), 1.0, src.dtype_name, 'pool'), ones, False, site)
     out = trace.declare(api, site, (parts, src.elems), dt, 'sbuf', name='broadcast')
     width = trace.limits['moving_max']
     for c0 in range(0, src.elems, width):
