@@ -652,6 +652,9 @@ class PythonLoopsRunTwiceWhenTheyCan(unittest.TestCase):
         got, runs = self.runs(counted_rows, a)
         np.testing.assert_array_equal(got, 8 * a)  # (2a, were the counter's loop cut short)
         self.assertEqual(runs, 8)
+        notes = trnsim.nki.trace_kernel(counted_rows, (a,), {}, False).trace.loop_notes
+        self.assertTrue(any('its Python ran 8 of them (iteration 1 changed its Python '
+                            'variables n)' in text for _, text in notes), notes)
 
     def test_a_list_the_loop_grows_runs_every_iteration(self):
         (a,) = s.random_inputs((1024, 64))

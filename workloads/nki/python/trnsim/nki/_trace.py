@@ -292,6 +292,7 @@ class Trace:
         watched = {'traced': 2, 'compiled': 1, 'python': 2}.get(mode, 0)
         tracer_once = mode in ('traced', 'compiled')  # (NKI's tracer runs the body once)
         kept = None  # 'python': the frame's Python state where iteration 1 began
+        carried = ()  # 'python': the variables iteration 1 changed
         ran = 0
         state = 'running'
         if mode == 'compiled':
@@ -305,9 +306,11 @@ class Trace:
                     break
                 # ('python': reading the frame's variables again also lets go of what iteration
                 # 0 left in them, before _stands_for_all asks what it made is still held)
+                now = _python_state(frame) if k == 2 and mode == 'python' else None
+                if now is not None and kept is not None and now != kept:
+                    carried = sorted(n for n in set(now) | set(kept) if now.get(n) != kept.get(n))
                 if k == 2 and (mode == 'traced' or (
-                        mode == 'python' and kept is not None and
-                        _python_state(frame) == kept)) and \
+                        mode == 'python' and kept is not None and now == kept)) and \
                         self._stands_for_all(loop, starts, mark, made):
                     state = 'folded'
                     break
@@ -340,7 +343,7 @@ class Trace:
             if tracer_once:
                 self.traced -= 1
             if state != 'folded':
-                self._end(loop, starts, mark, where, mode, made, state == 'done', ran)
+                self._end(loop, starts, mark, where, mode, made, state == 'done', ran, carried)
             else:
                 self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into '
                            'one body; its Python ran iterations 0 and 1, which stand for all ' +
@@ -352,7 +355,7 @@ class Trace:
         key = (tuple(where), text)
         self.loop_notes[key] = self.loop_notes.get(key, 0) + 1
 
-    def _end(self, loop, starts, mark, where, mode, made, done, ran):
+    def _end(self, loop, starts, mark, where, mode, made, done, ran, carried=()):
         """Folds the iterations run, or leaves them unrolled (saying why)."""
         why = 'the loop was left early (break, return)' if not done else \
             'every loop is recorded unrolled (--unroll-loops)' if not self.once and \
@@ -365,7 +368,9 @@ class Trace:
                        '(its Python ran once), each declaration one buffer')
         elif why is None:
             self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into one '
-                       f'body; its Python ran {ran} of them')
+                       f'body; its Python ran {ran} of them' +
+                       (f' (iteration 1 changed its Python variables {", ".join(carried)})'
+                        if carried else ''))
         else:
             if mode == 'compiled' and done:  # (left early: the body's own error goes on)
                 raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
