@@ -240,7 +240,9 @@ class kernel_builder {
     // estimated work so far.
     engine_kind compiler_engine(const instruction& on_dve, const instruction& on_act) const;
     // tensor_scalar_ap as a kernel that leaves the engine to the compiler writes it
-    // (nisa.tensor_scalar without engine=): on the engine compiler_engine picks.
+    // (nisa.tensor_scalar without engine=): on the engine compiler_engine picks. Contract: an
+    // operation both engines run (multiply or add; the Scalar engine's scale and bias) on
+    // floating-point data.
     void tensor_scalar_open(const tile& dst, const tile& src, alu_op op, const tile& scalar);
     // instruction_op on the engine compiler_engine picks for `ins` (an instruction both engines
     // run the same way, as a tensor_scalar of arithmetic operations: nki.isa engine=unknown).

@@ -75,7 +75,7 @@ void bias_softmax(kernel_builder& kb, const hbm_tensor& in, const hbm_tensor& bi
         kb.load(z, in, kb.view(in, r * P * cols, P, C, cols));
         kb.tensor_tensor(z, z, b, alu_op::add);
         kb.tensor_reduce(mx, z, alu_op::max);
-        kb.tensor_scalar_open(z, z, alu_op::subtract, mx);
+        kb.tensor_scalar_ap(z, z, alu_op::subtract, mx);
         kb.activation(z, z, act_func::exp);
         kb.tensor_reduce(sum, z, alu_op::add);
         kb.activation(sum, sum, act_func::reciprocal);

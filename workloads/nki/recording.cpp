@@ -338,6 +338,13 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             }
             if (op.slots[0] < 0 && (info(op.code).fields & field::dst))
                 rd.fail(w[1] + " needs dst=");
+            // (the Scalar engine's scale and bias: multiply, add, or multiply then add)
+            if (op.either && !((op.alu0 == alu_op::multiply || op.alu0 == alu_op::add) &&
+                               (op.alu1 == alu_op::bypass ||
+                                (op.alu0 == alu_op::multiply && op.alu1 == alu_op::add))))
+                rd.fail(
+                    "a tensor_scalar left to the compiler ('either') is multiply, add, or "
+                    "multiply then add");
             break;
         }
         case nki_op_kind::loop:

@@ -623,6 +623,26 @@ def listed_rows(a):
     return out
 
 
+@nki0.jit
+def element_counted_rows(a):
+    """n a, n counted in a list's element (the list itself never changes), and a
+    comprehension over an NKI loop (every element)."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    n = [0]
+    for i in range(a.shape[0] // 128):
+        _probe()
+        n[0] += 1
+    scales = [1.0 for _ in nl0.affine_range(a.shape[0] // 128)]
+    assert len(scales) == a.shape[0] // 128
+    for i in range(a.shape[0] // 128):
+        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=float(n[0]))
+        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+    return out
+
+
 class PythonLoopsRunTwiceWhenTheyCan(unittest.TestCase):
     """A loop whose every iteration the kernel's Python runs (NKI 0.7's loops, Python range)
     stops after iterations 0 and 1 when they record one body, need nothing of the index's
@@ -655,6 +675,12 @@ class PythonLoopsRunTwiceWhenTheyCan(unittest.TestCase):
         notes = trnsim.nki.trace_kernel(counted_rows, (a,), {}, False).trace.loop_notes
         self.assertTrue(any('its Python ran 8 of them (iteration 1 changed its Python '
                             'variables n)' in text for _, text in notes), notes)
+
+    def test_an_element_the_loop_changes_and_a_comprehension_run_every_iteration(self):
+        (a,) = s.random_inputs((1024, 64))
+        got, runs = self.runs(element_counted_rows, a)
+        np.testing.assert_array_equal(got, 8 * a)
+        self.assertEqual(runs, 8)
 
     def test_a_list_the_loop_grows_runs_every_iteration(self):
         (a,) = s.random_inputs((1024, 64))

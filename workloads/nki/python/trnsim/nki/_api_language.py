@@ -143,7 +143,10 @@ class _Loop:
         return len(range(*self.args))
 
     def __iter__(self):
-        return self._iterate(sys._getframe(1))
+        # (a loop stops early only under a `for` statement: a comprehension, list() or zip()
+        # over it gets every element)
+        frame = sys._getframe(1)
+        return self._iterate(frame if _for_statement(frame) else None)
 
     def _iterate(self, frame):
         """Its iterations, for the `for` statement running in `frame`."""

@@ -20,11 +20,12 @@ from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current, region_of
 
 COMMUTATIVE = ('add', 'multiply', 'max', 'min')
-# The operations of a tensor_scalar whose engine the kernel leaves open (nki.isa
-# engine=unknown: "let compiler select best engine based on the input tile shape") that the
-# compiler may put on the Scalar engine as well as the Vector engine: arithmetic ones (bitvec
-# operations run on the Vector engine only, the reference says; the others are kept there).
-EITHER_ALU = ('add', 'subtract', 'multiply', 'max', 'min', 'bypass')
+# The operation pairs (op0, op1) of a tensor_scalar whose engine the kernel leaves open
+# (nki.isa engine=unknown: "let compiler select best engine based on the input tile shape")
+# that the compiler may put on the Scalar engine as well as the Vector engine: the Scalar
+# engine's own scale and bias, multiply and add (the reference's (multiply, None),
+# (multiply, add), (add, None)); the others run on the Vector engine.
+EITHER_ALU = (('multiply', 'bypass'), ('add', 'bypass'), ('multiply', 'add'))
 
 
 _VIEWS = frozenset(n for n in vars(TensorViews) if not n.startswith('_'))
@@ -952,9 +953,9 @@ def tensor_scalar(api, site, a, alu, scalar, engine, dtype=None, reverse=False, 
             raise KernelError(api, f'expected a tile or a number as operand1, got '
                               f'{type(scalar1).__name__}', site)
     if engine is None:  # (the compiler's choice, where the Scalar engine can run it too)
-        ints = 'int32' in (dt, A.dtype_name) or any(
-            x is not None and x.dtype_name == 'int32' for x in (S, S1))
-        engine = 'dve' if ints or alu not in EITHER_ALU or op1 not in EITHER_ALU else 'either'
+        ints = any(d in _dtypes.INTEGERS for d in (dt, A.dtype_name)) or any(
+            x is not None and x.dtype_name in _dtypes.INTEGERS for x in (S, S1))
+        engine = 'dve' if ints or (alu, op1) not in EITHER_ALU else 'either'
     return Pending(api, site, A.shape, dt, 'sbuf', 'isa.tensor_scalar',
                    (A, S, S1, alu, 0.0 if S is not None else float(scalar), op1, imm1,
                     _flags('rev0' if rev0 else '', 'rev1' if rev1 else ''), engine),

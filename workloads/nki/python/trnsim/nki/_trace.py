@@ -12,9 +12,13 @@ Ln (`if=Ln`, accumulation `!Ln`); otherwise its iterations stay as they ran (unr
 builder expands a folded loop into the same program as the unrolled one."""
 
 import contextlib
+import dis
 import itertools
 import os
+import types
 import weakref
+
+import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
@@ -307,10 +311,12 @@ class Trace:
                 # ('python': reading the frame's variables again also lets go of what iteration
                 # 0 left in them, before _stands_for_all asks what it made is still held)
                 now = _python_state(frame) if k == 2 and mode == 'python' else None
-                if now is not None and kept is not None and now != kept:
-                    carried = sorted(n for n in set(now) | set(kept) if now.get(n) != kept.get(n))
-                if k == 2 and (mode == 'traced' or (
-                        mode == 'python' and kept is not None and now == kept)) and \
+                same = now is not None and kept is not None and now[0] == kept[0]
+                if now is not None and kept is not None and not same:
+                    carried = sorted(n for n in set(now[0]) | set(kept[0])
+                                     if now[0].get(n) != kept[0].get(n))
+                now = kept = None  # (what they held, let go of)
+                if k == 2 and (mode == 'traced' or (mode == 'python' and same)) and \
                         self._stands_for_all(loop, starts, mark, made):
                     state = 'folded'
                     break
@@ -1059,27 +1065,77 @@ def _sites(identity):
 
 
 _SCALARS = (int, float, complex, str, bytes, bool, type(None))
+_WRITES_OUTSIDE = {}  # code object -> the globals it assigns, or None when it assigns nonlocals
+
+
+def _writes_outside(code):
+    """The module globals `code` assigns (STORE_GLOBAL), or None when it assigns a variable of
+    an enclosing function (STORE_DEREF of a free variable)."""
+    if code not in _WRITES_OUTSIDE:
+        names = set()
+        for ins in dis.get_instructions(code):
+            if ins.opname == 'STORE_GLOBAL':
+                names.add(ins.argval)
+            elif ins.opname == 'STORE_DEREF' and ins.argval in code.co_freevars:
+                names = None
+                break
+        _WRITES_OUTSIDE[code] = names
+    return _WRITES_OUTSIDE[code]
+
+
+def _fingerprint(v, held, depth=2):
+    """v as compared across iterations: a scalar by value; an array by its bytes; a list,
+    tuple, set or dict by its elements (to `depth`), an object by its attributes, both with
+    their identity; an iterator never equal to anything (its next value is unknown); anything
+    else by identity. `held` keeps what is compared by identity alive meanwhile."""
+    t = type(v)
+    if t in _SCALARS:
+        return (t, v)
+    held.append(v)
+    if t.__module__.startswith('trnsim.') or isinstance(
+            v, (types.FunctionType, types.BuiltinFunctionType, types.MethodType,
+                types.ModuleType, type)):
+        return ('is', id(v))
+    if hasattr(v, '__next__'):
+        return ('iterator', object())
+    if isinstance(v, np.ndarray):
+        return ('array', id(v), v.shape, str(v.dtype),
+                hash(v.tobytes()) if v.nbytes <= 1 << 20 else object())
+    if depth == 0:
+        return ('is', id(v))
+    if isinstance(v, (list, tuple, set, frozenset, dict)):
+        if len(v) > 256:
+            return ('many', id(v), object())
+        items = v.items() if isinstance(v, dict) else ((None, x) for x in v)
+        return (t, id(v), tuple((_fingerprint(k, held, 0), _fingerprint(x, held, depth - 1))
+                                for k, x in items))
+    attrs = getattr(v, '__dict__', None)
+    if isinstance(attrs, dict):
+        return ('object', id(v), tuple((k, _fingerprint(x, held, depth - 1))
+                                       for k, x in attrs.items()))
+    return ('is', id(v))
 
 
 def _python_state(frame):
-    """What of a frame's Python variables a loop's body could carry from one iteration to the
-    next, comparable across iterations: each variable's value when a scalar, its identity (and
-    length, for a list, dict or set) otherwise; the frontend's objects (tiles, indices,
-    tensors), which the recording follows itself, left out. None without a frame."""
+    """What of the kernel's Python a loop's body could carry from one iteration to the next,
+    comparable across iterations (_fingerprint): the variables of `frame` (the function running
+    the loop) and the module globals its code assigns, the frontend's own objects (tiles,
+    indices, tensors), which the recording follows itself, left out; with the objects compared
+    by identity, kept alive until the comparison. None (no early stop) without a frame, or when
+    the code assigns a variable of an enclosing function."""
     if frame is None:
         return None
+    outside = _writes_outside(frame.f_code)
+    if outside is None:
+        return None
+    held = []
     state = {}
     for name, v in frame.f_locals.items():
-        t = type(v)
-        if t.__module__.startswith('trnsim.'):
-            continue
-        if t in _SCALARS:
-            state[name] = (t, v)
-        elif isinstance(v, (list, dict, set, bytearray)):
-            state[name] = (id(v), len(v))
-        else:
-            state[name] = id(v)
-    return state
+        if not type(v).__module__.startswith('trnsim.'):
+            state[name] = _fingerprint(v, held)
+    for name in outside:
+        state['global ' + name] = _fingerprint(frame.f_globals.get(name), held)
+    return state, held
 
 
 def _remove(items, item):
