@@ -574,17 +574,22 @@ def _probe():
     BODY_RUNS[0] += 1
 
 
+def _scaled_tile(a, out, i, scale):
+    """out's 128-row tile i = scale * a's."""
+    t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
+    d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=scale)
+    nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+
+
 @nki0.jit
 def doubled_rows(a):
     """2a, one 128-row tile an iteration of a Python range loop (NKI 0.7)."""
     out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
     for i in range(a.shape[0] // 128):
         _probe()
-        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
-        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=2.0)
-        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+        _scaled_tile(a, out, i, 2.0)
     return out
 
 
@@ -598,11 +603,7 @@ def counted_rows(a):
         _probe()
         n += 1
     for i in range(a.shape[0] // 128):
-        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
-        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=float(n))
-        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+        _scaled_tile(a, out, i, float(n))
     return out
 
 
@@ -614,11 +615,7 @@ def listed_rows(a):
     for i in range(a.shape[0] // 128):
         _probe()
         seen.append(128)
-        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
-        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=2.0)
-        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+        _scaled_tile(a, out, i, 2.0)
     assert len(seen) == a.shape[0] // 128
     return out
 
@@ -635,11 +632,7 @@ def element_counted_rows(a):
     scales = [1.0 for _ in nl0.affine_range(a.shape[0] // 128)]
     assert len(scales) == a.shape[0] // 128
     for i in range(a.shape[0] // 128):
-        t = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.dma_copy(dst=t, src=a[i * 128:(i + 1) * 128, :])
-        d = nl0.ndarray((128, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
-        nisa0.tensor_scalar(dst=d, data=t, op0=nl0.multiply, operand0=float(n[0]))
-        nisa0.dma_copy(dst=out[i * 128:(i + 1) * 128, :], src=d)
+        _scaled_tile(a, out, i, float(n[0]))
     return out
 
 
