@@ -84,33 +84,44 @@ const char* opcode_name(opcode o);
 
 // Instruction flags.
 namespace flag {
-constexpr std::uint8_t accumulate = 1;  // matmul adds to dst instead of overwriting it
-constexpr std::uint8_t double_row = 2;  // fp8 matmul in the v3 double-row mode (2x rate)
-constexpr std::uint8_t reverse0 = 4;    // the first operation takes its operands swapped
-constexpr std::uint8_t reverse1 = 8;    // the second operation takes its operands swapped
-constexpr std::uint8_t negate = 16;     // tensor_reduce negates its result
+constexpr std::uint16_t accumulate = 1;  // matmul adds to dst instead of overwriting it
+constexpr std::uint16_t double_row = 2;  // fp8 matmul in the v3 double-row mode (2x rate)
+constexpr std::uint16_t reverse0 = 4;    // the first operation takes its operands swapped
+constexpr std::uint16_t reverse1 = 8;    // the second operation takes its operands swapped
+constexpr std::uint16_t negate = 16;     // tensor_reduce negates its result
 // activation_reduce and the Scalar engine's reduce registers (one per partition): the
 // reduction adds to them (reduce_cmd.reduce) rather than replacing them; or they are zeroed
 // and nothing is reduced (reduce_cmd.reset). dst1, if given, receives them.
-constexpr std::uint8_t reduce_accumulate = 32;
-constexpr std::uint8_t reduce_reset = 64;
+constexpr std::uint16_t reduce_accumulate = 32;
+constexpr std::uint16_t reduce_reset = 64;
 // The instruction continues the one before it on its engine: one instruction whose access
 // pattern has several runs a partition, written as one instruction a run (the model's operands
 // hold one run a partition). It costs its elements alone: the per-instruction minimum (MIN_II)
 // and fixed cycles are the first part's.
-constexpr std::uint8_t continues = 128;
+constexpr std::uint16_t continues = 128;
+// The kernel's hint (nc_matmul's is_stationary_onezero / is_moving_onezero) that the matmul's
+// stationary or moving operand holds only ones and zeros: an fp32 operand so marked needs half
+// the passes (the NKI reference: "could lead to 2x better performance if [the] tile is in
+// float32"). A transpose's moving operand is its identity.
+constexpr std::uint16_t stationary_onezero = 256;
+constexpr std::uint16_t moving_onezero = 512;
 }  // namespace flag
-// The flags' trace names (acc, double_row, rev0, rev1, neg) and the version of each.
+// The flags' trace names (acc, double_row, rev0, rev1, neg, ...) and the version of each.
 struct flag_info {
-    std::uint8_t bit;
+    std::uint16_t bit;
     const char* name;
     int since;
 };
-constexpr flag_info all_flags[] = {
-    {flag::accumulate, "acc", 1},     {flag::double_row, "double_row", 2},
-    {flag::reverse0, "rev0", 3},      {flag::reverse1, "rev1", 3},
-    {flag::negate, "neg", 3},         {flag::reduce_accumulate, "racc", 3},
-    {flag::reduce_reset, "rzero", 3}, {flag::continues, "cont", 8}};
+constexpr flag_info all_flags[] = {{flag::accumulate, "acc", 1},
+                                   {flag::double_row, "double_row", 2},
+                                   {flag::reverse0, "rev0", 3},
+                                   {flag::reverse1, "rev1", 3},
+                                   {flag::negate, "neg", 3},
+                                   {flag::reduce_accumulate, "racc", 3},
+                                   {flag::reduce_reset, "rzero", 3},
+                                   {flag::continues, "cont", 8},
+                                   {flag::stationary_onezero, "stationary_onezero", 9},
+                                   {flag::moving_onezero, "moving_onezero", 9}};
 
 enum class alu_op : std::uint8_t { TRN_ALU_OPS(TRN_ENUM) };
 constexpr alu_op all_alu_ops[] = {
@@ -190,7 +201,8 @@ struct instruction {
     opcode op = opcode::tensor_copy;
     alu_op alu = alu_op::bypass;
     alu_op alu1 = alu_op::bypass;  // tensor_scalar's second operation (bypass: none)
-    float imm1 = 0;                // its operand; iota's step per partition
+    act_func func = act_func::identity;
+    float imm1 = 0;  // its operand; iota's step per partition
     operand dst, src0, src1;
     operand src2;  // a third input: the per-partition scale or second scalar operand
     operand dst1;  // a second output: the per-partition reduction of the *_reduce opcodes
@@ -201,8 +213,7 @@ struct instruction {
     float imm2 = 0, imm3 = 0;  // affine_select's step per free element and its fill value
     float imm = 0;
     std::uint16_t queue = 0;
-    std::uint8_t flags = 0;
-    act_func func = act_func::identity;
+    std::uint16_t flags = 0;
     wait_list waits;
     bool operator==(const instruction& o) const;
     // The operand in `slot`, and its indirection (null: a direct access).

@@ -312,7 +312,7 @@ indirection& indirection_for(instruction& ins, operand_slot slot) {
 }
 
 // Which opcodes take which flag: their rows'.
-bool flag_applies(opcode op, std::uint8_t bit) {
+bool flag_applies(opcode op, std::uint16_t bit) {
     // (cont: any instruction its engine costs by its elements, the cost table's)
     if (bit == flag::continues) return !row(op).costs.empty();
     return (row(op).flags & bit) != 0;

@@ -190,8 +190,16 @@ std::uint32_t tensor_engine::passes(const instruction& ins) const {
     const bool fp32 =
         ins.src0.type == dtype::float32 || (ins.src1.valid() && ins.src1.type == dtype::float32);
     if (!fp32) return 1;
-    if (ins.op == opcode::transpose && m_transpose_mode) return std::max(1u, m_fp32_passes / 2);
-    return m_fp32_passes;
+    std::uint32_t n = m_fp32_passes;
+    if (ins.op == opcode::transpose && m_transpose_mode) n /= 2;
+    // An fp32 operand the kernel declares ones and zeros has no low half to multiply: half the
+    // passes (nc_matmul's is_*_onezero, "could lead to 2x better performance" in fp32). A
+    // transpose's moving operand is its identity, in the input's dtype.
+    const bool s32 = ins.src0.type == dtype::float32;
+    const bool m32 = ins.op == opcode::transpose ? s32 : ins.src1.type == dtype::float32;
+    if ((ins.flags & flag::stationary_onezero) && s32) n /= 2;
+    if ((ins.flags & flag::moving_onezero) && m32) n /= 2;
+    return std::max(1u, n);
 }
 
 double tensor_engine::ls_cycles(const instruction& ins) const {

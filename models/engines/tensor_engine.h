@@ -10,9 +10,10 @@ namespace trn {
 // of the same free size, in the background while earlier matmuls run, into one of
 // `stationary_buffers` buffers) followed by a MultiplyMoving that streams the moving tile
 // through the array: max(min(mm_min, M), N) cycles per pass plus a per-pass overhead; fp32
-// operands take `fp32_passes` passes. Transposes are identity matmuls. An MX matmul
-// (NeuronCore-v4) multiplies x4-packed operands, four values a processing element: the bf16
-// cycles for the packed sizes, 4x the contraction.
+// operands take `fp32_passes` passes, half as many for each fp32 operand the kernel declares
+// ones and zeros (flag::stationary_onezero, flag::moving_onezero). Transposes are identity matmuls.
+// An MX matmul (NeuronCore-v4) multiplies x4-packed operands, four values a processing element: the
+// bf16 cycles for the packed sizes, 4x the contraction.
 class tensor_engine : public engine_base {
   public:
     static void declare_params(param_registry& r);

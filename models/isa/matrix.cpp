@@ -115,12 +115,14 @@ const opcode_row& row_of_matmul() {
         .info = {"matmul", field::dst | field::src0 | field::src1 | field::flags, 1, false,
                  "dst[m, n] (+)= sum over k of src0[k, m] * src1[k, n] (src0 stationary, src1 "
                  "moving); flags=acc adds to dst, flags=double_row is the NeuronCore-v3 fp8 2x "
-                 "mode"},
-        .flags = flag::accumulate | flag::double_row,
+                 "mode, flags=stationary_onezero / moving_onezero declare that operand ones and "
+                 "zeros"},
+        .flags =
+            flag::accumulate | flag::double_row | flag::stationary_onezero | flag::moving_onezero,
         .other_engines = engine_bit(pe),
         .other_cost =
-            "max(min(64, N_stationary), N_moving) passes, x4 for fp32, /2 for "
-            "double_row (hardware-facts 2)",
+            "max(min(64, N_stationary), N_moving) passes, x4 for fp32 (/2 for each fp32 "
+            "operand declared ones and zeros), /2 for double_row (hardware-facts 2)",
         .other_operands = array_in_out,
         .other_source = isa_table,
         .check = check_tensor_engine};
@@ -129,9 +131,11 @@ const opcode_row& row_of_matmul() {
 
 const opcode_row& row_of_transpose() {
     static const opcode_row r{
-        .info = {"transpose", field::dst | field::src0, 1, false,
+        .info = {"transpose", field::dst | field::src0 | field::flags, 1, false,
                  "dst[f, p] = src0[p, f]: the Tensor engine into PSUM, or the Vector engine in "
-                 "blocks of 32 x 32"},
+                 "blocks of 32 x 32; flags=moving_onezero: the Tensor engine's identity declared "
+                 "ones and zeros"},
+        .flags = flag::moving_onezero,
         .other_engines = engine_bit(pe),
         .other_cost = "max(P, min(64, F)) (hardware-facts 2)",
         .other_operands = array_in_out,

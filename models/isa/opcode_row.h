@@ -33,8 +33,8 @@ constexpr std::uint8_t engine_bit(engine_kind e) {
 }
 
 struct opcode_row {
-    opcode_info info;        // name, trace fields, trace version, cost size, semantics in words
-    std::uint8_t flags = 0;  // the flag:: bits it takes
+    opcode_info info;         // name, trace fields, trace version, cost size, semantics in words
+    std::uint16_t flags = 0;  // the flag:: bits it takes
     // Engines that run it without a rule of the cost table, with their cost in words: the
     // Tensor engine's opcodes (tensor_engine.cpp times them) and dma_trigger.
     std::uint8_t other_engines = 0;

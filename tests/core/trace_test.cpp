@@ -136,6 +136,8 @@ program rich_program() {
     pe.push_back(mm);
     mm.flags = flag::double_row;
     pe.push_back(mm);
+    mm.flags = flag::accumulate | flag::stationary_onezero | flag::moving_onezero;
+    pe.push_back(mm);
     pe.push_back(make_instruction(opcode::transpose, alu_op::bypass,
                                   op(psum, 0, 32, 1024, 128, dtype::float32),
                                   op(sbuf, 0, 128, 14000, 32, dtype::float32)));
@@ -365,7 +367,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 8\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 9\n");
     EXPECT_PRED2(contains, text,
                  "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
                  "priority=2\n");
@@ -470,17 +472,17 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 8");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 9");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
 }
 
 TEST(TraceErrors, WrongVersion) {
-    const std::string msg = error_of("trnsim-trace 9\n");
+    const std::string msg = error_of("trnsim-trace 10\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "version 9");
-    EXPECT_PRED2(contains, msg, "reads 1 to 8");
+    EXPECT_PRED2(contains, msg, "version 10");
+    EXPECT_PRED2(contains, msg, "reads 1 to 9");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -863,8 +865,8 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 9\n"),
-                 "trace format version 9 is not supported (this build reads 1 to 8)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 10\n"),
+                 "trace format version 10 is not supported (this build reads 1 to 9)");
 }
 
 // Version 7 added the register instructions and the ALU operation abs: version 6 files may not

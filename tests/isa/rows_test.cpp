@@ -62,7 +62,10 @@ TEST(Rows, TheCostTableIsTheRowsRules) {
 }
 
 TEST(Rows, FlagsAreTheRows) {
-    EXPECT_EQ(trn::row(opcode::matmul).flags, trn::flag::accumulate | trn::flag::double_row);
+    EXPECT_EQ(trn::row(opcode::matmul).flags, trn::flag::accumulate | trn::flag::double_row |
+                                                  trn::flag::stationary_onezero |
+                                                  trn::flag::moving_onezero);
+    EXPECT_EQ(trn::row(opcode::transpose).flags, trn::flag::moving_onezero);
     EXPECT_EQ(trn::row(opcode::tensor_reduce).flags, trn::flag::negate);
     EXPECT_EQ(trn::row(opcode::tensor_copy).flags, 0);
 }

@@ -884,6 +884,51 @@ TEST_F(cli, background_transposes_double_a_chain_of_transposes) {
     EXPECT_NE(timeline.find("\"pe background\""), std::string::npos);
 }
 
+// nc_matmul's is_stationary_onezero / is_moving_onezero (trace format 9): an fp32 operand the
+// kernel declares ones and zeros takes half the Tensor engine's passes, so one declared operand
+// halves an fp32 matmul (4 passes of 512 + 64 cycles to 2) and two leave one pass of 512; a
+// bf16 matmul and a transpose of bf16 do not change; a version-8 trace may not say it.
+TEST_F(cli, operands_declared_ones_and_zeros_halve_the_fp32_passes) {
+    // the Tensor engine's busy time for one instruction (status 0), or sim's message (status 2)
+    const auto run = [&](const std::string& name, const std::string& ins, int version = 9,
+                         int status = 0) {
+        const std::string t =
+            file(name + ".trace",
+                 "trnsim-trace " + std::to_string(version) +
+                     "\nhbm_bytes 2097152\nqueues 1\n"
+                     "region in 0 2097152 float32 input -1 1 21\n"
+                     "sp dma_trigger queue=0\n"
+                     "q0 dma dst=sbuf[0:128]@0:1024xfloat32 src=hbm[0:128]@0/4096:1024xfloat32\n"
+                     "pe " +
+                     ins + " wait=q0>=1\n");
+        const std::string out = path(name + ".json");
+        auto r = run_sim("--config trn1 --trace " + t + " --quiet --stats-out " + out);
+        EXPECT_EQ(r.status, status) << r.output;
+        return std::pair{
+            r.status == 0 ? load_json(out)["engines"]["pe"]["busy_ns"].get<double>() : -1.0,
+            r.output};
+    };
+    const auto matmul = [](const char* dtype, const char* flags) {
+        return std::string("matmul dst=psum[0:128]@0:512xfloat32 src0=sbuf[0:128]@0:128x") + dtype +
+               " src1=sbuf[0:128]@0:512x" + dtype + (*flags ? " flags=" : "") + flags;
+    };
+    EXPECT_NEAR(run("plain", matmul("float32", "")).first, 4 * 576 / 2.8, 0.01);
+    EXPECT_NEAR(run("stationary", matmul("float32", "stationary_onezero")).first, 2 * 576 / 2.8,
+                0.01);
+    EXPECT_NEAR(run("moving", matmul("float32", "acc|moving_onezero")).first, 2 * 576 / 2.8, 0.01);
+    EXPECT_NEAR(run("both", matmul("float32", "stationary_onezero|moving_onezero")).first,
+                512 / 2.8, 0.01);
+    EXPECT_NEAR(run("bf16", matmul("bfloat16", "stationary_onezero")).first, 512 / 2.8, 0.01);
+    const std::string transpose =
+        "transpose dst=psum[0:128]@0:128xfloat32 src0=sbuf[0:128]@0:128xfloat32";
+    const double plain = run("t_plain", transpose).first;
+    EXPECT_NEAR(run("t_identity", transpose + " flags=moving_onezero").first, plain / 2, 0.01);
+    const std::string v8 = run("v8", matmul("float32", "stationary_onezero"), 8, 2).second;
+    EXPECT_NE(v8.find("unknown flag 'stationary_onezero'"), std::string::npos) << v8;
+    const std::string t = run("t_stationary", transpose + " flags=stationary_onezero", 9, 2).second;
+    EXPECT_NE(t.find("does not apply to transpose"), std::string::npos) << t;
+}
+
 // NeuronCore-v4's matmuls into the whole PSUM (core.psum.tile_banks 8) and into bf16 PSUM
 // (core.pe.bf16_psum): one instruction of 8192 bf16 or 4096 fp32 moving columns, in the matmul
 // formula's cycles, max(min(64, M), N) = N at 2.4 GHz; refused before NeuronCore-v4, naming the

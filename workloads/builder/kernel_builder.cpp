@@ -917,10 +917,11 @@ void kernel_builder::tensor_reduce(const tile& dst, const tile& src, alu_op op, 
 }
 
 void kernel_builder::matmul(const tile& dst, const tile& stationary, const tile& moving,
-                            bool accumulate, bool double_row) {
+                            bool accumulate, bool double_row, std::uint16_t onezero) {
     instruction ins = make(opcode::matmul, alu_op::bypass, dst, &stationary, &moving, 0);
-    ins.flags = static_cast<std::uint8_t>((accumulate ? flag::accumulate : 0) |
-                                          (double_row ? flag::double_row : 0));
+    ins.flags = static_cast<std::uint16_t>(
+        (accumulate ? flag::accumulate : 0) | (double_row ? flag::double_row : 0) |
+        (onezero & (flag::stationary_onezero | flag::moving_onezero)));
     m_flops += 2.0 * stationary.op.partitions * stationary.op.elems * moving.op.elems;
     // Accumulation into PSUM is ordered by the Tensor engine itself: no wait on its own earlier
     // matmuls into dst (other writers and readers of dst are still waited for).
@@ -942,9 +943,10 @@ void kernel_builder::matmul_mx(const tile& dst, const tile& stationary, const ti
               accumulate);
 }
 
-void kernel_builder::transpose(const tile& dst, const tile& src) {
-    engine_op(engine_kind::pe, make(opcode::transpose, alu_op::bypass, dst, &src, nullptr, 0),
-              {&src}, dst);
+void kernel_builder::transpose(const tile& dst, const tile& src, std::uint16_t onezero) {
+    instruction ins = make(opcode::transpose, alu_op::bypass, dst, &src, nullptr, 0);
+    ins.flags = onezero & flag::moving_onezero;
+    engine_op(engine_kind::pe, ins, {&src}, dst);
 }
 
 tile kernel_builder::slice(const tile& t, std::uint32_t first, std::uint32_t count) {

@@ -277,10 +277,13 @@ class kernel_builder {
     // scales (uint8 or fp8_e8m0, 4 partitions of each 32), into PSUM.
     void matmul_mx(const tile& dst, const tile& stationary, const tile& moving,
                    const tile& stationary_scale, const tile& moving_scale, bool accumulate);
+    // `onezero`: flag::stationary_onezero and/or flag::moving_onezero, the kernel's declaration
+    // that those operands hold only ones and zeros (fewer fp32 passes).
     void matmul(const tile& dst, const tile& stationary, const tile& moving, bool accumulate,
-                bool double_row = false);
-    // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine.
-    void transpose(const tile& dst, const tile& src);
+                bool double_row = false, std::uint16_t onezero = 0);
+    // dst (PSUM, F x P) = src (SBUF, P x F) transposed on the Tensor engine; `onezero`
+    // flag::moving_onezero when the kernel declares its identity ones and zeros.
+    void transpose(const tile& dst, const tile& src, std::uint16_t onezero = 0);
     // Any engine instruction (core/isa.h): `ins` (opcode, operations, immediates, flags) with
     // its operands taken from the tiles given (null: none; no dst only for an opcode without
     // one, which then writes nothing); waits derived as for the others.

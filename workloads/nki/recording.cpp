@@ -198,6 +198,15 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
         op.cont = true;  // (last)
         w.pop_back();
     }
+    // a matmul's or transpose's declarations of ones-and-zeros operands (nc_matmul's hints)
+    while ((op.kind == nki_op_kind::matmul || op.kind == nki_op_kind::transpose) && !w.empty() &&
+           (w.back() == "stationary_onezero" || w.back() == "moving_onezero")) {
+        if (op.kind == nki_op_kind::transpose && w.back() == "stationary_onezero")
+            rd.fail("a transpose declares only its identity (moving_onezero)");
+        op.flags |=
+            w.back() == "stationary_onezero" ? flag::stationary_onezero : flag::moving_onezero;
+        w.pop_back();
+    }
     if (!w.empty() && w.back().rfind("part=", 0) == 0 &&
         (op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
          op.kind == nki_op_kind::store || op.kind == nki_op_kind::dma)) {
@@ -1736,7 +1745,7 @@ class expander {
                 break;
             case nki_op_kind::matmul: {
                 const bool acc = op.accumulate || (!op.fresh.empty() && !first_iteration(op.fresh));
-                m_kb.matmul(t(0), t(1), t(2), acc, op.double_row);
+                m_kb.matmul(t(0), t(1), t(2), acc, op.double_row, op.flags);
                 break;
             }
             case nki_op_kind::matmul_mx: {
@@ -1745,7 +1754,7 @@ class expander {
                 break;
             }
             case nki_op_kind::transpose:
-                m_kb.transpose(t(0), t(1));
+                m_kb.transpose(t(0), t(1), op.flags);
                 break;
             case nki_op_kind::instruction: {
                 instruction ins;

@@ -135,7 +135,7 @@ struct nki_op {
     // instruction: its opcode and flags, and which of `tiles` is each of its tile fields (dst,
     // src0, src1, src2, dst1; -1: none)
     opcode code = opcode::tensor_copy;
-    std::uint8_t flags = 0;
+    std::uint16_t flags = 0;
     float imm2 = 0, imm3 = 0;
     std::array<std::int8_t, 5> slots{-1, -1, -1, -1, -1};
     std::uint32_t place = 0;  // one plus its index in the recording's places (0: none)

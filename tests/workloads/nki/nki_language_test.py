@@ -842,9 +842,13 @@ class Broadcasts(unittest.TestCase):
         np.testing.assert_array_equal(a, x * g)
         np.testing.assert_array_equal(b, x + g)
         np.testing.assert_array_equal(scale_rows_nki0(x, g), x * g)
-        # per broadcast: a ones row, then a matmul and a copy per 512 columns
-        kinds = [op.kind for op in trace_kernel(scale_rows_beta1, (x, g), {}, False).trace.ops]
-        self.assertEqual(kinds.count('matmul'), 2 * 2)
+        # per broadcast: a ones row, then a matmul and a copy per 512 columns, its ones
+        # declared so (the architecture guide's broadcast: is_stationary_onezero=True)
+        ops = trace_kernel(scale_rows_beta1, (x, g), {}, False).trace.ops
+        matmuls = [op for op in ops if op.kind == 'matmul']
+        self.assertEqual(len(matmuls), 2 * 2)
+        self.assertTrue(all('stationary_onezero' in op.line.split() for op in matmuls),
+                        [op.line for op in matmuls])
 
     def test_a_wide_row_takes_one_psum_tile(self):
         """The 2024 layernorm tutorial's width, 8192 fp32 columns: 16 chunks of 512 through

@@ -128,6 +128,33 @@ matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 1
               std::string::npos);
 }
 
+// A matmul's last words stationary_onezero / moving_onezero (nc_matmul's declarations of ones
+// and zeros), after its accumulation or double_row, and a transpose's moving_onezero (its
+// identity) reach the instructions' flags; a transpose has no stationary to declare.
+TEST(Recording, OnesAndZerosDeclarationsReachTheFlags) {
+    const char* const text = R"(style isa
+tensor input float32 16384 a
+decl sbuf 128 128 float32 1 0 1 - - - s
+decl psum 128 128 float32 1 0 1 - - - acc
+declare 0
+declare 1
+load T0.0.0:0:128:0:128:1 H0:0:128:128:128
+matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 0 stationary_onezero
+matmul T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 1 stationary_onezero moving_onezero
+transpose T1.0.0:0:128:0:128:1 T0.0.0:0:128:0:128:1 moving_onezero
+)";
+    const program p = expand(text);
+    const auto& pe = p.engines[std::size_t(engine_kind::pe)];
+    ASSERT_EQ(pe.size(), 3u);
+    EXPECT_EQ(pe[0].flags, flag::stationary_onezero);
+    EXPECT_EQ(pe[1].flags, flag::accumulate | flag::stationary_onezero | flag::moving_onezero);
+    EXPECT_EQ(pe[2].flags, flag::moving_onezero);
+    const std::string t(text);
+    EXPECT_NE(parse_error(t.substr(0, t.rfind("moving_onezero")) + "stationary_onezero\n")
+                  .find("a transpose declares only its identity"),
+              std::string::npos);
+}
+
 // A load's or store's optional last word priority=N (nisa.dma_copy's priority=) reaches its
 // transfer; without it the transfer is of level 0.
 TEST(Recording, DmaPrioritiesReachTheirTransfers) {

@@ -167,7 +167,9 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     """stationary.T @ moving into PSUM (Tensor engine). Into dst: accumulate=True adds to dst,
     False overwrites it, None (the default, NKI 0.2's behaviour too) overwrites the locations no
     write reached since dst was declared and adds to the others (SDK 2.30-2.33 API reference).
-    is_*_onezero are hints that change nothing in the model. A mask of tile indices keeps a
+    is_stationary_onezero / is_moving_onezero declare that operand ones and zeros: an fp32
+    operand so declared takes half the Tensor engine's passes (the reference: "could lead to
+    2x better performance" in fp32; nothing checks the values). A mask of tile indices keeps a
     block of the result (rows of stationary's columns, columns of moving's): the matmul of
     those, into that part of dst."""
     api_name, site = called()
@@ -181,8 +183,9 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
     if is_transpose:  # the Tensor engine's transpose: stationary.T, moving the identity
         if accumulate:
             raise KernelError(api_name, 'is_transpose=True does not accumulate', site)
-        return _result(_ops.transpose_by_matmul(api_name, site, stationary, moving),
-                       dst, site)
+        return _result(_ops.transpose_by_matmul(
+            api_name, site, stationary, moving,
+            ('moving_onezero',) if is_moving_onezero else ()), dst, site)
     if tile_position or tile_size:
         _pe_tile(api_name, site, tile_position, tile_size, stationary, perf_mode)
     mode = getattr(perf_mode, 'value', perf_mode)
@@ -194,7 +197,9 @@ def nc_matmul(stationary, moving, dst=None, is_stationary_onezero=False,
         raise KernelError(api_name, f'perf_mode={perf_mode!r} (none or double_row; beta 1: '
                           'double_row_gen3)', site)
     else:
-        p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row', keep)
+        hints = tuple(name for name, on in (('stationary_onezero', is_stationary_onezero),
+                                            ('moving_onezero', is_moving_onezero)) if on)
+        p = _ops.matmul(api_name, site, stationary, moving, mode == 'double_row', keep, hints)
     if dst is None:
         if accumulate is not None:
             raise KernelError(api_name, 'accumulate= needs dst=', site)

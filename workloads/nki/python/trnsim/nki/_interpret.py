@@ -547,8 +547,8 @@ class Interpreter:
             self._note_invalid(op, op.args[0], valid, 'prints')
             prim.impl(values.reshape(op.args[2]), op.args[1])
             return
-        if op.kind == 'transpose' and len(op.args) > 2:  # is_transpose's moving operand
-            ident, _ = self._read_tile(op.args[2], op)
+        if op.kind == 'transpose' and len(op.args) > 3:  # is_transpose's moving operand
+            ident, _ = self._read_tile(op.args[3], op)
             if not np.array_equal(ident, np.eye(ident.shape[0], dtype=ident.dtype)):
                 raise KernelError(op.api, 'is_transpose=True with a moving operand that is not '
                                   'the identity (the Tensor engine transposes by multiplying by '

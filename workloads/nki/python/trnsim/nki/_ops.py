@@ -418,8 +418,14 @@ def _emit_into(p, dst, accumulate, site):
         elif accumulate == 'add':  # `psum += matmul`: onto PSUM nothing wrote, the sum begins
             accumulate = bool(root.writes) and _coverage(dst, root.writes) != 'none'
         args = args + (accumulate,)
-        if getattr(p, 'double_row', False):
-            args = args + ('double_row',)
+        # the mode words: the fp8 double-row mode, the operands declared ones and zeros
+        words = ('double_row',) * bool(getattr(p, 'double_row', False)) + \
+            tuple(getattr(p, 'onezero', ()))
+        if words:
+            args = args + (' '.join(words),)
+    elif p.prim == 'transpose':  # (its mode slot: the identity declared ones and zeros)
+        flush_zero(dst, site)
+        args = args + (' '.join(getattr(p, 'onezero', ())) or None,)
     else:
         flush_zero(dst, site)
         if p.prim in ('load', 'load_add'):
@@ -1455,11 +1461,13 @@ def _from_sbuf(x, other, api, site):
     return x
 
 
-def matmul(api, site, stationary, moving, double_row=False, mask=None):
+def matmul(api, site, stationary, moving, double_row=False, mask=None, onezero=()):
     """stationary.T @ moving into PSUM; `double_row`: the fp8 double-row mode of NeuronCore-v3
     (twice the rate, core.pe.double_row), with the operands' usual shapes, as the C++ matmul
     driver models it; `mask`: the block of the result it keeps (stationary's columns, moving's
-    columns), the matmul of those alone."""
+    columns), the matmul of those alone; `onezero`: 'stationary_onezero' and/or
+    'moving_onezero', the operands the kernel declares ones and zeros (nc_matmul's hints: an
+    fp32 operand so marked takes half the passes)."""
     S = operand(_from_sbuf(stationary, moving, api, site), api, site)
     M = operand(_from_sbuf(moving, S, api, site), api, site)
     if S.partitions != M.partitions:
@@ -1484,6 +1492,7 @@ def matmul(api, site, stationary, moving, double_row=False, mask=None):
     p = Pending(api, site, (S.elems, M.elems), 'float32', 'psum', 'matmul', (S, M), 'matmul',
                 region, full if region is not None else None)
     p.double_row = double_row
+    p.onezero = tuple(onezero)
     return p
 
 
@@ -1524,7 +1533,7 @@ def transpose(api, site, a, mask=None):
                    region=out_region, full_shape=full)
 
 
-def transpose_by_matmul(api, site, stationary, moving):
+def transpose_by_matmul(api, site, stationary, moving, onezero=()):
     """nc_matmul(stationary, moving, is_transpose=True): stationary [P, F] as [F, P] in PSUM,
     "a matrix multiplication between data as the stationary tensor and an identity matrix as
     the moving tensor" (nki.isa.nc_transpose's reference), in stationary's dtype or fp32. The
@@ -1539,6 +1548,7 @@ def transpose_by_matmul(api, site, stationary, moving):
     p = transpose(api, site, S)
     p.dtype_name = S.dtype_name if S.dtype_name != 'float32' else 'float32'
     p.identity = M
+    p.onezero = tuple(onezero)
     return p
 
 
@@ -1678,7 +1688,8 @@ def partition_broadcast(api, site, src, shape, dtype=None):
     """A [1, F] tile repeated into every partition of a new [P, F] tile (NKI's broadcast_to
     "broadcast along the partition dimension"; the reference does not say how): on the
     Tensor engine, a matmul of a ones [1, P] stationary by src (PSUM, at most the moving
-    limit of columns at a time) copied to SBUF; a model choice (docs/nki.md). The ones are
+    limit of columns at a time) copied to SBUF, the ones declared so (the architecture
+    guide's broadcast, is_stationary_onezero=True); a model choice (docs/nki.md). The ones are
     set on the GpSimd engine, off the Vector engine's in-order queue."""
     trace = current(api)
     shape = tuple(int(x) for x in shape)
@@ -1704,7 +1715,10 @@ def partition_broadcast(api, site, src, shape, dtype=None):
         # takes no more PSUM than a bank, whatever the width)
         acc = trace.declare(api, site, (parts, n), 'float32', 'psum', name='broadcast_psum',
                             identity=('broadcast_psum', site))
-        emit_into(matmul(api, site, ones, flat[:, c0:c0 + n]), acc, False, site)
+        # (the ones declared so, as the architecture guide's broadcast does:
+        # is_stationary_onezero=True)
+        emit_into(matmul(api, site, ones, flat[:, c0:c0 + n], onezero=('stationary_onezero',)),
+                  acc, False, site)
         emit_into(copy(api, site, acc, dt), out[:, c0:c0 + n], False, site)
     if src.elems == free:
         return out.reshape(shape)

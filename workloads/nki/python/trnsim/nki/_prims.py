@@ -246,7 +246,8 @@ def _copy(a):
 
 @prim('matmul', 'T', 'T', 'T', 'acc', 'mode?')
 def _matmul(stationary, moving, accumulate, mode=None):
-    """(mode: 'double_row', the fp8 double-row mode: the same values)"""
+    """(mode: 'double_row', the fp8 double-row mode, and the operands declared ones and zeros,
+    'stationary_onezero' and 'moving_onezero', space-separated: the same values)"""
     return stationary.T @ moving
 
 
@@ -300,8 +301,9 @@ def quantize_mx_values(src, dst_dtype, scale_before):
     return bits, scale
 
 
-@prim('transpose', 'T', 'T')
-def _transpose(a):
+@prim('transpose', 'T', 'T', 'mode?')
+def _transpose(a, mode=None):
+    """(mode: 'moving_onezero', the identity declared ones and zeros: the same values)"""
     return a.T
 
 

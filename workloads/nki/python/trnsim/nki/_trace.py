@@ -948,8 +948,8 @@ def _render(op):
         for field, what, a in zip(generic.fields, layout, args):
             if field != 'eng' and (a or what not in _OPTIONAL):
                 words.append(f'{field}={_word(what, a)}')
-    else:
-        words += [_word(what, a) for what, a in zip(layout, args)]
+    else:  # (an optional word left empty: none)
+        words += [w for w in (_word(what, a) for what, a in zip(layout, args)) if w != '']
     return ' '.join(words)
 
 
@@ -976,7 +976,7 @@ def _word(what, a):
         return '1' if a else '0'
     if what == 'str':
         return _one_line(str(a))
-    return str(a)
+    return '' if a is None else str(a)
 
 
 def _key(op):
