@@ -47,7 +47,9 @@ double cost_table::cycles(engine_kind e, const instruction& ins) const {
     if (r->custom) return r->custom(ins);
     // N is the free size of the input for the instructions whose output is smaller than it.
     const double n = info(ins.op).input_sized ? ins.src0.elems : ins.dst.elems;
-    double c = r->per_elem * n;
+    const double per_elem =
+        ins.op == opcode::reciprocal && e == engine_kind::dve ? m_reciprocal : r->per_elem;
+    double c = per_elem * n;
     if (ins.flags & flag::continues) return c;  // (the first part paid the rest)
     if (r->min_ii) c = std::max(c, m_min_ii);
     return c + r->fixed + (r->plus_min_ii ? m_min_ii : 0.0);

@@ -8,11 +8,14 @@
 namespace trn {
 
 // The opcodes' cost rules (their rows' costs, isa/opcode_row.h) as one core's engines apply
-// them: at its NeuronCore version and MIN_II. The first rule that matches the engine, opcode,
+// them: at its NeuronCore version and MIN_II, and the Vector engine's reciprocal at
+// `reciprocal_per_elem` cycles an element (core.dve.reciprocal_cycles; the reference's 8 unless
+// a generation's measurements say otherwise). The first rule that matches the engine, opcode,
 // version and operand case gives the cost.
 class cost_table {
   public:
-    cost_table(int isa_version, double min_ii) : m_isa(isa_version), m_min_ii(min_ii) {}
+    cost_table(int isa_version, double min_ii, double reciprocal_per_elem = 8)
+        : m_isa(isa_version), m_min_ii(min_ii), m_reciprocal(reciprocal_per_elem) {}
     // Every row's rules, row by row, each with its opcode.
     static const std::vector<cost_rule>& rules();
 
@@ -30,6 +33,7 @@ class cost_table {
   private:
     int m_isa;
     double m_min_ii;
+    double m_reciprocal;
 };
 
 }  // namespace trn

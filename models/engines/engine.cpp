@@ -48,6 +48,13 @@ void engine::declare_params(param_registry& r) {
               .calibrated(1e3, 30e3,
                           "at most the smallest measured kernel (V4 19 us, W4 15 us, a single "
                           "load-add-store), at least a semaphore round trip"));
+    r.add(param_decl{"core.dve.reciprocal_cycles", param_kind::real, "8",
+                     "Vector-engine cycles per element of nisa.reciprocal (the reference: "
+                     "max(MIN_II, 8N))",
+                     "hardware-facts 2", 0.1, 64}
+              .calibrated(1, 8,
+                          "at least the Scalar engine's rate of one element a cycle, at most the "
+                          "reference's 8"));
     for (const auto& d : defaults) {
         const std::string base = std::string("core.") + d.name;
         r.add({base + ".clock", param_kind::frequency, d.clock,
@@ -358,7 +365,8 @@ void engine_base::run_stream() {
 engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const config& cfg,
                semaphore_bank& sems, bool functional)
     : engine_base(name, kind, cfg, sems, functional),
-      m_costs(static_cast<int>(cfg.integer("core.isa_version")), cfg.real("core.min_ii")),
+      m_costs(static_cast<int>(cfg.integer("core.isa_version")), cfg.real("core.min_ii"),
+              cfg.real("core.dve.reciprocal_cycles")),
       m_trigger_time(ns(cfg.time_ns("core.dma.trigger_time"))) {}
 
 std::string engine::check(const instruction& ins) const {

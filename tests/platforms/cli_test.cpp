@@ -884,6 +884,28 @@ TEST_F(cli, background_transposes_double_a_chain_of_transposes) {
     EXPECT_NE(timeline.find("\"pe background\""), std::string::npos);
 }
 
+// nisa.reciprocal on the Vector engine costs core.dve.reciprocal_cycles an element (the
+// reference's 8 on trn2, trn1's calibrated value; docs/results.md), at least MIN_II.
+TEST_F(cli, the_vector_engines_reciprocal_costs_its_cycles_an_element) {
+    const std::string t =
+        file("recip.trace",
+             "trnsim-trace 9\nhbm_bytes 262144\nqueues 1\n"
+             "region in 0 262144 float32 input -1 1 21\n"
+             "sp dma_trigger queue=0\n"
+             "q0 dma dst=sbuf[0:128]@0:512xfloat32 src=hbm[0:128]@0/2048:512xfloat32\n"
+             "dve reciprocal dst=sbuf[0:128]@2048:512xfloat32 src0=sbuf[0:128]@0:512xfloat32 "
+             "wait=q0>=1\n");
+    const auto dve_ns = [&](const std::string& options) {
+        const std::string out = path("recip.json");
+        auto r = run_sim("--trace " + t + " --quiet --stats-out " + out + " " + options);
+        EXPECT_EQ(r.status, 0) << r.output;
+        return load_json(out)["engines"]["dve"]["busy_ns"].get<double>();
+    };
+    EXPECT_NEAR(dve_ns("--config trn2"), 8 * 512 / 0.96, 0.01);
+    EXPECT_NEAR(dve_ns("--config trn1 --set core.dve.reciprocal_cycles=3"), 3 * 512 / 1.12, 0.01);
+    EXPECT_NEAR(dve_ns("--config trn1 --set core.dve.reciprocal_cycles=0.1"), 64 / 1.12, 0.01);
+}
+
 // nc_matmul's is_stationary_onezero / is_moving_onezero (trace format 9): an fp32 operand the
 // kernel declares ones and zeros takes half the Tensor engine's passes, so one declared operand
 // halves an fp32 matmul (4 passes of 512 + 64 cycles to 2) and two leave one pass of 512; a

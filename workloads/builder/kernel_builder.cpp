@@ -71,6 +71,7 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.psum_bank_bytes = cfg.size("core.psum.bank_size");
     o.isa_version = static_cast<int>(cfg.integer("core.isa_version"));
     o.min_ii = cfg.real("core.min_ii");
+    o.reciprocal_cycles = cfg.real("core.dve.reciprocal_cycles");
     o.dve_clock_ghz = cfg.frequency_ghz("core.dve.clock");
     o.act_clock_ghz = cfg.frequency_ghz("core.act.clock");
     o.pool_clock_ghz = cfg.frequency_ghz("core.pool.clock");
@@ -80,7 +81,9 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
 }
 
 kernel_builder::kernel_builder(const builder_options& opt)
-    : m_opt(opt), m_costs(opt.isa_version, opt.min_ii), m_stream(program_stream::producing()) {
+    : m_opt(opt),
+      m_costs(opt.isa_version, opt.min_ii, opt.reciprocal_cycles),
+      m_stream(program_stream::producing()) {
     m_waited.assign(engine_count,
                     std::vector<std::uint32_t>(engine_count + opt.limits.dma_queues, 0));
 }

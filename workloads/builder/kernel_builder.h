@@ -35,6 +35,7 @@ struct builder_options {
     // copy() balances.
     int isa_version = 2;
     double min_ii = 64;
+    double reciprocal_cycles = 8;  // core.dve.reciprocal_cycles
     double dve_clock_ghz = 1.12, act_clock_ghz = 1.4, pool_clock_ghz = 1.4;
     double trigger_ns = 9;  // a DMA trigger's engine time
     // SBUF share for the transposes the compiler hoists (the NKI frontend's nl.matmul).

@@ -221,5 +221,21 @@ class KnownStructureExample(unittest.TestCase):
         self.assertEqual(pe[True], 2 * 2 * 9)
 
 
+class ElementwiseStepsExample(unittest.TestCase):
+    """workloads/nki/examples/elementwise_steps.py (NS1 and NS2's structure): their values, and
+    the reciprocal's Vector-engine time at core.dve.reciprocal_cycles an element."""
+
+    def test_values_and_the_reciprocals_cost(self):
+        ex = load_example('elementwise_steps')
+        ex.main([])  # (its own check against numpy on small shapes)
+        x = np.random.default_rng(4).uniform(-2, 2, (128, 1, 1024)).astype(np.float32)
+        stats = s.frontend_stats(ex.silu, x)
+        ghz = {'trn1': 1.12, 'trn2': 0.96, 'trn3': 1.2}[s.config_name()]
+        cycles = {'trn1': 2.989, 'trn2': 8, 'trn3': 8}[s.config_name()]
+        self.assertEqual(s.stat(stats, 'engines.dve.opcodes.reciprocal.count'), 2)
+        self.assertAlmostEqual(s.stat(stats, 'engines.dve.opcodes.reciprocal.busy_ns'),
+                               2 * cycles * 512 / ghz, places=2)
+
+
 if __name__ == '__main__':
     unittest.main()
