@@ -371,6 +371,11 @@ engine::engine(const sc_core::sc_module_name& name, engine_kind kind, const conf
 
 std::string engine::check(const instruction& ins) const {
     if (!ins.indirect.empty() && !m_indirect) return indirect_refused(ins);
+    if (ins.flags & (flag::stationary_onezero | flag::moving_onezero))
+        return std::string(
+                   "operands declared ones and zeros (flags=stationary_onezero, "
+                   "moving_onezero) are the Tensor engine's, not the ") +
+               engine_name(m_kind) + " engine's";
     if (!m_costs.supports(m_kind, ins.op) && ins.op != opcode::dma_trigger) {
         // an instruction of a later NeuronCore: say so, from its first version on this engine
         int first = 0;

@@ -186,20 +186,24 @@ std::string tensor_engine::check(const instruction& ins) const {
 }
 
 std::uint32_t tensor_engine::passes(const instruction& ins) const {
-    if (ins.op == opcode::matmul_mx) return 1;
-    const bool fp32 =
-        ins.src0.type == dtype::float32 || (ins.src1.valid() && ins.src1.type == dtype::float32);
-    if (!fp32) return 1;
+    if (!fp32_multipass(ins)) return 1;
     std::uint32_t n = m_fp32_passes;
-    if (ins.op == opcode::transpose && m_transpose_mode) n /= 2;
+    // (transpose mode moves the input's bits: its identity multiplies nothing, and declaring
+    // it ones and zeros changes nothing)
+    if (ins.op == opcode::transpose && m_transpose_mode) return std::max(1u, n / 2);
     // An fp32 operand the kernel declares ones and zeros has no low half to multiply: half the
-    // passes (nc_matmul's is_*_onezero, "could lead to 2x better performance" in fp32). A
-    // transpose's moving operand is its identity, in the input's dtype.
+    // passes (nc_matmul's is_*_onezero, "could lead to 2x better performance" in fp32), each
+    // still an fp32 pass. A transpose's moving operand is its identity, in the input's dtype.
     const bool s32 = ins.src0.type == dtype::float32;
     const bool m32 = ins.op == opcode::transpose ? s32 : ins.src1.type == dtype::float32;
     if ((ins.flags & flag::stationary_onezero) && s32) n /= 2;
     if ((ins.flags & flag::moving_onezero) && m32) n /= 2;
     return std::max(1u, n);
+}
+
+bool tensor_engine::fp32_multipass(const instruction& ins) const {
+    if (ins.op == opcode::matmul_mx || m_fp32_passes < 2) return false;
+    return ins.src0.type == dtype::float32 || (ins.src1.valid() && ins.src1.type == dtype::float32);
 }
 
 double tensor_engine::ls_cycles(const instruction& ins) const {
@@ -211,8 +215,8 @@ double tensor_engine::mm_cycles(const instruction& ins) const {
     const double m = ins.src0.elems;
     const double n = ins.op == opcode::transpose ? ins.src0.partitions : ins.src1.elems;
     const std::uint32_t p = passes(ins);
-    const double per_pass =
-        std::max(std::min(m_mm_min, m), n) + (p > 1 ? m_fp32_pass_overhead : m_overhead);
+    const double per_pass = std::max(std::min(m_mm_min, m), n) +
+                            (fp32_multipass(ins) ? m_fp32_pass_overhead : m_overhead);
     double c = p * per_pass;
     if (ins.flags & flag::double_row) c /= 2;
     return c;

@@ -48,6 +48,9 @@ class tensor_engine : public engine_base {
 
   private:
     std::uint32_t passes(const instruction& ins) const;
+    // Whether the instruction takes the fp32 passes (fp32 operands, core.pe.fp32_passes > 1):
+    // each of its passes pays core.pe.fp32_pass_overhead.
+    bool fp32_multipass(const instruction& ins) const;
     void compute(const instruction& ins);
     // An MX matmul's products, added into acc ([dst partitions, dst elems]).
     void compute_mx(const instruction& ins, std::vector<float>& acc);

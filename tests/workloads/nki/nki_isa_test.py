@@ -106,9 +106,10 @@ class OnesAndZeros(unittest.TestCase):
         np.testing.assert_array_equal(transpose_nki0(y, eye, True), y.T)
         plain = s.stat(s.frontend_stats(transpose_nki0, y, eye), 'engines.pe.busy_ns')
         declared = s.stat(s.frontend_stats(transpose_nki0, y, eye, True), 'engines.pe.busy_ns')
-        # half the passes (and, down to one pass, none of the per-pass overhead)
-        self.assertLessEqual(declared, plain / 2 + 1e-6)
-        self.assertGreater(declared, plain / 4)
+        if s.config_name() == 'trn1':  # half the passes
+            self.assertAlmostEqual(declared, plain / 2, places=3)
+        else:  # transpose mode (NeuronCore-v3 on) moves bits: the identity takes no part
+            self.assertEqual(declared, plain)
 
 
 @nki1.jit

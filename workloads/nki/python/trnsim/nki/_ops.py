@@ -300,10 +300,12 @@ def _emit_split(p, dst, accumulate, site):
             # (part 256 begins where part 0 does: 256 parts go round 16 engines whole)
             for op in trace.ops[first:]:
                 if op.kind == p.prim and k % 256:
+                    op.suffix += f' part={k % 256}'
                     op.line += f' part={k % 256}'
         elif k and p.prim not in _DMAS:  # (one instruction of several runs: docs/nki.md)
             for op in trace.ops[first:]:
                 if op.kind == p.prim:
+                    op.suffix += ' cont'
                     op.line += ' cont'
 
 

@@ -71,11 +71,16 @@ class Op:
     """One line of the recording: a primitive (or a loop, its end, a declaration) with its
     operands, the API and kernel line it comes from, and its text."""
 
-    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx', 'core', 'variant')
+    __slots__ = ('kind', 'api', 'site', 'args', 'when', 'line', 'ctx', 'core', 'variant',
+                 'suffix')
 
-    def __init__(self, kind, api, site, args, when, line, ctx=(), core=None, variant=None):
+    def __init__(self, kind, api, site, args, when, line, ctx=(), core=None, variant=None,
+                 suffix=''):
         self.kind, self.api, self.site, self.args, self.when = kind, api, site, args, when
         self.line = line
+        # the words a split adds after its operands (' part=N', ' cont'), kept when the line
+        # is made again
+        self.suffix = suffix
         self.ctx = ctx  # the independent loops around it: (loop number, iteration or index)
         self.core = core  # the physical core of its SPMD instance (None: every core's)
         # the compiler's choice it belongs to (None: every one's): 'hoist' (nl.matmul's
@@ -189,7 +194,7 @@ class Trace:
         for op in ops:
             if op.kind not in ('loop', 'end'):
                 op = Op(op.kind, op.api, op.site, tuple(_renumber(a, number) for a in op.args),
-                        op.when, '', op.ctx, op.core, op.variant)
+                        op.when, '', op.ctx, op.core, op.variant, op.suffix)
                 op.line = _render(op)
             self.ops.append(op)
         # each declaration's instances in this choice's operations, over every iteration
@@ -485,7 +490,7 @@ class Trace:
             at = _LAYOUT[op.kind].index('acc')
             args = args[:at] + (acc,) + args[at + 1:]
         new = Op(op.kind, op.api, op.site, args, op.when if when is None else when, '', op.ctx,
-                 op.core, op.variant)
+                 op.core, op.variant, op.suffix)
         new.line = _render(new)
         return new
 
@@ -506,7 +511,8 @@ class Trace:
             if isinstance(acc, tuple) and any(x is loop for x in acc):
                 rest = tuple(x for x in acc if x is not loop)
                 args = args[:at] + ((rest or False) if k == 0 else True,) + args[at + 1:]
-        new = Op(op.kind, op.api, op.site, args, when, '', op.ctx, op.core, op.variant)
+        new = Op(op.kind, op.api, op.site, args, when, '', op.ctx, op.core, op.variant,
+                 op.suffix)
         new.line = _render(new)
         return new
 
@@ -950,7 +956,7 @@ def _render(op):
                 words.append(f'{field}={_word(what, a)}')
     else:  # (an optional word left empty: none)
         words += [w for w in (_word(what, a) for what, a in zip(layout, args)) if w != '']
-    return ' '.join(words)
+    return ' '.join(words) + op.suffix
 
 
 def _word(what, a):
@@ -1013,7 +1019,7 @@ def _acc_differs(first, later):
 def _render_acc(op):
     at = _LAYOUT[op.kind].index('acc')
     new = Op(op.kind, op.api, op.site, op.args[:at] + (True,) + op.args[at + 1:], op.when, '',
-             op.ctx, op.core, op.variant)
+             op.ctx, op.core, op.variant, op.suffix)
     return _render(new)
 
 
