@@ -137,6 +137,17 @@ class Rewrites(unittest.TestCase):
         self.assertNotIn(' new', self.recording(windows_isa))
 
 
+@nki.jit
+def copied_columns(x):
+    """The first 64 columns of each of x's 4 planes: one load of 4 runs a partition, used in a
+    loop."""
+    out = nl.ndarray((x.shape[0], x.shape[1], 64), dtype=x.dtype, buffer=nl.shared_hbm)
+    c = nl.load(x[:, :, 0:64])
+    for i in nl.affine_range(x.shape[1]):
+        nl.store(out[:, i, :], value=nl.copy(c[:, i, :]))
+    return out
+
+
 class SpreadRuns(unittest.TestCase):
     """A DMA of 64 partitions with 8 runs a partition uses all 16 engines, not 8."""
 
@@ -151,6 +162,18 @@ class SpreadRuns(unittest.TestCase):
         stats = s.frontend_stats(adaptive_pool.adaptive_pool, x, 7, 7)
         busy = [s.stat(stats, f'dma.engines.e{e}.busy_ns') for e in range(16)]
         self.assertGreater(min(busy), 0.9 * max(busy), busy)
+
+    def test_the_parts_of_a_dma_the_first_iteration_makes(self):
+        """A split load made at its first use, inside a loop (its line made again, `if=L0`),
+        keeps its parts."""
+        x = np.random.default_rng(1).uniform(size=(128, 4, 128)).astype(np.float32)
+        np.testing.assert_array_equal(copied_columns(x), x[:, :, 0:64])
+        text = trnsim.nki.trace_kernel(copied_columns, (x,), {}, False).trace.text()
+        loads = [line for line in text.splitlines() if line.startswith('load ')]
+        self.assertEqual(len(loads), 4, loads)
+        self.assertTrue(all(' if=L' in line for line in loads), loads)
+        self.assertEqual([line.split('part=')[1].split()[0] for line in loads[1:]],
+                         ['1', '2', '3'])
 
     def test_pooled_values(self):
         for shape, out, dtype in (((1, 64, 56, 56), (7, 7), np.float32),
