@@ -672,6 +672,120 @@ TEST(KernelBuilder, LoopsTheCompilerUnrollsRotateBuffersLongerLoopsKeepOne) {
     }
 }
 
+// Two independent chains of the Vector and the Scalar engine (DVE -> ACT -> DVE -> y), written
+// one after the other: the scheduler places the second chain's first Vector-engine step before
+// the first chain's last (which waits for the Scalar engine), within one body.
+program ping_pong(builder_options o, bool reorder, std::uint64_t fence_trips = 0) {
+    kernel_builder kb(o);
+    const hbm_tensor y = kb.output("y", 128 * 512 * 2, dtype::float32);
+    const auto ta = kb.declare_tile("a", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto tb = kb.declare_tile("b", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto tc = kb.declare_tile("c", mem_space::sbuf, 128, 512, dtype::float32);
+    kb.set_reorder(reorder);
+    for (std::uint32_t i = 0; i < 2; ++i) {
+        if (fence_trips) kb.loop_iteration(fence_trips);
+        const tile at = kb.next(ta), bt = kb.next(tb), ct = kb.next(tc);
+        kb.memset(at, float(i + 2));  // (the immediates name the chain)
+        kb.activation(bt, at, act_func::exp);
+        kb.tensor_scalar(ct, bt, alu_op::add, float(i + 10));
+        kb.store(y, kb.view(y, i * 128 * 512, 128, 512, 512), ct);
+    }
+    return kb.finish();
+}
+
+std::vector<float> dve_immediates(const program& p) {
+    std::vector<float> out;
+    for (const auto& ins : stream(p, engine_kind::dve))
+        out.push_back(ins.imm);
+    return out;
+}
+
+TEST(KernelBuilder, TheSchedulerPlacesIndependentWorkBeforeAnEngineWouldWait) {
+    builder_options o = options(kernel_style::nl);
+    o.schedule_window = 16;
+    const program in_order = ping_pong(o, false);
+    EXPECT_EQ(dve_immediates(in_order), (std::vector<float>{2, 10, 3, 11}));
+    const program scheduled = ping_pong(o, true);
+    EXPECT_EQ(dve_immediates(scheduled), (std::vector<float>{2, 3, 10, 11}));
+    // The waits follow the order the entries were placed in: valid, and no access unordered.
+    EXPECT_NO_THROW(validate_program(scheduled, limits()));
+    EXPECT_TRUE(find_races(scheduled).empty());
+    // The first chain's last step waits for the Scalar engine's first instruction, the second
+    // chain's for its second.
+    const auto& dve = stream(scheduled, engine_kind::dve);
+    EXPECT_EQ(wait_value(dve[2], semaphore_of_engine(engine_kind::act)), 1u);
+    EXPECT_EQ(wait_value(dve[3], semaphore_of_engine(engine_kind::act)), 2u);
+    // A loop the compiler keeps (more iterations than compiler.schedule_unroll_limit) is
+    // scheduled one body at a time; a shorter one is unrolled into its parent's body.
+    o.schedule_unroll_limit = 2;
+    EXPECT_EQ(dve_immediates(ping_pong(o, true, 3)), (std::vector<float>{2, 10, 3, 11}));
+    EXPECT_EQ(dve_immediates(ping_pong(o, true, 2)), (std::vector<float>{2, 3, 10, 11}));
+    // An isa kernel, and a window of 0, keep program order.
+    o.style = kernel_style::isa;
+    EXPECT_EQ(dve_immediates(ping_pong(o, true)), (std::vector<float>{2, 10, 3, 11}));
+    o.style = kernel_style::nl;
+    o.schedule_window = 0;
+    EXPECT_EQ(dve_immediates(ping_pong(o, true)), (std::vector<float>{2, 10, 3, 11}));
+}
+
+// A continuation run reads what a load held back before its instruction writes: the
+// instruction and its run wait for the load, and the run waits for nothing on its own engine.
+TEST(KernelBuilder, TheSchedulerKeepsAContinuationAfterWhatItDependsOn) {
+    builder_options o = options(kernel_style::nl);
+    o.schedule_window = 16;
+    kernel_builder kb(o);
+    const hbm_tensor x = kb.input("x", 128 * 512, dtype::float32, 0, 1, 1);  // queue 0
+    const auto ta = kb.declare_tile("a", mem_space::sbuf, 128, 1024, dtype::float32);
+    const auto tz = kb.declare_tile("z", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto tb = kb.declare_tile("b", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto tr = kb.declare_tile("r", mem_space::sbuf, 128, 1024, dtype::float32);
+    kb.set_reorder(true);
+    const tile a = kb.next(ta), z = kb.next(tz), b = kb.next(tb), r = kb.next(tr);
+    const tile a_high = kernel_builder::slice(a, 512, 512);
+    kb.memset(b, 1.0f);
+    kb.tensor_copy(z, a_high);                         // reads a's second half
+    kb.load(a_high, x, kb.view(x, 0, 128, 512, 512));  // then rewrites it
+    kb.activation(kernel_builder::slice(r, 0, 512), b, act_func::exp);
+    kb.next_instruction_continues();
+    kb.activation(kernel_builder::slice(r, 512, 512), a_high, act_func::exp);  // reads the load
+    const program p = kb.finish();
+    EXPECT_TRUE(find_races(p).empty());
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 2u);
+    EXPECT_TRUE(act[1].flags & flag::continues);
+    EXPECT_EQ(implied_wait(act, 1, semaphore_of_queue(0)), 1u);
+    EXPECT_EQ(wait_value(act[1], semaphore_of_engine(engine_kind::act)), 0u);
+}
+
+// Instructions that keep state in their engine (the Scalar engine's reduce registers) keep
+// their order there, though the second is ready first.
+TEST(KernelBuilder, TheSchedulerKeepsTheOrderOfAnEnginesRegisters) {
+    builder_options o = options(kernel_style::nl);
+    o.schedule_window = 16;
+    kernel_builder kb(o);
+    const hbm_tensor x = kb.input("x", 128 * 512, dtype::float32, 0, 1, 1);
+    const auto tx = kb.declare_tile("x", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto ty = kb.declare_tile("y", mem_space::sbuf, 128, 512, dtype::float32);
+    const auto td = kb.declare_tile("d", mem_space::sbuf, 128, 512, dtype::float32);
+    kb.set_reorder(true);
+    const tile xt = kb.next(tx), yt = kb.next(ty), d0 = kb.next(td), d1 = kb.next(td);
+    kb.memset(yt, 1.0f);
+    kb.load(xt, x, kb.view(x, 0, 128, 512, 512));
+    instruction add;
+    add.op = opcode::activation_reduce;
+    add.alu = alu_op::add;
+    add.flags = flag::reduce_accumulate;
+    kb.instruction_op(engine_kind::act, add, &d0, &xt);  // waits for the load
+    instruction zero = add;
+    zero.flags = flag::reduce_reset;
+    kb.instruction_op(engine_kind::act, zero, &d1, &yt);  // ready at once
+    const program p = kb.finish();
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 2u);
+    EXPECT_EQ(act[0].flags, flag::reduce_accumulate);
+    EXPECT_EQ(act[1].flags, flag::reduce_reset);
+}
+
 }  // namespace
 
 namespace {

@@ -47,6 +47,25 @@ void kernel_builder::declare_params(param_registry& r) {
            "calibrated: bracketed by W7 (8x8 nest of 128x128 transposes, overlapped on "
            "hardware) and W3 (100 iterations, serial): any value in [8, 99] fits them",
            1, 1e9});
+    r.add({"compiler.schedule_window", param_kind::integer, "128",
+           "instructions and DMA triggers the compiler's scheduler looks over at once "
+           "(style=nl): it places each where its estimated start is earliest (the cost table's "
+           "engine times, a transfer's core.dma.fixed_latency plus its bytes at the core's DMA "
+           "rate), never before one it depends on, so that an engine does not idle in program "
+           "order while later independent work waits; 0 keeps program order",
+           "model choice: the NKI scheduling guide's automatic instruction scheduling "
+           "(nl.no_reorder turns it off); a window of about three iterations of the public "
+           "points' loop bodies",
+           0, 1e6});
+    r.add({"compiler.schedule_unroll_limit", param_kind::integer, "2",
+           "longest loop the compiler's scheduler unrolls into the body around it (style=nl, "
+           "NKI kernels); the iterations of a longer loop are scheduled one body at a time, "
+           "so nothing of iteration i + 1 moves before iteration i's instructions",
+           "model choice, bracketed by NS2 (adamw: its two-iteration loops scheduled as one "
+           "body, or its Vector and Scalar engines wait on each other, +43% at 1) and NS1 (silu: "
+           "its 7-iteration loop one block at a time, or the Scalar engine's stores no longer "
+           "wait for the Vector engine, -16% at 7): any value in [2, 6] fits them",
+           1, 1e9});
     r.add({"compiler.hoist_sbuf_share", param_kind::real, "0.25",
            "share of an SBUF partition the compiler may give the transposes it hoists out of "
            "loops (nl.matmul without transpose_x, style=nl); past it, x is transposed at every "
@@ -77,6 +96,13 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.pool_clock_ghz = cfg.frequency_ghz("core.pool.clock");
     o.trigger_ns = cfg.time_ns("core.dma.trigger_time");
     o.hoist_sbuf_share = cfg.real("compiler.hoist_sbuf_share");
+    o.schedule_window = static_cast<std::uint32_t>(cfg.integer("compiler.schedule_window"));
+    o.schedule_unroll_limit =
+        static_cast<std::uint64_t>(cfg.integer("compiler.schedule_unroll_limit"));
+    o.dma_fixed_ns = cfg.time_ns("core.dma.fixed_latency");
+    o.dma_bytes_per_ns = std::min(
+        cfg.bandwidth("core.hbm.bandwidth"),
+        double(cfg.integer("core.dma.engines")) * cfg.bandwidth("core.dma.engine_bandwidth"));
     return o;
 }
 
@@ -257,6 +283,9 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
                                "' placed by the kernel (declare_tile_at) in a streamed build: its "
                                "races are found over the whole program, so its workload must "
                                "not stream (workload::may_stream)");
+    // (tiles the kernel places may share bytes the builder does not know are shared: their
+    // accesses keep program order, as the scheduler could not see the conflict)
+    drain();
     m_direct = true;
     check_tile(name, first_partition + partitions, elems);
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
@@ -355,23 +384,224 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         m_continues = false;
     }
     if (m_checking) m_checks.instruction(issuer, ins);
-    if (m_stream && m_stream->counting()) {  // its waits are for the build that runs
-        estimate(issuer, ins);
-        m_stream->put_instruction(issuer, std::move(ins), m_place);
-        ++m_emitted[std::size_t(issuer)];
-        grew();
+    const std::uint64_t bytes = m_next_transfer_bytes;
+    m_next_transfer_bytes = 0;
+    estimate(issuer, ins);  // (the compiler's running estimate, in program order)
+    if (!scheduling()) {
+        emit(issuer, std::move(ins), done, done_value, reads, read_count, writes, write_count,
+             in_order_writes, also);
         return;
     }
-    const touch* reads_end = reads + read_count;
-    const touch* writes_end = writes + write_count;
+    held h;
+    h.issuer = issuer;
+    h.ins = std::move(ins);
+    h.done = done;
+    h.done_value = done_value;
+    h.reads.assign(reads, reads + read_count);
+    h.writes.assign(writes, writes + write_count);
+    h.in_order_writes = in_order_writes;
+    h.has_also = also != nullptr;
+    if (also) h.also = *also;
+    h.place = m_place;
+    h.transfer_bytes = bytes;
+    if (h.ins.op == opcode::core_barrier) {  // (the cores meet in the order they are written)
+        drain();
+        emit_held(h);
+        return;
+    }
+    if (h.ins.flags & flag::continues) {
+        // A continuation run follows its instruction, the issuer's latest entry, at once: the
+        // held entries before it that it conflicts with hold back the instruction too.
+        for (auto it = m_held_order.rbegin(); it != m_held_order.rend(); ++it) {
+            held& head = m_held.at(*it);
+            if (head.issuer != issuer) continue;
+            for (const std::uint64_t s : m_held_order) {
+                if (s == head.seq) break;
+                held& e = m_held.at(s);
+                if (!conflicts(e, h) ||
+                    std::find(e.after.begin(), e.after.end(), head.seq) != e.after.end())
+                    continue;
+                ++head.blockers;
+                e.after.push_back(head.seq);
+            }
+            head.continued.push_back(std::move(h));
+            return;
+        }
+        emit_held(h);  // (its instruction is out already: nothing of its engine came between)
+        return;
+    }
+    while (m_held_order.size() >= m_opt.schedule_window)
+        emit_one();
+    hold(std::move(h));
+}
+
+namespace {
+
+// Instructions that keep state in their engine (the reduce registers, the register file): two
+// of them on one engine keep their order.
+bool uses_engine_state(const instruction& ins) {
+    switch (ins.op) {
+        case opcode::activation_reduce:
+        case opcode::exponential:
+        case opcode::register_load:
+        case opcode::register_store:
+        case opcode::register_move:
+            return true;
+        default:
+            return (ins.flags & (flag::reduce_accumulate | flag::reduce_reset)) != 0;
+    }
+}
+
+}  // namespace
+
+bool kernel_builder::conflicts(const held& a, const held& b) const {
+    if (conflicts_one(a, b)) return true;
+    for (const held& x : a.continued) {
+        if (conflicts_one(x, b)) return true;
+        for (const held& y : b.continued)
+            if (conflicts_one(x, y)) return true;
+    }
+    for (const held& y : b.continued)
+        if (conflicts_one(a, y)) return true;
+    return false;
+}
+
+bool kernel_builder::conflicts_one(const held& a, const held& b) const {
+    if (a.ins.op == opcode::dma_trigger && b.ins.op == opcode::dma_trigger &&
+        a.ins.queue == b.ins.queue)
+        return true;  // a queue starts its transfers in the order they were rung for
+    if (a.issuer == b.issuer && uses_engine_state(a.ins) && uses_engine_state(b.ins)) return true;
+    for (const touch& w : a.writes) {
+        for (const touch& r : b.reads)
+            if (r.dep == w.dep && r.where.overlaps(w.where)) return true;
+        for (const touch& x : b.writes)  // (two stores to a tensor: disjoint, as issue() takes)
+            if (x.dep == w.dep && !m_dep_is_hbm[w.dep] && x.where.overlaps(w.where)) return true;
+    }
+    for (const touch& r : a.reads)
+        for (const touch& x : b.writes)
+            if (x.dep == r.dep && x.where.overlaps(r.where)) return true;
+    return false;
+}
+
+void kernel_builder::hold(held h) {
+    h.seq = ++m_seq;
+    for (const std::uint64_t s : m_held_order) {
+        held& e = m_held.at(s);
+        if (conflicts(e, h)) {
+            ++h.blockers;
+            e.after.push_back(h.seq);
+        }
+    }
+    m_held_order.push_back(h.seq);
+    m_held.emplace(h.seq, std::move(h));
+}
+
+double kernel_builder::finish_ns(const sem_wait& w) const {
+    if (w.value == 0 || w.sem >= m_finish.size()) return 0;
+    const std::uint32_t count = m_finish_count[w.sem];
+    if (w.value > count || count - w.value >= finish_ring) return 0;  // (long done)
+    return m_finish[w.sem][w.value & (finish_ring - 1)];
+}
+
+void kernel_builder::record_finish(sem_id s, std::uint32_t value, double ns) {
+    if (s >= m_finish.size()) {
+        m_finish.resize(s + 1);
+        m_finish_count.resize(s + 1, 0);
+    }
+    if (m_finish[s].empty()) m_finish[s].assign(finish_ring, 0.0);
+    m_finish[s][value & (finish_ring - 1)] = ns;
+    m_finish_count[s] = value;
+}
+
+void kernel_builder::emit_one() {
+    // The entry that can start first by the estimates (the earliest in program order at a tie)
+    // among those no held entry before them conflicts with.
+    std::size_t best = m_held_order.size();
+    double best_start = 0;
     std::vector<sem_wait>& need = m_need;
+    for (std::size_t i = 0; i < m_held_order.size(); ++i) {
+        held& h = m_held.at(m_held_order[i]);
+        if (h.blockers) continue;
+        if (!h.ready_known) {
+            needed_waits(h.reads.data(), h.reads.size(), h.writes.data(), h.writes.size(),
+                         h.in_order_writes, h.done, h.has_also ? &h.also : nullptr, need);
+            double ready = 0;
+            for (const auto& w : need)
+                ready = std::max(ready, finish_ns(w));
+            h.ready_ns = ready;
+            h.ready_known = true;
+        }
+        const double start = std::max(m_free_ns[std::size_t(h.issuer)], h.ready_ns);
+        if (best == m_held_order.size() || start < best_start) {
+            best = i;
+            best_start = start;
+        }
+    }
+    const std::uint64_t seq = m_held_order[best];
+    m_held_order.erase(m_held_order.begin() + static_cast<std::ptrdiff_t>(best));
+    held h = std::move(m_held.at(seq));
+    m_held.erase(seq);
+    for (const std::uint64_t s : h.after)
+        --m_held.at(s).blockers;
+    emit_held(h);
+}
+
+void kernel_builder::drain() {
+    while (!m_held_order.empty())
+        emit_one();
+}
+
+void kernel_builder::set_reorder(bool on) {
+    if (!on) drain();
+    m_reorder = on;
+    m_reordered = m_reordered || scheduling();
+}
+
+void kernel_builder::emit_held(held& h) {
+    if (!h.ready_known) {
+        needed_waits(h.reads.data(), h.reads.size(), h.writes.data(), h.writes.size(),
+                     h.in_order_writes, h.done, h.has_also ? &h.also : nullptr, m_need);
+        h.ready_ns = 0;
+        for (const auto& w : m_need)
+            h.ready_ns = std::max(h.ready_ns, finish_ns(w));
+    }
+    const std::size_t e = std::size_t(h.issuer);
+    double at = std::max(m_free_ns[e], h.ready_ns);
+    const std::uint32_t keep = m_place;
+    const auto one = [&](held& x, double start) {
+        const double end = start + cost_ns(x.issuer, x.ins);
+        const bool trigger = x.ins.op == opcode::dma_trigger;
+        const std::uint64_t bytes = x.transfer_bytes;
+        const sem_id done = x.done;
+        const std::uint32_t value = x.done_value;
+        m_place = x.place;
+        emit(x.issuer, std::move(x.ins), x.done, x.done_value, x.reads.data(), x.reads.size(),
+             x.writes.data(), x.writes.size(), x.in_order_writes, x.has_also ? &x.also : nullptr);
+        record_finish(semaphore_of_engine(x.issuer),
+                      static_cast<std::uint32_t>(m_emitted[std::size_t(x.issuer)]), end);
+        if (trigger) {  // its transfer: after the transfers before it, at the DMA's rate
+            m_dma_free_ns = std::max(m_dma_free_ns, end) + double(bytes) / m_opt.dma_bytes_per_ns;
+            record_finish(done, value, m_dma_free_ns + m_opt.dma_fixed_ns);
+        }
+        return end;
+    };
+    at = one(h, at);
+    for (held& c : h.continued)
+        at = one(c, at);
+    m_free_ns[e] = at;
+    m_place = keep;
+}
+
+void kernel_builder::needed_waits(const touch* reads, std::size_t read_count, const touch* writes,
+                                  std::size_t write_count, bool in_order_writes, sem_id done,
+                                  const sem_wait* also, std::vector<sem_wait>& need) const {
     need.clear();
     if (also) require(need, *also);
-    for (const touch* r = reads; r != reads_end; ++r)
+    for (const touch* r = reads; r != reads + read_count; ++r)
         for (const auto& w : m_deps[r->dep].writers)
             if (w.where.overlaps(r->where)) require(need, w.done);
-    for (const touch* write = writes; write != writes_end; ++write) {
-        dep_state& target = m_deps[write->dep];
+    for (const touch* write = writes; write != writes + write_count; ++write) {
+        const dep_state& target = m_deps[write->dep];
         if (!m_dep_is_hbm[write->dep]) {
             for (const auto& w : target.writers)
                 if (w.where.overlaps(write->where) && !(in_order_writes && w.done.sem == done))
@@ -380,6 +610,24 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         for (const auto& r : target.readers)
             if (r.where.overlaps(write->where)) require(need, r.done);
     }
+}
+
+void kernel_builder::emit(engine_kind issuer, instruction ins, sem_id done,
+                          std::uint32_t done_value, const touch* reads, std::size_t read_count,
+                          const touch* writes, std::size_t write_count, bool in_order_writes,
+                          const sem_wait* also) {
+    if (done < engine_count)  // (an engine's count: where it is emitted)
+        done_value = static_cast<std::uint32_t>(m_emitted[std::size_t(issuer)] + 1);
+    if (m_stream && m_stream->counting() && !m_reordered) {  // its waits: the build that runs
+        m_stream->put_instruction(issuer, std::move(ins), m_place);
+        ++m_emitted[std::size_t(issuer)];
+        grew();
+        return;
+    }
+    const touch* reads_end = reads + read_count;
+    const touch* writes_end = writes + write_count;
+    std::vector<sem_wait>& need = m_need;
+    needed_waits(reads, read_count, writes, write_count, in_order_writes, done, also, need);
     std::sort(need.begin(), need.end(),
               [](const sem_wait& a, const sem_wait& b) { return a.sem < b.sem; });
     auto& waited = m_waited[std::size_t(issuer)];
@@ -392,7 +640,6 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         *kept++ = w;
     }
     ins.waits.assign(need.begin(), kept);
-    estimate(issuer, ins);
     const sem_wait me{done, done_value};
     for (const touch* r = reads; r != reads_end; ++r)
         note(m_deps[r->dep].readers, {r->where, me});
@@ -415,6 +662,7 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
     ++m_emitted[e];
     if (m_stream) {  // (counted and checked by the first build)
         m_stream->put_instruction(issuer, std::move(ins), m_place);
+        if (m_stream->counting()) grew();
         return;
     }
     placed(m_prog.sources.engines[e], m_prog.engines[e].size() + 1);
@@ -568,6 +816,7 @@ std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& given,
     const bool other = n > 1 && m_queue_trigger[q] != by;
     m_queue_trigger[q] = by;
     const sem_wait previous{semaphore_of_queue(q), n - 1};
+    m_next_transfer_bytes = t.src.bytes();
     if (also_read) {
         const touch reads[2] = {from, *also_read};
         issue(by, std::move(ins), semaphore_of_queue(q), n, reads, 2, &into, 1, false,
@@ -1100,11 +1349,13 @@ std::vector<std::size_t> kernel_builder::declare_tile_array(
 }
 
 void kernel_builder::begin_phase() {
+    drain();
     m_phases.push_back({m_sbuf_used, m_psum_used, m_decls.size(), m_buffer_dep.size()});
 }
 
 void kernel_builder::end_phase() {
     if (m_phases.empty()) throw std::logic_error("end_phase without begin_phase");
+    drain();
     const phase ph = m_phases.back();
     m_phases.pop_back();
     for (std::size_t b = ph.first_buffer; b < m_buffer_dep.size(); ++b) {
@@ -1119,6 +1370,7 @@ void kernel_builder::end_phase() {
 }
 
 program kernel_builder::finish() {
+    drain();
     m_prog.hbm_bytes = m_hbm_used;
     if (m_stream) m_stream->set_program(m_prog);
     // The builder orders every access to the buffers it allocates; tiles placed by the kernel

@@ -40,6 +40,13 @@ struct builder_options {
     double trigger_ns = 9;  // a DMA trigger's engine time
     // SBUF share for the transposes the compiler hoists (the NKI frontend's nl.matmul).
     double hoist_sbuf_share = 0.25;
+    // The compiler's instruction scheduler (style nl): how many instructions and transfers it
+    // may hold back to place later ones first (0: program order; options() reads
+    // compiler.schedule_window), and its estimate of a transfer: dma_fixed_ns plus its bytes
+    // at dma_bytes_per_ns, the transfers one after another.
+    std::uint32_t schedule_window = 0;
+    std::uint64_t schedule_unroll_limit = 2;  // (loop_iteration)
+    double dma_fixed_ns = 1000, dma_bytes_per_ns = 200;
 };
 
 struct hbm_tensor {
@@ -309,6 +316,20 @@ class kernel_builder {
     std::uint32_t place_id(const std::string& place) { return m_prog.sources.intern(place); }
     double matmul_flops() const { return m_flops; }
 
+    // The compiler's instruction scheduling (style nl, compiler.schedule_window above 0), for a
+    // frontend that says where its loops' iterations begin: on, the scheduler may place an
+    // instruction or DMA trigger before earlier ones it does not depend on, within one body
+    // (loop_iteration); off (the default: a driver writes each engine's order itself), every
+    // entry keeps program order from here.
+    void set_reorder(bool on);
+    // An iteration of a loop of `trips` iterations begins, or the loop has ended: past
+    // compiler.schedule_unroll_limit trips the compiler keeps the loop, and schedules one
+    // iteration's body at a time (no entry moves across this point); a shorter loop is
+    // unrolled into the body around it.
+    void loop_iteration(std::uint64_t trips) {
+        if (trips > m_opt.schedule_unroll_limit) drain();
+    }
+
     // Phases: tiles declared after begin_phase() are freed by end_phase(), so a later phase can
     // reuse their SBUF and PSUM. A buffer placed in freed memory first waits for everything the
     // freed buffers' users did (their dependency states are inherited), and a freed tile
@@ -381,10 +402,66 @@ class kernel_builder {
     // `in_order_writes`: the issuer's own earlier writes to `write` are ordered by the hardware
     // (PSUM accumulation), so no wait on its own semaphore is needed for them. `also`: one more
     // wait the instruction needs.
+    // With a schedule window (scheduling()), an entry is held back and emitted later, in the
+    // order the scheduler picks; an engine semaphore's done_value is then the count at emission.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
                const touch* reads, std::size_t read_count, const touch* writes,
                std::size_t write_count, bool in_order_writes = false,
                const sem_wait* also = nullptr);
+    // issue() now, in program order from here.
+    void emit(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
+              const touch* reads, std::size_t read_count, const touch* writes,
+              std::size_t write_count, bool in_order_writes, const sem_wait* also);
+    // The waits an entry's accesses need now (unfiltered), into `need`.
+    void needed_waits(const touch* reads, std::size_t read_count, const touch* writes,
+                      std::size_t write_count, bool in_order_writes, sem_id done,
+                      const sem_wait* also, std::vector<sem_wait>& need) const;
+
+    // The scheduler: a list scheduler over a window of held-back entries, which places each
+    // entry as early as its estimated start allows (the engines' and the DMA's estimated
+    // times, the cost table's), never before an entry it conflicts with (an overlapping access
+    // that writes, a transfer of the same queue).
+    struct held {
+        std::uint64_t seq = 0;
+        engine_kind issuer = engine_kind::sp;
+        instruction ins;
+        sem_id done = 0;
+        std::uint32_t done_value = 0;  // (a queue's; an engine's is counted at emission)
+        std::vector<touch> reads, writes;
+        bool in_order_writes = false;
+        bool has_also = false;
+        sem_wait also{0, 0};
+        std::uint32_t place = 0;
+        std::uint64_t transfer_bytes = 0;  // a trigger's transfer
+        std::uint32_t blockers = 0;        // held entries before it that it conflicts with
+        std::vector<std::uint64_t> after;  // held entries after it that conflict with it
+        std::vector<held> continued;       // its continuation runs (flag::continues)
+        bool ready_known = false;
+        double ready_ns = 0;  // when its dependencies on emitted entries are done (estimate)
+    };
+    bool schedules() const { return m_opt.schedule_window > 0 && m_opt.style == kernel_style::nl; }
+    // (none once the kernel places tiles itself: declare_tile_at)
+    bool scheduling() const { return schedules() && m_reorder && !m_direct; }
+    bool conflicts(const held& earlier, const held& later) const;  // (with their continuations)
+    bool conflicts_one(const held& earlier, const held& later) const;
+    void hold(held h);
+    void emit_one();  // the held entry the scheduler picks
+    void emit_held(held& h);
+    void drain();  // every held entry
+    double finish_ns(const sem_wait& w) const;
+    void record_finish(sem_id s, std::uint32_t value, double ns);
+    bool m_reorder = false;
+    bool m_reordered = false;  // scheduling was on at some point (the counting build's path)
+    std::uint64_t m_seq = 0;
+    std::uint64_t m_next_transfer_bytes = 0;  // (transfer() to issue())
+    std::unordered_map<std::uint64_t, held> m_held;
+    std::vector<std::uint64_t> m_held_order;       // the held entries' seq, in program order
+    std::array<double, engine_count> m_free_ns{};  // each engine's estimated time
+    double m_dma_free_ns = 0;
+    // Each semaphore's estimated completion times, its last finish_ring values.
+    static constexpr std::uint32_t finish_ring = 1u << 12;
+    std::vector<std::vector<double>> m_finish;
+    std::vector<std::uint32_t> m_finish_count;
     void engine_op(engine_kind on, instruction ins, std::initializer_list<const tile*> reads,
                    const tile& dst, bool in_order_writes = false, const tile* dst1 = nullptr);
     // Sets the newest entry of a stream's place list (count entries long) to the current place.
