@@ -358,6 +358,8 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
         }
         case nki_op_kind::loop:
         case nki_op_kind::end:
+        case nki_op_kind::iteration:
+        case nki_op_kind::order:
             break;
     }
 }
@@ -464,6 +466,18 @@ nki_recording parse_recording(std::istream& in) {
             op.trips = rd.count(w[2]);
             r.loops = std::max(r.loops, op.loop + 1);
             open.push_back(op.loop);
+            r.ops.push_back(op);
+        } else if (w[0] == "order") {
+            if (w.size() != 2 || (w[1] != "kept" && w[1] != "free")) rd.fail("order kept|free");
+            nki_op op;
+            op.kind = nki_op_kind::order;
+            op.accumulate = w[1] == "kept";
+            r.ops.push_back(op);
+        } else if (w[0] == "iteration") {
+            if (w.size() != 2) rd.fail("iteration TRIPS");
+            nki_op op;
+            op.kind = nki_op_kind::iteration;
+            op.trips = rd.count(w[1]);
             r.ops.push_back(op);
         } else if (w[0] == "end") {
             if (w.size() != 2 || open.empty() || rd.loop_id(w[1]) != open.back())
@@ -576,6 +590,7 @@ class expander {
         plan_phases();
         for (const auto& place : m_r.places)
             m_place_ids.push_back(m_kb.place_id(place));
+        m_kb.set_reorder(true);  // (the compiler schedules an nl kernel's loop bodies)
         run_range(0, m_r.ops.size());
         return m_kb.finish();
     }
@@ -1526,9 +1541,11 @@ class expander {
             if (op.kind == nki_op_kind::loop) {
                 for (std::uint64_t k = 0; k < op.trips; ++k) {
                     m_index[op.loop] = static_cast<std::int64_t>(k);
+                    m_kb.loop_iteration(op.trips);
                     run_range(i + 1, m_end[i]);
                 }
                 m_index[op.loop] = 0;
+                m_kb.loop_iteration(op.trips);  // (what follows the loop: a body of its own)
                 i = m_end[i];
             } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
                 try {
@@ -1784,11 +1801,19 @@ class expander {
             case nki_op_kind::loop:
             case nki_op_kind::end:
                 break;
+            case nki_op_kind::iteration:
+                m_kb.loop_iteration(op.trips);
+                break;
+            case nki_op_kind::order:  // (no_reorder blocks nest)
+                m_kept_order += op.accumulate ? 1 : -1;
+                m_kb.set_reorder(m_kept_order <= 0);
+                break;
         }
     }
 
     const nki_recording& m_r;
     kernel_builder& m_kb;
+    int m_kept_order = 0;                    // open no_reorder blocks
     std::vector<std::int64_t> m_index;       // each loop's current index
     std::vector<std::uint32_t> m_place_ids;  // the program's id of each of the places
     std::vector<decl_state> m_decls;

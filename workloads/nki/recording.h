@@ -80,6 +80,12 @@ struct nki_decl {
 enum class nki_op_kind : std::uint8_t {
     loop,  // the body up to the matching end runs `trips` times
     end,
+    // `iteration TRIPS`: an iteration of a loop of TRIPS iterations the recording unrolled
+    // begins, or that loop has ended (the compiler's scheduling bodies: loop_iteration)
+    iteration,
+    // `order kept` / `order free`: an nl.no_reorder block (or loop) begins (accumulate: true)
+    // or ends; the compiler's scheduler keeps program order inside (set_reorder)
+    order,
     declare,  // a new instance of a declaration
     load,
     load_add,  // `load_add T H`: T += H by a DMA read-add-write (nisa.dma_copy's dst_rmw_op)

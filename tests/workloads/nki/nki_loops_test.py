@@ -1096,6 +1096,84 @@ def first_iteration_inner_loop(x):
     return out
 
 
+def _chains(x, out, loop):
+    """Per block of 1024 columns, per half: the Vector engine, the Scalar engine, the Vector
+    engine again; each half independent of the other (its loop of 2 iterations unrolled)."""
+    zero = nl.zeros((128, 1), dtype=nl.float32)
+    for i in nl.affine_range(x.shape[1] // 1024):
+        t = nl.load(x[:, i * 1024:(i + 1) * 1024])
+        r = nl.ndarray((128, 1024), dtype=x.dtype, buffer=nl.sbuf)
+        for h in loop(2):
+            part = t[:, h * 512:(h + 1) * 512]
+            a = nisa.tensor_tensor(part, part, op=nl.multiply)
+            b = nisa.activation(op=nl.exp, data=a, bias=zero, scale=0.5)
+            r[:, h * 512:(h + 1) * 512] = nisa.tensor_tensor(b, b, op=nl.add)
+        nl.store(out[:, i * 1024:(i + 1) * 1024], value=r)
+
+
+@nki.jit
+def chains_scheduled(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    _chains(x, out, nl.affine_range)
+    return out
+
+
+@nki.jit
+def chains_in_order(x):
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    _chains(x, out, lambda n: nl.affine_range(n, directives=nki.compiler.no_reorder()))
+    return out
+
+
+@nki0.jit
+def chains_in_order_block(x):
+    """chains_in_order in NKI 0.7: the halves in a no_reorder block."""
+    out = nl0.ndarray(x.shape, dtype=x.dtype, buffer=nl0.shared_hbm)
+    zero = nl0.ndarray((128, 1), dtype=nl0.float32, buffer=nl0.sbuf)
+    nisa0.memset(dst=zero, value=0.0)
+    for i in range(x.shape[1] // 1024):
+        t = nl0.ndarray((128, 1024), dtype=x.dtype, buffer=nl0.sbuf)
+        nisa0.dma_copy(dst=t, src=x[:, i * 1024:(i + 1) * 1024])
+        r = nl0.ndarray((128, 1024), dtype=x.dtype, buffer=nl0.sbuf)
+        with nl0.no_reorder():
+            for h in range(2):
+                part = t[:, h * 512:(h + 1) * 512]
+                a = nl0.ndarray((128, 512), dtype=x.dtype, buffer=nl0.sbuf)
+                nisa0.tensor_tensor(dst=a, data1=part, data2=part, op=nl0.multiply)
+                b = nl0.ndarray((128, 512), dtype=x.dtype, buffer=nl0.sbuf)
+                nisa0.activation(dst=b, op=nl0.exp, data=a, bias=zero, scale=0.5)
+                nisa0.tensor_tensor(dst=r[:, h * 512:(h + 1) * 512], data1=b, data2=b,
+                                    op=nl0.add)
+        nisa0.dma_copy(dst=out[:, i * 1024:(i + 1) * 1024], src=r)
+    return out
+
+
+class CompilerScheduling(unittest.TestCase):
+    """The compiler's scheduler places the second half's first Vector-engine step before the
+    first half's last (which waits for the Scalar engine); no_reorder keeps program order."""
+
+    def test_no_reorder_keeps_program_order(self):
+        x = np.random.default_rng(3).random((128, 4096), dtype=np.float32)
+        want = np.exp(0.5 * x * x) * 2
+        times = {}
+        for kernel in (chains_scheduled, chains_in_order):
+            np.testing.assert_allclose(kernel(x), want, rtol=1e-5)
+            times[kernel.__name__] = s.stat(s.frontend_stats(kernel, x), 'total_time_ns')
+            text = trnsim.nki.trace_kernel(kernel, (x,), {}, False).trace.text()
+            kept = kernel is chains_in_order
+            self.assertEqual(text.count('order kept'), 1 if kept else 0)
+            self.assertEqual(text.count('order free'), 1 if kept else 0)
+        self.assertLess(times['chains_scheduled'], 0.95 * times['chains_in_order'])
+        # NKI 0.7's with-block, around a Python loop the recording unrolls or folds
+        np.testing.assert_allclose(chains_in_order_block(x), want, rtol=1e-5)
+        text = trnsim.nki.trace_kernel(chains_in_order_block, (x,), {}, False).trace.text()
+        self.assertGreaterEqual(text.count('order kept'), 1)
+        self.assertEqual(text.count('order kept'), text.count('order free'))
+        # (no faster than the scheduled beta 1 kernel: its halves keep program order)
+        self.assertGreater(s.stat(s.frontend_stats(chains_in_order_block, x), 'total_time_ns'),
+                           times['chains_scheduled'] / 0.95)
+
+
 class MaskedIterations(unittest.TestCase):
 
     def test_an_inner_loop_of_the_first_iteration_only(self):

@@ -4,6 +4,7 @@ import inspect
 import itertools
 import math
 
+from . import _trace
 from ._errors import KernelError
 from ._registry import api, value
 
@@ -27,13 +28,19 @@ def enable_stack_allocator(kernel=None, log_level=None):
 class NoReorder:
     """What nki.compiler.no_reorder() (beta 1) and nl.no_reorder() (NKI 0.7) return: a
     directive that the compiler keep the operations of a loop (directives=) or a `with` block
-    in program order. It changes nothing in the model: each engine runs its instructions in
-    program order already, and no compiler reordering is modelled."""
+    in program order. Both are recorded (`order kept` ... `order free` around the block or the
+    loop): the compiler's scheduler leaves their instructions in program order."""
 
     def __enter__(self):
+        t = _trace.Trace.current
+        if t is not None:
+            t.order_mark(True)
         return self
 
     def __exit__(self, *exc):
+        t = _trace.Trace.current
+        if t is not None:
+            t.order_mark(False)
         return False
 
     def __repr__(self):

@@ -133,11 +133,15 @@ class _Loop:
     `mode` (_trace.Trace.iterate): how its edition runs it; `independent`: NKI may run its
     iterations in any order."""
 
-    def __init__(self, kind, args, independent=False, mode='eager'):
+    def __init__(self, kind, args, independent=False, mode='eager', directives=None):
         self.kind = kind
         self.args = args
         self.independent = independent
         self.mode = mode
+        # (nki.compiler.no_reorder() as directives=: its instructions in program order)
+        self.keep_order = any(type(d).__name__ == 'NoReorder' for d in
+                              (directives if isinstance(directives, (list, tuple)) else
+                               [directives]))
 
     def __len__(self):
         return len(range(*self.args))
@@ -153,7 +157,16 @@ class _Loop:
         trace = _trace.Trace.current
         if trace is None:
             return iter(range(*self.args))
-        return trace.iterate(self.kind, self.args, self.independent, self.mode, frame)
+        it = trace.iterate(self.kind, self.args, self.independent, self.mode, frame)
+        return self._in_order(trace, it) if self.keep_order else it
+
+    @staticmethod
+    def _in_order(trace, it):
+        trace.order_mark(True)
+        try:
+            yield from it
+        finally:
+            trace.order_mark(False)
 
 
 @api('language.affine_range', signature='*args, directives=None')
@@ -162,17 +175,17 @@ def affine_range(*args, directives=None, edition=None):
     writing the same bytes are a race). From NKI 0.7 a plain range (its iterations run in
     order)."""
     if edition == '0.7':
-        return _Loop('range', args, mode='python')
-    return _Loop('affine', args, independent=True, mode='traced')
+        return _Loop('range', args, mode='python', directives=directives)
+    return _Loop('affine', args, independent=True, mode='traced', directives=directives)
 
 
 @api('language.sequential_range', signature='*args, directives=None')
 def sequential_range(*args, directives=None, edition=None):
     """Iterations with a loop-carried dependency, in order. From NKI 0.7 a plain range.
-    `directives` (nki.compiler.no_reorder()) change nothing in the model (NoReorder)."""
+    `directives` (nki.compiler.no_reorder()): its instructions in program order (NoReorder)."""
     if edition == '0.7':
-        return _Loop('range', args, mode='python')
-    return _Loop('sequential', args, mode='traced')
+        return _Loop('range', args, mode='python', directives=directives)
+    return _Loop('sequential', args, mode='traced', directives=directives)
 
 
 def _bounds(api_name, site, *bounds):

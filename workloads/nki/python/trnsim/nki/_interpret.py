@@ -207,7 +207,8 @@ class Interpreter:
                     self._range(ops, ends, i + 1, ends[i])
                 i = ends[i] + 1
                 continue
-            if op.kind != 'end' and all(self.index[loop.id] == 0 for loop in op.when):
+            if op.kind not in ('end', 'iteration', 'order') and \
+                    all(self.index[loop.id] == 0 for loop in op.when):
                 self._exec(op)
             i += 1
 

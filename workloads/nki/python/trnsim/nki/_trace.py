@@ -192,7 +192,7 @@ class Trace:
             d.id = i
         self.ops = []
         for op in ops:
-            if op.kind not in ('loop', 'end'):
+            if op.kind not in ('loop', 'end', 'iteration', 'order'):
                 op = Op(op.kind, op.api, op.site, tuple(_renumber(a, number) for a in op.args),
                         op.when, '', op.ctx, op.core, op.variant, op.suffix)
                 op.line = _render(op)
@@ -458,7 +458,8 @@ class Trace:
             elif m < len(second) and _acc_differs(op, second[m]):
                 body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
                 m += 1
-            elif op.kind in ('loop', 'end'):  # (a loop runs; what it does is conditioned)
+            elif op.kind in ('loop', 'end', 'iteration', 'order'):  # (a loop runs; what it does is
+                # conditioned)
                 body.append(op)
             else:  # what the first iteration does more: only when Ln is 0
                 body.append(self._with(op, when=op.when + (loop,)))
@@ -477,11 +478,24 @@ class Trace:
         return None
 
     def _unroll_iterations(self, loop, starts):
-        """The loop's iterations as they ran: Ln replaced by each one's counter."""
+        """The loop's iterations as they ran: Ln replaced by each one's counter, each begun
+        by an `iteration TRIPS` line and the loop closed by one (where the compiler's
+        scheduling bodies begin: the builder's loop_iteration)."""
         bounds = starts + [len(self.ops)]
         for k, (a, b) in enumerate(zip(bounds, bounds[1:])):
             for i in range(a, b):
                 self.ops[i] = self._at(self.ops[i], loop, k)
+        for at in reversed(bounds):
+            self.ops.insert(at, self._iteration_mark(loop))
+
+    def order_mark(self, keep):
+        """nl.no_reorder: from here the compiler keeps program order (keep), or may schedule
+        again (the block's end)."""
+        self.ops.append(Op('order', None, None, (), (), 'order kept' if keep else 'order free',
+                           (), self.core))
+
+    def _iteration_mark(self, loop):
+        return Op('iteration', None, None, (loop,), (), f'iteration {loop.trips}', (), self.core)
 
     def _with(self, op, acc=None, when=None):
         """op with another accumulation or condition (its line made again)."""
@@ -497,7 +511,7 @@ class Trace:
     def _at(self, op, loop, k):
         """op of an iteration of `loop` that is not folded: Ln = k in its operands, its
         conditions and its accumulation."""
-        if op.kind in ('loop', 'end'):
+        if op.kind in ('loop', 'end', 'iteration', 'order'):
             return op
         if not any(loop in _loops_of(a) for a in op.args) and loop not in op.when:
             return op
@@ -537,12 +551,14 @@ class Trace:
                     j += 1
                 body = ops[i + 1:j]
                 for k in range(loop.trips):
+                    out.append(self._iteration_mark(loop))
                     for b in body:
                         if loop in b.when and k:
                             continue
                         b2 = self._at(b, loop, k)
                         b2.ctx = tuple((n, k) if it is loop else (n, it) for n, it in b.ctx)
                         out.append(b2)
+                out.append(self._iteration_mark(loop))
                 i = j + 1
                 continue
             out.append(op)
@@ -854,7 +870,7 @@ class Trace:
         # each instruction's kernel line: `place N FILE:LINE`, and ` at=N` on the op
         places = {}
         body = []
-        plain = ('declare', 'loop', 'end', 'print')
+        plain = ('declare', 'loop', 'end', 'iteration', 'order', 'print')
         for op in self.ops:
             if core is not None and op.core is not None and op.core != core:
                 continue
@@ -941,7 +957,7 @@ _MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
 def _render(op):
     """The recording's line of an operation (from its kept operands)."""
     kind, args = op.kind, op.args
-    if kind in ('loop', 'end'):
+    if kind in ('loop', 'end', 'iteration', 'order'):
         return op.line
     layout = _LAYOUT[kind]
     words = [kind]
