@@ -757,6 +757,35 @@ TEST(KernelBuilder, TheSchedulerKeepsAContinuationAfterWhatItDependsOn) {
     EXPECT_EQ(wait_value(act[1], semaphore_of_engine(engine_kind::act)), 0u);
 }
 
+// A continuation run the compiler puts on another engine than its instruction (a copy whose two
+// engines cost the same: NeuronCore-v3's 160 bf16 elements) is held as an entry of its own: it
+// waits for the load it reads.
+TEST(KernelBuilder, TheSchedulerHoldsARunOnAnotherEngineOnItsOwn) {
+    builder_options o = options(kernel_style::nl);
+    o.schedule_window = 16;
+    o.isa_version = 3;
+    o.dve_clock_ghz = 0.96;
+    o.act_clock_ghz = 1.2;
+    kernel_builder kb(o);
+    const hbm_tensor x = kb.input("x", 128 * 320, dtype::bfloat16, 0, 1, 1);  // queue 0
+    const auto ts = kb.declare_tile("s", mem_space::sbuf, 128, 320, dtype::bfloat16);
+    const auto td = kb.declare_tile("d", mem_space::sbuf, 128, 320, dtype::bfloat16);
+    kb.set_reorder(true);
+    const tile s = kb.next(ts), d = kb.next(td);
+    kb.load(s, x, kb.view(x, 0, 128, 320, 320));
+    kb.copy(kernel_builder::slice(d, 0, 160), kernel_builder::slice(s, 0, 160));
+    kb.next_instruction_continues();
+    kb.copy(kernel_builder::slice(d, 160, 160), kernel_builder::slice(s, 160, 160));
+    const program p = kb.finish();
+    ASSERT_EQ(stream(p, engine_kind::dve).size(), 1u);  // (the runs' engines: as the tie says)
+    const auto& act = stream(p, engine_kind::act);
+    ASSERT_EQ(act.size(), 1u);
+    EXPECT_EQ(implied_wait(act, 0, semaphore_of_queue(0)), 1u);
+    EXPECT_EQ(implied_wait(stream(p, engine_kind::dve), 0, semaphore_of_queue(0)), 1u);
+    for (const auto& trigger : stream(p, engine_kind::sp))
+        EXPECT_TRUE(trigger.waits.empty());
+}
+
 // Instructions that keep state in their engine (the Scalar engine's reduce registers) keep
 // their order there, though the second is ready first.
 TEST(KernelBuilder, TheSchedulerKeepsTheOrderOfAnEnginesRegisters) {

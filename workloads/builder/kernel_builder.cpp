@@ -409,25 +409,23 @@ void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
         emit_held(h);
         return;
     }
-    if (h.ins.flags & flag::continues) {
-        // A continuation run follows its instruction, the issuer's latest entry, at once: the
-        // held entries before it that it conflicts with hold back the instruction too.
-        for (auto it = m_held_order.rbegin(); it != m_held_order.rend(); ++it) {
-            held& head = m_held.at(*it);
-            if (head.issuer != issuer) continue;
-            for (const std::uint64_t s : m_held_order) {
-                if (s == head.seq) break;
-                held& e = m_held.at(s);
-                if (!conflicts(e, h) ||
-                    std::find(e.after.begin(), e.after.end(), head.seq) != e.after.end())
-                    continue;
-                ++head.blockers;
-                e.after.push_back(head.seq);
-            }
-            head.continued.push_back(std::move(h));
-            return;
+    if ((h.ins.flags & flag::continues) && !m_held_order.empty() &&
+        m_held.at(m_held_order.back()).issuer == issuer) {
+        // A continuation run follows its instruction, the latest entry held (on the same
+        // engine), at once: the held entries before it that it conflicts with hold back the
+        // instruction too. (A run the compiler put on another engine than its instruction's,
+        // or whose instruction is out already, is held as an entry of its own.)
+        held& head = m_held.at(m_held_order.back());
+        for (const std::uint64_t s : m_held_order) {
+            if (s == head.seq) break;
+            held& e = m_held.at(s);
+            if (!conflicts(e, h) ||
+                std::find(e.after.begin(), e.after.end(), head.seq) != e.after.end())
+                continue;
+            ++head.blockers;
+            e.after.push_back(head.seq);
         }
-        emit_held(h);  // (its instruction is out already: nothing of its engine came between)
+        head.continued.push_back(std::move(h));
         return;
     }
     while (m_held_order.size() >= m_opt.schedule_window)
