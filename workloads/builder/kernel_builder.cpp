@@ -516,20 +516,10 @@ void kernel_builder::emit_one() {
     // among those no held entry before them conflicts with.
     std::size_t best = m_held_order.size();
     double best_start = 0;
-    std::vector<sem_wait>& need = m_need;
     for (std::size_t i = 0; i < m_held_order.size(); ++i) {
         held& h = m_held.at(m_held_order[i]);
         if (h.blockers) continue;
-        if (!h.ready_known) {
-            needed_waits(h.reads.data(), h.reads.size(), h.writes.data(), h.writes.size(),
-                         h.in_order_writes, h.done, h.has_also ? &h.also : nullptr, need);
-            double ready = 0;
-            for (const auto& w : need)
-                ready = std::max(ready, finish_ns(w));
-            h.ready_ns = ready;
-            h.ready_known = true;
-        }
-        const double start = std::max(m_free_ns[std::size_t(h.issuer)], h.ready_ns);
+        const double start = std::max(m_free_ns[std::size_t(h.issuer)], ready_ns(h));
         if (best == m_held_order.size() || start < best_start) {
             best = i;
             best_start = start;
@@ -555,16 +545,21 @@ void kernel_builder::set_reorder(bool on) {
     m_reordered = m_reordered || scheduling();
 }
 
-void kernel_builder::emit_held(held& h) {
-    if (!h.ready_known) {
+double kernel_builder::ready_ns(held& h) {
+    if (!h.ready_known) {  // (fixed once nothing held before it conflicts with it)
         needed_waits(h.reads.data(), h.reads.size(), h.writes.data(), h.writes.size(),
                      h.in_order_writes, h.done, h.has_also ? &h.also : nullptr, m_need);
         h.ready_ns = 0;
         for (const auto& w : m_need)
             h.ready_ns = std::max(h.ready_ns, finish_ns(w));
+        h.ready_known = true;
     }
+    return h.ready_ns;
+}
+
+void kernel_builder::emit_held(held& h) {
     const std::size_t e = std::size_t(h.issuer);
-    double at = std::max(m_free_ns[e], h.ready_ns);
+    double at = std::max(m_free_ns[e], ready_ns(h));
     const std::uint32_t keep = m_place;
     const auto one = [&](held& x, double start) {
         const double end = start + cost_ns(x.issuer, x.ins);
@@ -894,8 +889,7 @@ void kernel_builder::sendrecv(const tile& dst, const tile& src) {
     meet.op = opcode::core_barrier;
     meet.imm = static_cast<float>(++m_barriers);
     const sem_wait sent{semaphore_of_queue(q), n};
-    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(engine_kind::sp)] + 1);
-    issue(engine_kind::sp, std::move(meet), semaphore_of_engine(engine_kind::sp), value, nullptr, 0,
+    issue(engine_kind::sp, std::move(meet), semaphore_of_engine(engine_kind::sp), 0, nullptr, 0,
           &into, 1, false, &sent);
 }
 
@@ -928,8 +922,7 @@ void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     ins.op = opcode::core_barrier;
     ins.imm = static_cast<float>(++m_barriers);  // the cores meet at barriers of one number
     const touch tensor{m_tensor_dep[t.id], region{}};
-    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
-    issue(on, std::move(ins), semaphore_of_engine(on), value, &tensor, 1, &tensor, 1);
+    issue(on, std::move(ins), semaphore_of_engine(on), 0, &tensor, 1, &tensor, 1);
 }
 
 namespace {
@@ -980,11 +973,9 @@ void kernel_builder::engine_op(engine_kind on, instruction ins,
         if (t->extent) r[n++] = {m_buffer_dep[t->index_buffer], region_of(t->index)};
     }
     if (dst.extent) r[n++] = {m_buffer_dep[dst.index_buffer], region_of(dst.index)};
-    const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
     const touch w[2] = {{m_buffer_dep[dst.buffer], region_of(dst)},
                         dst1 ? touch{m_buffer_dep[dst1->buffer], region_of(dst1->op)} : touch{}};
-    issue(on, std::move(ins), semaphore_of_engine(on), value, r, n, w, dst1 ? 2 : 1,
-          in_order_writes);
+    issue(on, std::move(ins), semaphore_of_engine(on), 0, r, n, w, dst1 ? 2 : 1, in_order_writes);
 }
 
 void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile* dst_or_none,
@@ -1000,8 +991,7 @@ void kernel_builder::instruction_op(engine_kind on, instruction ins, const tile*
             set_operand(ins, operand_slot::src0, *src0);
             r[0] = {m_buffer_dep[src0->buffer], region_of(*src0)};
         }
-        const auto value = static_cast<std::uint32_t>(m_emitted[std::size_t(on)] + 1);
-        issue(on, std::move(ins), semaphore_of_engine(on), value, r, src0 ? 1 : 0, nullptr, 0);
+        issue(on, std::move(ins), semaphore_of_engine(on), 0, r, src0 ? 1 : 0, nullptr, 0);
         return;
     }
     const tile& dst = *dst_or_none;

@@ -397,13 +397,15 @@ class kernel_builder {
                            std::uint32_t buffers, bool may_shrink, std::uint32_t& granted);
     void check_tile(const std::string& name, std::uint32_t partitions, std::uint32_t elems) const;
     // Emits `ins` on `issuer`'s stream with the waits its data dependencies need: it reads the
-    // `read_count` regions at `reads` and writes `write`, and signals `done` reaching
-    // `done_value` when complete; it waits only for accesses whose regions overlap its own.
+    // `read_count` regions at `reads` and writes `write`, and signals `done` when complete:
+    // a queue's semaphore reaching `done_value`, an engine's reaching the count of the
+    // instructions emitted on it (done_value unused); it waits only for accesses whose regions
+    // overlap its own.
     // `in_order_writes`: the issuer's own earlier writes to `write` are ordered by the hardware
     // (PSUM accumulation), so no wait on its own semaphore is needed for them. `also`: one more
     // wait the instruction needs.
     // With a schedule window (scheduling()), an entry is held back and emitted later, in the
-    // order the scheduler picks; an engine semaphore's done_value is then the count at emission.
+    // order the scheduler picks.
     void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
                const touch* reads, std::size_t read_count, const touch* writes,
                std::size_t write_count, bool in_order_writes = false,
@@ -449,6 +451,7 @@ class kernel_builder {
     void emit_held(held& h);
     void drain();  // every held entry
     double finish_ns(const sem_wait& w) const;
+    double ready_ns(held& h);  // when h's dependencies on emitted entries are done (estimate)
     void record_finish(sem_id s, std::uint32_t value, double ns);
     bool m_reorder = false;
     bool m_reordered = false;  // scheduling was on at some point (the counting build's path)

@@ -471,7 +471,7 @@ nki_recording parse_recording(std::istream& in) {
             if (w.size() != 2 || (w[1] != "kept" && w[1] != "free")) rd.fail("order kept|free");
             nki_op op;
             op.kind = nki_op_kind::order;
-            op.accumulate = w[1] == "kept";
+            op.keeps_order = w[1] == "kept";
             r.ops.push_back(op);
         } else if (w[0] == "iteration") {
             if (w.size() != 2) rd.fail("iteration TRIPS");
@@ -1805,7 +1805,7 @@ class expander {
                 m_kb.loop_iteration(op.trips);
                 break;
             case nki_op_kind::order:  // (no_reorder blocks nest)
-                m_kept_order += op.accumulate ? 1 : -1;
+                m_kept_order += op.keeps_order ? 1 : -1;
                 m_kb.set_reorder(m_kept_order <= 0);
                 break;
         }

@@ -83,8 +83,8 @@ enum class nki_op_kind : std::uint8_t {
     // `iteration TRIPS`: an iteration of a loop of TRIPS iterations the recording unrolled
     // begins, or that loop has ended (the compiler's scheduling bodies: loop_iteration)
     iteration,
-    // `order kept` / `order free`: an nl.no_reorder block (or loop) begins (accumulate: true)
-    // or ends; the compiler's scheduler keeps program order inside (set_reorder)
+    // `order kept` / `order free`: an nl.no_reorder block (or loop) begins (keeps_order) or
+    // ends; the compiler's scheduler keeps program order inside (set_reorder)
     order,
     declare,  // a new instance of a declaration
     load,
@@ -137,6 +137,7 @@ struct nki_op {
     // an engine instruction (ins, copy, ...): continues the one before it on its engine, one
     // instruction of several runs a partition written as one a run (`cont`; flag::continues)
     bool cont = false;
+    bool keeps_order = false;  // order: `order kept`
     std::vector<std::uint32_t> fresh;
     // instruction: its opcode and flags, and which of `tiles` is each of its tile fields (dst,
     // src0, src1, src2, dst1; -1: none)

@@ -11,6 +11,7 @@ import weakref
 import numpy as np
 
 from . import _dtypes, _ops, _trace
+from ._api_compiler import NoReorder
 from ._errors import KernelError, unsupported, user_frame, user_site
 from ._index import DynSlice, IndexRange, whole_mask
 from ._registry import REGISTRY, alias, api, called, value
@@ -139,7 +140,7 @@ class _Loop:
         self.independent = independent
         self.mode = mode
         # (nki.compiler.no_reorder() as directives=: its instructions in program order)
-        self.keep_order = any(type(d).__name__ == 'NoReorder' for d in
+        self.keep_order = any(isinstance(d, NoReorder) for d in
                               (directives if isinstance(directives, (list, tuple)) else
                                [directives]))
 
