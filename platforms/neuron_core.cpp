@@ -30,12 +30,24 @@ void declare_platform_params(param_registry& r) {
     chip_shape::declare_params(r);
 }
 
+namespace {
+
+// The launch cost of the runtime of the SDK the config names (both keys are read, so each is
+// checked whichever applies).
+double launch_overhead(const config& cfg) {
+    const double current = cfg.time_ns("core.launch_overhead");
+    const double before_2025 = cfg.time_ns("core.launch_overhead_2024");
+    return cfg.integer("runtime.sdk") <= 2024 ? before_2025 : current;
+}
+
+}  // namespace
+
 neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional,
                          const core_wiring* wiring)
     : sc_core::sc_module(name),
       m_functional(functional),
       m_in_chip(wiring != nullptr),
-      m_launch(ns(cfg.time_ns("core.launch_overhead"))),
+      m_launch(ns(launch_overhead(cfg))),
       m_router("router", cfg) {
     cfg.text("name");
     m_limits.partitions = static_cast<std::uint32_t>(cfg.integer("core.sbuf.partitions"));

@@ -164,6 +164,34 @@ TEST_F(cli, every_configured_dma_engine_takes_a_share_of_each_transfer) {
     EXPECT_NEAR(busiest[1], busiest[0] / 2, busiest[0] * 1e-6);
 }
 
+TEST_F(cli, the_runtime_of_the_sdk_named_sets_the_launch_cost) {
+    // runtime.sdk 2024 and earlier pay core.launch_overhead_2024; later ones core.launch_overhead
+    // (the default SDK, 2025); the kernel itself takes the same time under either.
+    const char* sdks[] = {"", " --set runtime.sdk=2025", " --set runtime.sdk=2024",
+                          " --set runtime.sdk=2019"};
+    double launch[4] = {}, body[4] = {};
+    for (int i = 0; i < 4; ++i) {
+        const std::string out = path("sdk" + std::to_string(i) + ".json");
+        auto r = run_sim(
+            "--config trn1 --workload vector_add --param n=4096 --quiet "
+            "--set core.launch_overhead=5us --set core.launch_overhead_2024=17us" +
+            std::string(sdks[i]) + " --stats-out " + out);
+        ASSERT_EQ(r.status, 0) << r.output;
+        const auto j = load_json(out);
+        launch[i] = j["launch_overhead_ns"].get<double>();
+        body[i] = j["total_time_ns"].get<double>() - launch[i];
+    }
+    EXPECT_DOUBLE_EQ(launch[0], 5000);
+    EXPECT_DOUBLE_EQ(launch[1], 5000);
+    EXPECT_DOUBLE_EQ(launch[2], 17000);
+    EXPECT_DOUBLE_EQ(launch[3], 17000);
+    for (double b : body)
+        EXPECT_DOUBLE_EQ(b, body[0]);
+    auto r = run_sim("--config trn1 --workload vector_add --set runtime.sdk=2018");
+    EXPECT_EQ(r.status, 2) << r.output;
+    EXPECT_NE(r.output.find("runtime.sdk"), std::string::npos) << r.output;
+}
+
 // The sum of the leaves of a stats subtree whose names end in _ns (but `except`).
 double sum_ns(const nlohmann::json& tree, const std::string& except = "") {
     double total = 0;

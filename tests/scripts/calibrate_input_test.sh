@@ -74,6 +74,20 @@ expect_status 0 $? "points measured at LNC 1 and 2"
 expect_grep "^how1 .* compiler 2024, lnc 1, auto_cast none, nki\.benchmark p99 +latency_us" \
     "$TMP/out" "the conditions of a measurement are shown"
 expect_grep "^how2 .* lnc 2, table " "$TMP/out" "LNC 2 on trn2"
+# compiler sets runtime.sdk: a point of the 2024 SDK pays core.launch_overhead_2024, the same kernel
+# of the 2025 SDK (or of none said) core.launch_overhead.
+printf '%s\n' "id,platform,workload,params,metric,value,compiler" "sdk24,trn1,$w1,$p1,latency_us,5,2024" \
+    "sdk25,trn1,$w1,$p1,latency_us,5,2025" "sdk0,trn1,$w1,$p1,latency_us,5," >"$TMP/sdk.csv"
+"$cal" --points "$TMP/sdk.csv" --set core.launch_overhead=5us --set core.launch_overhead_2024=17us \
+    --csv "$TMP/sdk.out.csv" >"$TMP/out" 2>&1
+expect_status 0 $? "points of two SDKs"
+python3 - "$TMP/sdk.out.csv" <<'PY' || fail "a 2024 point pays the 2024 runtime's launch"
+import csv, sys
+rows = {r["id"]: float(r["model"]) for r in csv.DictReader(open(sys.argv[1]))}
+assert abs(rows["sdk24"] - rows["sdk25"] - 12) < 0.01, rows  # the table rounds
+assert rows["sdk25"] == rows["sdk0"], rows
+PY
+expect_grep "^sdk24 .* compiler 2024 +latency_us" "$TMP/out" "the SDK is shown, not its key"
 printf '%s\n' "id,platform,workload,params,metric,value,lnc" "bad1,trn1,$w1,$p1,latency_us,5,2" \
     >"$TMP/lnc.csv"
 "$cal" --points "$TMP/lnc.csv" >"$TMP/out" 2>&1
