@@ -19,8 +19,38 @@
 
 namespace trn {
 
+namespace {
+
+// The kernel launch's keys: the runtime's cost before the first instruction, by SDK (read by
+// neuron_core alone).
+void declare_launch_params(param_registry& r) {
+    r.add({"runtime.sdk", param_kind::integer, "2025",
+           "year of the Neuron SDK whose runtime launches the kernel: 2024 or earlier pays "
+           "core.launch_overhead_2024, a later one core.launch_overhead (neuron-bench's latency "
+           "includes the runtime's launch)",
+           "nki.benchmark API reference (neuron-bench measures more than the device latency)", 2019,
+           2100});
+    r.add(param_decl{"core.launch_overhead", param_kind::time, "15us",
+                     "fixed kernel launch cost before the first instruction issues, under the "
+                     "2025 Neuron SDK's runtime and later",
+                     "calibrated", 0, 1e12}
+              .calibrated(1e3, 30e3,
+                          "at most the smallest measured kernel (AP6 14 us, W4 15 us), at least "
+                          "a semaphore round trip"));
+    r.add(param_decl{"core.launch_overhead_2024", param_kind::time, "15us",
+                     "fixed kernel launch cost before the first instruction issues, under the "
+                     "2024 Neuron SDK's runtime (runtime.sdk 2024 or earlier)",
+                     "calibrated", 0, 1e12}
+              .calibrated(1e3, 30e3,
+                          "at most the smallest measured kernel (V4 19 us, a single "
+                          "load-add-store), at least a semaphore round trip"));
+}
+
+}  // namespace
+
 void declare_platform_params(param_registry& r) {
     r.add({"name", param_kind::text, "trn1", "name of the platform, shown in the summary", "-"});
+    declare_launch_params(r);
     engine::declare_params(r);
     tensor_engine::declare_params(r);
     dma_engine::declare_params(r);

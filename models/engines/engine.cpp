@@ -42,26 +42,6 @@ void engine::declare_params(param_registry& r) {
     r.add({"core.min_ii", param_kind::real, "64",
            "minimum instruction initiation interval of DVE/ACT/Pool, in engine cycles",
            "hardware-facts 2 (MIN_II ~ 64 cycles)", 1, 1e6});
-    r.add({"runtime.sdk", param_kind::integer, "2025",
-           "year of the Neuron SDK whose runtime launches the kernel: 2024 or earlier pays "
-           "core.launch_overhead_2024, a later one core.launch_overhead (neuron-bench's latency "
-           "includes the runtime's launch)",
-           "nki.benchmark API reference (neuron-bench measures more than the device latency)", 2019,
-           2100});
-    r.add(param_decl{"core.launch_overhead", param_kind::time, "15us",
-                     "fixed kernel launch cost before the first instruction issues, under the "
-                     "2025 Neuron SDK's runtime and later",
-                     "calibrated", 0, 1e12}
-              .calibrated(1e3, 30e3,
-                          "at most the smallest measured kernel (AP6 14 us, W4 15 us), at least "
-                          "a semaphore round trip"));
-    r.add(param_decl{"core.launch_overhead_2024", param_kind::time, "15us",
-                     "fixed kernel launch cost before the first instruction issues, under the "
-                     "2024 Neuron SDK's runtime (runtime.sdk 2024 or earlier)",
-                     "calibrated", 0, 1e12}
-              .calibrated(1e3, 30e3,
-                          "at most the smallest measured kernel (V4 19 us, a single "
-                          "load-add-store), at least a semaphore round trip"));
     r.add(param_decl{"core.dve.reciprocal_cycles", param_kind::real, "8",
                      "Vector-engine cycles per element of nisa.reciprocal (the reference: "
                      "max(MIN_II, 8N))",
