@@ -505,7 +505,20 @@ nki_recording parse_recording(std::istream& in) {
             }
             std::size_t first = 1;
             if (w.size() > 1 && w[1].rfind("if=", 0) == 0) {
-                op.when = rd.loop_ids(w[1].substr(3));
+                for (const auto& part : rd.split(w[1].substr(3), ',')) {
+                    const auto at = part.find('@');
+                    if (at == std::string::npos) {
+                        op.when.push_back(rd.loop_id(part));
+                        continue;
+                    }
+                    const auto colon = part.find(':', at);
+                    if (colon == std::string::npos) rd.fail("bad condition '" + part + "'");
+                    nki_span sp{rd.loop_id(part.substr(0, at)),
+                                rd.integer(part.substr(at + 1, colon - at - 1)),
+                                rd.integer(part.substr(colon + 1))};
+                    if (sp.lo < 0 || sp.hi <= sp.lo) rd.fail("empty span '" + part + "'");
+                    op.spans.push_back(sp);
+                }
                 first = 2;
             }
             if (op.kind == nki_op_kind::print) {
@@ -527,6 +540,10 @@ nki_recording parse_recording(std::istream& in) {
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
                 rd.fail("declare of an unknown declaration");
+            for (const nki_span& sp : op.spans)
+                if (std::find(open.begin(), open.end(), sp.loop) == open.end())
+                    rd.fail("a condition on L" + std::to_string(sp.loop) +
+                            ", not a loop around the operation");
             r.ops.push_back(op);
         }
     }
@@ -704,9 +721,11 @@ class expander {
     }
 
     // How many instances declaration d makes in one iteration of loop l (the op index of its
-    // `loop`): its declarations inside l, each times the trips of the loops between l and it.
+    // `loop`): its declarations inside l, each times the trips of the loops between l and it
+    // (of the parts of l's body, `if=Ln@A:B`, the one that makes most).
     std::size_t made_per_iteration(std::size_t d, std::size_t l) const {
         std::size_t n = 0;
+        std::map<std::pair<std::int64_t, std::int64_t>, std::size_t> in_part;
         for (std::size_t i = l + 1; i < m_end[l]; ++i) {
             const auto& op = m_r.ops[i];
             if (op.kind != nki_op_kind::declare || op.loop != d) continue;
@@ -715,9 +734,58 @@ class expander {
             std::size_t times = 1;
             for (auto it = at == around.end() ? at : at + 1; it != around.end(); ++it)
                 times *= static_cast<std::size_t>(m_r.ops[*it].trips);
-            n += times;
+            const auto sp = std::find_if(op.spans.begin(), op.spans.end(), [&](const nki_span& s) {
+                return s.loop == m_r.ops[l].loop;
+            });
+            (sp == op.spans.end() ? n : in_part[{sp->lo, sp->hi}]) += times;
         }
-        return n;
+        std::size_t most = 0;
+        for (const auto& [range, made] : in_part)
+            most = std::max(most, made);
+        return n + most;
+    }
+
+    // The loops around every one of `ops` (not empty), outermost first, as the loops around the
+    // first of them: a loop whose body holds parts (`if=Ln@A:B`, iterations a mask cut alike)
+    // holds a loop inside once per part, and those copies count as one loop.
+    std::vector<std::size_t> loop_ids_around_all(const std::vector<std::size_t>& ops) const {
+        std::vector<std::size_t> common = m_around[ops.front()];
+        for (const std::size_t i : ops) {
+            const auto& a = m_around[i];
+            std::size_t k = 0;
+            while (
+                k < common.size() && k < a.size() &&
+                (common[k] == a[k] || (k > 0 && copies_in_parts(common[k], a[k], common[k - 1]))))
+                ++k;
+            common.resize(k);
+        }
+        return common;
+    }
+
+    // Whether loops x and y (operation indices) are copies of one loop in two parts of loop
+    // `outer`'s body: the same id, and every operation inside each under a span of `outer`,
+    // the two spans apart.
+    bool copies_in_parts(std::size_t x, std::size_t y, std::size_t outer) const {
+        if (m_r.ops[x].loop != m_r.ops[y].loop) return false;
+        using range = std::pair<std::int64_t, std::int64_t>;
+        const auto part = [&](std::size_t l) -> std::optional<range> {
+            std::optional<range> got;
+            for (std::size_t i = l + 1; i < m_end[l]; ++i) {
+                const nki_op& op = m_r.ops[i];
+                if (op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
+                    op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order)
+                    continue;
+                const auto sp =
+                    std::find_if(op.spans.begin(), op.spans.end(),
+                                 [&](const nki_span& s) { return s.loop == m_r.ops[outer].loop; });
+                if (sp == op.spans.end() || (got && *got != range{sp->lo, sp->hi}))
+                    return std::nullopt;
+                got = range{sp->lo, sp->hi};
+            }
+            return got;
+        };
+        const auto px = part(x), py = part(y);
+        return px && py && (px->second <= py->first || py->second <= px->first);
     }
 
     std::vector<std::size_t> loops_around_all(const std::vector<std::size_t>& ops) const {
@@ -840,13 +908,20 @@ class expander {
             if (!nd.blocked || nd.count < 2 || !nd.offsets.empty() || uses.empty() ||
                 s.owner != d || s.rotates || s.keep > 1 || nd.rewrite)
                 continue;
-            // the innermost loop of several trips around every use
-            std::vector<std::size_t> common = loops_around_all(uses);
+            // the innermost loop of several trips around every use (a loop whose body holds
+            // parts, `if=Ln@A:B`, holds a loop inside once per part: one loop, by its id)
+            std::vector<std::size_t> common = loop_ids_around_all(uses);
             while (!common.empty() && m_r.ops[common.back()].trips < 2)
                 common.pop_back();
             if (common.empty()) continue;
             const std::size_t l = common.back();
-            if (declared_at >= l && declared_at <= m_end[l]) continue;
+            bool declared_inside = false;
+            for (const std::size_t u : uses) {
+                const std::size_t lu = m_around[u][common.size() - 1];
+                declared_inside =
+                    declared_inside || (declared_at >= lu && declared_at <= m_end[lu]);
+            }
+            if (declared_inside) continue;
             std::map<std::uint32_t, std::uint64_t> trips;  // loop id -> trips, l and around it
             for (const std::size_t c : common)
                 trips[m_r.ops[c].loop] = m_r.ops[c].trips;
@@ -1526,6 +1601,12 @@ class expander {
         return true;
     }
 
+    bool in_spans(const std::vector<nki_span>& spans) const {
+        for (const nki_span& sp : spans)
+            if (m_index[sp.loop] < sp.lo || m_index[sp.loop] >= sp.hi) return false;
+        return true;
+    }
+
     void run_range(std::size_t begin, std::size_t end) {
         for (std::size_t i = begin; i < end; ++i) {
             for (auto& [at, decls] : m_phase_begin)
@@ -1547,7 +1628,8 @@ class expander {
                 m_index[op.loop] = 0;
                 m_kb.loop_iteration(op.trips);  // (what follows the loop: a body of its own)
                 i = m_end[i];
-            } else if (op.kind != nki_op_kind::end && first_iteration(op.when)) {
+            } else if (op.kind != nki_op_kind::end && first_iteration(op.when) &&
+                       in_spans(op.spans)) {
                 try {
                     m_kb.set_place(op.place ? m_place_ids[op.place - 1] : 0u);
                     // the platform's rules, checked on an operation's first expansion (its

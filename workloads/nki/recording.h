@@ -77,6 +77,13 @@ struct nki_decl {
     std::vector<std::uint32_t> phys;              // ... and each logical tile's buffer among them
 };
 
+// `Ln@lo:hi` in an operation's `if=`: it runs in iterations lo .. hi - 1 of loop Ln (the part
+// of a folded loop whose iterations recorded it, as a mask cut their tiles).
+struct nki_span {
+    std::uint32_t loop = 0;
+    std::int64_t lo = 0, hi = 0;
+};
+
 enum class nki_op_kind : std::uint8_t {
     loop,  // the body up to the matching end runs `trips` times
     end,
@@ -111,6 +118,7 @@ struct nki_op {
     std::uint32_t loop = 0;           // loop, end: the loop's id; declare: the declaration
     std::uint64_t trips = 0;          // loop
     std::vector<std::uint32_t> when;  // runs only when every one of these loops is at index 0
+    std::vector<nki_span> spans;      // ... and each of these loops' index is in its span
     std::vector<nki_tile_ref> tiles;  // dst first, then the sources in the builder call's order
     nki_hbm_ref hbm;   // load(_add,_at), gather: the source; store(_at), hbm_dma: the
                        // destination; barrier: its tensor

@@ -1183,6 +1183,114 @@ class MaskedIterations(unittest.TestCase):
         self.assertEqual(t.trace.text().count('loop '), 2)
 
 
+@nki.jit
+def tail_tiles(x):
+    """Rows in tiles of 128, the last one partial: a mask of the row index cuts it."""
+    rows, cols = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.arange(128)[:, None], nl.arange(cols)[None, :]
+    for i in nl.affine_range((rows + 127) // 128):
+        inside = i * 128 + ip < rows
+        t = nl.load(x[i * 128 + ip, jf], mask=inside)
+        nl.store(out[i * 128 + ip, jf], value=nl.multiply(t, 2.0, mask=inside), mask=inside)
+    return out
+
+
+@nki.jit
+def tail_blocks(x):
+    """tail_tiles as NKIBench's kernels spell it: block tensors declared before the loop, and
+    the mask as the compiler prints it."""
+    rows, cols = x.shape
+    n = (rows + 127) // 128
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((n, nl.par_dim(128), cols), dtype=x.dtype, buffer=nl.sbuf)
+    u = nl.ndarray((n, nl.par_dim(128), cols), dtype=x.dtype, buffer=nl.sbuf)
+    ip, jf = nl.arange(128)[:, None], nl.arange(cols)[None, :]
+    for i in nl.affine_range(n):
+        t[i, ip, jf] = nl.load(x[128 * i + ip, jf], mask=-128 * i + -1 * ip + (rows - 1) >= 0)
+        u[i, ip, jf] = nl.multiply(t[i, ip, jf], 2.0, mask=-128 * i + -1 * ip + (rows - 1) >= 0)
+        nl.store(out[128 * i + ip, jf], value=u[i, ip, jf],
+                 mask=-128 * i + -1 * ip + (rows - 1) >= 0)
+    return out
+
+
+@nki.jit
+def head_cut(x):
+    """Rows in tiles of 128 from row 64 on: the mask cuts the first tile (a lower bound)."""
+    rows, cols = x.shape
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    ip, jf = nl.arange(128)[:, None], nl.arange(cols)[None, :]
+    for i in nl.affine_range(rows // 128):
+        keep = i * 128 + ip >= 64
+        t = nl.load(x[i * 128 + ip, jf], mask=keep)
+        nl.store(out[i * 128 + ip, jf], value=nl.multiply(t, 2.0, mask=keep), mask=keep)
+    return out
+
+
+@nki.jit
+def tail_psum_blocks(x):
+    """Columns in chunks of 1024, the last one partial, each chunk's halves scaled into a block
+    of a PSUM tensor of 24 KiB a partition (PSUM has 16) and stored: the last chunk's second
+    half is empty, so each part of the loop holds the inner loop, and the blocks rotate over
+    both copies (as NKIBench's transpose_matmul's)."""
+    rows, cols = x.shape
+    n = (cols + 1023) // 1024
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.ndarray((n, 2, nl.par_dim(128), 512), dtype=nl.float32, buffer=nl.psum)
+    ip, jf, jw = nl.arange(128)[:, None], nl.arange(512)[None, :], nl.arange(1024)[None, :]
+    for i in nl.affine_range(n):
+        t = nl.load(x[ip, 1024 * i + jw], mask=-1024 * i + -1 * jw + (cols - 1) >= 0)
+        for h in nl.affine_range(2):
+            keep = -512 * h + -1024 * i + -1 * jf + (cols - 1) >= 0
+            acc[i, h, ip, jf] = nl.multiply(t[ip, 512 * h + jf], 2.0, mask=keep)
+            nl.store(out[ip, 1024 * i + 512 * h + jf], value=acc[i, h, ip, jf], mask=keep)
+    return out
+
+
+class MaskedEnds(unittest.TestCase):
+    """A mask of the loop index that cuts the last tile (or the first) leaves the loop folded:
+    the iterations it cuts alike are a part of the body of their own (`if=L0@A:B`), so block
+    tensors rotate as in a loop without a mask (NKIBench's adamw spells its loop so)."""
+
+    def test_a_partial_last_tile_folds_into_one_body(self):
+        x = np.random.default_rng(11).random((1000, 512), dtype=np.float32)
+        once, _ = SameAsUnrolled.same(self, tail_tiles, x)
+        text = once.trace.text()
+        self.assertEqual(text.count('loop L0 8'), 1, text)
+        # two declarations, the load, the multiply and the store in each part
+        self.assertEqual(text.count('if=L0@0:7'), 5, text)
+        self.assertEqual(text.count('if=L0@7:8'), 5, text)
+        self.assertIn('H0:458752:104:512:512', text)  # (the last tile: 1000 - 896 rows)
+
+    def test_block_tensors_of_a_partial_last_tile_rotate(self):
+        x = np.random.default_rng(12).random((10000, 512), dtype=np.float32)
+        ns = {}
+        for kernel in (tail_tiles, tail_blocks):
+            np.testing.assert_allclose(kernel(x), 2 * x, rtol=1e-6)
+            ns[kernel.__name__] = s.stat(s.frontend_stats(kernel, x), 'total_time_ns')
+            text = trnsim.nki.trace_kernel(kernel, (x,), {}, False).trace.text()
+            self.assertEqual(text.count('loop L0 79'), 1)
+        self.assertAlmostEqual(ns['tail_blocks'] / ns['tail_tiles'], 1.0, delta=0.01)
+
+    def test_blocks_rotate_over_the_parts_of_a_loop(self):
+        x = np.random.default_rng(14).random((128, 5420), dtype=np.float32)
+        np.testing.assert_allclose(tail_psum_blocks(x), 2 * x, rtol=1e-6)
+        text = trnsim.nki.trace_kernel(tail_psum_blocks, (x,), {}, False).trace.text()
+        self.assertEqual(text.count('loop L0 6'), 1, text)
+        self.assertIn('if=L1,L0@5:6', text)  # (the last part: its first half only)
+        self.assertEqual(text.count('loop L1 2'), 2, text)  # (the inner loop, once a part)
+
+    def test_a_cut_first_tile(self):
+        x = np.random.default_rng(13).random((512, 256), dtype=np.float32)
+        want = 2 * x
+        want[:64] = 0
+        self.assertEqual(head_cut(x)[64:].tolist(), want[64:].tolist())
+        once, _ = SameAsUnrolled.same(self, head_cut, x)
+        text = once.trace.text()
+        self.assertEqual(text.count('if=L0@0:1'), 5, text)
+        self.assertEqual(text.count('if=L0@1:4'), 5, text)
+
+
 @nki0.jit
 def chunks_to_the_end(x, chunk):
     """Columns in chunks, the last one shorter (its end Python's min()), a column each chunk

@@ -106,6 +106,96 @@ end L0
     EXPECT_EQ(p.engines[std::size_t(engine_kind::dve)].size(), 1u);
 }
 
+TEST(Recording, AnOperationRunsInTheIterationsOfItsSpan) {
+    // A loop of 3 whose last iteration a mask cuts to 64 partitions: iterations 0 and 1 load
+    // and store whole tiles (`if=L0@0:2`), iteration 2 the cut ones (`if=L0@2:3`).
+    const program p = expand(R"(style nl
+tensor input float32 40960 a
+tensor output float32 40960 out
+decl sbuf 128 128 float32 1 0 0 3 - - t
+loop L0 3
+declare 0
+load if=L0@0:2 T0.0.0:0:128:0:128:1 H0:16384*L0:128:128:128
+store if=L0@0:2 H1:16384*L0:128:128:128 T0.0.0:0:128:0:128:1
+load if=L0@2:3 T0.0.0:0:64:0:128:1 H0:16384*L0:64:128:128
+store if=L0@2:3 H1:16384*L0:64:128:128 T0.0.0:0:64:0:128:1
+end L0
+)");
+    EXPECT_EQ(p.transfer_count(), 6u);
+    std::uint64_t bytes = 0;
+    for (const auto& q : p.queues)
+        for (const auto& t : q)
+            bytes += t.src.bytes();
+    EXPECT_EQ(bytes, 2u * (2 * 128 + 64) * 128 * 4);
+    const std::string decl = "style nl\ndecl sbuf 128 64 float32 1 0 0 - - - t\n";
+    const std::string loop = decl + "loop L0 3\n";
+    EXPECT_NE(parse_error(decl + "loop L0 3\nend L0\n"
+                                 "ins if=L0@0:2 dve memset dst=T0.0.0:0:128:0:64:1\n")
+                  .find("not a loop around the operation"),
+              std::string::npos);
+    EXPECT_NE(parse_error(loop + "ins if=L0@2:2 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                  .find("empty span 'L0@2:2'"),
+              std::string::npos);
+    EXPECT_NE(parse_error(loop + "ins if=L0@2 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                  .find("bad condition 'L0@2'"),
+              std::string::npos);
+}
+
+TEST(Recording, BlocksRotateOverTheCopiesOfALoopInEachPart) {
+    // NKIBench's transpose_matmul, smaller: a PSUM tensor of 176 blocks of one bank, 16 blocks
+    // (32 KiB, PSUM has 16) used in each iteration of L2, whose last iteration is a part of its
+    // own holding its own copy of the loop L4 (its L5 unrolled). The blocks rotate over L4 in
+    // both copies, two banks at a time; counted apart, L2 alone would be around every use.
+    const program p = expand(R"(style nl
+tensor input float32 8388608 v1
+tensor input float32 22413312 v2
+tensor output float32 44826624 out
+decl sbuf 128 1024 float32 2 1 1 - - - lhs
+decl sbuf 128 1024 float32 22 1 1 - - - rhs
+decl psum 128 512 float32 176 1 1 - - - acc
+decl sbuf 128 1024 float32 88 1 1 - - - res
+declare 0
+declare 1
+declare 2
+declare 3
+loop L1 2
+load T0.0.1*L1:0:128:0:1024:1 H0:4096*L1:128:1024:65536
+end L1
+loop L2 11
+loop L3 2
+load if=L2@0:10 T1.0.2*L2+1*L3:0:128:0:1024:1 H1:1024*L2+10944*L3:128:1024:175104
+end L3
+loop L4 8
+loop L5 2
+loop L6 2
+matmul if=L2@0:10 T2.0.16*L2+2*L4+1*L5:0:128:0:512:1 T0.0.1*L6:0:128:128*L4:128:1 T1.0.2*L2+1*L6:0:128:512*L5:512:1 !L6
+end L6
+copy if=L2@0:10 T3.0.1*L2+11*L4:0:128:512*L5:512:1 T2.0.16*L2+2*L4+1*L5:0:128:0:512:1
+end L5
+store if=L2@0:10 H2:1024*L2+1400832*L4:128:1024:10944 T3.0.1*L2+11*L4:0:128:0:1024:1
+end L4
+loop L3 2
+load if=L2@10:11 T1.0.2*L2+1*L3:0:128:0:704:1 H1:10944*L3+10240:128:704:175104
+end L3
+loop L4 8
+iteration 2
+loop L6 2
+matmul if=L2@10:11 T2.0.16*L2+2*L4:0:128:0:512:1 T0.0.1*L6:0:128:128*L4:128:1 T1.0.2*L2+1*L6:0:128:0:512:1 !L6
+end L6
+copy if=L2@10:11 T3.0.1*L2+11*L4:0:128:0:512:1 T2.0.16*L2+2*L4:0:128:0:512:1
+iteration 2
+loop L6 2
+matmul if=L2@10:11 T2.0.16*L2+2*L4+1:0:128:0:192:1 T0.0.1*L6:0:128:128*L4:128:1 T1.0.2*L2+1*L6:0:128:512:192:1 !L6
+end L6
+copy if=L2@10:11 T3.0.1*L2+11*L4:0:128:512:192:1 T2.0.16*L2+2*L4+1:0:128:0:192:1
+iteration 2
+store if=L2@10:11 H2:1400832*L4+10240:128:704:10944 T3.0.1*L2+11*L4:0:128:0:704:1
+end L4
+end L2
+)");
+    EXPECT_EQ(p.engines[std::size_t(engine_kind::pe)].size(), 2u * 8 * 2 * 11);
+}
+
 TEST(Recording, DoubleRowMatmulsCarryTheirFlag) {
     const char* const text = R"(style isa
 tensor input float8_e4m3 16384 a

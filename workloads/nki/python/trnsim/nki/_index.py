@@ -14,7 +14,7 @@ class LoopIndex:
     recording it is the loop variable Ln (`id`)."""
 
     __slots__ = ('id', 'trips', 'cur', 'open', 'identity', 'consumed', 'register', 'shift',
-                 'kind', 'iteration_clock')
+                 'kind', 'iteration_clock', 'span')
 
     def __init__(self, loop_id, trips, identity=None, register=False):
         self.id, self.trips = loop_id, trips
@@ -29,6 +29,53 @@ class LoopIndex:
         self.shift = 0
         self.kind = 'range'  # the construct the kernel wrote (the recording says it)
         self.iteration_clock = 0  # Trace.clock when its current iteration began
+        # The counters (lo, hi) the current iteration's recording holds for, where a mask's
+        # comparison of the index cut the tile alike (None: all of them): narrowed by each
+        # such comparison (IndexRange._bound), instead of taking the index's value
+        self.span = None
+
+    def narrow(self, lo, hi):
+        """What the current iteration records holds for counters lo .. hi - 1 only."""
+        if (lo, hi) == (0, self.trips):
+            return
+        a, b = self.span or (0, self.trips)
+        self.span = (max(a, lo), min(b, hi))
+
+    def counters(self):
+        """The counters its open iteration's recording stands for: (lo, hi)."""
+        return self.span if self.open and self.span else (0, self.trips)
+
+
+class Span:
+    """A condition of a recorded operation: it runs in iterations lo .. hi - 1 of `loop`
+    (the part of a folded loop whose iterations recorded it: docs/nki.md, "The recording")."""
+
+    __slots__ = ('loop', 'lo', 'hi')
+
+    def __init__(self, loop, lo, hi):
+        self.loop, self.lo, self.hi = loop, lo, hi
+
+    def __eq__(self, other):
+        return isinstance(other, Span) and (self.loop, self.lo, self.hi) == \
+            (other.loop, other.lo, other.hi)
+
+    def __hash__(self):
+        return hash((id(self.loop), self.lo, self.hi))
+
+    def text(self):
+        return f'L{self.loop.id}@{self.lo}:{self.hi}'
+
+
+def holds(condition, index):
+    """Whether a recorded operation's condition (a loop: its index is 0; a Span) holds at
+    the loops' indices `index` (by loop id)."""
+    if condition.__class__ is Span:
+        return condition.lo <= index[condition.loop.id] < condition.hi
+    return index[condition.id] == 0
+
+
+def condition_text(condition):
+    return condition.text() if condition.__class__ is Span else f'L{condition.id}'
 
 
 class Affine(UserFacing):
@@ -268,17 +315,63 @@ def settled(x, fits):
 
 
 def low(x):
-    """The smallest value x takes over its open loops' iterations."""
+    """The smallest value x takes over its open loops' iterations (those the current
+    iteration's recording stands for: LoopIndex.counters)."""
     if not isinstance(x, Affine):
         return int(x)
-    return x.c + sum(min(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
+    return x.c + sum(min(coef * a, coef * (b - 1))
+                     for loop, coef in x.terms for a, b in (loop.counters(),))
 
 
 def high(x):
-    """The largest value x takes over its open loops' iterations."""
+    """The largest value x takes over its open loops' iterations (as low)."""
     if not isinstance(x, Affine):
         return int(x)
-    return x.c + sum(max(0, coef * (loop.trips - 1)) for loop, coef in x.terms)
+    return x.c + sum(max(coef * a, coef * (b - 1))
+                     for loop, coef in x.terms for a, b in (loop.counters(),))
+
+
+def _moving_loop(xs):
+    """The one open loop the live index expressions xs move with, when it is one whose
+    iterations the kernel's Python runs (None: no loop, several, or a compiled loop's)."""
+    loops = {}
+    for x in xs:
+        if isinstance(x, Affine) and x.v is not None:
+            for loop, _ in x.terms:
+                loops[id(loop)] = loop
+    if len(loops) != 1:
+        return None
+    loop = next(iter(loops.values()))
+    return None if loop.register or loop.shift else loop
+
+
+def _at_counter(x, loop, k):
+    """The value live expression x takes at counter k of `loop` (its only loop)."""
+    if not isinstance(x, Affine):
+        return x
+    return x.c + sum(c for lp, c in x.terms if lp is loop) * k
+
+
+def _level_span(f, loop):
+    """The counters (lo, hi) around the current one where f (monotone in the counter, or a
+    tuple of such) takes its current value: an interval, found by bisection."""
+    want, cur = f(loop.cur), loop.cur
+    lo, hi = 0, cur
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if f(mid) == want:
+            hi = mid
+        else:
+            lo = mid + 1
+    first = lo
+    lo, hi = cur, loop.trips - 1
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        if f(mid) == want:
+            lo = mid
+        else:
+            hi = mid - 1
+    return first, lo + 1
 
 
 def text(x):
@@ -377,11 +470,29 @@ class IndexRange(UserFacing):
         return self._bound(**bound)
 
     def _bound(self, lo=None, hi=None):
-        """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)."""
+        """The mask keeping the tile indices i whose value start + step * i is in [lo, hi)
+        (lo, hi: integers, or loop index expressions). When they move with one loop, its
+        index's value is not taken: the iterations that cut the tile alike are noted as the
+        ones this iteration's recording holds for (LoopIndex.narrow), so that a loop whose
+        last tile alone is partial folds into one body with that iteration apart."""
         if self.axis is None:
             raise unsupported('mask', 'a mask on an index without a tile axis (use '
                               'nl.arange(n)[:, None], [None, :] or nl.mgrid)')
-        start, step = concrete(self.start), self.step
+        loop = _moving_loop((self.start, lo, hi)) if self.step else None
+        if loop is not None:
+            def kept(k):
+                return self._kept(_at_counter(self.start, loop, k),
+                                  None if lo is None else _at_counter(lo, loop, k),
+                                  None if hi is None else _at_counter(hi, loop, k))
+            loop.narrow(*_level_span(kept, loop))
+            return Mask({self.axis: kept(loop.cur)})
+        return Mask({self.axis: self._kept(concrete(self.start),
+                                           None if lo is None else concrete(lo),
+                                           None if hi is None else concrete(hi))})
+
+    def _kept(self, start, lo, hi):
+        """The tile indices [i_lo, i_hi) whose values start + step * i are in [lo, hi)."""
+        step = self.step
         if step > 0:
             i_lo = 0 if lo is None else -(-(lo - start) // step)
             i_hi = self.size if hi is None else -(-(hi - start) // step)
@@ -391,27 +502,27 @@ class IndexRange(UserFacing):
         else:
             keep = (lo is None or start >= lo) and (hi is None or start < hi)
             i_lo, i_hi = 0, self.size if keep else 0
-        return Mask({self.axis: (max(0, i_lo), min(self.size, i_hi))})
+        return max(0, i_lo), min(self.size, i_hi)
 
     def __lt__(self, n):
         if isinstance(n, (IndexRange, IndexExpr)):
             return self._compare(n, 'is_lt')
-        return self._bound(hi=concrete(n))
+        return self._bound(hi=_limit(n))
 
     def __le__(self, n):
         if isinstance(n, (IndexRange, IndexExpr)):
             return self._compare(n, 'is_le')
-        return self._bound(hi=concrete(n) + 1)
+        return self._bound(hi=_limit(n) + 1)
 
     def __ge__(self, n):
         if isinstance(n, (IndexRange, IndexExpr)):
             return self._compare(n, 'is_ge')
-        return self._bound(lo=concrete(n))
+        return self._bound(lo=_limit(n))
 
     def __gt__(self, n):
         if isinstance(n, (IndexRange, IndexExpr)):
             return self._compare(n, 'is_gt')
-        return self._bound(lo=concrete(n) + 1)
+        return self._bound(lo=_limit(n) + 1)
 
     def __getitem__(self, key):
         if not isinstance(key, tuple):
@@ -420,6 +531,11 @@ class IndexRange(UserFacing):
         if len(axes) != 1 or any(k is not None for k in key if not isinstance(k, slice)):
             raise unsupported('nl.arange indexing', 'use nl.arange(n)[:, None] or [None, :]')
         return self._with(axis=axes[0])
+
+
+def _limit(n):
+    """A mask comparison's other side: a loop index expression kept live, else an int."""
+    return n if isinstance(n, Affine) else concrete(n)
 
 
 class IndexExpr(UserFacing):

@@ -10,7 +10,7 @@ import numpy as np
 
 from . import _dtypes, _prims
 from ._errors import KernelError, unsupported
-from ._index import Affine
+from ._index import Affine, holds
 from ._prims import PRIMS, REGISTER_OPS, indirect_position, reduce_rows
 from ._prims import alu as alu_op
 from ._tensors import IndirectRef, TileRef
@@ -208,7 +208,7 @@ class Interpreter:
                 i = ends[i] + 1
                 continue
             if op.kind not in ('end', 'iteration', 'order') and \
-                    all(self.index[loop.id] == 0 for loop in op.when):
+                    all(holds(x, self.index) for x in op.when):
                 self._exec(op)
             i += 1
 

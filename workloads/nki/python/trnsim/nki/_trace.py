@@ -8,8 +8,10 @@ Each operation is recorded with its index expressions in terms of the loops open
 its iterations after the first record the same and the first records that and more (what the
 frontend does once: a zeroing, a hoisted transpose, a matmul that overwrites where the others
 add), the loop is folded into `loop Ln` ... `end Ln` with those differences as conditions on
-Ln (`if=Ln`, accumulation `!Ln`); otherwise its iterations stay as they ran (unrolled). The
-builder expands a folded loop into the same program as the unrolled one."""
+Ln (`if=Ln`, accumulation `!Ln`); iterations a mask of the index cuts alike (a partial last
+tile) fold as a part of their own, under a condition on Ln (`if=Ln@A:B`); otherwise its
+iterations stay as they ran (unrolled). The builder expands a folded loop into the same
+program as the unrolled one."""
 
 import contextlib
 import dis
@@ -22,7 +24,7 @@ import numpy as np
 
 from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
-from ._index import Affine, LoopIndex, concrete, frozen, text
+from ._index import Affine, LoopIndex, Span, concrete, condition_text, frozen, holds, text
 from ._prims import INDIRECT, PRIMS, indirect_group
 from ._tensors import (HbmRef, HbmTensor, IndirectRef, IndirectTile, ParDim, Tile, TileBlocks,
                        TileRef, TileRuns)
@@ -209,8 +211,7 @@ class Trace:
             elif op.kind == 'declare':
                 n = 1
                 for loop in loops:
-                    if loop not in op.when:
-                        n *= loop.trips
+                    n *= _runs_in(op, loop)
                 op.args[0].instances += n
 
     def occurrence(self, site):
@@ -296,6 +297,7 @@ class Trace:
         self.next_loop += 1
         ids = self.next_loop
         starts = []
+        spans = []  # each iteration's LoopIndex.span when it ended
         # (what iterations 0 and 1 made, weakly; the serials and executed count before each)
         made = [] if mode in ('traced', 'compiled', 'python') else None
         watched = {'traced': 2, 'compiled': 1, 'python': 2}.get(mode, 0)
@@ -322,12 +324,13 @@ class Trace:
                                      if now[0].get(n) != kept[0].get(n))
                 now = kept = None  # (what they held, let go of)
                 if k == 2 and (mode == 'traced' or (mode == 'python' and same)) and \
-                        self._stands_for_all(loop, starts, mark, made):
+                        self._stands_for_all(loop, starts, mark, made, spans):
                     state = 'folded'
                     break
                 if k == 1 and mode == 'python':
                     kept = _python_state(frame)
                 loop.cur = k
+                loop.span = None
                 self.clock += 1
                 loop.iteration_clock = self.clock  # (held_before: when this iteration began)
                 self.next_loop = ids  # the inner loops get the same ids in every iteration
@@ -341,6 +344,7 @@ class Trace:
                 try:
                     yield Affine.index(loop, r.start, r.step, k)
                     self.decide_pending()  # (an iteration's lines are final when it ends)
+                    spans.append(loop.span)
                 finally:
                     if k < watched:
                         _remove(self.making, made[k][0])
@@ -353,8 +357,10 @@ class Trace:
                 self.compiled -= 1
             if tracer_once:
                 self.traced -= 1
+            loop.span = None
             if state != 'folded':
-                self._end(loop, starts, mark, where, mode, made, state == 'done', ran, carried)
+                self._end(loop, starts, mark, where, mode, made, state == 'done', ran, carried,
+                          spans)
             else:
                 self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into '
                            'one body; its Python ran iterations 0 and 1, which stand for all ' +
@@ -366,22 +372,25 @@ class Trace:
         key = (tuple(where), text)
         self.loop_notes[key] = self.loop_notes.get(key, 0) + 1
 
-    def _end(self, loop, starts, mark, where, mode, made, done, ran, carried=()):
+    def _end(self, loop, starts, mark, where, mode, made, done, ran, carried=(), spans=()):
         """Folds the iterations run, or leaves them unrolled (saying why)."""
         why = 'the loop was left early (break, return)' if not done else \
             'every loop is recorded unrolled (--unroll-loops)' if not self.once and \
             mode != 'compiled' else None
         if why is None:
-            why = self._fold(loop, starts, mark)
+            why = self._fold(loop, starts, mark, spans)
         if why is None and mode == 'compiled':
             self._repeat(0, loop.trips - 1, made)
             self._said(where, f'compiled loop of {loop.trips} iterations: one copy of its body '
                        '(its Python ran once), each declaration one buffer')
         elif why is None:
+            parts = _parts(spans, loop.trips)
             self._said(where, f'{loop.kind} loop of {loop.trips} iterations: folded into one '
                        f'body; its Python ran {ran} of them' +
                        (f' (iteration 1 changed its Python variables {", ".join(carried)})'
-                        if carried else ''))
+                        if carried else '') +
+                       (f'; its iterations {_said_parts(parts)} record apart (a mask cuts their '
+                        'tiles differently)' if len(parts) > 1 else ''))
         else:
             if mode == 'compiled' and done:  # (left early: the body's own error goes on)
                 raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
@@ -395,12 +404,12 @@ class Trace:
         for lst in self.making:
             lst.append(weakref.ref(obj))
 
-    def _stands_for_all(self, loop, starts, mark, made):
+    def _stands_for_all(self, loop, starts, mark, made, spans):
         """After iterations 0 and 1 of a traced loop: whether they stand for every iteration
         (the loop's Python needs nothing of its index's value, keeps nothing of iteration 0
-        but what the frontend keeps, and the two fold into one body); if so, folds them and
-        counts the iterations not run."""
-        if loop.consumed or not self.once:
+        but what the frontend keeps, no mask cuts some iteration's tiles otherwise, and the
+        two fold into one body); if so, folds them and counts the iterations not run."""
+        if loop.consumed or not self.once or any(x is not None for x in spans):
             return False
         for ref in made[0][0]:
             obj = ref()
@@ -432,40 +441,29 @@ class Trace:
             if obj is not None:
                 _shift_serial(obj, grew)
 
-    def _fold(self, loop, starts, mark):
+    def _fold(self, loop, starts, mark, spans=()):
         """Folds the loop's iterations (ops from starts[k]) into one body; None when done,
-        else why they are not one body."""
+        else why they are not one body. Iterations a mask cuts alike (`spans`: each one's
+        LoopIndex.span) are a part of their own: each part folds apart, and the body holds
+        each part's operations under a condition on Ln (a Span), one part after the other."""
         ops = self.ops
         bounds = starts + [len(ops)]
         iters = [ops[a:b] for a, b in zip(bounds, bounds[1:])]
         if len(iters) == 1:  # one copy of the body (a compiled loop)
             iters.append(iters[0])
-        later = [_key(op) for op in iters[1]]
-        for k, it in enumerate(iters[2:], 2):
-            keys = [_key(op) for op in it]
-            if keys != later:
-                return _difference(later, keys, f'iteration {k} records differently from '
-                                   'iteration 1')
+        parts = _parts(spans, len(starts))
+        body = []
+        for a, b in parts:
+            got = self._part_body(iters[a:b] if b - a > 1 or len(parts) > 1 else iters, loop, a)
+            if isinstance(got, str):
+                return got
+            if len(parts) > 1:
+                got = [op if op.kind in ('loop', 'end', 'iteration', 'order') else
+                       self._with(op, when=op.when + (Span(loop, a, b),)) for op in got]
+            body += got
         for op in iters[0] + iters[1]:
             if op.kind in _MEETINGS:  # the cores meet once per iteration
                 return f'a {op.kind} in its body (each iteration is recorded)'
-        body, m = [], 0
-        second = iters[1]
-        for op in iters[0]:
-            if m < len(second) and _key(op) == later[m]:
-                body.append(op)
-                m += 1
-            elif m < len(second) and _acc_differs(op, second[m]):
-                body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
-                m += 1
-            elif op.kind in ('loop', 'end', 'iteration', 'order'):  # (a loop runs; what it does is
-                # conditioned)
-                body.append(op)
-            else:  # what the first iteration does more: only when Ln is 0
-                body.append(self._with(op, when=op.when + (loop,)))
-        if m < len(second):
-            return _difference(later, [_key(op) for op in iters[0]],
-                               'iteration 1 records what iteration 0 does not')
         if mark is not None:  # the iteration of an independent loop: Ln itself
             for op in body:
                 op.ctx = tuple((n, loop) if n == mark[0] else (n, i) for n, i in op.ctx)
@@ -476,6 +474,42 @@ class Trace:
         tail = Op('end', None, None, (loop,), (), f'end L{loop.id}', (), self.core)
         ops[starts[0]:] = [head] + body + [tail]
         return None
+
+    def _part_body(self, iters, loop, first):
+        """The body of the iterations `iters` of a loop, from iteration `first`: its
+        operations, or why they are not one body. Iterations after the first record the same;
+        the first records that and more (conditioned on its index), or overwrites where they
+        add (a matmul's accumulation, from iteration 0 only)."""
+        if len(iters) == 1:
+            return list(iters[0])
+        later = [_key(op) for op in iters[1]]
+        for k, it in enumerate(iters[2:], 2):
+            keys = [_key(op) for op in it]
+            if keys != later:
+                return _difference(later, keys, f'iteration {first + k} records differently '
+                                   f'from iteration {first + 1}')
+        body, m = [], 0
+        second = iters[1]
+        for op in iters[0]:
+            if m < len(second) and _key(op) == later[m]:
+                body.append(op)
+                m += 1
+            elif m < len(second) and _acc_differs(op, second[m]):
+                if first:
+                    return (f'iteration {first} overwrites an accumulation where iteration '
+                            f'{first + 1} adds (a part of the loop a mask cuts alike)')
+                body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
+                m += 1
+            elif op.kind in ('loop', 'end', 'iteration', 'order'):  # (a loop runs; what it does is
+                # conditioned)
+                body.append(op)
+            else:  # what the first iteration does more: only when Ln is `first`
+                body.append(self._with(op, when=op.when + (
+                    (loop,) if first == 0 else (Span(loop, first, first + 1),))))
+        if m < len(second):
+            return _difference(later, [_key(op) for op in iters[0]],
+                               f'iteration {first + 1} records what iteration {first} does not')
+        return body
 
     def _unroll_iterations(self, loop, starts):
         """The loop's iterations as they ran: Ln replaced by each one's counter, each begun
@@ -513,9 +547,10 @@ class Trace:
         conditions and its accumulation."""
         if op.kind in ('loop', 'end', 'iteration', 'order'):
             return op
-        if not any(loop in _loops_of(a) for a in op.args) and loop not in op.when:
+        if not any(loop in _loops_of(a) for a in op.args) and \
+                not any(_on(x, loop) for x in op.when):
             return op
-        when = tuple(x for x in op.when if x is not loop)
+        when = tuple(x for x in op.when if not _on(x, loop))
         if loop in op.when and k:
             raise RuntimeError('trnsim.nki: a condition on a loop being unrolled')
         args = tuple(_subst(a, loop, k) for a in op.args)
@@ -553,7 +588,7 @@ class Trace:
                 for k in range(loop.trips):
                     out.append(self._iteration_mark(loop))
                     for b in body:
-                        if loop in b.when and k:
+                        if not _runs_at(b, loop, k):
                             continue
                         b2 = self._at(b, loop, k)
                         b2.ctx = tuple((n, k) if it is loop else (n, it) for n, it in b.ctx)
@@ -962,7 +997,7 @@ def _render(op):
     layout = _LAYOUT[kind]
     words = [kind]
     if op.when:
-        words.append('if=' + ','.join(f'L{loop.id}' for loop in op.when))
+        words.append('if=' + ','.join(condition_text(x) for x in op.when))
     if kind in _GENERIC:  # ins ENGINE OPCODE field=value ...
         generic = PRIMS[kind]
         words[0] = 'ins'
@@ -1046,6 +1081,39 @@ def _renumber(x, number):
     if x.__class__ is IndirectRef:
         return IndirectRef(_renumber(x[0], number), _renumber(x[1], number), x[2], x[3])
     return x
+
+
+def _on(condition, loop):
+    """Whether a recorded operation's condition is on `loop`."""
+    return condition is loop or (condition.__class__ is Span and condition.loop is loop)
+
+
+def _runs_at(op, loop, k):
+    """Whether op runs at counter k of `loop` (as its conditions on that loop say)."""
+    return all(holds(x, {loop.id: k}) for x in op.when if _on(x, loop))
+
+
+def _runs_in(op, loop):
+    """How many iterations of `loop` op runs in."""
+    return sum(1 for k in range(loop.trips) if _runs_at(op, loop, k)) \
+        if any(_on(x, loop) for x in op.when) else loop.trips
+
+
+def _parts(spans, n):
+    """The iterations 0 .. n - 1 of a loop in parts of consecutive ones whose recordings
+    hold for the same counters (spans: LoopIndex.span of each; none: one part)."""
+    if not any(x is not None for x in spans):
+        return [(0, n)]
+    parts, a = [], 0
+    for k in range(1, n + 1):
+        if k == n or spans[k] != spans[a]:
+            parts.append((a, k))
+            a = k
+    return parts
+
+
+def _said_parts(parts):
+    return ', '.join(f'{a}' if b == a + 1 else f'{a}..{b - 1}' for a, b in parts)
 
 
 def _loops_of(x):
