@@ -5,6 +5,7 @@
 #include <cstdlib>
 #include <deque>
 #include <iterator>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -70,7 +71,9 @@ class reader {
 
     std::uint32_t loop_id(const std::string& s) const {
         if (s.size() < 2 || s[0] != 'L') fail("bad loop '" + s + "'");
-        return static_cast<std::uint32_t>(count(s.substr(1)));
+        const auto id = count(s.substr(1));
+        if (id > std::numeric_limits<std::uint32_t>::max()) fail("bad loop '" + s + "'");
+        return static_cast<std::uint32_t>(id);
     }
 
     std::vector<std::uint32_t> loop_ids(const std::string& s) const {
@@ -505,6 +508,7 @@ nki_recording parse_recording(std::istream& in) {
             }
             std::size_t first = 1;
             if (w.size() > 1 && w[1].rfind("if=", 0) == 0) {
+                if (w[1].size() == 3) rd.fail("an empty if=");
                 for (const auto& part : rd.split(w[1].substr(3), ',')) {
                     const auto at = part.find('@');
                     if (at == std::string::npos) {
@@ -516,7 +520,8 @@ nki_recording parse_recording(std::istream& in) {
                     nki_span sp{rd.loop_id(part.substr(0, at)),
                                 rd.integer(part.substr(at + 1, colon - at - 1)),
                                 rd.integer(part.substr(colon + 1))};
-                    if (sp.lo < 0 || sp.hi <= sp.lo) rd.fail("empty span '" + part + "'");
+                    if (sp.lo < 0) rd.fail("a span from a negative iteration '" + part + "'");
+                    if (sp.hi <= sp.lo) rd.fail("empty span '" + part + "'");
                     op.spans.push_back(sp);
                 }
                 first = 2;
@@ -540,9 +545,13 @@ nki_recording parse_recording(std::istream& in) {
                 rd.fail("access of an unknown HBM tensor");
             if (op.kind == nki_op_kind::declare && op.loop >= r.decls.size())
                 rd.fail("declare of an unknown declaration");
+            std::vector<std::uint32_t> conditioned = op.when;
             for (const nki_span& sp : op.spans)
-                if (std::find(open.begin(), open.end(), sp.loop) == open.end())
-                    rd.fail("a condition on L" + std::to_string(sp.loop) +
+                conditioned.push_back(sp.loop);
+            conditioned.insert(conditioned.end(), op.fresh.begin(), op.fresh.end());
+            for (const std::uint32_t l : conditioned)
+                if (std::find(open.begin(), open.end(), l) == open.end())
+                    rd.fail("a condition on L" + std::to_string(l) +
                             ", not a loop around the operation");
             r.ops.push_back(op);
         }
@@ -626,6 +635,40 @@ class expander {
             }
             m_around[i] = open;
             if (op.kind == nki_op_kind::loop) open.push_back(i);
+        }
+        // a loop whose every operation is under one span of a loop around it (a part's copy of
+        // an inner loop) runs only in that span: nothing of it, not even its iterations'
+        // scheduling bodies, in the other parts' iterations
+        m_guard.assign(m_r.ops.size(), {});
+        for (std::size_t l = 0; l < m_r.ops.size(); ++l) {
+            if (m_r.ops[l].kind != nki_op_kind::loop) continue;
+            std::optional<std::vector<nki_span>> shared;
+            for (std::size_t i = l + 1; i < m_end[l]; ++i) {
+                const nki_op& op = m_r.ops[i];
+                if (op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
+                    op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order)
+                    continue;
+                if (!shared) {
+                    shared = op.spans;
+                    continue;
+                }
+                shared->erase(std::remove_if(shared->begin(), shared->end(),
+                                             [&](const nki_span& a) {
+                                                 return std::none_of(
+                                                     op.spans.begin(), op.spans.end(),
+                                                     [&](const nki_span& b) {
+                                                         return a.loop == b.loop && a.lo == b.lo &&
+                                                                a.hi == b.hi;
+                                                     });
+                                             }),
+                              shared->end());
+            }
+            if (!shared) continue;
+            // (only spans of the loops around it: its own and inner ones vary within it)
+            for (const nki_span& sp : *shared)
+                if (std::any_of(m_around[l].begin(), m_around[l].end(),
+                                [&](std::size_t a) { return m_r.ops[a].loop == sp.loop; }))
+                    m_guard[l].push_back(sp);
         }
     }
 
@@ -734,15 +777,22 @@ class expander {
             std::size_t times = 1;
             for (auto it = at == around.end() ? at : at + 1; it != around.end(); ++it)
                 times *= static_cast<std::size_t>(m_r.ops[*it].trips);
-            const auto sp = std::find_if(op.spans.begin(), op.spans.end(), [&](const nki_span& s) {
-                return s.loop == m_r.ops[l].loop;
-            });
-            (sp == op.spans.end() ? n : in_part[{sp->lo, sp->hi}]) += times;
+            const nki_span* sp = part_span(op, m_r.ops[l].loop);
+            (sp ? in_part[{sp->lo, sp->hi}] : n) += times;
         }
         std::size_t most = 0;
         for (const auto& [range, made] : in_part)
             most = std::max(most, made);
         return n + most;
+    }
+
+    // The part of loop `loop` an operation belongs to: its widest span on the loop (the
+    // iterations of a part's first one only are a narrower span beside it), or none.
+    static const nki_span* part_span(const nki_op& op, std::uint32_t loop) {
+        const nki_span* best = nullptr;
+        for (const nki_span& sp : op.spans)
+            if (sp.loop == loop && (!best || sp.hi - sp.lo > best->hi - best->lo)) best = &sp;
+        return best;
     }
 
     // The loops around every one of `ops` (not empty), outermost first, as the loops around the
@@ -775,11 +825,8 @@ class expander {
                 if (op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
                     op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order)
                     continue;
-                const auto sp =
-                    std::find_if(op.spans.begin(), op.spans.end(),
-                                 [&](const nki_span& s) { return s.loop == m_r.ops[outer].loop; });
-                if (sp == op.spans.end() || (got && *got != range{sp->lo, sp->hi}))
-                    return std::nullopt;
+                const nki_span* sp = part_span(op, m_r.ops[outer].loop);
+                if (!sp || (got && *got != range{sp->lo, sp->hi})) return std::nullopt;
                 got = range{sp->lo, sp->hi};
             }
             return got;
@@ -1601,6 +1648,15 @@ class expander {
         return true;
     }
 
+    // Whether one of the builder's phases begins or ends inside loop l.
+    bool phase_inside(std::size_t l) const {
+        for (const auto& [at, decls] : m_phase_begin)
+            if (at > l && at < m_end[l]) return true;
+        for (const std::size_t at : m_phase_end)
+            if (at >= l && at < m_end[l]) return true;
+        return false;
+    }
+
     bool in_spans(const std::vector<nki_span>& spans) const {
         for (const nki_span& sp : spans)
             if (m_index[sp.loop] < sp.lo || m_index[sp.loop] >= sp.hi) return false;
@@ -1619,7 +1675,9 @@ class expander {
                     }
                 }
             const nki_op& op = m_r.ops[i];
-            if (op.kind == nki_op_kind::loop) {
+            if (op.kind == nki_op_kind::loop && !in_spans(m_guard[i]) && !phase_inside(i)) {
+                i = m_end[i];
+            } else if (op.kind == nki_op_kind::loop) {
                 for (std::uint64_t k = 0; k < op.trips; ++k) {
                     m_index[op.loop] = static_cast<std::int64_t>(k);
                     m_kb.loop_iteration(op.trips);
@@ -1901,6 +1959,7 @@ class expander {
     std::vector<decl_state> m_decls;
     std::vector<hbm_tensor> m_tensors;
     std::vector<std::size_t> m_end;
+    std::vector<std::vector<nki_span>> m_guard;  // a loop's spans (match_loops), by its index
     std::vector<std::vector<std::size_t>> m_around;
     std::vector<std::pair<std::size_t, std::vector<std::size_t>>> m_phase_begin;
     std::vector<std::size_t> m_phase_end;

@@ -1247,6 +1247,28 @@ def tail_psum_blocks(x):
     return out
 
 
+@nki.jit
+def accumulated_over_tail_tiles(lhs_t, rhs):
+    """out = lhs_t.T @ rhs over K in steps of 128 (the outer loop, accumulating in PSUM
+    blocks), each step over N in tiles of 128, the last one partial (a mask of the inner
+    index): the inner loop's parts, recorded in each outer iteration, are one body."""
+    k_size, m_size = lhs_t.shape
+    n_size = rhs.shape[1]
+    tiles = (n_size + 127) // 128
+    out = nl.ndarray((m_size, n_size), dtype=nl.float32, buffer=nl.shared_hbm)
+    acc = nl.zeros((tiles, nl.par_dim(128), 128), dtype=nl.float32, buffer=nl.psum)
+    ip, jf = nl.arange(128)[:, None], nl.arange(128)[None, :]
+    for k in nl.affine_range(k_size // 128):
+        a = nl.load(lhs_t[k * 128 + ip, jf])
+        for j in nl.affine_range(tiles):
+            b = nl.load(rhs[k * 128 + ip, j * 128 + jf], mask=j * 128 + jf < n_size)
+            acc[j, ip, jf] += nisa.nc_matmul(a, b, mask=j * 128 + jf < n_size)
+    for j in nl.affine_range(tiles):
+        nl.store(out[ip, j * 128 + jf], value=nl.copy(acc[j, ip, jf], mask=j * 128 + jf < n_size),
+                 mask=j * 128 + jf < n_size)
+    return out
+
+
 class MaskedEnds(unittest.TestCase):
     """A mask of the loop index that cuts the last tile (or the first) leaves the loop folded:
     the iterations it cuts alike are a part of the body of their own (`if=L0@A:B`), so block
@@ -1279,6 +1301,17 @@ class MaskedEnds(unittest.TestCase):
         self.assertEqual(text.count('loop L0 6'), 1, text)
         self.assertIn('if=L1,L0@5:6', text)  # (the last part: its first half only)
         self.assertEqual(text.count('loop L1 2'), 2, text)  # (the inner loop, once a part)
+
+    def test_an_outer_loop_around_the_parts_folds(self):
+        rng = np.random.default_rng(15)
+        lhs_t = rng.random((512, 128), dtype=np.float32)
+        rhs = rng.random((512, 1000), dtype=np.float32)
+        np.testing.assert_allclose(accumulated_over_tail_tiles(lhs_t, rhs), lhs_t.T @ rhs,
+                                   rtol=1e-4)
+        once, _ = SameAsUnrolled.same(self, accumulated_over_tail_tiles, lhs_t, rhs)
+        text = once.trace.text()
+        self.assertEqual(text.count('loop L0 4'), 1, text)  # (the outer loop, folded)
+        self.assertIn('if=L1@7:8', text)
 
     def test_a_cut_first_tile(self):
         x = np.random.default_rng(13).random((512, 256), dtype=np.float32)

@@ -139,6 +139,16 @@ end L0
     EXPECT_NE(parse_error(loop + "ins if=L0@2 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
                   .find("bad condition 'L0@2'"),
               std::string::npos);
+    // (a plain condition too names a loop around the operation, and a loop id fits 32 bits)
+    EXPECT_NE(parse_error(loop + "ins if=L5000000000 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                  .find("bad loop 'L5000000000'"),
+              std::string::npos);
+    EXPECT_NE(parse_error(loop + "ins if=L7 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                  .find("a condition on L7, not a loop around the operation"),
+              std::string::npos);
+    EXPECT_NE(parse_error(loop + "ins if= dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                  .find("an empty if="),
+              std::string::npos);
 }
 
 TEST(Recording, BlocksRotateOverTheCopiesOfALoopInEachPart) {

@@ -55,12 +55,14 @@ class Span:
     def __init__(self, loop, lo, hi):
         self.loop, self.lo, self.hi = loop, lo, hi
 
+    # (by the loop's id: an inner loop is a LoopIndex of its own in each outer iteration, and
+    # the recordings of two iterations compare their conditions)
     def __eq__(self, other):
-        return isinstance(other, Span) and (self.loop, self.lo, self.hi) == \
-            (other.loop, other.lo, other.hi)
+        return isinstance(other, Span) and (self.loop.id, self.lo, self.hi) == \
+            (other.loop.id, other.lo, other.hi)
 
     def __hash__(self):
-        return hash((id(self.loop), self.lo, self.hi))
+        return hash((self.loop.id, self.lo, self.hi))
 
     def text(self):
         return f'L{self.loop.id}@{self.lo}:{self.hi}'

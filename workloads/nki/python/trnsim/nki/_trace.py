@@ -1059,8 +1059,8 @@ def _acc_differs(first, later):
     """first and later are one matmul but for its accumulation: first overwrites (in the
     first iteration of some loops) where later adds."""
     if first.kind not in _HAS_ACC or later.kind != first.kind or first.site != later.site or \
-            first.when != later.when:
-        return False
+            [condition_text(x) for x in first.when] != [condition_text(x) for x in later.when]:
+        return False  # (conditions compared as the recording says them: loops by their ids)
     at = _LAYOUT[first.kind].index('acc')
     if first.args[at] is True or later.args[at] is not True:
         return False
