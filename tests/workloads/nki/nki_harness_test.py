@@ -309,7 +309,7 @@ def k(a):
         nl.store(out[i * 128:(i + 1) * 128, :], value=nl.load(a[i * 128:(i + 1) * 128, :]))
     for i in nl.affine_range(4):
         t = nl.load(a[i * 128:(i + 1) * 128, :])
-        if i == 2:
+        if i % 2 == 0:
             t = nl.multiply(t, 2.0)
         nl.store(out[i * 128:(i + 1) * 128, :], value=t)
     return out

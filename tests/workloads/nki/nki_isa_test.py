@@ -27,8 +27,8 @@ def kinds(kernel, *args):
             trips.pop()
         else:
             n = trips[-1]
-            for loop in op.when:  # (only in the first iteration of those loops)
-                n //= loop.trips
+            for c in op.when:  # (only in the first iteration of a loop, or in a span of it)
+                n = n // c.loop.trips * (c.hi - c.lo) if hasattr(c, 'hi') else n // c.trips
             out += [op.kind] * n
     return out
 

@@ -84,8 +84,9 @@ class Affine(UserFacing):
     """A loop index or an integer expression of loop indices, in two forms. Live (what the
     kernel holds while it runs): its value in the iteration it was made in, `v`, and how it
     changes with the counters of the loops still open (`_terms`: loop, coef, the iteration it
-    was made in): +, - and * by integers keep that; anything else (a comparison, //, %, int(),
-    a float) is its value, as Python's own int would be. Frozen (in the recording, `v` None):
+    was made in): +, - and * by integers keep that; a comparison with an integer is its result
+    now, noted on the loop (_on_comparison); anything else (//, %, int(), a float) is its
+    value, as Python's own int would be. Frozen (in the recording, `v` None):
     c + sum of coef * Ln, the same in every iteration of its loops."""
 
     __slots__ = ('_c', '_terms', 'v')
@@ -170,7 +171,7 @@ class Affine(UserFacing):
     __int__ = __index__
 
     def __bool__(self):
-        return bool(self._value())
+        return self != 0
 
     def __float__(self):
         return float(self._value())
@@ -283,12 +284,42 @@ def _on_value(name):
     return method
 
 
-for _name in ('__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__', '__floordiv__',
+def _on_comparison(name):
+    """A comparison of a live index with an integer or an index of the same one loop: its
+    result now, the iterations where it is the same noted as the ones this iteration's
+    recording holds for (LoopIndex.narrow) instead of the index's value taken."""
+    def method(self, other):
+        loop = _moving_loop((self, other)) if isinstance(other, (INTEGER, Affine)) else None
+        if loop is None or other.__class__ is bool:
+            return getattr(self._value(), name)(_value_of(other))
+
+        def result(k):
+            return getattr(int(_at_counter(self, loop, k)), name)(int(_at_counter(other, loop, k)))
+        if name in ('__eq__', '__ne__'):  # (not monotone: the side of the equality it is on)
+            a = _at_counter(self, loop, 0) - _at_counter(other, loop, 0)
+            b = _at_counter(self, loop, 1) - _at_counter(other, loop, 1) - a
+            at = -a // b if b and a % b == 0 else None
+            cur = loop.cur
+            if at is None or not 0 <= at < loop.trips:
+                span = (0, loop.trips)
+            else:
+                span = (at, at + 1) if cur == at else (0, at) if cur < at else (at + 1, loop.trips)
+        else:
+            span = _level_span(result, loop)
+        loop.narrow(*span)
+        return result(loop.cur)
+    method.__name__ = name
+    return method
+
+
+for _name in ('__floordiv__',
               '__rfloordiv__', '__mod__', '__rmod__', '__truediv__', '__rtruediv__',
               '__divmod__', '__rdivmod__', '__pow__', '__rpow__', '__and__', '__rand__',
               '__or__', '__ror__', '__xor__', '__rxor__', '__lshift__', '__rlshift__',
               '__rshift__', '__rrshift__'):
     setattr(Affine, _name, _on_value(_name))
+for _name in ('__eq__', '__ne__', '__lt__', '__le__', '__gt__', '__ge__'):
+    setattr(Affine, _name, _on_comparison(_name))
 
 
 def frozen(x):

@@ -8,8 +8,9 @@ Each operation is recorded with its index expressions in terms of the loops open
 its iterations after the first record the same and the first records that and more (what the
 frontend does once: a zeroing, a hoisted transpose, a matmul that overwrites where the others
 add), the loop is folded into `loop Ln` ... `end Ln` with those differences as conditions on
-Ln (`if=Ln`, accumulation `!Ln`); iterations a mask of the index cuts alike (a partial last
-tile) fold as a part of their own, under a condition on Ln (`if=Ln@A:B`); otherwise its
+Ln (`if=Ln`, accumulation `!Ln`); iterations a comparison of the index sets apart (a mask's
+cut of a partial last tile, an `if i == 0:`) fold as a part of their own, under a condition
+on Ln (`if=Ln@A:B`); otherwise its
 iterations stay as they ran (unrolled). The builder expands a folded loop into the same
 program as the unrolled one."""
 
@@ -389,8 +390,9 @@ class Trace:
                        f'body; its Python ran {ran} of them' +
                        (f' (iteration 1 changed its Python variables {", ".join(carried)})'
                         if carried else '') +
-                       (f'; its iterations {_said_parts(parts)} record apart (a mask cuts their '
-                        'tiles differently)' if len(parts) > 1 else ''))
+                       (f'; its iterations {_said_parts(parts)} record apart (a comparison of '
+                        'the index, a mask\'s or the kernel\'s, sets them apart)'
+                        if len(parts) > 1 else ''))
         else:
             if mode == 'compiled' and done:  # (left early: the body's own error goes on)
                 raise KernelError('nl.fori_loop', f'its body cannot be one copy: {why}', where)
