@@ -645,21 +645,15 @@ class expander {
             std::optional<std::vector<nki_span>> shared;
             for (std::size_t i = l + 1; i < m_end[l]; ++i) {
                 const nki_op& op = m_r.ops[i];
-                if (op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
-                    op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order)
-                    continue;
+                if (structural(op)) continue;
                 if (!shared) {
                     shared = op.spans;
                     continue;
                 }
                 shared->erase(std::remove_if(shared->begin(), shared->end(),
                                              [&](const nki_span& a) {
-                                                 return std::none_of(
-                                                     op.spans.begin(), op.spans.end(),
-                                                     [&](const nki_span& b) {
-                                                         return a.loop == b.loop && a.lo == b.lo &&
-                                                                a.hi == b.hi;
-                                                     });
+                                                 return std::find(op.spans.begin(), op.spans.end(),
+                                                                  a) == op.spans.end();
                                              }),
                               shared->end());
             }
@@ -777,7 +771,7 @@ class expander {
             std::size_t times = 1;
             for (auto it = at == around.end() ? at : at + 1; it != around.end(); ++it)
                 times *= static_cast<std::size_t>(m_r.ops[*it].trips);
-            const nki_span* sp = part_span(op, m_r.ops[l].loop);
+            const nki_span* sp = part_span(op.spans, m_r.ops[l].loop);
             (sp ? in_part[{sp->lo, sp->hi}] : n) += times;
         }
         std::size_t most = 0;
@@ -786,11 +780,11 @@ class expander {
         return n + most;
     }
 
-    // The part of loop `loop` an operation belongs to: its widest span on the loop (the
+    // The part of loop `loop` spans place an operation in: the widest on the loop (the
     // iterations of a part's first one only are a narrower span beside it), or none.
-    static const nki_span* part_span(const nki_op& op, std::uint32_t loop) {
+    static const nki_span* part_span(const std::vector<nki_span>& spans, std::uint32_t loop) {
         const nki_span* best = nullptr;
-        for (const nki_span& sp : op.spans)
+        for (const nki_span& sp : spans)
             if (sp.loop == loop && (!best || sp.hi - sp.lo > best->hi - best->lo)) best = &sp;
         return best;
     }
@@ -817,22 +811,16 @@ class expander {
     // the two spans apart.
     bool copies_in_parts(std::size_t x, std::size_t y, std::size_t outer) const {
         if (m_r.ops[x].loop != m_r.ops[y].loop) return false;
-        using range = std::pair<std::int64_t, std::int64_t>;
-        const auto part = [&](std::size_t l) -> std::optional<range> {
-            std::optional<range> got;
-            for (std::size_t i = l + 1; i < m_end[l]; ++i) {
-                const nki_op& op = m_r.ops[i];
-                if (op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
-                    op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order)
-                    continue;
-                const nki_span* sp = part_span(op, m_r.ops[outer].loop);
-                if (!sp || (got && *got != range{sp->lo, sp->hi})) return std::nullopt;
-                got = range{sp->lo, sp->hi};
-            }
-            return got;
-        };
-        const auto px = part(x), py = part(y);
-        return px && py && (px->second <= py->first || py->second <= px->first);
+        // (each copy's part: the widest span on `outer` that all its operations share)
+        const nki_span* px = part_span(m_guard[x], m_r.ops[outer].loop);
+        const nki_span* py = part_span(m_guard[y], m_r.ops[outer].loop);
+        return px && py && (px->hi <= py->lo || py->hi <= px->lo);
+    }
+
+    // A loop's bounds and marks, not an operation of the kernel's.
+    static bool structural(const nki_op& op) {
+        return op.kind == nki_op_kind::loop || op.kind == nki_op_kind::end ||
+               op.kind == nki_op_kind::iteration || op.kind == nki_op_kind::order;
     }
 
     std::vector<std::size_t> loops_around_all(const std::vector<std::size_t>& ops) const {

@@ -82,6 +82,7 @@ struct nki_decl {
 struct nki_span {
     std::uint32_t loop = 0;
     std::int64_t lo = 0, hi = 0;
+    bool operator==(const nki_span& o) const { return loop == o.loop && lo == o.lo && hi == o.hi; }
 };
 
 enum class nki_op_kind : std::uint8_t {

@@ -29,9 +29,9 @@ class LoopIndex:
         self.shift = 0
         self.kind = 'range'  # the construct the kernel wrote (the recording says it)
         self.iteration_clock = 0  # Trace.clock when its current iteration began
-        # The counters (lo, hi) the current iteration's recording holds for, where a mask's
-        # comparison of the index cut the tile alike (None: all of them): narrowed by each
-        # such comparison (IndexRange._bound), instead of taking the index's value
+        # The counters (lo, hi) the current iteration's recording holds for, where each
+        # comparison of the index (a mask's cut, IndexRange._bound, or the kernel's own,
+        # _on_comparison) comes out alike (None: all of them), instead of taking its value
         self.span = None
 
     def narrow(self, lo, hi):

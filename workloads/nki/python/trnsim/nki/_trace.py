@@ -499,7 +499,7 @@ class Trace:
             elif m < len(second) and _acc_differs(op, second[m]):
                 if first:
                     return (f'iteration {first} overwrites an accumulation where iteration '
-                            f'{first + 1} adds (a part of the loop a mask cuts alike)')
+                            f'{first + 1} adds (a part of the loop a comparison of the index sets apart)')
                 body.append(self._with(op, acc=(loop,) + _acc_loops(op)))
                 m += 1
             elif op.kind in ('loop', 'end', 'iteration', 'order'):  # (a loop runs; what it does is
