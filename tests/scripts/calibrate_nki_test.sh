@@ -39,6 +39,37 @@ for mode in "" --nki; do
     expect_grep "^S1 +trn2 +nki:workloads/nki/examples/beta2_kernel.py .* (exact|[+-]0\.0%)$" \
         "$TMP/script" "the script's latency $mode"
 done
+# A fit runs an NKI point's script once and replays its recordings (scripts/nki --replay):
+# the same statistics as the script under other timing values; a value the frontend reads
+# (its limits) is not replayed (exit status 3).
+nki="$ROOT/scripts/nki"
+example="$ROOT/workloads/nki/examples/beta2_kernel.py"
+"$nki" --config trn2 --builds-out "$TMP/builds.json" --stats-out "$TMP/b0.json" "$example" \
+    >/dev/null 2>&1 || fail "--builds-out"
+slow="--set core.dma.fixed_latency=2us --set core.dve.reciprocal_cycles=6"
+"$nki" --config trn2 $slow --stats-out "$TMP/b1.json" "$example" >/dev/null 2>&1 ||
+    fail "the script under other timing values"
+"$nki" --config trn2 $slow --stats-out "$TMP/r1.json" --replay "$TMP/builds.json" \
+    >"$TMP/replay.out" 2>&1
+expect_status 0 $? "--replay"
+cmp -s "$TMP/b1.json" "$TMP/r1.json" || fail "the replay's statistics differ from the script's"
+cmp -s "$TMP/b0.json" "$TMP/b1.json" && fail "the timing values moved nothing: no check"
+"$nki" --config trn2 --set compiler.hoist_sbuf_share=0.1 --stats-out "$TMP/r2.json" \
+    --replay "$TMP/builds.json" >"$TMP/replay.out" 2>&1
+expect_status 3 $? "--replay under other limits"
+expect_grep "not replayed: the frontend reads other" "$TMP/replay.out" "says why"
+"$nki" --config trn2 --replay "$TMP/builds.json" "$example" >"$TMP/replay.out" 2>&1
+expect_status 2 $? "--replay with a script"
+for how in "" --no-replay; do
+    "$cal" --fit --max-evals 3 $how --points "$TMP/s.csv" >"$TMP/fit$how" 2>"$TMP/fit$how.err"
+    expect_status 0 $? "a fit of an nki: point $how"
+done
+expect_grep "[0-9]+ sim runs \([1-9][0-9]* NKI replays\)" "$TMP/fit.err" "the fit replays"
+expect_grep "[0-9]+ sim runs \(0 NKI replays\)" "$TMP/fit--no-replay.err" "--no-replay"
+diff <(grep -v "model evaluations" "$TMP/fit") <(grep -v "model evaluations" "$TMP/fit--no-replay") \
+    >/dev/null || fail "a fit's table differs with --no-replay"
+diff <(grep -v "sim runs" "$TMP/fit.err") <(grep -v "sim runs" "$TMP/fit--no-replay.err") \
+    >/dev/null || fail "a fit's evaluations differ with --no-replay"
 sed -i 's/beta2_kernel.py/no_such_kernel.py/' "$TMP/s.csv"
 "$cal" --points "$TMP/s.csv" >"$TMP/script" 2>&1
 expect_status 2 $? "a missing NKI script"

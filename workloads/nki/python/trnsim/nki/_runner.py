@@ -94,6 +94,9 @@ _settings = {
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
     'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
+    # A file that gets the builds of the last kernel nki.benchmark ran (scripts/nki
+    # --builds-out): what `scripts/nki --replay` builds and runs again under another config.
+    'builds_out': os.environ.get('TRNSIM_NKI_BUILDS_OUT', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
     'functional': False,
     # Fold a loop whose iterations record one body (False: every loop as it ran, unrolled; the
@@ -463,7 +466,9 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
         if _settings['recording_out']:  # (kept when the build fails; rewritten after it)
             with open(_settings['recording_out'], 'w') as f:
                 f.write(trace.text())
+        builds = []  # (recording, what its build gave): the replay's steps (a single core)
         while True:
+            text = trace.text() if cores == 1 and _settings['builds_out'] else None
             try:
                 built, loop = _build(trace, where, cores)
             except KernelError as e:
@@ -472,9 +477,11 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                 # in a note; the recording holds both)
                 if not (hoist and trace.hoisted_bytes and 'does not fit' in str(e)):
                     raise
+                builds.append((text, 'does not fit'))
                 hoist = False
                 trace.select('plain')
                 continue
+            builds.append((text, 'built' if built is not None else f'unroll {loop}'))
             if built is not None:
                 if not hoist:
                     built = built[:3] + (built[3] + [
@@ -552,6 +559,7 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                 'ops': len(trace.ops), 'executed': trace.executed})
     traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1), flags)
     traced.programs = programs  # one per physical core its instances run on (nl.nc)
+    traced.builds = builds if cores == 1 else None
     traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
     return traced
 
@@ -809,6 +817,8 @@ class BenchmarkKernel:
         t2 = time.perf_counter()
         self.stats = json.loads(text)
         _write_stats(stats_out, text)
+        if _settings['builds_out']:
+            _write_builds(_placeholder(_settings['builds_out']), tr)
         if self.save_neff_name:
             _write_recording(self.save_neff_name, tr)
         if self.save_trace_name:
@@ -899,6 +909,64 @@ def _add_summary(path, summary):
     end = text.rstrip().rfind('}')
     with open(path, 'w') as f:
         f.write(text[:end] + f',"{_SUMMARY_KEY}":' + json.dumps(summary) + '}\n')
+
+
+def _write_builds(path, tr):
+    """--builds-out: what replay() needs to build and run this launch again under another
+    config: each recording the builder was given and what it answered, the compiler flags, and
+    the platform config (None for a launch on several cores, which it does not replay)."""
+    builds = None
+    if tr.builds is not None:
+        builds = {'config': _platform_config, 'frontend': _frontend_view(),
+                  'description': tr.description,
+                  'flags': {'hardware_dge': tr.flags.hardware_dge, 'applied': tr.flags.applied,
+                            'ignored': tr.flags.ignored},
+                  'builds': [{'recording': t, 'answer': a} for t, a in tr.builds]}
+    with open(path, 'w') as f:
+        json.dump(builds, f)
+
+
+def replay(path):
+    """The stats (JSON text) of the launch --builds-out wrote at `path`, built again from its
+    recordings and run on this process's platform (its config and --set values): the same as
+    running the script again, whose Python the config does not reach, as long as the builder
+    answers each recording as it did then. Raises Replanned when it does not (a timing value
+    moved the compiler's schedule so that another choice fits, say): run the script then."""
+    with open(path) as f:
+        saved = json.load(f)
+    if saved is None:
+        raise Replanned('the launch ran on several cores')
+    p = platform()
+    if _platform_config != saved['config']:
+        raise Replanned(f"built for {saved['config']}, not {_platform_config}")
+    if _frontend_view() != saved['frontend']:
+        raise Replanned('the frontend reads other values of this config (its limits)')
+    for step in saved['builds']:
+        try:
+            program, _, _, _ = p.build_recording(step['recording'])
+            answer = 'built'
+        except native.UnrollRequest as e:
+            answer = f'unroll {e.args[0]}'
+        except (native.RecordingError, native.UserError, RuntimeError, ValueError) as e:
+            answer = 'does not fit' if 'does not fit' in str(e) else f'error: {e}'
+        if answer != step['answer']:
+            raise Replanned(f"the builder answers {answer!r}, not {step['answer']!r}")
+    p.check(program)
+    flags = _flags.CompileFlags()
+    flags.hardware_dge = saved['flags']['hardware_dge']
+    flags.applied, flags.ignored = saved['flags']['applied'], saved['flags']['ignored']
+    return p.run(program, saved['description'], '', '', flags.native(native))
+
+
+def _frontend_view():
+    """What the Python frontend reads of the platform (a recording depends on nothing else of
+    the config): its limits, the chip's cores and LNC degree."""
+    p = platform()
+    return dict(limits(), cores=p.cores(), lnc=p.integer('chip.lnc'))
+
+
+class Replanned(Exception):
+    """replay(): the builder answers a recording otherwise under this config."""
 
 
 def _write_recording(path, tr):
