@@ -30,6 +30,8 @@ except ImportError as _e:  # pragma: no cover - explained to the user
         'through scripts/nki, or install trnsim (pip install --no-build-isolation . in the '
         'checkout, docs/nki.md "Your own Python")') from _e
 
+from .. import replay as _replay  # noqa: E402 (after the native module's check)
+
 # An installed trnsim carries the configs it was built with (scripts/packaging/
 # trnsim_backend.py): config names resolve there unless TRNSIM_CONFIG_DIR says otherwise; a
 # checkout's build reads the checkout's.
@@ -223,21 +225,7 @@ def limits():
     """The platform's limits the frontend checks kernels against."""
     global _limits
     if _limits is None:
-        p = platform()
-        _limits = {'partitions': p.partitions(), 'pe_rows': p.integer('core.pe.rows'),
-                   'pe_cols': p.integer('core.pe.cols'),
-                   'moving_max': p.integer('core.pe.moving_max'),
-                   'psum_bank': p.size('core.psum.bank_size'),
-                   'psum_tile_banks': p.integer('core.psum.tile_banks'),
-                   'bf16_psum': p.boolean('core.pe.bf16_psum'),
-                   'mx': p.boolean('core.pe.mx'),
-                   'indirect': p.boolean('core.sbuf.indirect'),
-                   'sbuf_bytes': p.sbuf_partition_bytes(),
-                   'psum_bytes': p.psum_partition_bytes(),
-                   'isa_version': p.integer('core.isa_version'),
-                   'dma_priority_levels': p.integer('core.dma.priority_levels'),
-                   'double_row': p.boolean('core.pe.double_row'),
-                   'hoist_share': p.real('compiler.hoist_sbuf_share')}
+        _limits = _replay.frontend_limits(platform())
     return _limits
 
 
@@ -912,61 +900,17 @@ def _add_summary(path, summary):
 
 
 def _write_builds(path, tr):
-    """--builds-out: what replay() needs to build and run this launch again under another
+    """--builds-out: what trnsim.replay needs to build and run this launch again under another
     config: each recording the builder was given and what it answered, the compiler flags, and
     the platform config (None for a launch on several cores, which it does not replay)."""
-    builds = None
+    builds, flags = None, tr.flags.native(native)  # (the bridge's form of the flags)
     if tr.builds is not None:
-        builds = {'config': _platform_config, 'frontend': _frontend_view(),
+        builds = {'config': _platform_config, 'frontend': _replay.frontend_view(platform()),
                   'description': tr.description,
-                  'flags': {'hardware_dge': tr.flags.hardware_dge, 'applied': tr.flags.applied,
-                            'ignored': tr.flags.ignored},
+                  'flags': {k: getattr(flags, k) for k in ('hardware_dge', 'applied', 'ignored')},
                   'builds': [{'recording': t, 'answer': a} for t, a in tr.builds]}
     with open(path, 'w') as f:
         json.dump(builds, f)
-
-
-def replay(path):
-    """The stats (JSON text) of the launch --builds-out wrote at `path`, built again from its
-    recordings and run on this process's platform (its config and --set values): the same as
-    running the script again, whose Python the config does not reach, as long as the builder
-    answers each recording as it did then. Raises Replanned when it does not (a timing value
-    moved the compiler's schedule so that another choice fits, say): run the script then."""
-    with open(path) as f:
-        saved = json.load(f)
-    if saved is None:
-        raise Replanned('the launch ran on several cores')
-    p = platform()
-    if _platform_config != saved['config']:
-        raise Replanned(f"built for {saved['config']}, not {_platform_config}")
-    if _frontend_view() != saved['frontend']:
-        raise Replanned('the frontend reads other values of this config (its limits)')
-    for step in saved['builds']:
-        try:
-            program, _, _, _ = p.build_recording(step['recording'])
-            answer = 'built'
-        except native.UnrollRequest as e:
-            answer = f'unroll {e.args[0]}'
-        except (native.RecordingError, native.UserError, RuntimeError, ValueError) as e:
-            answer = 'does not fit' if 'does not fit' in str(e) else f'error: {e}'
-        if answer != step['answer']:
-            raise Replanned(f"the builder answers {answer!r}, not {step['answer']!r}")
-    p.check(program)
-    flags = _flags.CompileFlags()
-    flags.hardware_dge = saved['flags']['hardware_dge']
-    flags.applied, flags.ignored = saved['flags']['applied'], saved['flags']['ignored']
-    return p.run(program, saved['description'], '', '', flags.native(native))
-
-
-def _frontend_view():
-    """What the Python frontend reads of the platform (a recording depends on nothing else of
-    the config): its limits, the chip's cores and LNC degree."""
-    p = platform()
-    return dict(limits(), cores=p.cores(), lnc=p.integer('chip.lnc'))
-
-
-class Replanned(Exception):
-    """replay(): the builder answers a recording otherwise under this config."""
 
 
 def _write_recording(path, tr):

@@ -44,8 +44,6 @@ def main():
     if len(sys.argv) < 2:
         print('usage: python3 -m trnsim.nki.run SCRIPT.py [ARGS...]', file=sys.stderr)
         return 2
-    if sys.argv[1] == '--replay':
-        return _replay(sys.argv[2:])
     script = sys.argv[1]
     if not os.path.isfile(script):
         print(f'scripts/nki: error: no such script: {script}', file=sys.stderr)
@@ -75,31 +73,6 @@ def main():
         sys.stdout.flush()
         print(f'scripts/nki: error: {message}', file=sys.stderr)
         return 2
-    return 0
-
-
-def _replay(args):
-    """scripts/nki --replay FILE: the launch --builds-out saved at FILE, built from its
-    recordings and run under this config; its stats to --stats-out. Exit status 3 when the
-    builder answers a recording otherwise under this config (run the script instead)."""
-    if len(args) != 1 or not os.path.isfile(args[0]):
-        print(f'scripts/nki: error: --replay needs a file --builds-out wrote, not {args}',
-              file=sys.stderr)
-        return 2
-    from trnsim.nki import _runner
-    try:
-        text = _runner.replay(args[0])
-    except _runner.Replanned as e:
-        print(f'scripts/nki: {args[0]}: not replayed: {e}', file=sys.stderr)
-        return 3
-    except (ValueError, KeyError, TypeError) as e:
-        print(f'scripts/nki: error: {args[0]}: not a file --builds-out wrote ({e})',
-              file=sys.stderr)
-        return 2
-    except _runner.native.UserError as e:
-        print(f'scripts/nki: error: {e}', file=sys.stderr)
-        return 2
-    _runner._write_stats(_runner._settings['stats_out'], text)
     return 0
 
 

@@ -1,0 +1,106 @@
+"""scripts/nki --replay: a launch that `--builds-out` saved, built again from its recordings and
+run under this process's config (TRNSIM_NKI_CONFIG, TRNSIM_NKI_SETS), its statistics written to
+TRNSIM_NKI_STATS_OUT. It imports only the native module, not the frontend: a fit replays an NKI
+point at each evaluation (scripts/calibrate), so its start-up is most of what a replay costs.
+
+Exit status: 0 replayed; 2 a bad file or config; 3 not replayed (the builder answers a recording
+otherwise under this config, or the frontend would read other limits of it): run the script."""
+
+import json
+import os
+import sys
+
+import _trnsim as native
+
+
+def frontend_limits(platform):
+    """The platform's limits the NKI frontend checks and records kernels against (its Python
+    reads nothing else of the config but the chip's cores and LNC degree)."""
+    p = platform
+    return {'partitions': p.partitions(), 'pe_rows': p.integer('core.pe.rows'),
+            'pe_cols': p.integer('core.pe.cols'),
+            'moving_max': p.integer('core.pe.moving_max'),
+            'psum_bank': p.size('core.psum.bank_size'),
+            'psum_tile_banks': p.integer('core.psum.tile_banks'),
+            'bf16_psum': p.boolean('core.pe.bf16_psum'),
+            'mx': p.boolean('core.pe.mx'),
+            'indirect': p.boolean('core.sbuf.indirect'),
+            'sbuf_bytes': p.sbuf_partition_bytes(),
+            'psum_bytes': p.psum_partition_bytes(),
+            'isa_version': p.integer('core.isa_version'),
+            'dma_priority_levels': p.integer('core.dma.priority_levels'),
+            'double_row': p.boolean('core.pe.double_row'),
+            'hoist_share': p.real('compiler.hoist_sbuf_share')}
+
+
+def frontend_view(platform):
+    """What a recording depends on of the config: the limits, the chip's cores and LNC."""
+    return dict(frontend_limits(platform), cores=platform.cores(),
+                lnc=platform.integer('chip.lnc'))
+
+
+class Replanned(Exception):
+    """The builder answers a recording otherwise under this config, or the frontend would read
+    other values of it: the script must run again."""
+
+
+def replay(saved, platform):
+    """The stats (JSON text) of the saved launch (what --builds-out wrote, read), built from
+    its recordings and run on `platform`: the script's own whenever the builder answers each
+    recording as it did then and the frontend's view of the config is the same."""
+    if saved is None:
+        raise Replanned('the launch ran on several cores')
+    if frontend_view(platform) != saved['frontend']:
+        raise Replanned('the frontend reads other values of this config (its limits)')
+    program = None
+    for step in saved['builds']:
+        try:
+            program = platform.build_recording(step['recording'])[0]
+            answer = 'built'
+        except native.UnrollRequest as e:
+            answer = f'unroll {e.args[0]}'
+        except (native.RecordingError, native.UserError, RuntimeError, ValueError) as e:
+            answer = 'does not fit' if 'does not fit' in str(e) else f'error: {e}'
+        if answer != step['answer']:
+            raise Replanned(f"the builder answers {answer!r}, not {step['answer']!r}")
+    platform.check(program)
+    flags = native.CompileFlags()
+    flags.hardware_dge = int(saved['flags']['hardware_dge'])  # (-1: the config's)
+    flags.applied = str(saved['flags']['applied'])
+    flags.ignored = str(saved['flags']['ignored'])
+    return platform.run(program, saved['description'], '', '', flags)
+
+
+def main(args):
+    if len(args) != 1 or not os.path.isfile(args[0]):
+        print(f'scripts/nki: error: --replay needs a file --builds-out wrote, not '
+              f'{" ".join(args) or "nothing"}', file=sys.stderr)
+        return 2
+    path = args[0]
+    try:
+        with open(path) as f:
+            saved = json.load(f)
+        config = os.environ.get('TRNSIM_NKI_CONFIG', '') or (saved or {}).get('config', '')
+        if saved is not None and config != saved['config']:
+            raise Replanned(f"built for {saved['config']}, not {config}")
+        sets = [s for s in os.environ.get('TRNSIM_NKI_SETS', '').split('\n') if s]
+        platform = native.Platform(config, sets, False, '--set')
+        text = replay(saved, platform)
+    except Replanned as e:
+        print(f'scripts/nki: {path}: not replayed: {e}', file=sys.stderr)
+        return 3
+    except native.UserError as e:
+        print(f'scripts/nki: error: {e}', file=sys.stderr)
+        return 2
+    except (ValueError, KeyError, TypeError, AttributeError) as e:
+        print(f'scripts/nki: error: {path}: not a file --builds-out wrote ({e})', file=sys.stderr)
+        return 2
+    out = os.environ.get('TRNSIM_NKI_STATS_OUT', '')
+    if out:
+        with open(out, 'w') as f:
+            f.write(text + '\n')
+    return 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv[1:]))
