@@ -60,6 +60,13 @@ expect_status 3 $? "--replay under other limits"
 expect_grep "not replayed: the frontend reads other" "$TMP/replay.out" "says why"
 "$nki" --config trn2 --replay "$TMP/builds.json" "$example" >"$TMP/replay.out" 2>&1
 expect_status 2 $? "--replay with a script"
+# (nki.simulate's launches too: the statistics --stats-out gets)
+simulated="$ROOT/workloads/nki/examples/gather_columns.py"
+"$nki" --config trn2 --builds-out "$TMP/sim.json" --stats-out "$TMP/s0.json" "$simulated" \
+    >/dev/null 2>&1 || fail "an nki.simulate script"
+"$nki" --config trn2 --stats-out "$TMP/s1.json" --replay "$TMP/sim.json" >/dev/null 2>&1
+expect_status 0 $? "--replay of an nki.simulate launch"
+cmp -s "$TMP/s0.json" "$TMP/s1.json" || fail "an nki.simulate launch's replay differs"
 for how in "" --no-replay; do
     "$cal" --fit --max-evals 3 $how --points "$TMP/s.csv" >"$TMP/fit$how" 2>"$TMP/fit$how.err"
     expect_status 0 $? "a fit of an nki: point $how"

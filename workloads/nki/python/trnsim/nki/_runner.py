@@ -96,8 +96,9 @@ _settings = {
     'stats_out': os.environ.get('TRNSIM_NKI_STATS_OUT', ''),
     'timeline': os.environ.get('TRNSIM_NKI_TIMELINE', ''),
     'recording_out': os.environ.get('TRNSIM_NKI_RECORDING_OUT', ''),
-    # A file that gets the builds of the last kernel nki.benchmark ran (scripts/nki
-    # --builds-out): what `scripts/nki --replay` builds and runs again under another config.
+    # A file that gets the builds of the last kernel nki.benchmark or nki.simulate ran
+    # (scripts/nki --builds-out): what `scripts/nki --replay` builds and runs again under
+    # another config.
     'builds_out': os.environ.get('TRNSIM_NKI_BUILDS_OUT', ''),
     'quiet': os.environ.get('TRNSIM_NKI_QUIET', '') == '1',
     'functional': False,
@@ -1075,6 +1076,8 @@ class SimulatedKernel:
             raise KernelError('nki.simulate', str(e), def_site(self.func)) from None
         self.stats = json.loads(text)
         _write_stats(_placeholder(_settings['stats_out']), text)
+        if _settings['builds_out']:
+            _write_builds(_placeholder(_settings['builds_out']), tr)
         self.latency_us = _stat(self.stats, 'total_time_ns') / 1e3
         if not _settings['quiet']:
             compiled = (f', compiled with {" ".join(tr.flags.applied)}' if tr.flags.applied
