@@ -60,6 +60,28 @@ expect_status 3 $? "--replay under other limits"
 expect_grep "not replayed: the frontend reads other" "$TMP/replay.out" "says why"
 "$nki" --config trn2 --replay "$TMP/builds.json" "$example" >"$TMP/replay.out" 2>&1
 expect_status 2 $? "--replay with a script"
+# A launch's compiler flags yield to the keys --set gives, and read the environment: a replay
+# with other such keys or another environment is not one (the script's flags would differ).
+NEURON_CC_FLAGS=--disable-dge "$nki" --config trn2 --builds-out "$TMP/dge.json" "$example" \
+    >/dev/null 2>&1 || fail "a script with compiler flags"
+NEURON_CC_FLAGS=--disable-dge "$nki" --config trn2 --replay "$TMP/dge.json" >/dev/null 2>&1
+expect_status 0 $? "--replay under the same flags"
+NEURON_CC_FLAGS=--disable-dge "$nki" --config trn2 --set core.dma.hardware_dge=true \
+    --replay "$TMP/dge.json" >"$TMP/replay.out" 2>&1
+expect_status 3 $? "--replay with a --set key that overrides a flag"
+expect_grep "not replayed: launched otherwise" "$TMP/replay.out" "says why"
+"$nki" --config trn2 --replay "$TMP/dge.json" >/dev/null 2>&1
+expect_status 3 $? "--replay without the flags' environment"
+"$nki" --config no_such_config --replay "$TMP/dge.json" >"$TMP/replay.out" 2>&1
+expect_status 2 $? "--replay with a bad config"
+# A script that configures trnsim itself (its own sets) is not replayed.
+{ echo "import trnsim.nki; trnsim.nki.configure(sets=['core.dma.fixed_latency=2us'])"
+  cat "$example"; } >"$TMP/configured.py"
+"$nki" --config trn2 --builds-out "$TMP/conf.json" "$TMP/configured.py" >/dev/null 2>&1 ||
+    fail "a script calling configure()"
+"$nki" --config trn2 --replay "$TMP/conf.json" >"$TMP/replay.out" 2>&1
+expect_status 3 $? "--replay of a script that configured trnsim"
+expect_grep "configured trnsim itself" "$TMP/replay.out" "says why"
 # (nki.simulate's launches too: the statistics --stats-out gets)
 simulated="$ROOT/workloads/nki/examples/gather_columns.py"
 "$nki" --config trn2 --builds-out "$TMP/sim.json" --stats-out "$TMP/s0.json" "$simulated" \
@@ -71,8 +93,10 @@ for how in "" --no-replay; do
     "$cal" --fit --max-evals 3 $how --points "$TMP/s.csv" >"$TMP/fit$how" 2>"$TMP/fit$how.err"
     expect_status 0 $? "a fit of an nki: point $how"
 done
-expect_grep "[0-9]+ sim runs \([1-9][0-9]* NKI replays\)" "$TMP/fit.err" "the fit replays"
-expect_grep "[0-9]+ sim runs \(0 NKI replays\)" "$TMP/fit--no-replay.err" "--no-replay"
+expect_grep "[0-9]+ sim runs \([1-9][0-9]* NKI replays, 0 not replayed\)" "$TMP/fit.err" \
+    "the fit replays"
+expect_grep "[0-9]+ sim runs \(0 NKI replays, 0 not replayed\)" "$TMP/fit--no-replay.err" \
+    "--no-replay"
 diff <(grep -v "model evaluations" "$TMP/fit") <(grep -v "model evaluations" "$TMP/fit--no-replay") \
     >/dev/null || fail "a fit's table differs with --no-replay"
 diff <(grep -v "sim runs" "$TMP/fit.err") <(grep -v "sim runs" "$TMP/fit--no-replay.err") \

@@ -13,6 +13,25 @@ import sys
 import _trnsim as native
 
 
+# The config keys a compiler flag sets unless --set gives them (trnsim/nki/_flags.py): which of
+# them the user set decides what a launch's flags did.
+FLAG_KEYS = ('core.dma.hardware_dge', 'chip.lnc')
+# What else of the environment a launch depends on: the compiler flags and the LNC degree
+# (NEURON_CC_FLAGS, NEURON_LOGICAL_NC_CONFIG), the target, the NKI edition and the frontend's
+# switches.
+_ENVIRONMENT = ('TRNSIM_NKI_VERSION', 'TRNSIM_NKI_UNROLL', 'TRNSIM_STRICT', 'TRNSIM_NKI_ALIASES')
+
+
+def launch_inputs(sets):
+    """What a launch's recording and flags depend on besides the config's values: the --config
+    given (its text), which FLAG_KEYS `sets` give, and the environment the frontend reads."""
+    given = {s.partition('=')[0].strip() for s in sets}
+    return {'config_given': os.environ.get('TRNSIM_NKI_CONFIG', ''),
+            'flag_keys_set': sorted(k for k in FLAG_KEYS if k in given),
+            'environment': {k: v for k, v in sorted(os.environ.items())
+                            if k.startswith(('NEURON_', 'NKI_')) or k in _ENVIRONMENT}}
+
+
 def frontend_limits(platform):
     """The platform's limits the NKI frontend checks and records kernels against (its Python
     reads nothing else of the config but the chip's cores and LNC degree)."""
@@ -48,8 +67,8 @@ def replay(saved, platform):
     """The stats (JSON text) of the saved launch (what --builds-out wrote, read), built from
     its recordings and run on `platform`: the script's own whenever the builder answers each
     recording as it did then and the frontend's view of the config is the same."""
-    if saved is None:
-        raise Replanned('the launch ran on several cores')
+    if 'not_replayable' in saved:
+        raise Replanned(saved['not_replayable'])
     if frontend_view(platform) != saved['frontend']:
         raise Replanned('the frontend reads other values of this config (its limits)')
     program = None
@@ -80,11 +99,17 @@ def main(args):
     try:
         with open(path) as f:
             saved = json.load(f)
-        config = os.environ.get('TRNSIM_NKI_CONFIG', '') or (saved or {}).get('config', '')
-        if saved is not None and config != saved['config']:
-            raise Replanned(f"built for {saved['config']}, not {config}")
+        if not isinstance(saved, dict):
+            raise ValueError('not an object')
         sets = [s for s in os.environ.get('TRNSIM_NKI_SETS', '').split('\n') if s]
-        platform = native.Platform(config, sets, False, '--set')
+        config = os.environ.get('TRNSIM_NKI_CONFIG', '') or saved.get('config', '')
+        platform = native.Platform(config, sets, False, '--set')  # (a bad config: status 2)
+        if 'not_replayable' not in saved:
+            if config != saved['config']:
+                raise Replanned(f"built for {saved['config']}, not {config}")
+            if launch_inputs(sets) != saved['inputs']:
+                raise Replanned('launched otherwise: another --config, compiler flags the '
+                                '--set keys override, or environment (NEURON_*, NKI_*)')
         text = replay(saved, platform)
     except Replanned as e:
         print(f'scripts/nki: {path}: not replayed: {e}', file=sys.stderr)

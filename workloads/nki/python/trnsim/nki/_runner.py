@@ -902,11 +902,17 @@ def _add_summary(path, summary):
 
 def _write_builds(path, tr):
     """--builds-out: what trnsim.replay needs to build and run this launch again under another
-    config: each recording the builder was given and what it answered, the compiler flags, and
-    the platform config (None for a launch on several cores, which it does not replay)."""
-    builds, flags = None, tr.flags.native(native)  # (the bridge's form of the flags)
-    if tr.builds is not None:
+    config: each recording the builder was given and what it answered, the compiler flags, the
+    platform config and what else the launch depended on; or why it cannot be replayed (a
+    launch on several cores, a script that configured trnsim itself)."""
+    flags = tr.flags.native(native)  # (the bridge's form of the flags)
+    if tr.builds is None:
+        builds = {'not_replayable': 'the launch ran on several cores'}
+    elif _settings['sets_how'] != '--set' or _settings['functional']:
+        builds = {'not_replayable': 'the script configured trnsim itself (configure())'}
+    else:
         builds = {'config': _platform_config, 'frontend': _replay.frontend_view(platform()),
+                  'inputs': _replay.launch_inputs(_settings['sets']),
                   'description': tr.description,
                   'flags': {k: getattr(flags, k) for k in ('hardware_dge', 'applied', 'ignored')},
                   'builds': [{'recording': t, 'answer': a} for t, a in tr.builds]}
