@@ -8,6 +8,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -128,27 +129,24 @@ end L0
             bytes += t.src.bytes();
     EXPECT_EQ(bytes, 2u * (2 * 128 + 64) * 128 * 4);
     const std::string decl = "style nl\ndecl sbuf 128 64 float32 1 0 0 - - - t\n";
-    const std::string loop = decl + "loop L0 3\n";
     EXPECT_NE(parse_error(decl + "loop L0 3\nend L0\n"
                                  "ins if=L0@0:2 dve memset dst=T0.0.0:0:128:0:64:1\n")
                   .find("not a loop around the operation"),
               std::string::npos);
-    EXPECT_NE(parse_error(loop + "ins if=L0@2:2 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
-                  .find("empty span 'L0@2:2'"),
-              std::string::npos);
-    EXPECT_NE(parse_error(loop + "ins if=L0@2 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
-                  .find("bad condition 'L0@2'"),
-              std::string::npos);
     // (a plain condition too names a loop around the operation, and a loop id fits 32 bits)
-    EXPECT_NE(parse_error(loop + "ins if=L5000000000 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
-                  .find("bad loop 'L5000000000'"),
-              std::string::npos);
-    EXPECT_NE(parse_error(loop + "ins if=L7 dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
-                  .find("a condition on L7, not a loop around the operation"),
-              std::string::npos);
-    EXPECT_NE(parse_error(loop + "ins if= dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
-                  .find("an empty if="),
-              std::string::npos);
+    const std::pair<const char*, const char*> bad[] = {
+        {"L0@2:2", "empty span 'L0@2:2'"},
+        {"L0@2", "bad condition 'L0@2'"},
+        {"L5000000000", "bad loop 'L5000000000'"},
+        {"L7", "a condition on L7, not a loop around the operation"},
+        {"", "an empty if="},
+    };
+    for (const auto& [condition, message] : bad)
+        EXPECT_NE(parse_error(decl + "loop L0 3\nins if=" + condition +
+                              " dve memset dst=T0.0.0:0:128:0:64:1\nend L0\n")
+                      .find(message),
+                  std::string::npos)
+            << condition;
 }
 
 TEST(Recording, BlocksRotateOverTheCopiesOfALoopInEachPart) {

@@ -4,7 +4,8 @@ TRNSIM_NKI_STATS_OUT. It imports only the native module, not the frontend: a fit
 point at each evaluation (scripts/calibrate), so its start-up is most of what a replay costs.
 
 Exit status: 0 replayed; 2 a bad file or config; 3 not replayed (the builder answers a recording
-otherwise under this config, or the frontend would read other limits of it): run the script."""
+otherwise under this config, the frontend would read other limits of it, or the launch would
+differ otherwise: launch_inputs): run the script."""
 
 import json
 import os

@@ -905,12 +905,12 @@ def _write_builds(path, tr):
     config: each recording the builder was given and what it answered, the compiler flags, the
     platform config and what else the launch depended on; or why it cannot be replayed (a
     launch on several cores, a script that configured trnsim itself)."""
-    flags = tr.flags.native(native)  # (the bridge's form of the flags)
     if tr.builds is None:
         builds = {'not_replayable': 'the launch ran on several cores'}
     elif _settings['sets_how'] != '--set' or _settings['functional']:
         builds = {'not_replayable': 'the script configured trnsim itself (configure())'}
     else:
+        flags = tr.flags.native(native)  # (the bridge's form of the flags)
         builds = {'config': _platform_config, 'frontend': _replay.frontend_view(platform()),
                   'inputs': _replay.launch_inputs(_settings['sets']),
                   'description': tr.description,
