@@ -73,6 +73,14 @@ void kernel_builder::declare_params(param_registry& r) {
            "model choice: a bound, so that no kernel runs out of SBUF for tiles it did not "
            "declare (the public conv2d of docs/results.md needs 0.05 in fp16, 0.09 in fp32)",
            0, 1});
+    r.add({"compiler.hoist_loads", param_kind::boolean, "true",
+           "the compiler hoists an nl.load of an input tensor out of the loops its address does "
+           "not use when the whole tensor fits in SBUF (style=nl NKI kernels): loaded in their "
+           "first iteration, kept in SBUF; when the kernel's tiles then do not fit, every load "
+           "stays where written (docs/nki.md)",
+           "model choice: AccelOpt's NKIBench profiles give each kernel's HBM bytes read: "
+           "add_rmsnorm_matmul's 8 MB weight and mamba's 7.3 MB inputs read once, M1n's 64 MB "
+           "and fp32_matmul's 84 MB operands re-read for every tile (docs/results.md)"});
 }
 
 builder_options kernel_builder::options(const config& cfg, const program_limits& limits,
@@ -96,6 +104,7 @@ builder_options kernel_builder::options(const config& cfg, const program_limits&
     o.pool_clock_ghz = cfg.frequency_ghz("core.pool.clock");
     o.trigger_ns = cfg.time_ns("core.dma.trigger_time");
     o.hoist_sbuf_share = cfg.real("compiler.hoist_sbuf_share");
+    o.hoist_loads = cfg.boolean("compiler.hoist_loads");
     o.schedule_window = static_cast<std::uint32_t>(cfg.integer("compiler.schedule_window"));
     o.schedule_unroll_limit =
         static_cast<std::uint64_t>(cfg.integer("compiler.schedule_unroll_limit"));

@@ -40,6 +40,9 @@ struct builder_options {
     double trigger_ns = 9;  // a DMA trigger's engine time
     // SBUF share for the transposes the compiler hoists (the NKI frontend's nl.matmul).
     double hoist_sbuf_share = 0.25;
+    // compiler.hoist_loads: the NKI frontend decides it (_ops.hoisted_load) and records the
+    // hoisted loads in their loops' first iterations, which the builder expands as written
+    bool hoist_loads = true;
     // The compiler's instruction scheduler (style nl): how many instructions and transfers it
     // may hold back to place later ones first (0: program order; options() reads
     // compiler.schedule_window), and its estimate of a transfer: dma_fixed_ns plus its bytes

@@ -1398,6 +1398,10 @@ class expander {
                                 inside = inside && i > it->first && i <= m_end[it->first];
                             it = inside ? std::next(it) : pins.erase(it);
                         }
+                        // (an instance made in a loop's first iteration alone is alive across
+                        // the loop: in every iteration of the loops it pins a block to, the
+                        // others' blocks are alive too)
+                        if (m_first_only[m]) pins.clear();
                         pt.pinned = pins;
                         if (pt.ops.empty()) {  // (a block nothing uses: where it is declared)
                             for (const std::size_t i : ops)

@@ -2,6 +2,7 @@
 drivers' seeded inputs, read back through the bridge): alloc_bad is wrong exactly as the model
 computes it, and bfloat16 results round exactly as the model's engines round them."""
 
+import json
 import unittest
 
 import numpy as np
@@ -248,3 +249,140 @@ class Bfloat16Rounding(unittest.TestCase):
 
 if __name__ == '__main__':
     unittest.main()
+
+
+@nki.jit
+def times_first_rows(x):
+    """x [512, 256] times its first 128 rows, tile by tile: the first rows' loads do not use
+    the row loop's index (the compiler hoists them, _ops.hoisted_load)."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        a = nl.load(x[i * 128:(i + 1) * 128, :])
+        for j in nl.affine_range(2):
+            w = nl.load(x[0:128, j * 128:(j + 1) * 128])
+            nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128],
+                     value=nl.multiply(a[:, j * 128:(j + 1) * 128], w))
+    return out
+
+
+@nki.jit
+def times_doubled_first_rows(x):
+    """As times_first_rows, the first rows' tile doubled in place after each load: written by
+    something else, so loaded where written."""
+    out = nl.ndarray(x.shape, dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        a = nl.load(x[i * 128:(i + 1) * 128, :])
+        for j in nl.affine_range(2):
+            w = nl.load(x[0:128, j * 128:(j + 1) * 128])
+            w[...] = nl.multiply(w, 2.0)
+            nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128],
+                     value=nl.multiply(a[:, j * 128:(j + 1) * 128], w))
+    return out
+
+
+@nki.jit
+def incremented_in_place(x):
+    """x's first 128 rows plus 1, three times, stored back into x each time: a tensor the
+    kernel writes, so its loads stay where written; the last sum returned."""
+    out = nl.ndarray((128, x.shape[1]), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.sequential_range(3):
+        w = nl.load(x[0:128, :])
+        nl.store(x[0:128, :], value=nl.add(w, 1.0))
+    nl.store(out, value=nl.load(x[0:128, :]))
+    return out
+
+
+@nki.jit
+def sums_of_wide_tiles(x):
+    """x [128, 65536] float32 (32 MiB, more than SBUF holds) summed tile by tile, twice: its
+    loads do not use the outer loop's index, but the whole tensor does not fit in SBUF."""
+    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+    acc = nl.zeros((128, 512), dtype=x.dtype, buffer=nl.sbuf)
+    for i in nl.sequential_range(2):
+        for j in nl.affine_range(128):
+            acc[...] = nl.add(acc, nl.load(x[:, j * 512:(j + 1) * 512]))
+    nl.store(out, value=acc)
+    return out
+
+
+def sums_through_temporaries(width):
+    """A kernel: x [128, 32768] float32 (16 MiB: fits in SBUF) summed tile by tile, twice,
+    each tile doubled plus one, then copied across a temporary `width` elements wide. The
+    hoisted tiles take 128 KiB a partition: with a 32 KiB temporary the kernel fits only with
+    tiles sharing memory (the hoisted ones alive across the outer loop); with an 80 KiB one not
+    at all, which the builder finds (the frontend's estimate, at the first load, counts only
+    the tiles declared before it)."""
+    @nki.jit
+    def sums(x):
+        out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+        acc = nl.zeros((128, 512), dtype=x.dtype, buffer=nl.sbuf)
+        for i in nl.sequential_range(2):
+            for j in nl.affine_range(64):
+                a = nl.load(x[:, j * 512:(j + 1) * 512])
+                d = nl.multiply(a, 2.0)
+                d[...] = nl.add(d, 1.0)
+                wide = nl.ndarray((128, width), dtype=x.dtype, buffer=nl.sbuf)
+                for c in nl.affine_range(width // 512):
+                    wide[:, c * 512:(c + 1) * 512] = d
+                acc[...] = nl.add(acc, wide[:, 512:1024])
+        nl.store(out, value=acc)
+        return out
+    return sums
+
+
+class HoistedLoads(unittest.TestCase):
+    """Loads of an input tensor that fits in SBUF, hoisted out of the loops their address does
+    not use (compiler.hoist_loads): the values as written, the HBM bytes read once."""
+
+    def run_model(self, kernel, shape):
+        """(the model's seeded x, the model's output, the frontend's on that x, stats)."""
+        traced = nki.trace_kernel(kernel, (nt.tensor[list(shape), nl.float32],), {}, False)
+        p = _runner.platform()
+        stats = json.loads(p.run(traced.program, 'kernel'))
+        x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'), 'float32')
+        x = x.reshape(shape)
+        out = as_float(p.read_region(traced.program, 'hbm'), 'float32')
+        return x, out, np.asarray(kernel(x.copy()), np.float32).reshape(-1), stats
+
+    def test_invariant_loads_are_read_once(self):
+        x, model, frontend, stats = self.run_model(times_first_rows, (512, 256))
+        expected = (x * np.tile(x[:128], (4, 1))).reshape(-1)
+        np.testing.assert_array_equal(model, expected)
+        np.testing.assert_array_equal(frontend, expected)
+        # x once, its first rows once more (not once per row tile)
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * (512 * 256 + 128 * 256))
+
+    def test_a_tile_written_in_place_is_loaded_where_written(self):
+        x, model, frontend, stats = self.run_model(times_doubled_first_rows, (512, 256))
+        expected = (x * 2 * np.tile(x[:128], (4, 1))).reshape(-1)
+        np.testing.assert_array_equal(model, expected)
+        np.testing.assert_array_equal(frontend, expected)
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * (512 * 256 + 4 * 128 * 256))
+
+    def test_a_tensor_the_kernel_writes_is_loaded_where_written(self):
+        x, model, frontend, stats = self.run_model(incremented_in_place, (256, 64))
+        expected = (x[:128] + 3).reshape(-1)
+        np.testing.assert_array_equal(model, expected)
+        np.testing.assert_array_equal(frontend, expected)
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * 4 * 128 * 64)
+
+    def test_a_tensor_larger_than_sbuf_is_loaded_where_written(self):
+        traced = nki.trace_kernel(sums_of_wide_tiles, (nt.tensor[[128, 65536], nl.float32],),
+                                  {}, False)
+        stats = json.loads(_runner.platform().run(traced.program, 'kernel'))
+        self.assertEqual(stats['hbm']['read_bytes'], 2 * 4 * 128 * 65536)
+
+    def test_hoisted_tiles_share_memory_with_none_alive_across_the_loop(self):
+        x, model, _, stats = self.run_model(sums_through_temporaries(8192), (128, 32768))
+        expected = 2 * (2 * x + 1).reshape(128, 64, 512).sum(axis=1, dtype=np.float32)
+        np.testing.assert_allclose(model, expected.reshape(-1), rtol=1e-5)
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * 128 * 32768)
+
+    def test_hoisted_loads_that_do_not_fit_are_loaded_where_written(self):
+        kernel = sums_through_temporaries(20480)
+        traced = nki.trace_kernel(kernel, (nt.tensor[[128, 32768], nl.float32],), {}, False)
+        self.assertTrue(any('loads of input tensors are not hoisted' in n for n in traced.notes))
+        x, model, _, stats = self.run_model(kernel, (128, 32768))
+        expected = 2 * (2 * x + 1).reshape(128, 64, 512).sum(axis=1, dtype=np.float32)
+        np.testing.assert_allclose(model, expected.reshape(-1), rtol=1e-5)
+        self.assertEqual(stats['hbm']['read_bytes'], 2 * 4 * 128 * 32768)

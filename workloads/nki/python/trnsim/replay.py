@@ -50,7 +50,8 @@ def frontend_limits(platform):
             'isa_version': p.integer('core.isa_version'),
             'dma_priority_levels': p.integer('core.dma.priority_levels'),
             'double_row': p.boolean('core.pe.double_row'),
-            'hoist_share': p.real('compiler.hoist_sbuf_share')}
+            'hoist_share': p.real('compiler.hoist_sbuf_share'),
+            'hoist_loads': p.boolean('compiler.hoist_loads')}
 
 
 def frontend_view(platform):

@@ -13,7 +13,7 @@ from . import _dtypes
 from ._errors import KernelError, unsupported, user_site
 from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_region, merge
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
-                       OffsetAccess,
+                       OffsetAccess, ParDim,
                        HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
                        TileBlocks, TileRuns, Typed, _tile_view)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
@@ -47,6 +47,7 @@ class Pending(Typed, Arithmetic):
         self.result = None  # the tile it was placed in
         self.hbm = None  # a load: the HBM access (what a load into several runs splits)
         self.priority = 0  # a load: its DMA quality-of-service level (0 the highest)
+        self.loops = ()  # a load: the loops with a live index open when it was called
         current(api).track(self)
 
     @property
@@ -58,9 +59,11 @@ class Pending(Typed, Arithmetic):
         iteration that first uses it; later ones use that tile)."""
         if self.result is None:
             trace = current(self.api)
-            t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name, self.space,
-                              counted=getattr(self, 'counted', None))
-            emit_into(self, t, False, self.site)
+            t = hoisted_load(self, trace) if self.loops else None
+            if t is None:
+                t = trace.declare(self.api, self.site, self.full_shape, self.dtype_name,
+                                  self.space, counted=getattr(self, 'counted', None))
+                emit_into(self, t, False, self.site)
             self.result = t
         return self.result
 
@@ -352,6 +355,8 @@ def _written(t, trace):
     """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
     loops, its version."""
     root = t.root
+    if getattr(root, 'hoisted', None) is not None and not trace.hoisting:
+        trace.hoist_conflicts.add(root.hoisted)  # (its load stays where the kernel wrote it)
     _note_write(t, trace)
     note_use(t, trace)
     root.version += 1
@@ -642,7 +647,86 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     p = Pending(api, site, src.shape, name, 'sbuf', 'load', (src,), 'load', region, full)
     p.hbm = src if region is None else None
     p.priority = priority
+    p.loops = tuple(trace.live_loops)
     return p
+
+
+# The declarations of hoisted loads count apart from the others at their line (hoisted_load)
+_HOISTED_LOADS = 'hoisted loads'
+
+
+def hoisted_load(p, trace):
+    """The tile load `p` (a Pending load used as a tile of its own) is in when the compiler
+    hoists it out of the loops its HBM address does not use, or None: loaded where written.
+    The compiler keeps an input tensor's tiles in SBUF across a loop whose index their address
+    does not use when the whole tensor fits in SBUF (a model choice; AccelOpt's profiles of
+    NKIBench kernels give the HBM bytes each read: add_rmsnorm_matmul's 8 MB weight and mamba's
+    7.3 MB delta and u read once, M1n's 64 MB and fp32_matmul's 84 MB operands re-read for
+    every tile; docs/results.md, "Where the engines' time goes"). Such a load runs in the first
+    iteration of those loops only (they fold with it under `if=`), into a logical tile of its
+    own of a declaration made there, one per combination of the indices of the loops inside
+    them that the address does use; their later iterations read that tile. Not in an isa
+    kernel, a loop the device runs (nl.fori_loop), for a load the runner keeps where written
+    (its tile or tensor written by something else), nor past SBUF: the kernel's declarations
+    so far, the hoisted transposes and the group must fit in a partition."""
+    src, limits = p.hbm, trace.limits
+    if src is None or p.prim != 'load' or p.kind != 'load' or trace.style != 'nl' or \
+            not trace.hoist_loads or not limits.get('hoist_loads') or trace.compiled or \
+            p.site in trace.no_hoist or not all(lp.open for lp in p.loops):
+        return None
+    tensor = src.tensor
+    kind = trace.tensors[tensor.id][1]
+    size = _dtypes.SIZES[tensor.dtype_name]
+    if kind != 'input' or tensor.id in trace.no_hoist or \
+            math.prod(tensor.shape) * size > limits['sbuf_bytes'] * limits['partitions']:
+        return None
+    first = src.first
+    coef = {id(lp): k for lp, k in (first.terms if isinstance(first, Affine) else ())}
+    out = next((i for i, lp in enumerate(p.loops) if id(lp) not in coef), None)
+    if out is None:
+        return None  # (every loop around it moves its address)
+    loop = p.loops[out]
+    inner = [lp for lp in p.loops[out + 1:] if id(lp) in coef]
+    decision = (p.site, tensor.id, loop.id, p.full_shape, p.dtype_name)
+    tile_bytes = _elems(p.full_shape) * _dtypes.SIZES[p.dtype_name]
+    count = math.prod(lp.trips for lp in inner)
+    fits = trace.hoist_decisions.get(decision)
+    if fits is None:
+        fits = trace.hoist_decisions[decision] = trace.declared_sbuf + trace.hoisted_bytes + \
+            count * tile_bytes <= limits['sbuf_bytes']
+    if not fits:
+        return None
+    # (the address where the loops inside `loop` that move it are at 0: the group's)
+    base = concrete(first) - sum(coef[id(lp)] * lp.cur for lp in inner)
+    key = decision + (base, src.rows, src.row_stride, tuple(src.dims), src.elems)
+    group = trace.load_groups.get(key)
+    trips = tuple(lp.trips for lp in inner)
+    if group is not None and group['loop'] is loop and group['trips'] != trips:
+        trace.hoist_conflicts.add(p.site)  # (inner loops of other lengths: where written)
+        return None
+    if group is None or group['loop'] is not loop:
+        blocks = trace.declare(p.api, p.site, (count, ParDim(p.full_shape[0])) +
+                               tuple(p.full_shape[1:]), p.dtype_name, 'sbuf',
+                               counted=_HOISTED_LOADS)
+        blocks.frontend = True  # (kept by the frontend across the loop's iterations)
+        group = trace.load_groups[key] = {'loop': loop, 'blocks': blocks, 'loaded': set(),
+                                          'trips': trips}
+        trace.hoisted_tensors.setdefault(tensor.id, p.site)
+    index, stride = 0, 1
+    for lp in reversed(inner):  # (the innermost loop's index moves fastest)
+        index = Affine.index(lp, 0, stride, lp.cur) + index
+        stride *= lp.trips
+    tile, _ = group['blocks'].block((index,), p.api, p.site)
+    tile.frontend = True
+    if concrete(index) not in group['loaded']:
+        group['loaded'].add(concrete(index))
+        tile.hoisted = p.site
+        trace.hoisting = True
+        try:
+            emit_into(p, tile, False, p.site)
+        finally:
+            trace.hoisting = False
+    return tile
 
 
 def onchip_dma_transpose(api, site, dst, src, axes=None):

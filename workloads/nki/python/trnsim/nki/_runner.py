@@ -282,15 +282,18 @@ def _edition(kernel):
     return None
 
 
-def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, edition=None):
+def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, edition=None,
+            no_hoist=frozenset(), hoist_loads=True):
     """The kernel's trace: its Python run once (with a launch grid, each instance in
-    turn)."""
+    turn). `no_hoist`: the load sites and tensor ids whose loads stay where written;
+    `hoist_loads` False: every load does (_ops.hoisted_load)."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
     trace = _trace.Trace(limits(), style, values, _settings['loops_once'])
     trace.renames = style == 'nl' and edition in (None, 'beta1')
+    trace.no_hoist, trace.hoist_loads = frozenset(no_hoist), hoist_loads
     bound = []
 
     def wrap(value, name):
@@ -445,11 +448,24 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     gc_was_enabled = gc.isenabled()
     gc.disable()
     hoist = True
+    loads_hoisted = True
+
+    def record():
+        # (again while the tile of a hoisted load, or its tensor, is written by something
+        # else: those loads stay where written)
+        no_hoist = set()
+        while True:
+            got = _record(fn, style, args, kwargs, values, where, grid, core_of,
+                          _edition(kernel), no_hoist, loads_hoisted)
+            kept = got[0].hoist_conflicts | {
+                t for t in got[0].hoisted_tensors if t in got[0].hbm_written}
+            if not kept:
+                got[0].select('hoist' if hoist else 'plain')
+                return got
+            no_hoist |= kept
     try:
         t0 = time.perf_counter()
-        trace, ret, bound = _record(fn, style, args, kwargs, values, where, grid, core_of,
-                                    _edition(kernel))
-        trace.select('hoist')
+        trace, ret, bound = record()
         t1 = time.perf_counter()
         recording = t1 - t0
         if _settings['recording_out']:  # (kept when the build fails; rewritten after it)
@@ -461,6 +477,13 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
             try:
                 built, loop = _build(trace, where, cores)
             except KernelError as e:
+                if loads_hoisted and trace.hoisted_tensors and 'does not fit' in str(e):
+                    # the hoisted loads' tiles with the kernel's own: every load where
+                    # written, the kernel recorded again
+                    builds.append((text, 'does not fit'))
+                    loads_hoisted = False
+                    trace, ret, bound = record()
+                    continue
                 # SBUF the hoisted transposes took: the compiler hoists only what fits, so
                 # the kernel is built with its other choice, transposing at every call (said
                 # in a note; the recording holds both)
@@ -477,6 +500,11 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                         'the transposes of nl.matmul operands are not hoisted out of loops: the '
                         "kernel's tiles fit in SBUF only so (a tile is transposed at every "
                         'call)'],)
+                if not loads_hoisted:
+                    built = built[:3] + (built[3] + [
+                        'the loads of input tensors are not hoisted out of the loops their '
+                        "address does not use: the kernel's tiles fit in SBUF only so (each "
+                        'load runs where written; compiler.hoist_loads)'],)
                 break
             # (the loop's iterations, from its folded body: the kernel does not run again)
             at = trace.unfold(loop) or where

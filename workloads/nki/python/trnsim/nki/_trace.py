@@ -150,6 +150,19 @@ class Trace:
         self.transposed = {}
         self.loop_reduced = {}  # nl.loop_reduce's accumulators, by call site
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
+        # Loads of input tensors hoisted out of loops their address does not use
+        # (_ops.hoisted_load): whether the runner lets them be, the load sites and tensor ids
+        # it keeps where written, each group's declaration by group key, the decision per
+        # load site and loop, and the load sites whose tiles something else wrote
+        self.hoist_loads = True
+        self.no_hoist = frozenset()
+        self.load_groups = {}
+        self.hoist_decisions = {}
+        self.hoisted_tensors = {}  # tensor id -> a load site hoisted from it
+        self.hoist_conflicts = set()
+        self.hoisting = False  # (a hoisted load being emitted: _ops._written)
+        self.hbm_written = set()  # the HBM tensors some operation writes
+        self.live_loops = []  # the open loops with a live index, outermost first
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
         self.unfolded = []  # (loop site, why) of each NKI loop left unrolled, in order
         self.loop_notes = {}  # (loop site, what became of it) -> how many times (in order)
@@ -295,6 +308,7 @@ class Trace:
         folds them (_fold) if they record one body."""
         loop = LoopIndex(self.next_loop, len(r), _sites(level[0]), mode == 'compiled')
         loop.kind = 'compiled' if mode == 'compiled' else kind  # (the recording says it)
+        self.live_loops.append(loop)
         self.next_loop += 1
         ids = self.next_loop
         starts = []
@@ -354,6 +368,7 @@ class Trace:
                 state = 'done'
         finally:
             loop.open = False
+            _remove(self.live_loops, loop)
             if mode == 'compiled':
                 self.compiled -= 1
             if tracer_once:
@@ -863,6 +878,8 @@ class Trace:
                 if what in _TILES and a is not None and hasattr(a, 'root'):
                     (self._pending_written if k in written else self._pending_read)(a)
         out = [kept(what, a, api, site) for what, a in zip(layout, args)]
+        if layout[:1] == ('H',):  # (an HBM destination: its tensor's loads stay where written)
+            self.hbm_written.add(out[0][0])
         out.extend(args[len(layout):])  # what only the interpreter reads (print: the shape)
         ctx = tuple((m[0], m[1]) for m in self.independent) if self.independent else ()
         op = Op(kind, api, site, tuple(out), tuple(when), '', ctx, self.core, self.variant)
