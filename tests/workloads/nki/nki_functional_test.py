@@ -9,6 +9,7 @@ import numpy as np
 
 import trnsim.nki as nki
 from trnsim.nki import _runner
+import neuronxcc.nki.isa as nisa
 import neuronxcc.nki.language as nl
 import neuronxcc.nki.typing as nt
 import nki_isa_test
@@ -247,8 +248,6 @@ class Bfloat16Rounding(unittest.TestCase):
         self.assertTrue(np.isnan(r[4]))
 
 
-if __name__ == '__main__':
-    unittest.main()
 
 
 @nki.jit
@@ -277,6 +276,49 @@ def times_doubled_first_rows(x):
             w[...] = nl.multiply(w, 2.0)
             nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128],
                      value=nl.multiply(a[:, j * 128:(j + 1) * 128], w))
+    return out
+
+
+@nki.jit
+def doubled_in_one_iteration(x):
+    """x's first 128 rows, two column tiles, four times; the second time doubled in place: a
+    write to the hoisted tile in a later iteration of the outer loop."""
+    out = nl.ndarray((512, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        for j in nl.affine_range(2):
+            w = nl.load(x[0:128, j * 128:(j + 1) * 128])
+            if i == 1:
+                w[...] = nl.multiply(w, 2.0)
+            nl.store(out[i * 128:(i + 1) * 128, j * 128:(j + 1) * 128], value=w)
+    return out
+
+
+@nki.jit
+def doubled_by_a_dma(x):
+    """x's first 128 rows doubled into their own tile by an SBUF-to-SBUF DMA, four times."""
+    out = nl.ndarray((512, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(4):
+        w = nl.load(x[0:128, :])
+        nisa.dma_copy(dst=w, src=nl.multiply(w, 2.0))
+        nl.store(out[i * 128:(i + 1) * 128, :], value=w)
+    return out
+
+
+def _row_tile(x, r):
+    return nl.load(x[r * 128:(r + 1) * 128, :])
+
+
+@nki.jit
+def row_tiles_by_two_loops(x):
+    """Row tiles 0, 1 and then 0, 2 of x loaded at one line (a helper) from two loops of
+    two iterations whose indices move the address by other steps, twice."""
+    out = nl.ndarray((1024, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    for i in nl.affine_range(2):
+        for j in nl.affine_range(2):
+            nl.store(out[(i * 4 + j) * 128:(i * 4 + j + 1) * 128, :], value=_row_tile(x, j))
+        for m in nl.affine_range(2):
+            nl.store(out[(i * 4 + 2 + m) * 128:(i * 4 + 3 + m) * 128, :],
+                     value=nl.add(_row_tile(x, 2 * m), 0.0))
     return out
 
 
@@ -359,6 +401,27 @@ class HoistedLoads(unittest.TestCase):
         np.testing.assert_array_equal(frontend, expected)
         self.assertEqual(stats['hbm']['read_bytes'], 4 * (512 * 256 + 4 * 128 * 256))
 
+    def test_a_tile_written_in_a_later_iteration_is_loaded_where_written(self):
+        x, model, frontend, _ = self.run_model(doubled_in_one_iteration, (512, 256))
+        expected = np.tile(x[:128], (4, 1))
+        expected[128:256] *= 2
+        np.testing.assert_array_equal(model, expected.reshape(-1))
+        np.testing.assert_array_equal(frontend, expected.reshape(-1))
+
+    def test_a_tile_a_dma_writes_is_loaded_where_written(self):
+        x, model, frontend, _ = self.run_model(doubled_by_a_dma, (128, 128))
+        expected = np.tile(2 * x, (4, 1)).reshape(-1)
+        np.testing.assert_array_equal(model, expected)
+        np.testing.assert_array_equal(frontend, expected)
+
+    def test_loads_of_one_line_from_loops_of_other_steps_keep_their_tiles(self):
+        x, model, frontend, stats = self.run_model(row_tiles_by_two_loops, (512, 128))
+        tile = lambda r: x[r * 128:(r + 1) * 128]  # noqa: E731
+        expected = np.concatenate([tile(0), tile(1), tile(0), tile(2)] * 2).reshape(-1)
+        np.testing.assert_array_equal(model, expected)
+        np.testing.assert_array_equal(frontend, expected)
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * 4 * 128 * 128)  # (hoisted: once)
+
     def test_a_tensor_the_kernel_writes_is_loaded_where_written(self):
         x, model, frontend, stats = self.run_model(incremented_in_place, (256, 64))
         expected = (x[:128] + 3).reshape(-1)
@@ -386,3 +449,7 @@ class HoistedLoads(unittest.TestCase):
         expected = 2 * (2 * x + 1).reshape(128, 64, 512).sum(axis=1, dtype=np.float32)
         np.testing.assert_allclose(model, expected.reshape(-1), rtol=1e-5)
         self.assertEqual(stats['hbm']['read_bytes'], 2 * 4 * 128 * 32768)
+
+
+if __name__ == '__main__':
+    unittest.main()

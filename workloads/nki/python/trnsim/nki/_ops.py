@@ -355,8 +355,6 @@ def _written(t, trace):
     """The record-time state of a tile an instruction writes: its PSUM writes, its use inside
     loops, its version."""
     root = t.root
-    if getattr(root, 'hoisted', None) is not None and not trace.hoisting:
-        trace.hoist_conflicts.add(root.hoisted)  # (its load stays where the kernel wrote it)
     _note_write(t, trace)
     note_use(t, trace)
     root.version += 1
@@ -667,7 +665,7 @@ def hoisted_load(p, trace):
     own of a declaration made there, one per combination of the indices of the loops inside
     them that the address does use; their later iterations read that tile. Not in an isa
     kernel, a loop the device runs (nl.fori_loop), for a load the runner keeps where written
-    (its tile or tensor written by something else), nor past SBUF: the kernel's declarations
+    (its tile or tensor written by something else: Trace.emit notes it), nor past SBUF: the kernel's declarations
     so far, the hoisted transposes and the group must fit in a partition."""
     src, limits = p.hbm, trace.limits
     if src is None or p.prim != 'load' or p.kind != 'load' or trace.style != 'nl' or \
@@ -698,7 +696,8 @@ def hoisted_load(p, trace):
         return None
     # (the address where the loops inside `loop` that move it are at 0: the group's)
     base = concrete(first) - sum(coef[id(lp)] * lp.cur for lp in inner)
-    key = decision + (base, src.rows, src.row_stride, tuple(src.dims), src.elems)
+    key = decision + (base, tuple(coef[id(lp)] for lp in inner), src.rows, src.row_stride,
+                      tuple(src.dims), src.elems)
     group = trace.load_groups.get(key)
     trips = tuple(lp.trips for lp in inner)
     if group is not None and group['loop'] is loop and group['trips'] != trips:
@@ -709,6 +708,7 @@ def hoisted_load(p, trace):
                                tuple(p.full_shape[1:]), p.dtype_name, 'sbuf',
                                counted=_HOISTED_LOADS)
         blocks.frontend = True  # (kept by the frontend across the loop's iterations)
+        blocks.decl.hoisted = p.site  # (Trace.emit: what else writes its tiles is a conflict)
         group = trace.load_groups[key] = {'loop': loop, 'blocks': blocks, 'loaded': set(),
                                           'trips': trips}
         trace.hoisted_tensors.setdefault(tensor.id, p.site)
@@ -720,7 +720,6 @@ def hoisted_load(p, trace):
     tile.frontend = True
     if concrete(index) not in group['loaded']:
         group['loaded'].add(concrete(index))
-        tile.hoisted = p.site
         trace.hoisting = True
         try:
             emit_into(p, tile, False, p.site)

@@ -346,11 +346,14 @@ def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, editi
         _trace.Trace.current = None
         if not own_range:
             g.pop('range', None)
-    if _settings['explain']:  # what became of each loop (once per line and outcome)
-        for (site, text), times in trace.loop_notes.items():
-            more = f' (x{times})' if times > 1 else ''
-            print(f'trnsim: {site[0]}:{site[1]}: {text}{more}', file=sys.stderr)
     return trace, ret, bound
+
+
+def _explain_loops(trace):
+    """What became of each loop of the recording (once per line and outcome)."""
+    for (site, text), times in trace.loop_notes.items():
+        more = f' (x{times})' if times > 1 else ''
+        print(f'trnsim: {site[0]}:{site[1]}: {text}{more}', file=sys.stderr)
 
 
 def _is_torch(x):
@@ -461,6 +464,8 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                 t for t in got[0].hoisted_tensors if t in got[0].hbm_written}
             if not kept:
                 got[0].select('hoist' if hoist else 'plain')
+                if _settings['explain']:
+                    _explain_loops(got[0])
                 return got
             no_hoist |= kept
     try:

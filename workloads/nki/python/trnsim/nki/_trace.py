@@ -58,6 +58,7 @@ class Decl:
         self.loops = []  # trip counts of the NKI loops around it, outermost first
         self.serial = 0
         self.rewrite = False  # DMAs rewrite its tiles (Trace.rewrite)
+        self.hoisted = None  # the load site of a hoisted load's tiles (_ops.hoisted_load)
 
     def line(self):
         lst = lambda xs: ','.join(str(x) for x in xs) if xs else '-'  # noqa: E731
@@ -877,6 +878,12 @@ class Trace:
             for k, (what, a) in enumerate(zip(layout, args)):
                 if what in _TILES and a is not None and hasattr(a, 'root'):
                     (self._pending_written if k in written else self._pending_read)(a)
+        if not self.hoisting:  # (a hoisted load's tile written by anything else but its load)
+            for k in _WRITTEN.get(kind, ()):
+                decl = getattr(getattr(args[k], 'root', None), 'decl', None) \
+                    if k < len(args) else None
+                if decl is not None and decl.hoisted is not None:
+                    self.hoist_conflicts.add(decl.hoisted)
         out = [kept(what, a, api, site) for what, a in zip(layout, args)]
         if layout[:1] == ('H',):  # (an HBM destination: its tensor's loads stay where written)
             self.hbm_written.add(out[0][0])
