@@ -665,11 +665,12 @@ def hoisted_load(p, trace):
     own of a declaration made there, one per combination of the indices of the loops inside
     them that the address does use; their later iterations read that tile. Not in an isa
     kernel, a loop the device runs (nl.fori_loop), for a load the runner keeps where written
-    (its tile or tensor written by something else: Trace.emit notes it), nor past SBUF: the kernel's declarations
-    so far, the hoisted transposes and the group must fit in a partition."""
+    (its tile or tensor written by something else, which Trace.emit notes; its tiles where
+    the built kernel did not fit), nor past SBUF: the kernel's declarations so far, the
+    hoisted transposes and the group must fit in a partition."""
     src, limits = p.hbm, trace.limits
     if src is None or p.prim != 'load' or p.kind != 'load' or trace.style != 'nl' or \
-            not trace.hoist_loads or not limits.get('hoist_loads') or trace.compiled or \
+            not limits.get('hoist_loads') or trace.compiled or \
             p.site in trace.no_hoist or not all(lp.open for lp in p.loops):
         return None
     tensor = src.tensor
@@ -712,6 +713,7 @@ def hoisted_load(p, trace):
         group = trace.load_groups[key] = {'loop': loop, 'blocks': blocks, 'loaded': set(),
                                           'trips': trips}
         trace.hoisted_tensors.setdefault(tensor.id, p.site)
+        trace.hoisted_sites[p.site] = max(trace.hoisted_sites.get(p.site, 0), count * tile_bytes)
     index, stride = 0, 1
     for lp in reversed(inner):  # (the innermost loop's index moves fastest)
         index = Affine.index(lp, 0, stride, lp.cur) + index

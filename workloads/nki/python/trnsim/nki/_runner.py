@@ -283,17 +283,17 @@ def _edition(kernel):
 
 
 def _record(fn, style, args, kwargs, values, where, grid=(), core_of=None, edition=None,
-            no_hoist=frozenset(), hoist_loads=True):
+            no_hoist=frozenset()):
     """The kernel's trace: its Python run once (with a launch grid, each instance in
-    turn). `no_hoist`: the load sites and tensor ids whose loads stay where written;
-    `hoist_loads` False: every load does (_ops.hoisted_load)."""
+    turn). `no_hoist`: the load sites and tensor ids whose loads stay where written
+    (_ops.hoisted_load)."""
     try:
         names = list(inspect.signature(fn).parameters)
     except (TypeError, ValueError):
         names = []
     trace = _trace.Trace(limits(), style, values, _settings['loops_once'])
     trace.renames = style == 'nl' and edition in (None, 'beta1')
-    trace.no_hoist, trace.hoist_loads = frozenset(no_hoist), hoist_loads
+    trace.no_hoist = frozenset(no_hoist)
     bound = []
 
     def wrap(value, name):
@@ -451,15 +451,15 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     gc_was_enabled = gc.isenabled()
     gc.disable()
     hoist = True
-    loads_hoisted = True
+    unfit = []  # the load sites whose hoisted tiles did not fit, in the order dropped
 
     def record():
         # (again while the tile of a hoisted load, or its tensor, is written by something
         # else: those loads stay where written)
-        no_hoist = set()
+        no_hoist = set(unfit)
         while True:
             got = _record(fn, style, args, kwargs, values, where, grid, core_of,
-                          _edition(kernel), no_hoist, loads_hoisted)
+                          _edition(kernel), no_hoist)
             kept = got[0].hoist_conflicts | {
                 t for t in got[0].hoisted_tensors if t in got[0].hbm_written}
             if not kept:
@@ -482,11 +482,14 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
             try:
                 built, loop = _build(trace, where, cores)
             except KernelError as e:
-                if loads_hoisted and trace.hoisted_tensors and 'does not fit' in str(e):
-                    # the hoisted loads' tiles with the kernel's own: every load where
-                    # written, the kernel recorded again
+                if trace.hoisted_sites and 'does not fit' in str(e):
+                    # the hoisted loads' tiles with the kernel's own: the load line whose
+                    # hoisted tiles take the most SBUF where written (the last of equals),
+                    # the kernel recorded again
                     builds.append((text, 'does not fit'))
-                    loads_hoisted = False
+                    most = max(trace.hoisted_sites.values())
+                    unfit.append([site for site, b in trace.hoisted_sites.items()
+                                  if b == most][-1])
                     trace, ret, bound = record()
                     continue
                 # SBUF the hoisted transposes took: the compiler hoists only what fits, so
@@ -505,11 +508,12 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
                         'the transposes of nl.matmul operands are not hoisted out of loops: the '
                         "kernel's tiles fit in SBUF only so (a tile is transposed at every "
                         'call)'],)
-                if not loads_hoisted:
+                if unfit:
                     built = built[:3] + (built[3] + [
-                        'the loads of input tensors are not hoisted out of the loops their '
-                        "address does not use: the kernel's tiles fit in SBUF only so (each "
-                        'load runs where written; compiler.hoist_loads)'],)
+                        f'the loads at {", ".join(f"{os.path.basename(f)}:{n}" for f, n in unfit)} '
+                        'are not hoisted out of the loops their address does not use: the '
+                        "kernel's tiles fit in SBUF only so (each runs where written; "
+                        'compiler.hoist_loads)'],)
                 break
             # (the loop's iterations, from its folded body: the kernel does not run again)
             at = trace.unfold(loop) or where

@@ -152,13 +152,14 @@ class Trace:
         self.loop_reduced = {}  # nl.loop_reduce's accumulators, by call site
         self.hoisted_bytes = 0  # SBUF per partition their declarations take
         # Loads of input tensors hoisted out of loops their address does not use
-        # (_ops.hoisted_load): whether the runner lets them be, the load sites and tensor ids
-        # it keeps where written, each group's declaration by group key, the decision per
-        # load site and loop, and the load sites whose tiles something else wrote
-        self.hoist_loads = True
+        # (_ops.hoisted_load): the load sites and tensor ids the runner keeps where written,
+        # each group's declaration by group key, the decision per load site and loop, the
+        # SBUF per partition each load site's hoisted tiles take, and the load sites whose
+        # tiles something else wrote
         self.no_hoist = frozenset()
         self.load_groups = {}
         self.hoist_decisions = {}
+        self.hoisted_sites = {}
         self.hoisted_tensors = {}  # tensor id -> a load site hoisted from it
         self.hoist_conflicts = set()
         self.hoisting = False  # (a hoisted load being emitted: _ops._written)
