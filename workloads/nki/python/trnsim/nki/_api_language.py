@@ -569,7 +569,8 @@ def load(src, mask=None, dtype=None):
      v0_3_plus='src, dtype=None')
 def load_transpose2d(src, mask=None, dtype=None):
     """src [K, M] (HBM) into a new SBUF tile [M, K], transposed by the DMA: one transfer per
-    column of src, one descriptor per element (a model choice; no cost is published)."""
+    column of src, one descriptor per element (a model choice, slower than the documented DMA
+    transpose: said in a note, _ops.transposed_hbm)."""
     api_name, site = called()
     return _ops.load(api_name, site,
                      _ops.transposed_hbm(api_name, src, site), dtype, mask)

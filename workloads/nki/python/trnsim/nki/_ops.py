@@ -783,9 +783,20 @@ def transposed_hbm(api, src, site, axes=None):
     if sorted(axes) != list(range(n)):
         raise KernelError(api, f'axes {axes} is not a permutation of the {n} dimensions of '
                           f'{src.shape}', site)
-    if src.comps is None:  # an access pattern (.ap): its dimensions permuted as a view
-        return src.permute(axes)
-    return src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
+    view = src.permute(axes) if src.comps is None else \
+        src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
+    if view.dims and view.dims[-1][1] != 1 or view.elems == 1 and view.rows > 1:
+        # (the partitions along src's last dimension: a descriptor per element)
+        current(api).note(site, api, _SLOW_TRANSPOSE)
+    return view
+
+
+# What a DMA transpose's timing is not (transposed_hbm): said once per line.
+_SLOW_TRANSPOSE = (
+    'timed as a transfer per run with a descriptor per element, several times slower than the '
+    "documented DMA transpose (up to 90% of a copy's DMA throughput from HBM on NeuronCore-v3, "
+    'the Trn2 guide; 0.58x on an Inf2 microbenchmark): expect its DMA time over-estimated '
+    '(docs/nki.md)')
 
 
 def _require_sbuf(api, site, tile):
