@@ -323,16 +323,6 @@ def dma_transpose_nki0(w):
 
 
 @nki0.jit
-def copied_through_sbuf_nki0(w):
-    """w's rows copied through SBUF as they are: a plain DMA, no transpose."""
-    out = nl0.ndarray(w.shape, dtype=w.dtype, buffer=nl0.shared_hbm)
-    t = nl0.ndarray(w.shape, dtype=w.dtype, buffer=nl0.sbuf)
-    nisa0.dma_copy(t, w)
-    nisa0.dma_copy(out, t)
-    return out
-
-
-@nki0.jit
 def layer_norm_nki0(x):
     """(x - mean) * rsqrt(var + eps) per row, the statistics by bn_stats on each 512-element
     half and one bn_aggr, the normalisation one tensor_scalar with two per-partition operands."""
@@ -607,8 +597,7 @@ class DmaTranspose(unittest.TestCase):
             notes = trnsim.nki.trace_kernel(kernel, (w,), {}, False).trace.notes
             said = [api for (_, api), text in notes.items() if 'over-estimated' in text]
             self.assertEqual(len(said), lines, notes)
-        notes = trnsim.nki.trace_kernel(copied_through_sbuf_nki0, (w,), {},
-                                        False).trace.notes
+        notes = trnsim.nki.trace_kernel(copy_with_dtype_nki0, (w,), {}, False).trace.notes
         self.assertFalse([t for t in notes.values() if 'over-estimated' in t])
 
 
