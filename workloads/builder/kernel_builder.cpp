@@ -76,8 +76,9 @@ void kernel_builder::declare_params(param_registry& r) {
     r.add({"compiler.hoist_loads", param_kind::boolean, "true",
            "the compiler hoists an nl.load of an input tensor out of the loops its address does "
            "not use when the whole tensor fits in SBUF (style=nl NKI kernels): loaded in their "
-           "first iteration, kept in SBUF; when the kernel's tiles then do not fit, every load "
-           "stays where written (docs/nki.md)",
+           "first iteration, kept in SBUF; when the kernel's tiles then do not fit, the load "
+           "line whose hoisted tiles take the most SBUF stays where written, one at a time "
+           "(docs/nki.md)",
            "model choice: AccelOpt's NKIBench profiles give each kernel's HBM bytes read: "
            "add_rmsnorm_matmul's 8 MB weight and mamba's 7.3 MB inputs read once, M1n's 64 MB "
            "and fp32_matmul's 84 MB operands re-read for every tile (docs/results.md)"});

@@ -670,7 +670,7 @@ def hoisted_load(p, trace):
     hoisted transposes and the group must fit in a partition."""
     src, limits = p.hbm, trace.limits
     if src is None or p.prim != 'load' or p.kind != 'load' or trace.style != 'nl' or \
-            not limits.get('hoist_loads') or trace.compiled or \
+            not limits['hoist_loads'] or trace.compiled or \
             p.site in trace.no_hoist or not all(lp.open for lp in p.loops):
         return None
     tensor = src.tensor
@@ -712,7 +712,7 @@ def hoisted_load(p, trace):
         blocks.decl.hoisted = p.site  # (Trace.emit: what else writes its tiles is a conflict)
         group = trace.load_groups[key] = {'loop': loop, 'blocks': blocks, 'loaded': set(),
                                           'trips': trips}
-        trace.hoisted_tensors.setdefault(tensor.id, p.site)
+        trace.hoisted_tensors.add(tensor.id)
         trace.hoisted_sites[p.site] = max(trace.hoisted_sites.get(p.site, 0), count * tile_bytes)
     index, stride = 0, 1
     for lp in reversed(inner):  # (the innermost loop's index moves fastest)

@@ -460,8 +460,7 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
         while True:
             got = _record(fn, style, args, kwargs, values, where, grid, core_of,
                           _edition(kernel), no_hoist)
-            kept = got[0].hoist_conflicts | {
-                t for t in got[0].hoisted_tensors if t in got[0].hbm_written}
+            kept = got[0].hoist_conflicts | (got[0].hoisted_tensors & got[0].hbm_written)
             if not kept:
                 got[0].select('hoist' if hoist else 'plain')
                 if _settings['explain']:

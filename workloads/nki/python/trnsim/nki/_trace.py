@@ -160,9 +160,9 @@ class Trace:
         self.load_groups = {}
         self.hoist_decisions = {}
         self.hoisted_sites = {}
-        self.hoisted_tensors = {}  # tensor id -> a load site hoisted from it
+        self.hoisted_tensors = set()  # the ids of the tensors some hoisted load reads
         self.hoist_conflicts = set()
-        self.hoisting = False  # (a hoisted load being emitted: _ops._written)
+        self.hoisting = False  # (a hoisted load being emitted: Trace.emit)
         self.hbm_written = set()  # the HBM tensors some operation writes
         self.live_loops = []  # the open loops with a live index, outermost first
         self.declared_sbuf = 0  # SBUF per partition of every declaration, one buffer each
@@ -879,7 +879,8 @@ class Trace:
             for k, (what, a) in enumerate(zip(layout, args)):
                 if what in _TILES and a is not None and hasattr(a, 'root'):
                     (self._pending_written if k in written else self._pending_read)(a)
-        if not self.hoisting:  # (a hoisted load's tile written by anything else but its load)
+        # (a hoisted load's tile written by anything but its load: _ops.hoisted_load)
+        if self.hoisted_tensors and not self.hoisting:
             for k in _WRITTEN.get(kind, ()):
                 decl = getattr(getattr(args[k], 'root', None), 'decl', None) \
                     if k < len(args) else None
