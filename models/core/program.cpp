@@ -314,8 +314,29 @@ void check_transfer(const dma_transfer& t, const program_limits& lim, std::uint6
         throw user_error(where() + ": DMA cannot reach PSUM");
     if (t.dst.elem_stride != 1 || t.src.elem_stride != 1)
         throw user_error(where() + ": DMA operands must be contiguous in each row");
-    if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems)
+    if (t.transpose) {
+        // dst[c, r] = src[r, c], into SBUF (nki.isa.dma_transpose: "the source of transpose,
+        // must be a tile in HBM or SBUF"; the result a tile on chip)
+        if (t.dst.space != mem_space::sbuf || t.src.space != mem_space::hbm)
+            throw user_error(where() +
+                             ": a DMA transpose reads HBM and writes into SBUF (from SBUF, up "
+                             "to 50% of a copy's rate on NeuronCore-v3, is not modelled)");
+        for (const dtype d : {t.src.type, t.dst.type})
+            if (dtype_size(d) != 2 && dtype_size(d) != 4)
+                throw user_error(where() + ": a DMA transpose moves 2- or 4-byte elements, not " +
+                                 dtype_name(d));
+        if (t.rmw != alu_op::bypass)
+            throw user_error(where() + ": a DMA transpose cannot read-add-write");
+        if (t.dst.partitions != t.src.elems || t.dst.elems != t.src.partitions)
+            throw user_error(
+                where() +
+                ": a DMA transpose's dst has src's elements as rows and "
+                "its rows as elements (dst " +
+                std::to_string(t.dst.partitions) + " x " + std::to_string(t.dst.elems) + ", src " +
+                std::to_string(t.src.partitions) + " x " + std::to_string(t.src.elems) + ")");
+    } else if (t.dst.partitions != t.src.partitions || t.dst.elems != t.src.elems) {
         throw user_error(where() + ": dst and src differ in rows or elements per row");
+    }
     // An MX type moves as its bits: to and from itself, or an integer type of its size.
     for (const auto& [a, b] :
          {std::pair{t.dst.type, t.src.type}, std::pair{t.src.type, t.dst.type}})

@@ -254,7 +254,10 @@ struct instruction {
 // dtypes differ, the DMA casts each element through fp32. `rmw` add: a read-add-write, dst =
 // dst + src computed in fp32 (nisa.dma_copy's dst_rmw_op, nisa.dma_compute); bypass: a copy.
 // `priority`: its DMA quality-of-service level, 0 the highest (NeuronCore-v4's strict priority,
-// nki.isa.dma_copy's priority=; below core.dma.priority_levels).
+// nki.isa.dma_copy's priority=; below core.dma.priority_levels). `transpose`: a DMA transpose
+// into SBUF, dst[c, r] = src[r, c] (dst's rows are src's elements and its elements src's rows;
+// nl.load_transpose2d, nisa.dma_transpose), its rows (dst's) at core.dma.transpose_rate of a
+// copy's rate into the same tile.
 struct dma_transfer {
     operand dst, src;
     alu_op rmw = alu_op::bypass;
@@ -264,13 +267,22 @@ struct dma_transfer {
     // such a DMA's runs spread over the DMA engines, part k beginning on the engines after
     // those of part k - 1 (dma_queue).
     std::uint8_t part = 0;
+    bool transpose = false;
     bool operator==(const dma_transfer& o) const {
         return dst == o.dst && src == o.src && rmw == o.rmw && priority == o.priority &&
-               part == o.part;
+               part == o.part && transpose == o.transpose;
+    }
+    // The rows the DMA engines split among them: the partitions of the on-chip side (dst's of
+    // a transpose, src's of a copy, the same as dst's).
+    std::uint32_t rows() const { return transpose ? dst.partitions : src.partitions; }
+    // The bytes read for each of those rows: a transpose reads one element of each source row.
+    std::uint64_t row_bytes() const {
+        return transpose ? std::uint64_t{src.partitions} * dtype_size(src.type) : src.row_bytes();
     }
 };
 static_assert(sizeof(dma_transfer) == 72,
-              "a transfer is two packed operands, its operation, its priority and its part");
+              "a transfer is two packed operands, its operation, its priority, its part and "
+              "whether it transposes");
 
 // A named HBM region; inputs carry how functional mode initialises them.
 struct hbm_region {

@@ -87,6 +87,7 @@ void write_trace(std::ostream& out, const program& p) {
             out << 'q' << q << " dma dst=" << format_operand(t.dst)
                 << " src=" << format_operand(t.src);
             if (t.rmw != alu_op::bypass) out << " op=" << alu_name(t.rmw);
+            if (t.transpose) out << " transpose";
             if (t.priority != 0) out << " priority=" << unsigned{t.priority};
             if (t.part != 0) out << " part=" << unsigned{t.part};
             out << format_place(p.sources.of_queue(q, i)) << "\n";
@@ -329,7 +330,8 @@ const std::map<std::string, alu_op>& alus() {
 }
 
 constexpr const char* dma_syntax =
-    "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [part=N] [at=FILE:LINE]'";
+    "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [transpose] [priority=N] [part=N] "
+    "[at=FILE:LINE]'";
 
 // "%XX" escapes of format_place undone.
 std::string parse_place(const std::string& v, const line_parser& lp) {
@@ -476,8 +478,8 @@ program read_trace(std::istream& in, const std::string& name) {
             if (q >= p.queues.size())
                 lp.fail("queue " + head + " is beyond the declared " +
                         std::to_string(p.queues.size()) + " queues");
-            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, priority=,
-            // part=, at=
+            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, transpose,
+            // priority=, part=, at=
             std::size_t k = 4;
             const auto optional = [&](const char* key) -> std::optional<std::string> {
                 if (k == tok.size() || tok[k].rfind(key, 0) != 0) return std::nullopt;
@@ -487,8 +489,11 @@ program read_trace(std::istream& in, const std::string& name) {
                 tok[3].rfind("src=", 0) != 0)
                 lp.fail(dma_syntax);
             dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
-            const auto op = optional("op="), priority = optional("priority="),
-                       part = optional("part="), at = optional("at=");
+            const auto op = optional("op=");
+            const bool transpose = k < tok.size() && tok[k] == "transpose";
+            if (transpose) ++k;
+            const auto priority = optional("priority="), part = optional("part="),
+                       at = optional("at=");
             if (k != tok.size()) lp.fail(dma_syntax);
             if (op) {
                 if (version < 3) lp.fail("op= is not in trace format version " + tok_version);
@@ -497,6 +502,11 @@ program read_trace(std::istream& in, const std::string& name) {
                 if (a->second != alu_op::add)
                     lp.fail("a DMA read-add-write adds: op=add, not op=" + *op);
                 t.rmw = a->second;
+            }
+            if (transpose) {
+                if (version < 10)
+                    lp.fail("transpose is not in trace format version " + tok_version);
+                t.transpose = true;
             }
             if (priority) {
                 if (version < 5) lp.fail("priority= is not in trace format version " + tok_version);

@@ -9,7 +9,7 @@
 // "<file>:<line>: <what>" on any malformed line and never returns a partial program.
 namespace trn {
 
-constexpr int trace_format_version = 9;
+constexpr int trace_format_version = 10;
 
 void write_trace(std::ostream& out, const program& p);
 void write_trace_file(const std::string& path, const program& p);

@@ -60,6 +60,15 @@ void dma_engine::declare_params(param_registry& r) {
            "hardware-facts 1f (NC-v4: the same throughput as a DMA copy to SBUF; before, 50% "
            "through the DMA collective compute engines)",
            0.01, 1});
+    r.add({"core.dma.transpose_rate", param_kind::real, "0.58",
+           "the rate of a DMA transpose into SBUF (nl.load_transpose2d, nisa.dma_transpose: one "
+           "DMA whose rows are the destination's partitions, each gathering one element of every "
+           "source row), as a fraction of the rate of a copy into the same tile: each row costs "
+           "its copy time divided by it",
+           "hardware-facts 1d (DMA transpose: NC-v2 'much lower DMA bandwidth', 0.58x a plain "
+           "copy on an Inf2 microbenchmark at 4 KiB a partition; NC-v3 up to 90% of DMA "
+           "throughput from HBM)",
+           0.01, 1});
     r.add({"core.dma.trigger_time", param_kind::time, "9ns",
            "time the issuing engine spends on one dma_trigger instruction (a control "
            "instruction of its sequencer)",
@@ -70,6 +79,7 @@ void dma_engine::declare_params(param_registry& r) {
 dma_engine::dma_engine(const sc_core::sc_module_name& name, const config& cfg)
     : sc_core::sc_module(name),
       m_rmw_rate(cfg.real("core.dma.rmw_rate")),
+      m_transpose_rate(cfg.real("core.dma.transpose_rate")),
       m_bytes_per_ns(cfg.bandwidth("core.dma.engine_bandwidth")),
       m_descriptor_ns(cfg.time_ns("core.dma.descriptor_cost")) {
     in.bind(*this);
@@ -104,8 +114,32 @@ void dma_engine::move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_
     out->transport_dbg(m_trans);
 }
 
+void dma_engine::move_transposed(const dma_job& job) {
+    const dma_transfer& t = *job.transfer;
+    // the chunk's columns of every source row, then each written as a row of dst
+    operand cols = t.src;
+    cols.offset += std::uint64_t{job.row_begin} * dtype_size(t.src.type);
+    cols.elems = job.row_end - job.row_begin;
+    const std::size_t ss = dtype_size(t.src.type), ds = dtype_size(t.dst.type);
+    m_src.resize(std::size_t{t.src.partitions} * cols.elems * ss);
+    move_rows(tlm::TLM_READ_COMMAND, cols, 0, t.src.partitions, m_src.data());
+    m_dst.resize(std::size_t{cols.elems} * t.dst.elems * ds);
+    const bool cast = t.src.type != t.dst.type && !is_mx(t.src.type) && !is_mx(t.dst.type);
+    for (std::size_t r = 0; r < t.src.partitions; ++r)
+        for (std::size_t c = 0; c < cols.elems; ++c) {
+            const std::uint8_t* from = &m_src[(r * cols.elems + c) * ss];
+            std::uint8_t* into = &m_dst[(c * t.dst.elems + r) * ds];
+            if (cast)
+                store_element(into, t.dst.type, load_element(from, t.src.type));
+            else
+                std::copy(from, from + ss, into);
+        }
+    move_rows(tlm::TLM_WRITE_COMMAND, t.dst, job.row_begin, cols.elems, m_dst.data());
+}
+
 void dma_engine::move_data(const dma_job& job) {
     const dma_transfer& t = *job.transfer;
+    if (t.transpose) return move_transposed(job);
     const std::uint32_t rows = job.row_end - job.row_begin;
     m_src.resize(rows * t.src.row_bytes());
     move_rows(tlm::TLM_READ_COMMAND, t.src, job.row_begin, rows, m_src.data());
@@ -139,7 +173,7 @@ void dma_engine::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& 
 
 void dma_engine::record(const dma_job& job, const sc_core::sc_time& start,
                         const sc_core::sc_time& service) {
-    const std::uint64_t bytes = (job.row_end - job.row_begin) * job.transfer->src.row_bytes();
+    const std::uint64_t bytes = (job.row_end - job.row_begin) * job.transfer->row_bytes();
     m_timeline->slice(
         m_track, "rows " + std::to_string(job.row_begin) + ".." + std::to_string(job.row_end - 1),
         start.to_seconds() * 1e9, service.to_seconds() * 1e9,

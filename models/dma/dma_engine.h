@@ -16,9 +16,10 @@ namespace trn {
 
 // One DMA engine: moves the rows of transfer chunks it is handed, one chunk at a time, each row
 // costing max(descriptor_cost, bytes / engine_bandwidth), divided by rmw_rate for a
-// read-add-write (the queue times the memory sides of the whole transfer) and, in functional
-// mode, moves the data through the router, converting element types through fp32 as the
-// hardware does (and adding onto dst in fp32 for a read-add-write).
+// read-add-write and by transpose_rate for a transpose (the queue times the memory sides of the
+// whole transfer) and, in functional mode, moves the data through the router, converting
+// element types through fp32 as the hardware does (adding onto dst in fp32 for a read-add-write,
+// a transpose's chunk writing its rows from one column of each source row).
 // Contract (in socket): the payload carries a dma_job; on return `delay` is the chunk's
 // completion offset, given that it may start at the incoming `delay`.
 class dma_engine : public sc_core::sc_module, private lt_target {
@@ -57,11 +58,12 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     // job.start its start offset, given that it may start at the incoming `delay`.
     void serve(dma_job& job, sc_core::sc_time& delay) {
         const std::uint32_t rows = job.row_end - job.row_begin;
-        const std::uint64_t row_bytes = job.transfer->src.row_bytes();
+        const std::uint64_t row_bytes = job.transfer->row_bytes();
         const sc_core::sc_time now = sim_time();
-        const sc_core::sc_time service = job.transfer->rmw == alu_op::bypass
-                                             ? chunk_service_time(rows, row_bytes)
-                                             : chunk_service_time(rows, row_bytes) / m_rmw_rate;
+        const sc_core::sc_time service =
+            job.transfer->rmw != alu_op::bypass ? chunk_service_time(rows, row_bytes) / m_rmw_rate
+            : job.transfer->transpose ? chunk_service_time(rows, row_bytes) / m_transpose_rate
+                                      : chunk_service_time(rows, row_bytes);
         const sc_core::sc_time earliest =
             m_physical ? m_physical->book(now + delay, service) : now + delay;
         const sc_core::sc_time start = m_port.reserve(earliest, service) - now;
@@ -83,6 +85,8 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     void move_rows(tlm::tlm_command cmd, const operand& op, std::uint32_t row_begin,
                    std::uint32_t rows, std::uint8_t* data);
     void move_data(const dma_job& job);
+    // A transpose's chunk: dst rows [row_begin, row_end) from those columns of every src row.
+    void move_transposed(const dma_job& job);
     // service_time, remembered for the last few chunk shapes (the chunks of a transfer are
     // alike, and an engine serves a few kinds of transfer in turn).
     const sc_core::sc_time& chunk_service_time(std::uint64_t rows, std::uint64_t row_bytes) {
@@ -107,6 +111,7 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     std::uint64_t m_bytes = 0, m_rows = 0;
     timeline* m_timeline = nullptr;
     double m_rmw_rate;
+    double m_transpose_rate;
     std::array<shape, 4> m_shapes;
     std::size_t m_next_shape = 0;  // the one to replace next
 

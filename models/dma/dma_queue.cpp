@@ -87,9 +87,8 @@ dma_queue::placement dma_queue::place_of(const dma_transfer& t,
     at.group = first / m_partitions_per_engine;
     at.first = first;
     const std::size_t used = std::min<std::size_t>(
-        m_engine_count,
-        (first % m_partitions_per_engine + t.src.partitions + m_partitions_per_engine - 1) /
-            m_partitions_per_engine);
+        m_engine_count, (first % m_partitions_per_engine + t.rows() + m_partitions_per_engine - 1) /
+                            m_partitions_per_engine);
     // part k of a DMA split into one transfer a run begins on the engines after part k - 1's
     at.engine = (at.group + std::size_t{t.part} * used) % m_engine_count;
     if (m_bound.size() <= m_engine_count && !m_arbiter) return at;
@@ -140,9 +139,10 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
             m_bound[where.base + k]->prefetch();
     std::uint32_t group = where.group;
     std::size_t engine = where.engine;
-    for (std::uint32_t r = 0; r < t.src.partitions; ++group) {
+    const std::uint32_t rows = t.rows();
+    for (std::uint32_t r = 0; r < rows; ++group) {
         const std::uint32_t end =
-            std::min(t.src.partitions, (group + 1) * m_partitions_per_engine - where.first);
+            std::min(rows, (group + 1) * m_partitions_per_engine - where.first);
         job.row_begin = r;
         job.row_end = end;
         sc_core::sc_time d = start;
@@ -199,8 +199,7 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
         m_timeline->slice(
             m_track, "transfer " + std::to_string(number), from.to_seconds() * 1e9,
             (end - from).to_seconds() * 1e9,
-            "{\"bytes\":" + std::to_string(t.src.bytes()) +
-                ",\"rows\":" + std::to_string(t.src.partitions) +
+            "{\"bytes\":" + std::to_string(t.src.bytes()) + ",\"rows\":" + std::to_string(rows) +
                 (place != 0 ? ",\"line\":" + nlohmann::json(m_program->sources().name(place)).dump()
                             : std::string()) +
                 "}");

@@ -88,6 +88,9 @@ TEST(ProgramEquality, EveryFieldMatters) {
     p.queues[0][0].src.row_stride = 128;
     EXPECT_FALSE(p == base);
     p = base;
+    p.queues[0][0].transpose = true;
+    EXPECT_FALSE(p == base);
+    p = base;
     p.hbm_bytes += 1;
     EXPECT_FALSE(p == base);
     p = base;

@@ -367,7 +367,7 @@ TEST(TraceRoundTrip, RichProgram) {
 
 TEST(TraceRoundTrip, TextLooksAsDocumented) {
     const std::string text = to_text(rich_program());
-    EXPECT_PRED2(starts_with, text, "trnsim-trace 9\n");
+    EXPECT_PRED2(starts_with, text, "trnsim-trace 10\n");
     EXPECT_PRED2(contains, text,
                  "\nq1 dma dst=sbuf[0:128]@0:32xbfloat16 src=hbm[0:128]@0/64:32xbfloat16 op=add "
                  "priority=2\n");
@@ -472,17 +472,17 @@ TEST(TraceErrors, PrefixIsValid) {
 TEST(TraceErrors, BadHeader) {
     const std::string msg = error_of("trnsim-trac 1\nqueues 1\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "trnsim-trace 9");
+    EXPECT_PRED2(contains, msg, "trnsim-trace 10");
     // Comments and blank lines before the header count as lines.
     EXPECT_PRED2(starts_with, error_of("# comment\n\nqueues 1\n"), "bad.trace:3: ");
     EXPECT_PRED2(starts_with, error_of("trnsim-trace\n"), "bad.trace:1: ");
 }
 
 TEST(TraceErrors, WrongVersion) {
-    const std::string msg = error_of("trnsim-trace 10\n");
+    const std::string msg = error_of("trnsim-trace 11\n");
     EXPECT_PRED2(starts_with, msg, "bad.trace:1: ");
-    EXPECT_PRED2(contains, msg, "version 10");
-    EXPECT_PRED2(contains, msg, "reads 1 to 9");
+    EXPECT_PRED2(contains, msg, "version 11");
+    EXPECT_PRED2(contains, msg, "reads 1 to 10");
     EXPECT_PRED2(contains, error_of("trnsim-trace 0\n"), "version 0 is not supported");
 }
 
@@ -631,8 +631,8 @@ TEST(TraceErrors, MissingDst) {
         line5_error("dve tensor_scalar alu=add src0=sbuf[0:1]@0:1xfloat32 imm=1");
     EXPECT_PRED2(contains, msg, "tensor_scalar needs dst=OPERAND");
     EXPECT_PRED2(contains, line5_error("q1 dma src=hbm[0:128]@0/64:16xfloat32"),
-                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N] [part=N] "
-                 "[at=FILE:LINE]'");
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [transpose] [priority=N] "
+                 "[part=N] [at=FILE:LINE]'");
 }
 
 TEST(TraceErrors, BadHeaderLines) {
@@ -808,7 +808,7 @@ TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
     EXPECT_PRED2(contains, error_of(head + load + " priority=300\n"),
                  "priority 300 is too large (at most 255)");
     EXPECT_PRED2(contains, error_of(head + load + " at=k.py:7 priority=1\n"),
-                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [priority=N]");
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [transpose] [priority=N]");
     program_limits lim = small_limits();
     const program two = from_text(head + load + " priority=2\nsp dma_trigger queue=0\n");
     EXPECT_PRED2(contains, user_error_of([&] { validate_program(two, lim); }),
@@ -820,6 +820,50 @@ TEST(TraceErrors, DmaPrioritiesAreReadWrittenAndChecked) {
                  "core: 0 to 1 (core.dma.priority_levels 2)");
     lim.dma_priority_levels = 4;
     validate_program(two, lim);
+}
+
+// A DMA transpose (`transpose`, version 10): after op= and before priority=, written only when
+// set; validation wants src in HBM, dst in SBUF with src's elements as its rows and src's rows
+// as its elements, 2- or 4-byte elements, and no read-add-write.
+TEST(TraceErrors, DmaTransposesAreReadWrittenAndChecked) {
+    const std::string head = "trnsim-trace 10\nhbm_bytes 65536\nqueues 1\n";
+    const std::string load = "q0 dma dst=sbuf[0:8]@0:4xfloat32 src=hbm[0:4]@0/32:8xfloat32";
+    const program p = from_text(head + load + " transpose priority=1 at=k.py:7\n");
+    EXPECT_TRUE(p.queues[0][0].transpose);
+    EXPECT_EQ(p.queues[0][0].rows(), 8u);        // dst's partitions
+    EXPECT_EQ(p.queues[0][0].row_bytes(), 16u);  // one element of each of 4 source rows
+    const std::string text = to_text(p);
+    EXPECT_PRED2(contains, text, "src=hbm[0:4]@0/32:8xfloat32 transpose priority=1 at=k.py:7\n");
+    EXPECT_EQ(from_text(text).queues, p.queues);
+    EXPECT_PRED2(contains,
+                 error_of("trnsim-trace 9\nhbm_bytes 65536\nqueues 1\n" + load + " transpose\n"),
+                 "bad.trace:4: transpose is not in trace format version 9");
+    EXPECT_PRED2(contains, error_of(head + load + " priority=1 transpose\n"),
+                 "expected 'q<N> dma dst=OPERAND src=OPERAND [op=add] [transpose]");
+    program_limits lim = small_limits();
+    lim.dma_priority_levels = 2;
+    const auto invalid = [&](const std::string& line) {
+        return user_error_of(
+            [&] { validate_program(from_text(head + line + "\nsp dma_trigger queue=0\n"), lim); });
+    };
+    validate_program(from_text(head + load + " transpose\nsp dma_trigger queue=0\n"), lim);
+    EXPECT_PRED2(contains, invalid(load), "dst and src differ in rows or elements per row");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=sbuf[0:4]@0:8xfloat32 src=hbm[0:4]@0/32:8xfloat32 transpose"),
+                 ":4: q0 transfer 0: a DMA transpose's dst has src's elements as rows and its rows "
+                 "as elements (dst 4 x 8, src 4 x 8)");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=hbm[0:8]@4096/16:4xfloat32 src=hbm[0:4]@0/32:8xfloat32 "
+                         "transpose"),
+                 "a DMA transpose reads HBM and writes into SBUF");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=sbuf[0:8]@0:4xfloat32 src=sbuf[0:4]@64:8xfloat32 transpose"),
+                 "a DMA transpose reads HBM and writes into SBUF (from SBUF");
+    EXPECT_PRED2(contains,
+                 invalid("q0 dma dst=sbuf[0:8]@0:4xint8 src=hbm[0:4]@0/8:8xint8 transpose"),
+                 "a DMA transpose moves 2- or 4-byte elements, not int8");
+    EXPECT_PRED2(contains, invalid(load + " op=add transpose"),
+                 "a DMA transpose cannot read-add-write");
 }
 
 TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
@@ -865,8 +909,8 @@ TEST(TraceVersions, VersionTwoFieldsAreErrorsInVersionOne) {
                  error_of(head + "act activation func=gelu dst=sbuf[0:4]@0:8xfloat32 "
                                  "src0=sbuf[0:4]@0:8xfloat32\n"),
                  "activation function 'gelu' is not in trace format version 1");
-    EXPECT_PRED2(contains, error_of("trnsim-trace 10\n"),
-                 "trace format version 10 is not supported (this build reads 1 to 9)");
+    EXPECT_PRED2(contains, error_of("trnsim-trace 11\n"),
+                 "trace format version 11 is not supported (this build reads 1 to 10)");
 }
 
 // Version 7 added the register instructions and the ALU operation abs: version 6 files may not

@@ -1,8 +1,9 @@
 // dma_engine: a chunk of R rows of B bytes occupies the engine R * max(descriptor_cost,
 // B / engine_bandwidth); chunks queue first come first served; a chunk completes when its
 // service ends, whatever the memories' latency (the queue times the memory sides of a whole
-// transfer, not the engine). In functional mode it moves the rows with debug accesses,
-// converting element types through fp32, and makes no timed access.
+// transfer, not the engine); a transpose's rows cost that over core.dma.transpose_rate. In
+// functional mode it moves the rows with debug accesses, converting element types through fp32
+// (a transpose's rows from one column of each source row), and makes no timed access.
 // One bench: a fake queue (initiator) hands scripted chunks to the engine, whose memory side is
 // a recording fake memory with a settable latency per address space.
 #include <gtest/gtest.h>
@@ -36,8 +37,9 @@ constexpr double tol_ns = 0.002;
 using trn::testing::to_ns;
 
 const trn::config& test_config() {
-    static const trn::config cfg = trn::testing::default_config(
-        {"core.dma.engine_bandwidth=16B/ns", "core.dma.descriptor_cost=25ns"});
+    static const trn::config cfg = trn::testing::default_config({"core.dma.engine_bandwidth=16B/ns",
+                                                                 "core.dma.descriptor_cost=25ns",
+                                                                 "core.dma.transpose_rate=0.5"});
     return cfg;
 }
 
@@ -145,6 +147,15 @@ const trn::dma_transfer to_fp32{hbm_op(dtype::float32, f_rows, f_elems, 0x3000, 
                                 chip_op(mem_space::sbuf, dtype::bfloat16, 10, f_rows, f_elems, 32)};
 const trn::dma_transfer raw_copy{hbm_op(dtype::float32, f_rows, f_elems, 0x4000, 32),
                                  hbm_op(dtype::float32, f_rows, f_elems, 0x2000, 64)};
+// A DMA transpose of to_bf16's source: dst partition 20 + c holds column c of its rows.
+trn::dma_transfer transposed() {
+    trn::dma_transfer t{chip_op(mem_space::sbuf, dtype::float32, 20, f_elems, f_rows, 64),
+                        hbm_op(dtype::float32, f_rows, f_elems, 0x2000, 64)};
+    t.transpose = true;
+    return t;
+}
+const trn::dma_transfer transpose_fp32 = transposed();
+constexpr std::uint32_t t_begin = 2, t_end = 6;  // the chunk's rows (dst partitions)
 
 constexpr double later_in = 1000;                       // chunk C's incoming delay
 constexpr double t_slow = 5000, t_slow_latency = 3000;  // slow on-chip memory
@@ -164,7 +175,7 @@ class harness : public sc_core::sc_module {
     trn::dma_engine dut{"dut", test_config()};
     fake_memory memory{"memory"};
 
-    chunk_result a, b, c, d, e, f, g, func1, func2, func3;
+    chunk_result a, b, c, d, e, f, g, func1, func2, func3, func4;
     std::uint64_t want_bytes = 0, want_rows = 0;
     double want_busy_ns = 0;
 
@@ -199,9 +210,10 @@ class harness : public sc_core::sc_module {
         r.dbg_calls = memory.dbg_calls;
         memory.calls.clear();
         memory.dbg_calls.clear();
-        want_bytes += std::uint64_t{end - begin} * t.src.row_bytes();
+        want_bytes += std::uint64_t{end - begin} * t.row_bytes();
         want_rows += end - begin;
-        want_busy_ns += service_ns(end - begin, t.src.row_bytes());
+        want_busy_ns += service_ns(end - begin, t.row_bytes()) /
+                        (t.transpose ? test_config().real("core.dma.transpose_rate") : 1.0);
         return r;
     }
 
@@ -240,6 +252,7 @@ class harness : public sc_core::sc_module {
         func1 = chunk(to_bf16, 0, f_rows, 0, true);
         func2 = chunk(to_fp32, 0, f_rows, 0, true);
         func3 = chunk(raw_copy, 0, f_rows, 0, true);
+        func4 = chunk(transpose_fp32, t_begin, t_end, 0, true);
     }
 };
 
@@ -310,7 +323,7 @@ TEST(DmaEngine, CountersAndBusyTime) {
     const auto& b = bench();
     EXPECT_EQ(b.dut.bytes(), b.want_bytes);
     EXPECT_EQ(b.dut.rows(), b.want_rows);
-    EXPECT_EQ(b.want_rows, 8 + 4 + 2 + 8 + 8 + 8 + 4 + 3 * f_rows);
+    EXPECT_EQ(b.want_rows, 8 + 4 + 2 + 8 + 8 + 8 + 4 + 3 * f_rows + (t_end - t_begin));
     EXPECT_NEAR(to_ns(b.dut.port().busy_total()), b.want_busy_ns, 16 * tol_ns);
 }
 
@@ -382,6 +395,28 @@ TEST(DmaEngine, FunctionalSameTypeCopyMovesRawBytes) {
     std::memcpy(&bits, nan.data(), 4);
     EXPECT_EQ(bits, 0x7f800001u);
     EXPECT_TRUE(b.func3.calls.empty());
+}
+
+TEST(DmaEngine, TransposeChunkWritesItsRowsFromColumnsAtTheTransposeRate) {
+    const auto& b = bench();
+    // Rows 2..5 of dst (partitions 22..25), each a column of the 4 source rows: 16 bytes read
+    // a row, at half a copy's rate (core.dma.transpose_rate 0.5 here), behind func3.
+    EXPECT_EQ(transpose_fp32.rows(), f_elems);
+    EXPECT_EQ(transpose_fp32.row_bytes(), f_rows * 4u);
+    EXPECT_NEAR(b.func4.delay_ns - b.func4.start_ns, service_ns(t_end - t_begin, f_rows * 4) / 0.5,
+                tol_ns);
+    for (std::uint32_t c = 0; c < f_elems; ++c) {
+        const auto row =
+            b.memory.peek(amap::sbuf_base + (20 + c) * amap::partition_stride + 64, f_rows * 4);
+        for (std::uint32_t r = 0; r < f_rows; ++r) {
+            const auto want = c >= t_begin && c < t_end
+                                  ? b.memory.peek(transpose_fp32.src.offset + r * 64 + c * 4, 4)
+                                  : std::vector<std::uint8_t>(4, 0);  // (not this chunk's)
+            EXPECT_EQ(std::vector<std::uint8_t>(row.begin() + r * 4, row.begin() + r * 4 + 4), want)
+                << "dst row " << c << " elem " << r;
+        }
+    }
+    EXPECT_TRUE(b.func4.calls.empty());
 }
 
 }  // namespace

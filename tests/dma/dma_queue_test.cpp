@@ -167,9 +167,16 @@ const std::vector<trn::dma_transfer> q0_transfers{
      hbm_op(dtype::float32, 128, 16, 0x4000, 64)},
     // 8: a load into slow SBUF.
     {chip_op(mem_space::sbuf, dtype::float32, 8, 2, 16, 0), hbm_op(dtype::float32, 2, 16, 0, 64)},
+    // 9: a DMA transpose of 16 rows of 128 elements into 128 partitions: split by dst's.
+    [] {
+        trn::dma_transfer t{chip_op(mem_space::sbuf, dtype::float32, 0, 128, 16, 0),
+                            hbm_op(dtype::float32, 16, 128, 0, 512)};
+        t.transpose = true;
+        return t;
+    }(),
 };
 const std::vector<rung> q0_rings{{0, 7},     {5000, 0},  {10000, 0}, {15000, 0}, {20000, 0},
-                                 {25000, 0}, {25000, 1}, {30000, 0}, {35000, 0}};
+                                 {25000, 0}, {25000, 1}, {30000, 0}, {35000, 0}, {40000, 0}};
 constexpr std::size_t slow_mem_transfer = 1, late_start_transfer = 7, slow_onchip_transfer = 8;
 constexpr double slow_mem_ns = 500;
 double late_start_ns(std::size_t engine) {  // engine e starts transfer 7's chunk this late
@@ -189,8 +196,17 @@ const std::vector<trn::dma_transfer> q1_transfers{
     // 2: four large rows into partitions 64..67 (one engine, bandwidth-bound).
     {chip_op(mem_space::sbuf, dtype::float32, 64, 4, 1024, 32768),
      hbm_op(dtype::float32, 4, 1024, 0x80000, 4096)},
+    // 3: a DMA transpose of the source's first t_rows rows, t_cols elements each, into
+    // partitions 16.. (engines 2 to 5, 8 rows of t_rows elements each).
+    [] {
+        trn::dma_transfer t{chip_op(mem_space::sbuf, dtype::float32, 16, 32, 16, 8192),
+                            hbm_op(dtype::float32, 16, 32, 0x10000, 512)};
+        t.transpose = true;
+        return t;
+    }(),
 };
-const std::vector<rung> q1_rings{{0, 0}, {5000, 0}, {10000, 0}};
+constexpr std::uint32_t t_rows = 16, t_cols = 32, t_first = 16, t_offset = 8192;
+const std::vector<rung> q1_rings{{0, 0}, {5000, 0}, {10000, 0}, {15000, 0}};
 
 float source_value(std::uint32_t r, std::uint32_t i) {
     const float v = 1.0f + static_cast<float>(r * u_elems + i) / 1024.0f + 1.0f / 8192.0f;
@@ -216,9 +232,10 @@ class harness : public sc_core::sc_module {
     std::vector<double> rung_at[2];             // absolute start request of each ring
     std::vector<std::vector<mem_call>> q0_mem;  // per q0 transfer, its memory-side accesses
     std::vector<std::uint64_t> real_rows_after_first;
-    std::vector<std::uint8_t> sbuf_tile;  // q1 transfer 0's destination
-    std::vector<std::uint8_t> hbm_back;   // q1 transfer 1's destination
-    double hbm_bound_ns = 0;              // upper bound of HBM time of q1's transfer 0
+    std::vector<std::uint8_t> sbuf_tile;   // q1 transfer 0's destination
+    std::vector<std::uint8_t> hbm_back;    // q1 transfer 1's destination
+    std::vector<std::uint8_t> transposed;  // q1 transfer 3's destination
+    double hbm_bound_ns = 0;               // upper bound of HBM time of q1's transfer 0
     const trn::program prog = [] {
         trn::program p;
         p.queues = {q0_transfers, q1_transfers};
@@ -340,6 +357,9 @@ class harness : public sc_core::sc_module {
         hbm_back.assign(u_rows * u_elems * 4, 0);
         debug(tlm::TLM_READ_COMMAND, u_back, hbm_back.data(),
               static_cast<unsigned>(hbm_back.size()));
+        transposed.assign(t_cols * t_rows * 4, 0);
+        debug(tlm::TLM_READ_COMMAND, amap::sbuf_base + t_first * amap::partition_stride + t_offset,
+              transposed.data(), static_cast<unsigned>(transposed.size()), t_cols, t_rows * 4);
     }
 };
 
@@ -363,7 +383,7 @@ std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> expected_split
     std::vector<std::vector<std::pair<std::uint32_t, std::uint32_t>>> out(engines());
     // Row r goes to engine ((first + r) / per_engine) mod engines; consecutive rows of a group
     // form one chunk.
-    for (std::uint32_t r = 0; r < t.src.partitions; ++r) {
+    for (std::uint32_t r = 0; r < t.rows(); ++r) {
         auto& v = out[((first + r) / per_engine()) % engines()];
         if (!v.empty() && v.back().second == r)
             ++v.back().second;
@@ -429,6 +449,15 @@ TEST(DmaQueue, HbmToHbmIsSplitFromRowZero) {
     expect_split(4);
     EXPECT_EQ(chunks_of(0, 4).size(), 1u);
     EXPECT_EQ(chunks_of(1, 4).size(), 1u);
+}
+
+TEST(DmaQueue, ATransposeIsSplitByItsDestinationPartitions) {
+    expect_split(9);
+    for (std::uint32_t e = 0; e < engines(); ++e) {
+        const auto got = chunks_of(e, 9);
+        ASSERT_EQ(got.size(), 1u);
+        EXPECT_EQ(got[0].row_begin, e * per_engine());
+    }
 }
 
 TEST(DmaQueue, DoorbellReturnsAtOnceWithDelayUnchanged) {
@@ -534,7 +563,8 @@ TEST(DmaQueue, QueueCountsBytes) {
         want += t.src.bytes();
     EXPECT_EQ(b.q0.bytes(), want);
     EXPECT_EQ(b.q1.bytes(), std::uint64_t{u_rows} * u_elems * 4 +
-                                std::uint64_t{u_rows} * u_elems * 2 + 4ull * 1024 * 4);
+                                std::uint64_t{u_rows} * u_elems * 2 + 4ull * 1024 * 4 +
+                                std::uint64_t{t_rows} * t_cols * 4);
 }
 
 TEST(DmaQueue, RealEnginesShareTheLoadAndSetTheCompletion) {
@@ -588,6 +618,28 @@ TEST(DmaQueue, FunctionalStoreConvertsBf16BackToFp32) {
             if (got != want && bad++ < 10)
                 ADD_FAILURE() << "row " << r << " elem " << i << std::hex << ": got 0x" << got
                               << " want 0x" << want;
+        }
+    EXPECT_EQ(bad, 0u);
+}
+
+// A DMA transpose on the real engines: each destination row is a column of the source rows, and
+// its engines take their rows' copy time over core.dma.transpose_rate.
+TEST(DmaQueue, FunctionalTransposeMovesColumnsIntoRowsAtTheTransposeRate) {
+    const auto& b = bench();
+    ASSERT_EQ(b.reached[1].size(), q1_transfers.size());
+    const double rate = test_config().real("core.dma.transpose_rate");
+    ASSERT_LT(rate, 1.0);
+    EXPECT_NEAR(b.reached[1][3],
+                b.rung_at[1][3] + fixed_ns() + engine_service_ns(per_engine(), t_rows * 4) / rate,
+                tol_ns);
+    std::size_t bad = 0;
+    for (std::uint32_t c = 0; c < t_cols; ++c)
+        for (std::uint32_t r = 0; r < t_rows; ++r) {
+            float got;
+            std::memcpy(&got, &b.transposed[(std::size_t{c} * t_rows + r) * 4], 4);
+            if (got != source_value(r, c) && bad++ < 10)
+                ADD_FAILURE() << "dst row " << c << " elem " << r << ": got " << got << " want "
+                              << source_value(r, c);
         }
     EXPECT_EQ(bad, 0u);
 }

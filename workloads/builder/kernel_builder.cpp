@@ -759,8 +759,10 @@ std::uint32_t kernel_builder::buffer_step(std::uint32_t kind, const char* what,
 }
 
 void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_side,
-                         const tile& chip, alu_op rmw, std::uint8_t priority, const tile* offset) {
-    if (hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
+                         const tile& chip, alu_op rmw, std::uint8_t priority, const tile* offset,
+                         bool transpose) {
+    if (transpose ? hbm_side.partitions != chip.op.elems || hbm_side.elems != chip.op.partitions
+                  : hbm_side.partitions != chip.op.partitions || hbm_side.elems != chip.op.elems)
         throw std::logic_error("DMA shape mismatch on tensor " + t.name);  // (a cast may differ)
     if (chip.extent)
         throw user_error("a DMA of tensor " + t.name +
@@ -782,12 +784,14 @@ void kernel_builder::dma(bool is_load, const hbm_tensor& t, const operand& hbm_s
                          : step_place(store_kind, t.id, "store", t.name));
     // Loads are triggered from the Sync engine and stores from the Scalar engine (hardware DGE
     // on both), so a store waiting for its data never holds back the next loads.
-    if (is_load)
-        transfer(queue_for(t, priority), dma_transfer{chip.op, hbm_side, rmw, priority},
-                 engine_kind::sp, tensor, buf, also);
-    else
+    if (is_load) {
+        dma_transfer d{chip.op, hbm_side, rmw, priority};
+        d.transpose = transpose;
+        transfer(queue_for(t, priority), d, engine_kind::sp, tensor, buf, also);
+    } else {
         transfer(queue_for(t, priority), dma_transfer{hbm_side, chip.op, alu_op::bypass, priority},
                  engine_kind::act, buf, tensor, also);
+    }
 }
 
 std::uint32_t kernel_builder::transfer(std::size_t q, const dma_transfer& given, engine_kind by,
@@ -878,6 +882,11 @@ void kernel_builder::indirect_dma(bool is_load, const hbm_tensor& t, const opera
 void kernel_builder::load_add(const tile& dst, const hbm_tensor& t, const operand& src,
                               std::uint8_t priority) {
     dma(true, t, src, dst, alu_op::add, priority);
+}
+
+void kernel_builder::load_transposed(const tile& dst, const hbm_tensor& t, const operand& src,
+                                     std::uint8_t priority) {
+    dma(true, t, src, dst, alu_op::bypass, priority, nullptr, true);
 }
 
 void kernel_builder::store(const hbm_tensor& t, const operand& dst, const tile& src,

@@ -202,6 +202,11 @@ class kernel_builder {
     void gather(const tile& dst, const hbm_tensor& t, const operand& src, const tile& index);
     void load_add(const tile& dst, const hbm_tensor& t, const operand& src,
                   std::uint8_t priority = 0);
+    // dst[c, r] = src[r, c] by one DMA transpose (nl.load_transpose2d, nisa.dma_transpose):
+    // dst's partitions are src's elements, its elements src's rows (dst's dtype: the DMA casts);
+    // its rows cost their copy time over core.dma.transpose_rate.
+    void load_transposed(const tile& dst, const hbm_tensor& t, const operand& src,
+                         std::uint8_t priority = 0);
     void store(const hbm_tensor& t, const operand& dst, const tile& src, std::uint8_t priority = 0,
                const tile* offset = nullptr);
     // A DMA between two SBUF tiles (nisa.dma_copy of on-chip operands), of equal partitions and
@@ -493,7 +498,8 @@ class kernel_builder {
     double cost_ns(engine_kind e, const instruction& ins) const;
     void estimate(engine_kind e, const instruction& ins);
     void dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,
-             alu_op rmw, std::uint8_t priority, const tile* offset = nullptr);
+             alu_op rmw, std::uint8_t priority, const tile* offset = nullptr,
+             bool transpose = false);
     // gather (is_load) and scatter: chip's rows from or to the rows of t `index` names, timed
     // on hbm_side's rows, triggered from the GpSimd engine once index is written.
     void indirect_dma(bool is_load, const hbm_tensor& t, const operand& hbm_side, const tile& chip,

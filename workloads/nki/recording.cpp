@@ -231,9 +231,13 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             break;
         case nki_op_kind::load:
         case nki_op_kind::load_add:
-        case nki_op_kind::store: {  // TILE H... or H... TILE, then optional priority=N, bits
+        case nki_op_kind::store: {  // TILE H... or H... TILE, then optional priority=N, then
+                                    // bits or transpose
             if (w.size() > 2 && w.back() == "bits" && op.kind == nki_op_kind::load) {
                 op.bits = true;
+                w.pop_back();
+            } else if (w.size() > 2 && w.back() == "transpose" && op.kind == nki_op_kind::load) {
+                op.transpose = true;
                 w.pop_back();
             }
             if (w.size() == 3 && w[2].rfind("priority=", 0) == 0) {
@@ -1848,6 +1852,16 @@ class expander {
                             " bytes, the tile's " + std::to_string(dst.op.row_bytes()));
                     src.type = dst.op.type;
                     src.elems = dst.op.elems;
+                }
+                if (op.transpose) {
+                    if (src.partitions != dst.op.elems || src.elems != dst.op.partitions)
+                        throw user_error(
+                            "a DMA transpose of tensor " + m_tensors[op.hbm.tensor].name + " of " +
+                            std::to_string(src.partitions) + " x " + std::to_string(src.elems) +
+                            " into a tile of " + std::to_string(dst.op.partitions) + " x " +
+                            std::to_string(dst.op.elems));
+                    m_kb.load_transposed(dst, m_tensors[op.hbm.tensor], src, op.priority);
+                    break;
                 }
                 m_kb.load(dst, m_tensors[op.hbm.tensor], src, op.priority);
                 break;

@@ -137,6 +137,7 @@ struct nki_op {
     bool double_row = false;    // matmul: the fp8 double-row mode (NeuronCore-v3)
     std::uint8_t priority = 0;  // load(_add), store: the DMA's quality-of-service level
     bool bits = false;          // load: the tensor's bytes as the tile's dtype (no cast)
+    bool transpose = false;     // load: a DMA transpose, T[c, r] = H[r, c] (`transpose`)
     // load, load_at, gather, dma: the DMA rewrites dst's logical tile (all the kernel reads of
     // it before its next write), into its next copy (the compiler's, nki_decl::rewrite)
     bool rewrite = false;

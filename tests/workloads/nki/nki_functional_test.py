@@ -452,5 +452,72 @@ class HoistedLoads(unittest.TestCase):
         self.assertEqual(stats['hbm']['read_bytes'], 2 * 4 * 128 * 32768)
 
 
+
+@nki.jit
+def transposed_parts(x):
+    """x [256, 96] read transposed by the DMA: into the two halves of one [96, 256] tile (out),
+    its first 128 rows as bf16 (out2), the same rows in a loop that does not move them (hoisted:
+    read once; out3, doubled twice over) and its last 128 rows into every other column of a
+    tile (a tile part of several runs a partition: a transfer per run; out4)."""
+    out = nl.ndarray((96, 256), dtype=x.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((96, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    out3 = nl.ndarray((192, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    out4 = nl.ndarray((96, 128), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((96, 256), dtype=x.dtype, buffer=nl.sbuf)
+    for k in nl.affine_range(2):
+        t[:, k * 128:(k + 1) * 128] = nl.load_transpose2d(x[k * 128:(k + 1) * 128, :])
+    nl.store(out, value=t)
+    nl.store(out2, value=nl.load_transpose2d(x[0:128, :], dtype=nl.bfloat16))
+    for i in nl.affine_range(2):
+        w = nl.load_transpose2d(x[0:128, :])
+        nl.store(out3[i * 96:(i + 1) * 96, :], value=nl.multiply(w, 2.0))
+    every_other = nl.ndarray((96, 256), dtype=x.dtype, buffer=nl.sbuf)
+    every_other[:, 0:256:2] = nl.load_transpose2d(x[128:256, :])
+    nl.store(out4, value=nl.add(every_other[:, 0:256:2], 0.0))
+    return out, out2, out3, out4
+
+
+def bf16_rounded(v):
+    bits = np.asarray(v, np.float32).view(np.uint32)
+    return ((bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000).view(np.float32)
+
+
+class DmaTransposes(unittest.TestCase):
+    """nl.load_transpose2d as one DMA transpose (core.dma.transpose_rate): the model's values
+    and the frontend's as numpy's, into tile parts, cast, hoisted, and as a transfer per run
+    where the tile part has several runs a partition."""
+
+    def test_the_model_transposes_as_numpy(self):
+        shape = (256, 96)
+        traced = nki.trace_kernel(transposed_parts, (nt.tensor[list(shape), nl.float32],), {},
+                                  False)
+        p = _runner.platform()
+        stats = json.loads(p.run(traced.program, 'kernel'))
+        x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'),
+                     'float32').reshape(shape)
+        names = [t.name for t, kind, _ in traced.trace.tensors if kind == 'output']
+        model = [as_float(p.read_region(traced.program, n), 'float32') for n in names]
+        frontend = [np.asarray(o, np.float32).reshape(-1) for o in transposed_parts(x.copy())]
+        expected = [x.T, bf16_rounded(x[:128].T), np.tile(2 * x[:128].T, (2, 1)), x[128:].T]
+        for i, want in enumerate(expected):
+            np.testing.assert_array_equal(model[i], want.reshape(-1), f'output {i}')
+            np.testing.assert_array_equal(frontend[i], want.reshape(-1), f'output {i}')
+        # x once for out, its first rows for out2 and once (hoisted) for out3, its last for out4
+        self.assertEqual(stats['hbm']['read_bytes'], 4 * 96 * (256 + 128 + 128 + 128))
+        # one transfer a DMA transpose (2 + 1 + 1) but 128 for the tile part of several runs,
+        # and the 5 stores; said in a note at that line only
+        self.assertEqual(stats['dma']['transfers'], 4 + 128 + 5)
+        said = [line for (line, _), text in traced.trace.notes.items()
+                if 'over-estimated' in text]
+        self.assertEqual(said, [(__file__, _line_of('every_other[:, 0:256:2] ='))],
+                         traced.trace.notes)
+
+
+def _line_of(text):
+    """The line of this file that holds `text`."""
+    with open(__file__, encoding='utf-8') as f:
+        return next(n for n, line in enumerate(f, 1) if text in line)
+
+
 if __name__ == '__main__':
     unittest.main()

@@ -42,13 +42,15 @@ def scripts_nki(args):
                           text=True, env=env)
 
 
-def run_example(test, name, config, way, option='--way'):
+def run_example(test, name, config, way, option='--way', settings=()):
     """workloads/nki/examples/NAME --way WAY (or OPTION WAY; no option with WAY None) run by
-    scripts/nki --config CONFIG, as a user runs it: (its first figure in us, its statistics)."""
+    scripts/nki --config CONFIG (and --set S for each of `settings`), as a user runs it: (its
+    first figure in us, its statistics)."""
     with tempfile.TemporaryDirectory() as tmp:
         stats = os.path.join(tmp, 'stats.json')
-        r = scripts_nki(['--config', config, '--stats-out', stats,
-                         os.path.join(SOURCE, 'workloads', 'nki', 'examples', name)] +
+        sets = [w for setting in settings for w in ('--set', setting)]
+        r = scripts_nki(['--config', config, '--stats-out', stats] + sets +
+                        [os.path.join(SOURCE, 'workloads', 'nki', 'examples', name)] +
                         ([option, way] if way is not None else []))
         test.assertEqual(r.returncode, 0, r.stderr)
         with open(stats) as f:
@@ -315,6 +317,24 @@ class DmaReadAddWrite(unittest.TestCase):
             run('trn2', 'dma')
         self.assertLess(trn3_dma, 0.8 * trn3_engine)
         self.assertLess(trn3_dma, 0.6 * trn2_dma)
+
+
+class DmaTranspose(unittest.TestCase):
+    """dma_transpose.py: a [4096, 128] weight into SBUF transposed, by one DMA transpose or by
+    plain loads and Tensor-engine transposes (the example checks the values itself)."""
+
+    def test_the_dma_transpose_costs_a_copy_over_the_transpose_rate(self):
+        """Its DMA engines' time: the transpose's (its copy's over core.dma.transpose_rate) and
+        the store's (a copy of the same tile): 2 copies at rate 1, 3 at rate 0.5."""
+        def busy(rate):
+            _, stats = run_example(self, 'dma_transpose.py', 'trn2', 'dma',
+                                   settings=(f'core.dma.transpose_rate={rate}',))
+            return stats['dma']['engine_busy_ns']
+        self.assertAlmostEqual(busy(0.5) / busy(1), 1.5, places=3)
+
+    def test_on_trn2_the_dma_transpose_beats_the_tensor_engines(self):
+        self.assertLess(run_example(self, 'dma_transpose.py', 'trn2', 'dma')[0],
+                        0.9 * run_example(self, 'dma_transpose.py', 'trn2', 'pe')[0])
 
 
 def mx_reference_quantize(x, emax):

@@ -375,6 +375,29 @@ load T0.0.0:0:128:0:32:1 H0:0:128:64:64 bits
     EXPECT_THROW(expand(bad), std::runtime_error);
 }
 
+// A load marked `transpose` is one DMA transpose: the tile's partitions are the access's
+// elements and its elements the access's rows; other shapes are an error.
+TEST(Recording, ATransposeLoadIsOneDmaTranspose) {
+    const std::string text = R"(style nl
+tensor input float32 8192 x
+decl sbuf 128 64 float32 1 0 0 - - - transposed
+declare 0
+load T0.0.0:0:128:0:64:1 H0:0:64:128:128 transpose
+)";
+    const program p = expand(text);
+    ASSERT_EQ(p.queues.size(), 1u);
+    ASSERT_EQ(p.queues[0].size(), 1u);
+    const dma_transfer& t = p.queues[0].front();
+    EXPECT_TRUE(t.transpose);
+    EXPECT_EQ(t.dst.partitions, 128u);
+    EXPECT_EQ(t.dst.elems, 64u);
+    EXPECT_EQ(t.src.partitions, 64u);
+    EXPECT_EQ(t.src.elems, 128u);
+    std::string bad = text;
+    bad.replace(bad.find("H0:0:64:128:128"), 15, "H0:0:64:96:128");
+    EXPECT_THROW(expand(bad), std::runtime_error);
+}
+
 // With DMA levels (trn3's 4), a tensor's DMAs of a level above 0 go to a queue of their own,
 // the highest free one below the last (sendrecv's): none that a tensor's level-0 DMAs use.
 TEST(Recording, ATensorsDmasOfEachLevelGoToAQueueOfTheirOwn) {

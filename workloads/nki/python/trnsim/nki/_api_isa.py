@@ -924,7 +924,8 @@ def dma_transpose(src, dst=None, axes=None, mask=None, dtype=None, dge_mode=None
                   oob_mode=None):
     """An HBM tensor (part) into SBUF with its dimensions permuted by `axes` (the reference's
     [1, 0], [2, 1, 0], [3, 1, 2, 0]; default the one of those of the part's rank) by the DMA
-    engines, as nl.load_transpose2d (a transfer per run: a model choice); an SBUF tile (part)
+    engines, as nl.load_transpose2d (one DMA transpose of a 2-D part, else a transfer per run:
+    _ops.transposed_hbm); an SBUF tile (part)
     into another as the compiler may lower it, by the Tensor engine (_ops.onchip_dma_transpose)."""
     api_name, site = called()
     priority = _dma_priority(api_name, priority, site, dge_mode)

@@ -568,9 +568,8 @@ def load(src, mask=None, dtype=None):
 @api('language.load_transpose2d', 'beta1 0.3+', beta1='src, mask=None, dtype=None',
      v0_3_plus='src, dtype=None')
 def load_transpose2d(src, mask=None, dtype=None):
-    """src [K, M] (HBM) into a new SBUF tile [M, K], transposed by the DMA: one transfer per
-    column of src, one descriptor per element (a model choice, slower than the documented DMA
-    transpose: said in a note, _ops.transposed_hbm)."""
+    """src [K, M] (HBM) into a new SBUF tile [M, K], transposed by one DMA transpose
+    (_ops.transposed_hbm)."""
     api_name, site = called()
     return _ops.load(api_name, site,
                      _ops.transposed_hbm(api_name, src, site), dtype, mask)

@@ -566,7 +566,9 @@ class Interpreter:
                 valids.append(ok)
             elif what == 'H':
                 v, dt = self._hbm(a)
-                vals.append(read_values(v, dt))
+                v = read_values(v, dt)
+                # (a DMA transpose: the recorded access is its source)
+                vals.append(v.T if op.kind == 'load' and 'transpose' in op.args[2:] else v)
             else:
                 vals.append(a)
         if op.kind not in ('load', 'dma', 'matmul_mx'):

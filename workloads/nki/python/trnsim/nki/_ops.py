@@ -15,7 +15,7 @@ from ._index import NOTHING, Affine, NothingKept, IndexRange, concrete, mask_reg
 from ._tensors import (OPERATORS, RUNS_ONLY, Arithmetic, BroadcastAccess, GatherAccess,
                        OffsetAccess, ParDim,
                        HbmAccess, HbmTensor, IndirectTile, RetypedAccess, TensorViews, Tile,
-                       TileBlocks, TileRuns, Typed, _tile_view)
+                       TileBlocks, TileRuns, TransposedAccess, Typed, _tile_view)
 from ._prims import INDIRECT, PRIMS, indirect_group, indirect_position
 from ._trace import current, region_of
 
@@ -399,6 +399,11 @@ def emit_into(p, dst, accumulate, site):
 def _emit_into(p, dst, accumulate, site):
     if p.prim in ('load', 'load_add', 'load_at'):
         dst = _dma_runs(dst, site)
+        if isinstance(dst, TileRuns) and p.args and isinstance(p.args[0], TransposedAccess):
+            # (into a tile part of several runs a partition: a transfer per run)
+            slow_transpose(p.api, site, p.args[0].plain)
+            p = _copy.copy(p)
+            p.args = (p.args[0].plain,) + p.args[1:]
     if isinstance(dst, TileRuns) or any(_several_runs(a) for a in p.args):
         return _emit_split(p, dst, accumulate, site)
     if dst.shape[0] != p.shape[0] or dst.elems != _elems(p.shape):
@@ -441,6 +446,8 @@ def _emit_into(p, dst, accumulate, site):
                                       f'{args[0].dtype_name} loaded into a {dst.dtype_name} '
                                       'tile: a DMA moves those bits, without a cast', site)
                 args = args + ('bits',)  # (after the priority word, when there is one)
+            elif isinstance(args[0], TransposedAccess):
+                args = args + ('transpose',)  # (the recording's H is the source)
     _written(dst, trace)
     if p.prim in _SECOND_OUTPUT:
         for what, a in zip(PRIMS[p.prim].layout[1:], args):
@@ -621,9 +628,14 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
                           f'loaded as {name}: a DMA moves those bits, without a cast', site)
     full = src.shape
     region = mask_region(mask, full, api, site)
+    transposed = isinstance(src, TransposedAccess)
     if region is not None:
         src = src.restrict(region)
+    elif transposed and _dtypes.SIZES[name] not in (2, 4):  # (2- and 4-byte elements only)
+        src = src.plain
     src = _in_bounds(src, api, site)
+    if transposed and not isinstance(src, TransposedAccess):  # (masked: a transfer per run)
+        slow_transpose(api, site, src)
     if isinstance(src, OffsetAccess):
         if region is not None:
             raise unsupported(api, 'a mask on an access at a run-time offset', site)
@@ -764,9 +776,11 @@ def onchip_dma_transpose(api, site, dst, src, axes=None):
 def transposed_hbm(api, src, site, axes=None):
     """src in HBM read with its dimensions permuted: dimension d of the result is `axes[d]` of
     src (default: the first and last dimensions swapped), as the index expression
-    src[i_.., ...] with each of src's dimensions on its result axis; a DMA transfer per run of
-    the result (a descriptor per element when the partitions run along src's last dimension; no
-    faster DMA transpose is modelled: a model choice)."""
+    src[i_.., ...] with each of src's dimensions on its result axis. A 2-D part of rows of
+    contiguous elements is one DMA transpose (TransposedAccess: its rows the tile's partitions,
+    at core.dma.transpose_rate of a copy's rate); any other permutation is a DMA transfer per
+    run of the result (a descriptor per element when the partitions run along src's last
+    dimension: much slower than the hardware's DMA transpose, said in a note)."""
     if isinstance(src, HbmTensor):
         src = src[...]
     if not isinstance(src, HbmAccess):
@@ -785,18 +799,28 @@ def transposed_hbm(api, src, site, axes=None):
                           f'{src.shape}', site)
     view = src.permute(axes) if src.comps is None else \
         src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
-    if view.dims and view.dims[-1][1] != 1 or view.elems == 1 and view.rows > 1:
-        # (the partitions along src's last dimension: a descriptor per element)
-        current(api).note(site, api, _SLOW_TRANSPOSE)
+    if n == 2 and axes == (1, 0) and type(src) is HbmAccess and not src.runs and \
+            _dtypes.SIZES[src.dtype_name] in (2, 4):
+        return TransposedAccess(view, src)  # (rows of contiguous elements: one DMA transpose)
+    slow_transpose(api, site, view)
     return view
 
 
-# What a DMA transpose's timing is not (transposed_hbm): said once per line.
+def slow_transpose(api, site, view):
+    """Notes, once per line, that a transposed read `view` is a transfer per run with a
+    descriptor per element (when its partitions run along its source's last dimension)."""
+    if view.dims and view.dims[-1][1] != 1 or view.elems == 1 and view.rows > 1:
+        current(api).note(site, api, _SLOW_TRANSPOSE)
+
+
+# What a DMA transpose's timing is not when it is not one transfer (transposed_hbm): said once
+# per line.
 _SLOW_TRANSPOSE = (
-    'timed as a transfer per run with a descriptor per element, several times slower than the '
-    "documented DMA transpose (up to 90% of a copy's DMA throughput from HBM on NeuronCore-v3, "
-    'the Trn2 guide; 0.58x on an Inf2 microbenchmark): expect its DMA time over-estimated '
-    '(docs/nki.md)')
+    'timed as a transfer per run with a descriptor per element (not one DMA transpose: only a '
+    '2-D part of rows of contiguous 2- or 4-byte elements, unmasked, into a tile part of one '
+    'run a partition is), several times slower than the documented DMA transpose (up to 90% '
+    "of a copy's DMA throughput from HBM on NeuronCore-v3, the Trn2 guide; 0.58x on an Inf2 "
+    'microbenchmark): expect its DMA time over-estimated (docs/nki.md)')
 
 
 def _require_sbuf(api, site, tile):

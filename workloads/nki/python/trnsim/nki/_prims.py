@@ -181,7 +181,8 @@ def instruction(name, opcode, *fields, shaped=False, reduce=None, elementwise=Tr
 
 
 # (a DMA's optional last operand: its quality-of-service level, 'priority=N', no value's concern)
-# ('bits': the tensor's bytes read as the tile's dtype, no cast: NkiTensor.view / .ap(dtype=))
+# ('bits': the tensor's bytes read as the tile's dtype, no cast: NkiTensor.view / .ap(dtype=);
+# or 'transpose': one DMA transpose, H the source, read transposed by the interpreter)
 @prim('load', 'T', 'H', 'prio?', 'bits?')
 def _load(src, priority=None, bits=None):
     return src

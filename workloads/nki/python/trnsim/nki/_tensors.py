@@ -664,6 +664,35 @@ class HbmAccess(TensorViews, InHbm, Typed):
         return BroadcastAccess(self, shape)
 
 
+class TransposedAccess(HbmAccess):
+    """A 2-D part of an HBM tensor read transposed by one DMA (nl.load_transpose2d,
+    nisa.dma_transpose): the view `plain` (its rows the source's elements, its elements the
+    source's rows, each a run of its own) moved by one transfer whose rows are the tile's
+    partitions; recorded as the source `source` (rows of contiguous elements), its load marked
+    `transpose`. A masked load reads the plain view instead (a transfer per run)."""
+    _kind = 'a part of an HBM tensor read transposed'
+
+    def __init__(self, plain, source):  # pylint: disable=super-init-not-called
+        self.__dict__.update(plain.__dict__)
+        self.plain, self.source = plain, source
+        self.runs = False  # (one transfer: the recording's operand is the source's)
+
+    def ref(self):
+        return self.source.ref()
+
+    def restrict(self, region):
+        return self.plain.restrict(region)
+
+    def now(self):
+        return TransposedAccess(self.plain.now(), self.source.now())
+
+    def __getitem__(self, idx):
+        raise unsupported('tensor indexing', 'an index of a transposed view', self.site)
+
+    def _dims(self):
+        raise unsupported('tensor view', 'a view of a transposed view', self.site)
+
+
 class RetypedAccess(HbmAccess):
     """Part of an HBM tensor's bytes read as another dtype (NkiTensor.view, reinterpret_cast,
     .ap(dtype=)): the access pattern in elements of that dtype; recorded in the tensor's own
