@@ -513,6 +513,51 @@ class DmaTransposes(unittest.TestCase):
                          traced.trace.notes)
 
 
+@nki.jit
+def filled_in_parts(x):
+    """x [128, 512] + 1, its tile filled by four loads of 128 columns (an unrolled loop), then
+    rows 104..127 loaded again and read, then rows 40..103, then all of it read."""
+    out = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+    out2 = nl.ndarray((24, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+    out3 = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.shared_hbm)
+    t = nl.ndarray((128, 512), dtype=x.dtype, buffer=nl.sbuf)
+    for k in nl.static_range(4):
+        t[:, k * 128:(k + 1) * 128] = nl.load(x[:, k * 128:(k + 1) * 128])
+    nl.store(out, value=nl.add(t, 1.0))
+    t[104:128, :] = nl.load(x[0:24, :])
+    nl.store(out2, value=nl.add(t[104:128, :], 2.0))
+    t[40:104, :] = nl.load(x[64:128, :])
+    nl.store(out3, value=t)
+    return out, out2, out3
+
+
+class RewrittenTiles(unittest.TestCase):
+    """A DMA into part of a tile that held a value writes the tile's next copy (`new`) only
+    when every later read finds its part in what was written into that copy: reads of a tile
+    filled in parts, and of parts written before, find the values written."""
+
+    def test_a_tile_written_in_parts_is_read_whole(self):
+        traced = nki.trace_kernel(filled_in_parts, (nt.tensor[[128, 512], nl.float32],), {},
+                                  False)
+        p = _runner.platform()
+        p.run(traced.program, 'kernel')
+        x = as_float(_runner.native.region_initial_bytes(traced.program, 'x'),
+                     'float32').reshape(128, 512)
+        names = [t.name for t, kind, _ in traced.trace.tensors if kind == 'output']
+        model = [as_float(p.read_region(traced.program, n), 'float32') for n in names]
+        frontend = filled_in_parts(x.copy())
+        last = x.copy()
+        last[104:128], last[40:104] = x[0:24], x[64:128]
+        for i, want in enumerate((x + 1, x[0:24] + 2, last)):
+            np.testing.assert_array_equal(model[i], want.reshape(-1), f'output {i}')
+            np.testing.assert_array_equal(np.asarray(frontend[i]).reshape(-1),
+                                          want.reshape(-1), f'output {i}')
+        # (each later load finds the tile read outside its part: none writes a new copy)
+        loads = [op.line for op in traced.trace.ops if op.kind == 'load']
+        self.assertEqual(len(loads), 6)
+        self.assertFalse([line for line in loads if line.endswith(' new')], loads)
+
+
 def _line_of(text):
     """The line of this file that holds `text`."""
     with open(__file__, encoding='utf-8') as f:

@@ -14,6 +14,7 @@ on Ln (`if=Ln@A:B`); otherwise its
 iterations stay as they ran (unrolled). The builder expands a folded loop into the same
 program as the unrolled one."""
 
+import bisect
 import contextlib
 import dis
 import itertools
@@ -801,44 +802,61 @@ class Trace:
         before. In a compiler-scheduled kernel of NKI beta 1 the compiler allocates the tiles
         ("The compiler analyzes the memory dependency and allocates a physical address to
         each tile", the block dimension migration guide): when what the kernel reads of the
-        tile until its next write lies in the region written, the value written is a new one,
-        in the tile's next copy, which need not wait for the readers of the value before.
-        Such a DMA's line says `new` when the tile held a value (the builder writes the next
-        copy when an operation used the tile before), and the tile is marked for
-        compiler.nl_rewrite_buffers copies at least (docs/nki.md). The reads are checked until
-        the tile's next write, the end of the loop iteration or the kernel's end; a region of
-        the loops' indices is not compared (no rewrite)."""
-        if region is None:
-            return
-        root.pending_write = [op, _WrittenRegion(region), True, held]
-        if region[0] == 0 and region[1] == root.partitions and len(region[2]) == root.elems:
+        tile after it lies in the parts written since, the value written is a new one, in the
+        tile's next copy, which need not wait for the readers of the value before. Such a
+        DMA's line says `new` when the tile held a value (the builder writes the next copy when
+        an operation used the tile before), and the tile is marked for
+        compiler.nl_rewrite_buffers copies at least (docs/nki.md). Each such DMA starts a copy
+        (root.copies: its op and the parts written into it since); a read of a part a copy
+        does not hold undoes it, its parts joining the copy before (_pending_read). The copies
+        left are decided when one holds all of the tile, the loop iteration ends or the kernel
+        does; a region of the loops' indices is not compared (no rewrite)."""
+        if region is None or not held:
+            return  # (its writes are the copy's they find: _pending_written)
+        copies = getattr(root, 'copies', None)
+        if copies is None:
+            copies = root.copies = []
+            self.pending.append(root)
+        copies.append((op, [_WrittenRegion(region)]))
+        if _whole(region, root):
             self._decide(root)  # (all of the tile: nothing read later can lie outside it)
-            return
-        self.pending.append(root)
 
     def _pending_read(self, t):
-        """Tile part t is read: a tile's pending rewrite holds only if t lies in its region."""
-        pending = getattr(t.root, 'pending_write', None)
-        if pending is not None and pending[2]:
-            pending[2] = _within(region_of(t), pending[1])
+        """Tile part t is read: the copies that do not hold all of it are undone, the latest
+        first (the copy before then holds what they wrote too)."""
+        copies = getattr(t.root, 'copies', None)
+        if not copies:
+            return
+        inner = region_of(t)
+        while copies and not _covered(inner, copies[-1][1]):
+            _, parts = copies.pop()
+            if copies:
+                copies[-1][1].extend(parts)
 
     def _pending_written(self, t):
-        """Tile part t is written: the decision on its tile's pending rewrite."""
+        """Tile part t is written: it joins the latest copy (a part not known joins nothing: a
+        later read outside the parts known undoes the copy); all of the tile decides them."""
         root = t.root
-        if getattr(root, 'pending_write', None) is not None:
+        if not getattr(root, 'copies', None):
+            return
+        region = region_of(t)
+        if region is None:
+            return
+        root.copies[-1][1].append(_WrittenRegion(region))
+        if _whole(region, root):
             self._decide(root)
 
     def _decide(self, root):
-        op, _, holds, held = root.pending_write
-        root.pending_write = None
-        if holds and held:
+        """Each copy left is a new one: its DMA's line says `new`."""
+        for op, _ in root.copies:
             op.line += ' new'
             root.decl.rewrite = True
+        root.copies = None
 
     def decide_pending(self):
         """The decisions on every pending rewrite (a loop iteration, or the kernel, ends)."""
         for root in self.pending:
-            if getattr(root, 'pending_write', None) is not None:
+            if getattr(root, 'copies', None) is not None:
                 self._decide(root)
         self.pending = []
 
@@ -874,11 +892,16 @@ class Trace:
         # (the matmul is the one indirect instruction on the Tensor engine: _prims.INDIRECT)
         self._group = indirect_group('pe' if kind == 'matmul' else None)
         kept = self._kept
-        if self.pending:  # (the reads and writes of tiles with a pending rewrite)
+        if self.pending:  # (the reads, then the writes, of tiles with a pending rewrite)
             written = _WRITTEN.get(kind, ())
-            for k, (what, a) in enumerate(zip(layout, args)):
-                if what in _TILES and a is not None and hasattr(a, 'root'):
-                    (self._pending_written if k in written else self._pending_read)(a)
+            tiles = [(k, a) for k, (what, a) in enumerate(zip(layout, args))
+                     if what in _TILES and a is not None and hasattr(a, 'root')]
+            for k, a in tiles:
+                if k not in written or k == 0 and kind in _READS_DST:
+                    self._pending_read(a)
+            for k, a in tiles:
+                if k in written:
+                    self._pending_written(a)
         # (a hoisted load's tile written by anything but its load: _ops.hoisted_load)
         if self.hoisted_tensors and not self.hoisting:
             for k in _WRITTEN.get(kind, ()):
@@ -958,6 +981,8 @@ _LAYOUT['declare'] = ('decl',)
 _HAS_ACC = frozenset(k for k, layout in _LAYOUT.items() if 'acc' in layout)
 # the operands each operation writes (by position): a first tile operand, and second outputs
 # ('O'); a matmul's dst with its accumulation (it reads it too) counts as written
+# the operations that read their dst as well (an accumulation, a DMA read-add-write)
+_READS_DST = _HAS_ACC | {'load_add'}
 _WRITTEN = {k: frozenset(i for i, what in enumerate(layout)
                          if (i == 0 and what in ('T', 'T?')) or what in ('O', 'O?'))
             for k, layout in _LAYOUT.items()}
@@ -1012,6 +1037,37 @@ def _within(inner, outer):
     if outer.set is None:
         outer.set = frozenset(outer.elems)
     return all(e in outer.set for e in elems)
+
+
+def _whole(region, root):
+    """Whether a region is all of logical tile `root`."""
+    return region[0] == 0 and region[1] == root.partitions and len(region[2]) == root.elems
+
+
+def _covered(inner, regions):
+    """Whether region `inner` lies in the union of the written regions `regions`."""
+    if inner is None:
+        return False
+    if any(_within(inner, r) for r in regions):
+        return True
+    if len(regions) == 1:
+        return False
+    p, pc, elems = inner
+    cuts = sorted({p, p + pc} | {x for r in regions for x in (r.p, r.p + r.pc)
+                                 if p < x < p + pc})
+    for a, b in zip(cuts, cuts[1:]):  # partitions [a, b): the same regions over each
+        over = [r for r in regions if r.p <= a and b <= r.p + r.pc]
+        if not over:
+            return False
+        spans = sorted((r.lo, r.hi) for r in over if r.dense)
+        los = [lo for lo, _ in spans]
+        reach = list(itertools.accumulate((hi for _, hi in spans), max))  # (the spans so far)
+        sets = [frozenset(r.elems) for r in over if not r.dense]
+        for e in elems:
+            k = bisect.bisect_right(los, e) - 1
+            if (k < 0 or reach[k] < e) and not any(e in s for s in sets):
+                return False
+    return True
 
 
 _MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
