@@ -631,10 +631,10 @@ def load(api, site, src, dtype=None, mask=None, priority=0):
     transposed = isinstance(src, TransposedAccess)
     if region is not None:
         src = src.restrict(region)
-    elif transposed and _dtypes.SIZES[name] not in (2, 4):  # (2- and 4-byte elements only)
+    elif transposed and _dtypes.SIZES[name] not in _DMA_TRANSPOSE_SIZES:
         src = src.plain
     src = _in_bounds(src, api, site)
-    if transposed and not isinstance(src, TransposedAccess):  # (masked: a transfer per run)
+    if transposed and not isinstance(src, TransposedAccess):  # (masked, or cast: per run)
         slow_transpose(api, site, src)
     if isinstance(src, OffsetAccess):
         if region is not None:
@@ -800,10 +800,15 @@ def transposed_hbm(api, src, site, axes=None):
     view = src.permute(axes) if src.comps is None else \
         src[tuple(IndexRange(0, src.shape[s])._with(axis=axes.index(s)) for s in range(n))]
     if n == 2 and axes == (1, 0) and type(src) is HbmAccess and not src.runs and \
-            _dtypes.SIZES[src.dtype_name] in (2, 4):
+            _dtypes.SIZES[src.dtype_name] in _DMA_TRANSPOSE_SIZES:
         return TransposedAccess(view, src)  # (rows of contiguous elements: one DMA transpose)
     slow_transpose(api, site, view)
     return view
+
+
+# The element sizes a DMA transpose moves ("2- and 4-byte dtypes", the Trn2 guide; the model's
+# validation says the same: check_transfer)
+_DMA_TRANSPOSE_SIZES = (2, 4)
 
 
 def slow_transpose(api, site, view):

@@ -981,11 +981,11 @@ _LAYOUT['declare'] = ('decl',)
 _HAS_ACC = frozenset(k for k, layout in _LAYOUT.items() if 'acc' in layout)
 # the operands each operation writes (by position): a first tile operand, and second outputs
 # ('O'); a matmul's dst with its accumulation (it reads it too) counts as written
-# the operations that read their dst as well (an accumulation, a DMA read-add-write)
-_READS_DST = _HAS_ACC | {'load_add'}
 _WRITTEN = {k: frozenset(i for i, what in enumerate(layout)
                          if (i == 0 and what in ('T', 'T?')) or what in ('O', 'O?'))
             for k, layout in _LAYOUT.items()}
+# the operations that read their dst as well (an accumulation, a DMA read-add-write)
+_READS_DST = _HAS_ACC | {'load_add'}
 
 
 def region_of(t):
@@ -1034,9 +1034,15 @@ def _within(inner, outer):
         return False
     if outer.dense:  # (all between its ends)
         return True
-    if outer.set is None:
-        outer.set = frozenset(outer.elems)
-    return all(e in outer.set for e in elems)
+    written = _elements(outer)
+    return all(e in written for e in elems)
+
+
+def _elements(region):
+    """A written region's elements as a set (made once, at the first read that needs it)."""
+    if region.set is None:
+        region.set = frozenset(region.elems)
+    return region.set
 
 
 def _whole(region, root):
@@ -1062,7 +1068,7 @@ def _covered(inner, regions):
         spans = sorted((r.lo, r.hi) for r in over if r.dense)
         los = [lo for lo, _ in spans]
         reach = list(itertools.accumulate((hi for _, hi in spans), max))  # (the spans so far)
-        sets = [frozenset(r.elems) for r in over if not r.dense]
+        sets = [_elements(r) for r in over if not r.dense]
         for e in elems:
             k = bisect.bisect_right(los, e) - 1
             if (k < 0 or reach[k] < e) and not any(e in s for s in sets):
