@@ -944,6 +944,15 @@ void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
     issue(on, std::move(ins), semaphore_of_engine(on), 0, &tensor, 1, &tensor, 1);
 }
 
+void kernel_builder::core_barrier(engine_kind on, const tile& t) {
+    if (t.extent) throw user_error("a core_barrier over an indirect tile view");
+    instruction ins;
+    ins.op = opcode::core_barrier;
+    ins.imm = static_cast<float>(++m_barriers);
+    const touch data{m_buffer_dep[t.buffer], region_of(t.op)};
+    issue(on, std::move(ins), semaphore_of_engine(on), 0, &data, 1, &data, 1);
+}
+
 namespace {
 
 // Sets the operand in `slot` of `ins` to tile `t` (and its indirection, if any).

@@ -232,6 +232,10 @@ class kernel_builder {
     // so far (its stores, so that the other cores see them), and this core's later accesses of
     // t wait for it (so that they see the other cores' writes).
     void core_barrier(engine_kind on, const hbm_tensor& t);
+    // nisa.core_barrier over a tile of this core (AWS's kernels pass one; the reference asks
+    // for shared HBM): the cores meet as above, after this core's accesses of the tile so far
+    // and before its later ones.
+    void core_barrier(engine_kind on, const tile& t);
     // nisa.sendrecv: this core's src tile to the other core's dst, the other's src into this
     // dst, then the two meet (a core_barrier on the Sync engine). Timed as a DMA of src into
     // this core's own dst (the exchange is symmetric), on the last DMA queue; dst's later

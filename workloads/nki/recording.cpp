@@ -175,15 +175,16 @@ struct op_syntax {
     nki_op_kind kind;
 };
 constexpr op_syntax op_names[] = {
-    {"declare", nki_op_kind::declare},     {"load", nki_op_kind::load},
-    {"load_add", nki_op_kind::load_add},   {"store", nki_op_kind::store},
-    {"gather", nki_op_kind::gather},       {"copy", nki_op_kind::copy},
-    {"matmul", nki_op_kind::matmul},       {"matmul_mx", nki_op_kind::matmul_mx},
-    {"transpose", nki_op_kind::transpose}, {"print", nki_op_kind::print},
-    {"ins", nki_op_kind::instruction},     {"barrier", nki_op_kind::barrier},
-    {"sendrecv", nki_op_kind::sendrecv},   {"load_at", nki_op_kind::load_at},
-    {"store_at", nki_op_kind::store_at},   {"dma", nki_op_kind::dma},
-    {"hbm_dma", nki_op_kind::hbm_dma},     {"scatter", nki_op_kind::scatter},
+    {"declare", nki_op_kind::declare},      {"load", nki_op_kind::load},
+    {"load_add", nki_op_kind::load_add},    {"store", nki_op_kind::store},
+    {"gather", nki_op_kind::gather},        {"copy", nki_op_kind::copy},
+    {"matmul", nki_op_kind::matmul},        {"matmul_mx", nki_op_kind::matmul_mx},
+    {"transpose", nki_op_kind::transpose},  {"print", nki_op_kind::print},
+    {"ins", nki_op_kind::instruction},      {"barrier", nki_op_kind::barrier},
+    {"sendrecv", nki_op_kind::sendrecv},    {"load_at", nki_op_kind::load_at},
+    {"store_at", nki_op_kind::store_at},    {"dma", nki_op_kind::dma},
+    {"hbm_dma", nki_op_kind::hbm_dma},      {"scatter", nki_op_kind::scatter},
+    {"tile_barrier", nki_op_kind::barrier},
 };
 
 // The operands of an operation line, after its name and its optional `if=`.
@@ -299,10 +300,14 @@ void read_operands(nki_op& op, std::vector<std::string> w, const reader& rd) {
             if (w.empty()) rd.fail("print needs a tile");
             tiles({0});
             break;
-        case nki_op_kind::barrier:  // ENGINE H...
+        case nki_op_kind::barrier:  // ENGINE H... (barrier) or ENGINE TILE (tile_barrier, checked
+                                    // by the caller)
             need(2);
             op.engine = rd.engine(w[0]);
-            op.hbm = rd.hbm(w[1]);
+            if (w[1].rfind('T', 0) == 0)
+                tiles({1});
+            else
+                op.hbm = rd.hbm(w[1]);
             break;
         case nki_op_kind::instruction: {  // ENGINE OPCODE field=value ...
             if (w.size() < 3) rd.fail("expected ENGINE OPCODE field=value...");
@@ -536,10 +541,15 @@ nki_recording parse_recording(std::istream& in) {
             } else {
                 read_operands(op, std::vector<std::string>(w.begin() + first, w_end), rd);
             }
+            if (op.kind == nki_op_kind::barrier && (w[0] == "tile_barrier") == op.tiles.empty())
+                rd.fail(w[0] == "tile_barrier" ? "tile_barrier meets over a tile, not an HBM access"
+                                               : "barrier meets over an HBM access (a tile: "
+                                                 "tile_barrier)");
             for (const auto& t : op.tiles)
                 if (t.decl >= r.decls.size()) rd.fail("tile of an undeclared declaration");
             if ((op.kind == nki_op_kind::load || op.kind == nki_op_kind::load_add ||
-                 op.kind == nki_op_kind::store || op.kind == nki_op_kind::barrier ||
+                 op.kind == nki_op_kind::store ||
+                 (op.kind == nki_op_kind::barrier && op.tiles.empty()) ||
                  op.kind == nki_op_kind::gather || op.kind == nki_op_kind::load_at ||
                  op.kind == nki_op_kind::store_at || op.kind == nki_op_kind::hbm_dma ||
                  op.kind == nki_op_kind::scatter) &&
@@ -1901,7 +1911,10 @@ class expander {
                              hbm(op.hbm2));
                 break;
             case nki_op_kind::barrier:
-                m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);
+                if (op.tiles.empty())
+                    m_kb.core_barrier(op.engine, m_tensors[op.hbm.tensor]);
+                else
+                    m_kb.core_barrier(op.engine, t(0));
                 break;
             case nki_op_kind::sendrecv:
                 m_kb.sendrecv(t(0), t(1));

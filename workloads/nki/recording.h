@@ -104,7 +104,8 @@ enum class nki_op_kind : std::uint8_t {
     transpose,
     print,        // values only: no instruction
     instruction,  // any instruction of the ISA (core/isa.h): `ins ENGINE OPCODE field=value...`
-    barrier,      // `barrier ENGINE H...`: nisa.core_barrier on that engine over an HBM tensor
+    barrier,      // `barrier ENGINE H...` or `tile_barrier ENGINE TILE`: nisa.core_barrier on
+                  // that engine over an HBM tensor, or over a tile of this core
     sendrecv,     // `sendrecv DST SRC`: nisa.sendrecv (the other core's src into dst)
     gather,       // `gather T H INDEX`: an indirect load, row p of T from H's row INDEX[p]
     load_at,      // `load_at T H OFFSET`: a load from H moved at run time by OFFSET's value

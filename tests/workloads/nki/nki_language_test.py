@@ -181,6 +181,55 @@ def swap_halves_nki0(a):
 
 
 @nki0.jit
+def counted_meetings_nki0(a, count):
+    """Each core (LNC=2) adds its row of `a` into a tile in a loop the device runs (nl.fori_loop
+    over a register read from `count`), and the cores meet over that tile in every iteration
+    (nisa.core_barrier of an SBUF tile, as AWS's MoE kernels write it): row pid of out is
+    count * a[pid]."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    pid = nl0.program_id()
+    row = nl0.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(row, a[pid:pid + 1, :])
+    acc = nl0.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.memset(acc, 0.0)
+    n = nl0.ndarray((1, 1), dtype=nl0.int32, buffer=nl0.sbuf)
+    nisa0.dma_copy(n, count)
+    reg = nisa0.register_alloc()
+    nisa0.register_load(reg, n)
+
+    def body(_):
+        nisa0.tensor_tensor(acc, acc, row, nl0.add)
+        nisa0.core_barrier(acc, (0, 1))
+    nl0.fori_loop(0, reg, body)
+    nisa0.dma_copy(out[pid:pid + 1, :], acc)
+    return out
+
+
+@nki0.jit
+def passed_rows_nki0(a, counts):
+    """Each core (LNC=2) passes its row of `a` to the other with nisa.sendrecv in every
+    iteration of a loop the device runs, `counts[pid]` iterations: after n of them a core holds
+    its own row when n is even, the other's when odd."""
+    out = nl0.ndarray(a.shape, dtype=a.dtype, buffer=nl0.shared_hbm)
+    pid = nl0.program_id()
+    other = 1 - pid
+    row = nl0.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    nisa0.dma_copy(row, a[pid:pid + 1, :])
+    got = nl0.ndarray((1, a.shape[1]), dtype=a.dtype, buffer=nl0.sbuf)
+    n = nl0.ndarray((1, 1), dtype=nl0.int32, buffer=nl0.sbuf)
+    nisa0.dma_copy(n, counts[pid:pid + 1, :])
+    reg = nisa0.register_alloc()
+    nisa0.register_load(reg, n)
+
+    def body(_):
+        nisa0.sendrecv(row, got, other, other, 0)
+        nisa0.tensor_copy(row, got)
+    nl0.fori_loop(0, reg, body)
+    nisa0.dma_copy(out[pid:pid + 1, :], row)
+    return out
+
+
+@nki0.jit
 def exchange_nki0(a):
     """Each core (LNC=2) loads its 128 rows and sends them to the other with nisa.sendrecv;
     each stores what it received in its own rows: the halves swapped (one core: a)."""
@@ -319,6 +368,37 @@ class Spmd(unittest.TestCase):
                 nisa0.core_barrier(x, (0, 2))
                 return x
             bad(a)
+
+    def test_the_cores_meet_over_a_tile_in_a_loop_the_device_runs(self):
+        a = np.arange(2 * 64, dtype=np.float32).reshape(2, 64)
+        for n in (1, 3):
+            count = np.array([[n]], np.int32)
+            two = nki0.simulate(counted_meetings_nki0[2])
+            np.testing.assert_array_equal(two(a, count), n * a)
+            for c in ('c0', 'c1'):  # a meeting per iteration on each core
+                self.assertEqual(s.stat(two.stats,
+                                        f'cores.{c}.engines.pool.opcodes.core_barrier.count'), n)
+        one = nki0.simulate(counted_meetings_nki0)
+        np.testing.assert_array_equal(one(a, np.array([[3]], np.int32))[:1], 3 * a[:1])
+        for n in (2, 3):  # each iteration's exchange reads what the other core sent in it
+            passed = nki0.simulate(passed_rows_nki0[2])(a, np.array([[n], [n]], np.int32))
+            np.testing.assert_array_equal(passed, a if n % 2 == 0 else a[::-1])
+        with self.assertRaisesRegex(KernelError, 'nisa.sendrecv: core 1 sends nothing at this '
+                                    'sendrecv'):
+            nki0.simulate(passed_rows_nki0[2])(a, np.array([[3], [2]], np.int32))
+        with self.assertRaisesRegex(KernelError, 'nisa.core_barrier: data must be a tensor in '
+                                    'shared HBM or a tile, got int'):
+            @nki0.jit
+            def bad(x):
+                nisa0.core_barrier(3, (0, 1))
+                return x
+            bad(a)
+        with self.assertRaisesRegex(KernelError, r'nisa.core_barrier: .*cores=\(0,\) \(only '):
+            @nki0.jit
+            def one_core(x):  # ((0) is 0: AWS's single-shard MoE path writes it so)
+                nisa0.core_barrier(x, (0))
+                return x
+            one_core(a)
 
     def test_cores_that_miss_a_barrier_deadlock_and_stop_the_platform(self):
         """A barrier only one core reaches: a deadlock naming who waits for whom; the platform,

@@ -398,6 +398,40 @@ load T0.0.0:0:128:0:64:1 H0:0:64:128:128 transpose
     EXPECT_THROW(expand(bad), std::runtime_error);
 }
 
+// A core_barrier over a tile (tile_barrier) waits for the tile's writer and holds back its next
+// access; the keyword says which operand it takes.
+TEST(Recording, ATileBarrierOrdersTheTilesAccesses) {
+    const std::string text = R"(style isa
+tensor output float32 64 out
+decl sbuf 1 64 float32 1 0 0 - - - t
+declare 0
+ins dve memset dst=T0.0.0:0:1:0:64:1 imm=1.0
+tile_barrier pool T0.0.0:0:1:0:64:1
+store H0:0:1:64:64 T0.0.0:0:1:0:64:1
+)";
+    const program p = expand(text);
+    const auto& pool = p.engines[static_cast<std::size_t>(engine_kind::pool)];
+    ASSERT_EQ(pool.size(), 1u);
+    EXPECT_EQ(pool[0].op, opcode::core_barrier);
+    ASSERT_EQ(pool[0].waits.size(), 1u);  // after the memset on the Vector engine
+    EXPECT_EQ(pool[0].waits[0].sem, semaphore_of_engine(engine_kind::dve));
+    bool store_waits_for_the_barrier = false;
+    for (const auto& stream : p.engines)
+        for (const auto& ins : stream)
+            if (ins.op == opcode::dma_trigger)
+                for (const auto& w : ins.waits)
+                    store_waits_for_the_barrier = store_waits_for_the_barrier ||
+                                                  w.sem == semaphore_of_engine(engine_kind::pool);
+    EXPECT_TRUE(store_waits_for_the_barrier);
+    EXPECT_NE(parse_error("style nl\ndecl sbuf 1 64 float32 1 0 0 - - - t\n"
+                          "barrier pool T0.0.0:0:1:0:64:1\n")
+                  .find("barrier meets over an HBM access"),
+              std::string::npos);
+    EXPECT_NE(parse_error("style nl\ntensor input float32 64 a\ntile_barrier pool H0:0:1:64:64\n")
+                  .find("tile_barrier meets over a tile"),
+              std::string::npos);
+}
+
 // With DMA levels (trn3's 4), a tensor's DMAs of a level above 0 go to a queue of their own,
 // the highest free one below the last (sendrecv's): none that a tensor's level-0 DMAs use.
 TEST(Recording, ATensorsDmasOfEachLevelGoToAQueueOfTheirOwn) {

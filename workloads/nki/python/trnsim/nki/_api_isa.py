@@ -803,13 +803,19 @@ def sendrecv(src, dst, send_to_rank, recv_from_rank, pipe_id, dma_engine=None):
 
 @api('isa.core_barrier', '0.x', signature='data, cores, engine=None')
 def core_barrier(data, cores, engine=None):
-    """The two NeuronCores of an HBM stack wait for each other (after their writes to the
-    shared HBM tensor `data`, before their reads of it): nisa.core_barrier, cores=(0, 1) only,
-    on `engine` (the GpSimd engine by default, as SDK 2.33's)."""
+    """The two NeuronCores of an HBM stack wait for each other (after their accesses of `data`
+    before it, before those after it): nisa.core_barrier, cores=(0, 1) only, on `engine` (the
+    GpSimd engine by default, as SDK 2.33's). `data`: a shared HBM tensor, as the reference
+    says, or a tile of the core's own, as AWS's MoE kernels pass."""
     api_name, site = called()
-    if tuple(cores) != (0, 1):
-        raise unsupported(api_name, f'cores={tuple(cores)} (only (0, 1), the two '
-                          'cores of an HBM stack, as the reference says)', site)
+    try:
+        cores = tuple(cores) if not isinstance(cores, int) else (cores,)
+    except TypeError:
+        raise KernelError(api_name, f'cores must be a tuple of core numbers, got {cores!r}',
+                          site) from None
+    if cores != (0, 1):
+        raise unsupported(api_name, f'cores={cores} (only (0, 1), the two cores of an HBM '
+                          'stack, as the reference says)', site)
     eng = getattr(engine, 'value', engine)
     if eng not in (None, 'pool', 'dve', 'act', 'sp'):
         raise unsupported(api_name, f'engine={engine}', site)

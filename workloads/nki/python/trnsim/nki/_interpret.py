@@ -63,7 +63,7 @@ def _validity(kind, valids, shape):
     return np.broadcast_to(rows[:, None], shape).copy()
 
 
-_MEETINGS = ('barrier', 'sendrecv')  # where the cores of a stack meet
+_MEETINGS = ('barrier', 'tile_barrier', 'sendrecv')  # where the cores of a stack meet
 
 
 def _loop_ends(ops):
@@ -133,48 +133,73 @@ class Interpreter:
     def _run_cores(self, ops):
         """Runs each core's operations up to its next core_barrier or sendrecv in turn, so that
         what a core reads after one is what every core wrote before it; at a sendrecv, each
-        core's dst then gets its sender's src. Each core has its own tiles, SBUF and PSUM
-        images and reduce registers; HBM is shared."""
+        core's dst then gets its sender's src. A meeting inside a loop (a loop the device runs,
+        recorded once) is met once per iteration. Each core has its own tiles, SBUF and PSUM
+        images, reduce registers and loop indices; HBM is shared."""
         cores = sorted({op.core for op in ops if op.core is not None}) or [None]
-        per_core = {c: [op for op in ops if op.core in (c, None)] for c in cores}
         state = {c: self._fresh_state() for c in cores}
-        segments = {}
-        for c, core_ops in per_core.items():
-            cuts = [i for i, op in enumerate(core_ops) if op.kind in _MEETINGS]
-            bounds = [0] + [i + 1 for i in cuts] + [len(core_ops)]
-            segments[c] = [core_ops[a:b] for a, b in zip(bounds, bounds[1:])]
-        for k in range(max(len(s) for s in segments.values())):
-            for c in cores:
-                if k < len(segments[c]):
-                    self._use_state(state[c])
-                    seg = segments[c][k]
-                    self._range(seg, _loop_ends(seg), 0, len(seg))
-                    state[c] = self._current_state()
-            self._exchange(cores, segments, state, k)
+        runs = {}
+        for c in cores:
+            core_ops = [op for op in ops if op.core in (c, None)]
+            runs[c] = self._steps(core_ops, _loop_ends(core_ops), 0, len(core_ops))
+        running = list(cores)
+        while running:
+            met = {}
+            for c in list(running):
+                self._use_state(state[c])
+                op = next(runs[c], None)
+                state[c] = self._current_state()
+                if op is None:
+                    running.remove(c)
+                else:
+                    met[c] = op
+            self._exchange(cores, met, state)
         self.core_states = state
         return self
 
-    def _exchange(self, cores, segments, state, k):
-        """The sendrecv ending each core's k-th segment: dst gets the sender's src (every src
-        read before any dst is written)."""
-        ends = {c: segments[c][k][-1] for c in cores
-                if k < len(segments[c]) and segments[c][k] and
-                segments[c][k][-1].kind == 'sendrecv'}
+    def _steps(self, ops, ends, begin, end):
+        """Runs ops[begin:end] (the loops' iterations in turn), stopping at each meeting of the
+        cores: it yields that operation, which the caller handles (_run_cores)."""
+        i = begin
+        while i < end:
+            op = ops[i]
+            if op.kind == 'loop':
+                loop = op.args[0]
+                for k in range(loop.trips):
+                    self.index[loop.id] = k
+                    yield from self._steps(ops, ends, i + 1, ends[i])
+                i = ends[i] + 1
+                continue
+            if op.kind not in ('end', 'iteration', 'order') and \
+                    all(holds(x, self.index) for x in op.when):
+                if op.kind in _MEETINGS:
+                    yield op
+                else:
+                    self._exec(op)
+            i += 1
+
+    def _exchange(self, cores, met, state):
+        """The sendrecv each core stopped at (`met`: the meeting of each core still running):
+        dst gets the sender's src (every src read before any dst is written)."""
+        ends = {c: op for c, op in met.items() if op.kind == 'sendrecv'}
         sent = {}
         for c, op in ends.items():
             self._use_state(state[c])
             sent[c] = self._read_tile(op.args[1], op)
         for c, op in ends.items():
-            if self.partial and cores != [None] and op.args[3] >= len(cores):
-                # (a run before the trace ends: the sender's operations are not recorded yet;
-                # dst holds nothing valid, and what is computed from it neither)
+            sender = cores[op.args[3]] if cores != [None] and op.args[3] < len(cores) else None
+            if self.partial and cores != [None] and (
+                    op.args[3] >= len(cores) or
+                    (sender not in met and sender == self.trace.core)):
+                # (a run before the trace ends: the sender's operations are not recorded yet,
+                # or, the core being traced, not as far as this one; dst holds nothing valid,
+                # and what is computed from it neither)
                 self._use_state(state[c])
                 view, _, _ = self._tile(op.args[0], True)
                 self._write_tile(op.args[0], np.full(view.shape, np.nan, np.float32),
                                  np.zeros(view.shape, bool), op)
                 state[c] = self._current_state()
                 continue
-            sender = cores[op.args[3]] if cores != [None] else None
             if sender not in sent:
                 raise KernelError(op.api, f'core {op.args[3]} sends nothing at this sendrecv',
                                   op.site)
@@ -188,29 +213,18 @@ class Interpreter:
         parts = self.trace.limits['partitions']
         return ({d: collections.deque(maxlen=q.maxlen) for d, q in self.instances.items()}, {},
                 {op: (np.zeros((parts, 1), np.float32), np.ones((parts, 1), bool))
-                 for op in self.registers}, {})
+                 for op in self.registers}, {}, {})
 
     def _current_state(self):
-        return (self.instances, self.images, self.registers, self.vregs)
+        return (self.instances, self.images, self.registers, self.vregs, self.index)
 
     def _use_state(self, s):
-        self.instances, self.images, self.registers, self.vregs = s
+        self.instances, self.images, self.registers, self.vregs, self.index = s
 
     def _range(self, ops, ends, begin, end):
-        i = begin
-        while i < end:
-            op = ops[i]
-            if op.kind == 'loop':
-                loop = op.args[0]
-                for k in range(loop.trips):
-                    self.index[loop.id] = k
-                    self._range(ops, ends, i + 1, ends[i])
-                i = ends[i] + 1
-                continue
-            if op.kind not in ('end', 'iteration', 'order') and \
-                    all(holds(x, self.index) for x in op.when):
-                self._exec(op)
-            i += 1
+        """Runs ops[begin:end] (a kernel without meetings of the cores)."""
+        for _ in self._steps(ops, ends, begin, end):
+            pass
 
     def _offsets(self, ref, op):
         """The columns an indirect operand reads or writes: offset i at

@@ -1775,14 +1775,26 @@ def register_move(api, site, number, constant, source):
 def core_barrier(api, site, data, engine):
     """nisa.core_barrier on `engine` over shared HBM tensor `data`: the cores of the HBM stack
     wait for each other there; this core's accesses of data before it come first, those
-    after it after every core's before it (NeuronCore-v3)."""
+    after it after every core's before it (NeuronCore-v3). The reference asks for a tensor in
+    shared HBM; AWS's kernels also pass a tile of the core's own (the MoE kernels' block index
+    in SBUF, nki-library bwmm_shard_on_I), over which the cores meet alike."""
     trace = current(api)
     if isinstance(data, HbmTensor):
         data = data[...]
-    if not isinstance(data, HbmAccess):
-        raise KernelError(api, f'data must be a tensor in shared HBM, got {type(data).__name__}',
-                          site)
-    trace.emit('barrier', api, site, (engine, data))
+    if isinstance(data, HbmAccess):
+        trace.emit('barrier', api, site, (engine, data))
+        return
+    if not isinstance(data, (Tile, TileRuns, Pending)):
+        raise KernelError(api, 'data must be a tensor in shared HBM or a tile, got '
+                          f'{type(data).__name__}', site)
+    psum_read = getattr(getattr(data, 'root', None), 'read_since_write', None)
+    tile = operand(data, api, site)
+    if psum_read is not None:  # (meeting over a PSUM tile reads no sum)
+        tile.root.read_since_write = psum_read
+    if isinstance(tile, TileRuns):
+        raise KernelError(api, 'data must be one run a partition (a view that several runs a '
+                          'partition make is not one operand)', site)
+    trace.emit('tile_barrier', api, site, (engine, tile))
 
 
 def find_index8(api, site, data, vals):

@@ -334,6 +334,12 @@ def _barrier(engine, tensor):
     """nisa.core_barrier: orders the cores' accesses of a shared HBM tensor (no values)."""
 
 
+@prim('tile_barrier', 'eng', 'T')
+def _tile_barrier(engine, tile):
+    """nisa.core_barrier over a tile of this core: the cores meet after this core's accesses of
+    the tile before it, and before its accesses after it (no values)."""
+
+
 @prim('sendrecv', 'T', 'T')
 def _sendrecv(src):
     """nisa.sendrecv: the interpreter moves the other core's src into dst (the ranks follow

@@ -397,7 +397,7 @@ class Trace:
             'every loop is recorded unrolled (--unroll-loops)' if not self.once and \
             mode != 'compiled' else None
         if why is None:
-            why = self._fold(loop, starts, mark, spans)
+            why = self._fold(loop, starts, mark, spans, mode == 'compiled')
         if why is None and mode == 'compiled':
             self._repeat(0, loop.trips - 1, made)
             self._said(where, f'compiled loop of {loop.trips} iterations: one copy of its body '
@@ -461,7 +461,7 @@ class Trace:
             if obj is not None:
                 _shift_serial(obj, grew)
 
-    def _fold(self, loop, starts, mark, spans=()):
+    def _fold(self, loop, starts, mark, spans=(), compiled=False):
         """Folds the loop's iterations (ops from starts[k]) into one body; None when done,
         else why they are not one body. Iterations a mask cuts alike (`spans`: each one's
         LoopIndex.span) are a part of their own: each part folds apart, and the body holds
@@ -481,8 +481,10 @@ class Trace:
                 got = [op if op.kind in ('loop', 'end', 'iteration', 'order') else
                        self._with(op, when=op.when + (Span(loop, a, b),)) for op in got]
             body += got
-        for op in iters[0] + iters[1]:
-            if op.kind in _MEETINGS:  # the cores meet once per iteration
+        # (the cores meet once per iteration: a traced loop records each; a loop the device
+        # runs has one copy, whose meetings the interpreter and the builder repeat each time)
+        for op in () if compiled else iters[0] + iters[1]:
+            if op.kind in _MEETINGS:
                 return f'a {op.kind} in its body (each iteration is recorded)'
         if mark is not None:  # the iteration of an independent loop: Ln itself
             for op in body:
@@ -1076,7 +1078,7 @@ def _covered(inner, regions):
     return True
 
 
-_MEETINGS = frozenset(('sendrecv', 'barrier'))  # the cores meet there
+_MEETINGS = frozenset(('sendrecv', 'barrier', 'tile_barrier'))  # the cores meet there
 
 
 def _render(op):
