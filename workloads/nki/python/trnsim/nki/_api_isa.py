@@ -806,16 +806,20 @@ def core_barrier(data, cores, engine=None):
     """The two NeuronCores of an HBM stack wait for each other (after their accesses of `data`
     before it, before those after it): nisa.core_barrier, cores=(0, 1) only, on `engine` (the
     GpSimd engine by default, as SDK 2.33's). `data`: a shared HBM tensor, as the reference
-    says, or a tile of the core's own, as AWS's MoE kernels pass."""
+    says, or a tile of the core's own, as AWS's MoE kernels pass. cores=(0,) (AWS's MoE
+    kernels' single-shard paths write `(0)`) in a launch on one core: that core alone, which
+    passes it at once."""
     api_name, site = called()
     try:
         cores = tuple(cores) if not isinstance(cores, int) else (cores,)
     except TypeError:
         raise KernelError(api_name, f'cores must be a tuple of core numbers, got {cores!r}',
                           site) from None
-    if cores != (0, 1):
+    alone = cores == (0,) and current(api_name).core is None
+    if cores != (0, 1) and not alone:
         raise unsupported(api_name, f'cores={cores} (only (0, 1), the two cores of an HBM '
-                          'stack, as the reference says)', site)
+                          'stack, as the reference says, or (0,) in a launch on one core)',
+                          site)
     eng = getattr(engine, 'value', engine)
     if eng not in (None, 'pool', 'dve', 'act', 'sp'):
         raise unsupported(api_name, f'engine={engine}', site)
