@@ -937,19 +937,18 @@ void kernel_builder::hbm_dma(const hbm_tensor& dt, const operand& dst, const hbm
 }
 
 void kernel_builder::core_barrier(engine_kind on, const hbm_tensor& t) {
-    instruction ins;
-    ins.op = opcode::core_barrier;
-    ins.imm = static_cast<float>(++m_barriers);  // the cores meet at barriers of one number
-    const touch tensor{m_tensor_dep[t.id], region{}};
-    issue(on, std::move(ins), semaphore_of_engine(on), 0, &tensor, 1, &tensor, 1);
+    meet(on, touch{m_tensor_dep[t.id], region{}});
 }
 
 void kernel_builder::core_barrier(engine_kind on, const tile& t) {
     if (t.extent) throw user_error("a core_barrier over an indirect tile view");
+    meet(on, touch{m_buffer_dep[t.buffer], region_of(t.op)});
+}
+
+void kernel_builder::meet(engine_kind on, const touch& data) {
     instruction ins;
     ins.op = opcode::core_barrier;
-    ins.imm = static_cast<float>(++m_barriers);
-    const touch data{m_buffer_dep[t.buffer], region_of(t.op)};
+    ins.imm = static_cast<float>(++m_barriers);  // the cores meet at barriers of one number
     issue(on, std::move(ins), semaphore_of_engine(on), 0, &data, 1, &data, 1);
 }
 

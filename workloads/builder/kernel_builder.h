@@ -390,6 +390,8 @@ class kernel_builder {
         region where;
     };
     static region region_of(const operand& op);
+    // A core_barrier on `on` after this core's accesses of `data` so far, before its later ones.
+    void meet(engine_kind on, const touch& data);
     // The region a tile operand may touch (all of an indirect view's indexed tile).
     static region region_of(const tile& t) {
         if (!t.extent) return region_of(t.op);

@@ -520,8 +520,6 @@ class Interpreter:
                          np.ones((1, 1), bool), op)
 
     def _exec(self, op):
-        if op.kind in _MEETINGS:  # handled where the cores meet (_run_cores)
-            return
         if op.kind == 'declare':
             self.instances[op.args[0].id].appendleft({})
             return
