@@ -979,10 +979,38 @@ def transposes_then_eight_sums(x, w):
     return out
 
 
+def plane_sums(pieces):
+    """Per 128 planes of x (an affine loop), a [128, 1] sum over `pieces` pieces of their
+    columns, added up in a sequential loop: the accumulator is declared outside it."""
+    @nki.jit
+    def kernel(x):
+        tiles, width = x.shape[0] // 128, x.shape[1] // pieces
+        out = nl.ndarray((x.shape[0], 1), dtype=nl.float32, buffer=nl.shared_hbm)
+        for t in nl.affine_range(tiles):
+            total = nl.zeros((128, 1), dtype=nl.float32, buffer=nl.sbuf)
+            for k in nl.sequential_range(pieces):
+                part = nl.load(x[t * 128:(t + 1) * 128, k * width:(k + 1) * width])
+                total[...] = nl.add(total, nl.sum(part, axis=1, keepdims=True))
+            nl.store(out[t * 128:(t + 1) * 128, :], value=total)
+        return out
+    return kernel
+
+
 class Placement(unittest.TestCase):
     """Placement comes from the instruction stream, not from how a loop is spelled: what a
     line declares again and again rotates over buffers as a loop's tiles do; tiles whose
     lifetimes do not overlap share memory when the kernel fits no other way."""
+
+    def test_an_accumulator_rotates_unless_a_sequential_loop_carries_it(self):
+        (x,) = s.random_inputs((512, 64))
+        for pieces in (1, 2):
+            kernel = plane_sums(pieces)
+            np.testing.assert_allclose(kernel(x), x.sum(axis=1, keepdims=True), rtol=1e-5)
+            t = trnsim.nki.trace_kernel(kernel, (x,), {}, False)
+            (total,) = [d for d in t.trace.decl_list if d.loops == [4] and d.elems == 1]
+            # (one piece: the sequential loop carries nothing, and the four sums, one per
+            # tile of planes, rotate over buffers as the affine loop's tiles do)
+            self.assertEqual(total.carried, pieces > 1)
 
     def test_straight_line_code_rotates_as_a_loop(self):
         (x,) = s.random_inputs((4096, 512), lo=-1.0)
