@@ -171,13 +171,8 @@ def note_use(tile, trace):
     """A tile used inside a sequential loop of several iterations it was declared outside of
     carries state across them (an accumulator): the builder keeps it in one buffer. A loop of
     one iteration carries nothing: the tile rotates with the loops it is declared in."""
-    if not trace.loops:
-        return
-    root = tile.root
-    for (kind, lid), trips in zip(trace.loops, trace.loop_trips):
-        if kind == 'sequential' and trips > 1 and lid not in root.born:
-            root.decl.carried = True
-            return
+    if trace.loops and trace.carries(tile.root):
+        tile.root.decl.carried = True
 
 
 def operand(x, api, site, allow_broadcast=False):

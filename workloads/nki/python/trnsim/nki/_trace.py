@@ -765,6 +765,13 @@ class Trace:
         self.track(made)
         return made
 
+    def carries(self, root):
+        """Whether a sequential_range of several iterations open now was entered after logical
+        tile `root` was made: the loop carries the tile's value across its iterations (a loop of
+        one iteration carries nothing)."""
+        return any(kind == 'sequential' and trips > 1 and lid not in root.born
+                   for (kind, lid), trips in zip(self.loops, self.loop_trips))
+
     def can_rewrite(self, root):
         """Whether a DMA that writes logical tile `root` may write a new copy of it (rewrite).
         Not where the kernel placed the tile (direct allocation), for the frontend's own
@@ -775,8 +782,7 @@ class Trace:
         (nki.language.sequential_range, NKI beta 1), and its iterations keep the tile's one
         buffer (note_use)."""
         decl = root.decl
-        if any(kind == 'sequential' and trips > 1 and lid not in root.born
-               for (kind, lid), trips in zip(self.loops, self.loop_trips)):
+        if self.carries(root):
             return False
         return (self.renames and decl is not None and root.space == 'sbuf' and
                 decl.alloc is None and not getattr(root, 'frontend', False) and
