@@ -23,8 +23,10 @@ void semaphore_bank::resize(std::size_t count) {
 void semaphore_bank::signal_at(sem_id s, const sc_core::sc_time& at) {
     const sc_core::sc_time now = sim_time();
     const sc_core::sc_time when = at < now ? now : at;
+    // (fire() is due no later than the first pending signal: a later one needs no notice)
+    const bool due = !m_pending.empty() && m_pending.top().at <= when;
     m_pending.push({when, m_seq++, s});
-    m_wake.notify(when - now);
+    if (!due) m_wake.notify(when - now);
 }
 
 void semaphore_bank::fire() {

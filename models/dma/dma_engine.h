@@ -60,19 +60,29 @@ class dma_engine : public sc_core::sc_module, private lt_target {
         const std::uint32_t rows = job.row_end - job.row_begin;
         const std::uint64_t row_bytes = job.transfer->row_bytes();
         const sc_core::sc_time now = sim_time();
-        const sc_core::sc_time service =
-            job.transfer->rmw != alu_op::bypass ? chunk_service_time(rows, row_bytes) / m_rmw_rate
-            : job.transfer->transpose ? chunk_service_time(rows, row_bytes) / m_transpose_rate
-                                      : chunk_service_time(rows, row_bytes);
-        const sc_core::sc_time earliest =
-            m_physical ? m_physical->book(now + delay, service) : now + delay;
-        const sc_core::sc_time start = m_port.reserve(earliest, service) - now;
+        const sc_core::sc_time service = chunk_time(*job.transfer, rows, row_bytes);
+        const sc_core::sc_time start = book(now + delay, service, rows, row_bytes) - now;
         if (job.functional) move_data(job);
         if (m_timeline) record(job, now + start, service);
-        m_bytes += rows * row_bytes;
-        m_rows += rows;
         job.start = start;
         delay = start + service;
+    }
+    // The timing of serve() alone, for a queue that times a transfer's chunks itself (no
+    // functional data, no timeline): books `rows` rows of `row_bytes` each, taking `service`,
+    // from `earliest` (an absolute time) and returns when they start.
+    sc_core::sc_time book(const sc_core::sc_time& earliest, const sc_core::sc_time& service,
+                          std::uint32_t rows, std::uint64_t row_bytes) {
+        const sc_core::sc_time from = m_physical ? m_physical->book(earliest, service) : earliest;
+        m_bytes += rows * row_bytes;
+        m_rows += rows;
+        return m_port.reserve(from, service);
+    }
+    // How long `rows` rows of transfer `t` (of `row_bytes` each) take on this engine.
+    sc_core::sc_time chunk_time(const dma_transfer& t, std::uint32_t rows,
+                                std::uint64_t row_bytes) {
+        return t.rmw != alu_op::bypass ? chunk_service_time(rows, row_bytes) / m_rmw_rate
+               : t.transpose           ? chunk_service_time(rows, row_bytes) / m_transpose_rate
+                                       : chunk_service_time(rows, row_bytes);
     }
 
     // Time one engine needs for `rows` rows of `row_bytes` each.

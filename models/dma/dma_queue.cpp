@@ -140,7 +140,31 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     std::uint32_t group = where.group;
     std::size_t engine = where.engine;
     const std::uint32_t rows = t.rows();
-    for (std::uint32_t r = 0; r < rows; ++group) {
+    if (direct && !m_functional && !m_timeline) {
+        // Timed as a whole: the engines book their chunks, without a job each (the chunks of a
+        // transfer have one shape but for the first and last: one service time per shape).
+        const sc_core::sc_time now = sim_time(), from = now + start;
+        const std::uint64_t row_bytes = t.row_bytes();
+        std::uint32_t shape_rows = 0;
+        sc_core::sc_time service, earliest_start;
+        for (std::uint32_t r = 0; r < rows; ++group) {
+            const std::uint32_t end =
+                std::min(rows, (group + 1) * m_partitions_per_engine - where.first);
+            dma_engine& e = *m_bound[where.base + engine];
+            if (end - r != shape_rows) {
+                shape_rows = end - r;
+                service = e.chunk_time(t, shape_rows, row_bytes);
+            }
+            const sc_core::sc_time s = e.book(from, service, shape_rows, row_bytes);
+            if (!any || s < earliest_start) earliest_start = s;
+            if (s + service - now > done) done = s + service - now;
+            any = true;
+            r = end;
+            if (++engine == m_engine_count) engine = 0;
+        }
+        if (any) first_chunk = earliest_start - now;
+    }
+    for (std::uint32_t r = any ? rows : 0; r < rows; ++group) {
         const std::uint32_t end =
             std::min(rows, (group + 1) * m_partitions_per_engine - where.first);
         job.row_begin = r;

@@ -44,8 +44,10 @@ class dma_queue : public sc_core::sc_module {
     // Every engine bound to `engines`, in binding order, in groups of core.dma.engines: a
     // transfer goes to the group whose engines it would use free first (the lowest such group
     // on a tie). A core whose transfers use its own engines only (hardware DGE) binds one group.
-    // The queue then hands the engines their chunks directly (dma_engine::serve), not through
-    // the socket (whose b_transport does the same).
+    // The queue then books the engines' chunks itself (dma_engine::book: timed as a whole, one
+    // service time per chunk shape), or, with functional data or a timeline, hands the engines
+    // their chunks directly (dma_engine::serve), not through the socket (whose b_transport
+    // does the same).
     void set_engines(std::vector<dma_engine*> engines) { m_bound = std::move(engines); }
     void set_timeline(timeline* t);
     // The arbiter of this core's transfer priorities (null: every transfer starts when rung).

@@ -415,6 +415,25 @@ TEST_F(cli, a_kernel_built_while_it_runs_times_exactly_as_one_built_whole) {
     }
 }
 
+TEST_F(cli, transfers_timed_as_a_whole_time_as_their_chunks_one_by_one) {
+    // Without a timeline (or functional data) a DMA queue books a transfer's chunks on its
+    // engines itself; with one, each engine serves its chunk (and draws it): the same times.
+    for (const std::string args :
+         {"--config trn1 --workload vector_add --param variant=stream --param free_dim=20",
+          "--config trn2 --workload conv2d --param h=32 --param w=32 --param in=128 --param "
+          "out=128 --param pool=2",
+          "--config trn2 --workload transpose --param style=isa",
+          "--config trn1 --workload matmul --param variant=tiled --param m=512 --param k=1024 "
+          "--param n=1024 --set chip.active_cores=2"}) {
+        const std::string a = path("a.json"), b = path("b.json");
+        ASSERT_EQ(run_sim(args + " -q --stats-out " + a).status, 0) << args;
+        ASSERT_EQ(run_sim(args + " -q --stats-out " + b + " --timeline " + path("t.json")).status,
+                  0)
+            << args;
+        EXPECT_EQ(read(a), read(b)) << args;
+    }
+}
+
 TEST_F(cli, a_long_trace_whose_engine_idles_early_times_as_its_whole_log) {
     // The Scalar engine's last instruction waits, early, for the Sync engine's 100th; 80000
     // records later the step it leads to names one the log's summaries dropped long before.
