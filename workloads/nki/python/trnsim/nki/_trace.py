@@ -569,7 +569,7 @@ class Trace:
         conditions and its accumulation."""
         if op.kind in ('loop', 'end', 'iteration', 'order'):
             return op
-        if not any(loop in _loops_of(a) for a in op.args) and \
+        if not any(_mentions(a, loop) for a in op.args) and \
                 not any(_on(x, loop) for x in op.when):
             return op
         when = tuple(x for x in op.when if not _on(x, loop))
@@ -1214,13 +1214,18 @@ def _said_parts(parts):
     return ', '.join(f'{a}' if b == a + 1 else f'{a}..{b - 1}' for a, b in parts)
 
 
-def _loops_of(x):
-    """The loops of the (frozen) index expressions in a kept operand."""
+def _mentions(x, loop):
+    """Whether the (frozen) index expressions in kept operand x use `loop`."""
     if x.__class__ is Affine:
-        return tuple(loop for loop, _ in x.terms)
+        for lp, _ in x.terms:
+            if lp is loop:
+                return True
+        return False
     if isinstance(x, tuple):
-        return tuple(loop for e in x for loop in _loops_of(e))
-    return ()
+        for e in x:
+            if _mentions(e, loop):
+                return True
+    return False
 
 
 def _subst(x, loop, k):
