@@ -34,9 +34,13 @@ class busy_port {
     sc_core::sc_time m_wait_total = sc_core::SC_ZERO_TIME;
 };
 
-// The current simulated time: sc_time_stamp() without a library call on hot paths.
+// The current simulated time: sc_time_stamp() without a library call on hot paths (GCC keeps
+// sc_get_curr_simcontext out of line for its first-use branch: the context is read directly
+// once it exists, as it does whenever a module does).
 inline const sc_core::sc_time& sim_time() {
-    return sc_core::sc_get_curr_simcontext()->time_stamp();
+    sc_core::sc_simcontext* context = sc_core::sc_curr_simcontext;
+    if (__builtin_expect(context == nullptr, 0)) context = sc_core::sc_get_curr_simcontext();
+    return context->time_stamp();
 }
 
 // A time in ns, rounded to the kernel's resolution (1 ps by default). Avoids the generic

@@ -385,7 +385,7 @@ void kernel_builder::absorb(std::vector<access_rec>& into, const std::vector<acc
         note(into, {region{}, r.done});
 }
 
-void kernel_builder::issue(engine_kind issuer, instruction ins, sem_id done,
+void kernel_builder::issue(engine_kind issuer, instruction&& ins, sem_id done,
                            std::uint32_t done_value, const touch* reads, std::size_t read_count,
                            const touch* writes, std::size_t write_count, bool in_order_writes,
                            const sem_wait* also) {
@@ -615,7 +615,7 @@ void kernel_builder::needed_waits(const touch* reads, std::size_t read_count, co
     }
 }
 
-void kernel_builder::emit(engine_kind issuer, instruction ins, sem_id done,
+void kernel_builder::emit(engine_kind issuer, instruction&& ins, sem_id done,
                           std::uint32_t done_value, const touch* reads, std::size_t read_count,
                           const touch* writes, std::size_t write_count, bool in_order_writes,
                           const sem_wait* also) {

@@ -420,12 +420,12 @@ class kernel_builder {
     // wait the instruction needs.
     // With a schedule window (scheduling()), an entry is held back and emitted later, in the
     // order the scheduler picks.
-    void issue(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
+    void issue(engine_kind issuer, instruction&& ins, sem_id done, std::uint32_t done_value,
                const touch* reads, std::size_t read_count, const touch* writes,
                std::size_t write_count, bool in_order_writes = false,
                const sem_wait* also = nullptr);
     // issue() now, in program order from here.
-    void emit(engine_kind issuer, instruction ins, sem_id done, std::uint32_t done_value,
+    void emit(engine_kind issuer, instruction&& ins, sem_id done, std::uint32_t done_value,
               const touch* reads, std::size_t read_count, const touch* writes,
               std::size_t write_count, bool in_order_writes, const sem_wait* also);
     // The waits an entry's accesses need now (unfiltered), into `need`.
