@@ -115,6 +115,7 @@ neuron_core::neuron_core(const sc_core::sc_module_name& name, const config& cfg,
     }
     for (hbm_channel* c : m_stack)
         m_router.hbm.bind(c->in);
+    m_router.set_hbm_channels({m_stack.begin(), m_stack.end()});
     m_sbuf = std::make_unique<onchip_bank>("sbuf", address_map::sbuf_base, m_limits.partitions,
                                            m_limits.sbuf_partition_bytes, false);
     m_router.sbuf.bind(m_sbuf->in);

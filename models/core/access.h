@@ -74,6 +74,18 @@ struct hbm_pages_ext : tlm::tlm_extension<hbm_pages_ext> {
     }
 };
 
+// An HBM channel's timing of an access without data, called by a router directly rather than
+// through the socket. Contract: the same booking, statistics and `delay` as a b_transport of
+// `bytes` bytes with no data pointer and `pages` as its hbm_pages_ext.
+class hbm_pages_target {
+  public:
+    virtual void time_pages(bool write, std::uint64_t bytes, const hbm_pages_ext& pages,
+                            sc_core::sc_time& delay) = 0;
+
+  protected:
+    ~hbm_pages_target() = default;
+};
+
 }  // namespace trn
 
 #include "core/program.h"

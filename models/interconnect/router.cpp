@@ -279,6 +279,7 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
         prefetch(dec.changes.data(), dec.changes.size() * sizeof(dec.changes[0]));
         prefetch(dec.bytes.data(), dec.bytes.size() * sizeof(dec.bytes[0]));
         prefetch(dec.dense.data(), dec.dense.size() * sizeof(dec.dense[0]));
+        const bool direct = m_channels.size() == m_map.channels(), write = trans.is_write();
         for (std::size_t ch = 0; ch < m_map.channels(); ++ch) {
             if (dec.bytes[ch] == 0) continue;
             if (dec.dense.empty()) {
@@ -290,12 +291,16 @@ void router::hbm_access(tlm::tlm_generic_payload& trans, const access_ext* ext,
                 m_part_pages.count = m_map.banks();
             }
             m_part_pages.changes = dec.changes[ch];
-            m_part.set_command(trans.get_command());
-            m_part.set_address(0);
-            m_part.set_data_ptr(nullptr);
-            m_part.set_data_length(static_cast<unsigned>(dec.bytes[ch]));
             sc_core::sc_time d = delay;
-            hbm[static_cast<int>(ch)]->b_transport(m_part, d);
+            if (direct) {
+                m_channels[ch]->time_pages(write, dec.bytes[ch], m_part_pages, d);
+            } else {
+                m_part.set_command(trans.get_command());
+                m_part.set_address(0);
+                m_part.set_data_ptr(nullptr);
+                m_part.set_data_length(static_cast<unsigned>(dec.bytes[ch]));
+                hbm[static_cast<int>(ch)]->b_transport(m_part, d);
+            }
             if (d > done) done = d;
         }
     }

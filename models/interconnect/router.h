@@ -47,6 +47,12 @@ class router : public sc_core::sc_module, private lt_target {
         m_psum_port.reset_stats();
         m_hbm_read = m_hbm_write = 0;
     }
+    // The channels bound to `hbm`, in binding order, to time their accesses directly
+    // (hbm_pages_target::time_pages), without a payload, a virtual call through the socket and
+    // an extension look-up each (none: through the socket).
+    void set_hbm_channels(std::vector<hbm_pages_target*> channels) {
+        m_channels = std::move(channels);
+    }
     // Where this core's HBM address 0 lies in the stack it shares (a chip's second core of a
     // stack: its tensors are elsewhere in the stack than the first's).
     void set_hbm_base(std::uint64_t base) { m_hbm_base = base; }
@@ -166,11 +172,12 @@ class router : public sc_core::sc_module, private lt_target {
     // Decodes an access into `into`, through the scratch buffers.
     void decode(std::uint64_t addr, std::uint32_t rows, std::uint64_t row_bytes,
                 std::uint64_t stride, decoded& into);
-    tlm::tlm_generic_payload m_psum_part;   // a bank's part of a PSUM access spanning banks
-    access_ext m_psum_ext;                  // its extension for the router's lifetime
-    std::vector<std::uint8_t> m_psum_data;  // its rows, packed
-    tlm::tlm_generic_payload m_part;        // reused for the per-channel HBM accesses
-    hbm_pages_ext m_part_pages;             // m_part's extension for the router's lifetime
+    tlm::tlm_generic_payload m_psum_part;       // a bank's part of a PSUM access spanning banks
+    access_ext m_psum_ext;                      // its extension for the router's lifetime
+    std::vector<std::uint8_t> m_psum_data;      // its rows, packed
+    std::vector<hbm_pages_target*> m_channels;  // set_hbm_channels
+    tlm::tlm_generic_payload m_part;            // reused for the per-channel HBM accesses
+    hbm_pages_ext m_part_pages;                 // m_part's extension for the router's lifetime
 };
 
 }  // namespace trn

@@ -88,9 +88,10 @@ namespace {
 
 }  // namespace
 
-std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
+std::uint64_t hbm_channel::page_misses(const hbm_pages_ext* ext, std::uint64_t address,
+                                       std::uint64_t length) {
     std::uint64_t misses = 0;
-    if (const auto* ext = trans.get_extension<hbm_pages_ext>()) {
+    if (ext) {
         misses = ext->changes;
         std::uint32_t* open = m_open.data();
         if (const std::uint32_t* first = ext->dense) {
@@ -107,9 +108,9 @@ std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
                 bank = b->last;
             }
         }
-    } else if (const std::uint64_t len = trans.get_data_length()) {
-        const std::uint64_t last = m_map.page_of(trans.get_address() + len - 1);
-        for (std::uint64_t p = m_map.page_of(trans.get_address()); p <= last; ++p) {
+    } else if (length) {
+        const std::uint64_t last = m_map.page_of(address + length - 1);
+        for (std::uint64_t p = m_map.page_of(address); p <= last; ++p) {
             // (channel-local page numbers fit in 32 bits: hbm_address_map)
             std::uint32_t& open = m_open[m_map.bank_of(p)];
             misses += open != static_cast<std::uint32_t>(p);
@@ -120,19 +121,31 @@ std::uint64_t hbm_channel::page_misses(const tlm::tlm_generic_payload& trans) {
     return misses;
 }
 
-void hbm_channel::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
-    const std::uint64_t len = trans.get_data_length();
-    if (trans.get_data_ptr()) copy(trans);
-    (trans.is_write() ? m_write_bytes : m_read_bytes) += len;
+void hbm_channel::book(bool write, std::uint64_t len, std::uint64_t misses,
+                       sc_core::sc_time& delay) {
+    (write ? m_write_bytes : m_read_bytes) += len;
     const sc_core::sc_time now = sim_time();
     const double transfer_ns = static_cast<double>(len) / m_bytes_per_ns;
-    const double activate_ns = static_cast<double>(page_misses(trans)) * m_activate_ns;
+    const double activate_ns = static_cast<double>(misses) * m_activate_ns;
     (activate_ns > transfer_ns ? m_activation_ns : m_bandwidth_ns) +=
         std::max(transfer_ns, activate_ns);
     const sc_core::sc_time service = ns(std::max(transfer_ns, activate_ns));
     const sc_core::sc_time start = m_port.reserve(now + delay, service);
     delay = start + service + m_latency - now;
+}
+
+void hbm_channel::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+    const std::uint64_t len = trans.get_data_length();
+    if (trans.get_data_ptr()) copy(trans);
+    const std::uint64_t misses =
+        page_misses(trans.get_extension<hbm_pages_ext>(), trans.get_address(), len);
+    book(trans.is_write(), len, misses, delay);
     trans.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+void hbm_channel::time_pages(bool write, std::uint64_t bytes, const hbm_pages_ext& pages,
+                             sc_core::sc_time& delay) {
+    book(write, bytes, page_misses(&pages, 0, bytes), delay);
 }
 
 unsigned hbm_channel::transport_dbg(tlm::tlm_generic_payload& trans) {

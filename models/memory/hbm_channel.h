@@ -17,7 +17,7 @@ namespace trn {
 // pages is limited by the activation rate as well as by bandwidth. Addresses are channel-local (the
 // router de-interleaves); the pages an access touches are those its hbm_pages_ext summarises,
 // else those of [address, address + length). In functional mode it holds the bytes.
-class hbm_channel : public sc_core::sc_module, private lt_target {
+class hbm_channel : public sc_core::sc_module, public hbm_pages_target, private lt_target {
   public:
     // The routers of every core of the stack bind here; it calls the channel directly.
     tlm::tlm_target_socket<32, tlm::tlm_base_protocol_types, 0> in{"in"};
@@ -42,14 +42,20 @@ class hbm_channel : public sc_core::sc_module, private lt_target {
         std::fill(m_open.begin(), m_open.end(), hbm_no_page);
     }
     const busy_port& port() const { return m_port; }
+    void time_pages(bool write, std::uint64_t bytes, const hbm_pages_ext& pages,
+                    sc_core::sc_time& delay) override;
 
   private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) override;
     unsigned transport_dbg(tlm::tlm_generic_payload& trans) override;
     void copy(tlm::tlm_generic_payload& trans);
 
-    // Row-buffer misses of the pages an access touches (updating the open pages).
-    std::uint64_t page_misses(const tlm::tlm_generic_payload& trans);
+    // Row-buffer misses of the pages an access touches (updating the open pages): those
+    // `pages` summarises, else (null) those of [address, address + length).
+    std::uint64_t page_misses(const hbm_pages_ext* pages, std::uint64_t address,
+                              std::uint64_t length);
+    // Books an access of `length` bytes opening `misses` pages, from `delay` on.
+    void book(bool write, std::uint64_t length, std::uint64_t misses, sc_core::sc_time& delay);
 
     double m_bytes_per_ns;
     sc_core::sc_time m_latency;

@@ -86,6 +86,12 @@ class harness : public sc_core::sc_module {
     SC_HAS_PROCESS(harness);
     tlm_utils::simple_initiator_socket<harness> out{"out"};
     trn::hbm_channel dut;
+    // Two fresh channels given the same page summaries: one through its socket, one through
+    // time_pages (a router's direct call); what each returned, and its counters after.
+    tlm_utils::simple_initiator_socket<harness> twin_out{"twin_out"};
+    tlm_utils::simple_initiator_socket<harness> direct_out{"direct_out"};  // (bound, unused)
+    trn::hbm_channel via_socket{"via_socket", test_config()}, direct{"direct", test_config()};
+    std::vector<double> socket_delays, direct_delays;
 
     std::vector<access_result> timing;  // bursts 1 and 2: accesses 1..5
     std::vector<access_result> pages;   // burst 3: the row-buffer scenario
@@ -112,6 +118,8 @@ class harness : public sc_core::sc_module {
     explicit harness(const sc_core::sc_module_name& name)
         : sc_core::sc_module(name), dut("dut", test_config()) {
         out.bind(dut.in);
+        twin_out.bind(via_socket.in);
+        direct_out.bind(direct.in);
         SC_THREAD(run);
     }
 
@@ -254,6 +262,43 @@ class harness : public sc_core::sc_module {
         sc_core::wait(trn::ns(spacing_ns));
         reopened = access(tlm::TLM_READ_COMMAND, data_addr, 64, nullptr, SC_ZERO_TIME);
         misses_after_reopen = dut.misses();
+
+        // The twins: a list, a table, a hit on what they left open and a write, back to back
+        // (each queues behind the one before), then one after a pause.
+        static const trn::hbm_bank_pages list[] = {{8, 12}, {9, 9}};
+        static const std::uint32_t twin_table[8] = {12, none, 50, none, 16, none, 54, none};
+        static const trn::hbm_bank_pages hit[] = {{16, 16}};
+        trn::hbm_pages_ext forms[4];
+        forms[0].banks = list;
+        forms[0].count = 2;
+        forms[0].changes = 1;
+        forms[1].dense = twin_table;
+        forms[1].count = 4;
+        forms[1].changes = 2;
+        forms[2].banks = hit;
+        forms[2].count = 1;
+        forms[3] = forms[0];
+        const unsigned lengths[] = {2048, 700, 64, 300};
+        for (int round = 0; round < 2; ++round) {
+            for (int k = 0; k < 4; ++k) {
+                const bool write = k == 3;
+                tlm::tlm_generic_payload t;
+                t.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+                t.set_address(0);
+                t.set_data_ptr(nullptr);
+                t.set_data_length(lengths[k]);
+                trn::hbm_pages_ext ext;
+                ext.copy_from(forms[k]);
+                t.set_extension(&ext);
+                sc_time a = trn::ns(k), b = trn::ns(k);
+                twin_out->b_transport(t, a);
+                t.clear_extension(&ext);
+                direct.time_pages(write, lengths[k], forms[k], b);
+                socket_delays.push_back(to_ns(a));
+                direct_delays.push_back(to_ns(b));
+            }
+            sc_core::wait(trn::ns(later_ns));
+        }
     }
 };
 
@@ -379,6 +424,20 @@ TEST(HbmChannel, TimingOnlyWriteLeavesDataUnchanged) {
     const auto& b = bench();
     EXPECT_EQ(b.untouched_read,
               std::vector<std::uint8_t>(b.written.begin(), b.written.begin() + 100));
+}
+
+TEST(HbmChannel, ADirectCallTimesPagesAsTheSocketDoes) {
+    auto& b = bench();
+    ASSERT_EQ(b.socket_delays.size(), 8u);
+    EXPECT_EQ(b.direct_delays, b.socket_delays);
+    EXPECT_GT(b.socket_delays[1], b.socket_delays[0]);  // (the second queued behind the first)
+    EXPECT_GT(b.via_socket.misses(), 0u);
+    EXPECT_EQ(b.direct.misses(), b.via_socket.misses());
+    EXPECT_EQ(b.direct.read_bytes(), b.via_socket.read_bytes());
+    EXPECT_EQ(b.direct.write_bytes(), b.via_socket.write_bytes());
+    EXPECT_EQ(b.direct.port().busy_total(), b.via_socket.port().busy_total());
+    EXPECT_EQ(b.direct.activation_bound_ns(), b.via_socket.activation_bound_ns());
+    EXPECT_EQ(b.direct.bandwidth_bound_ns(), b.via_socket.bandwidth_bound_ns());
 }
 
 }  // namespace
