@@ -126,9 +126,9 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     dma_job job;
     job.transfer = &t;
     job.functional = m_functional;
-    // Partition groups in turn: group g goes to engine g % engines (no division per chunk), of
-    // the engine group that frees first.
-    const placement where = place_of(t, sim_time() + start);
+    // The engine group that frees first.
+    const sc_core::sc_time now = sim_time(), from = now + start;
+    const placement where = place_of(t, from);
     // With its engines held, it hands them their chunks itself; else through the socket, whose
     // engines find their job in the payload.
     const bool direct = m_bound.size() >= where.base + m_engine_count;
@@ -137,48 +137,53 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     if (direct)
         for (std::size_t k = 0; k < m_engine_count; ++k)
             m_bound[where.base + k]->prefetch();
-    std::uint32_t group = where.group;
-    std::size_t engine = where.engine;
     const std::uint32_t rows = t.rows();
-    if (direct && !m_functional && !m_timeline) {
-        // Timed as a whole: the engines book their chunks, without a job each (the chunks of a
-        // transfer have one shape but for the first and last: one service time per shape).
-        const sc_core::sc_time now = sim_time(), from = now + start;
-        const std::uint64_t row_bytes = t.row_bytes();
-        std::uint32_t shape_rows = 0;
-        sc_core::sc_time service, earliest_start;
+    // Calls chunk(engine, first row, end row) for each partition group in turn: group g to
+    // engine g % engines (no division per chunk) of the group `where` chose.
+    const auto each_chunk = [&](auto&& chunk) {
+        std::uint32_t group = where.group;
+        std::size_t engine = where.engine;
         for (std::uint32_t r = 0; r < rows; ++group) {
             const std::uint32_t end =
                 std::min(rows, (group + 1) * m_partitions_per_engine - where.first);
-            dma_engine& e = *m_bound[where.base + engine];
-            if (end - r != shape_rows) {
-                shape_rows = end - r;
-                service = e.chunk_time(t, shape_rows, row_bytes);
-            }
-            const sc_core::sc_time s = e.book(from, service, shape_rows, row_bytes);
-            if (!any || s < earliest_start) earliest_start = s;
-            if (s + service - now > done) done = s + service - now;
-            any = true;
+            chunk(where.base + engine, r, end);
             r = end;
             if (++engine == m_engine_count) engine = 0;
         }
-        if (any) first_chunk = earliest_start - now;
-    }
-    for (std::uint32_t r = any ? rows : 0; r < rows; ++group) {
-        const std::uint32_t end =
-            std::min(rows, (group + 1) * m_partitions_per_engine - where.first);
-        job.row_begin = r;
-        job.row_end = end;
-        sc_core::sc_time d = start;
-        if (direct)
-            m_bound[where.base + engine]->serve(job, d);
-        else
-            engines[static_cast<int>(where.base + engine)]->b_transport(m_chunk, d);
-        if (d > done) done = d;
-        if (!any || job.start < first_chunk) first_chunk = job.start;
+    };
+    // A chunk that started at `began` and ends at `end` (offsets from now).
+    const auto ran = [&](const sc_core::sc_time& began, const sc_core::sc_time& end) {
+        if (end > done) done = end;
+        if (!any || began < first_chunk) first_chunk = began;
         any = true;
-        r = end;
-        if (++engine == m_engine_count) engine = 0;
+    };
+    if (direct && !m_functional && !m_timeline) {
+        // Timed as a whole: the queue books the chunks on the engines itself, without a job
+        // each (a transfer's chunks have one shape but for the first and last: one service time
+        // per shape).
+        const std::uint64_t row_bytes = t.row_bytes();
+        std::uint32_t shape_rows = 0;
+        sc_core::sc_time service;
+        each_chunk([&](std::size_t e, std::uint32_t r, std::uint32_t end) {
+            dma_engine& engine = *m_bound[e];
+            if (end - r != shape_rows) {
+                shape_rows = end - r;
+                service = engine.chunk_time(t, shape_rows, row_bytes);
+            }
+            const sc_core::sc_time began = engine.book(from, service, shape_rows, row_bytes) - now;
+            ran(began, began + service);
+        });
+    } else {  // each engine serves its chunk (moving its data, drawing it)
+        each_chunk([&](std::size_t e, std::uint32_t r, std::uint32_t end) {
+            job.row_begin = r;
+            job.row_end = end;
+            sc_core::sc_time d = start;
+            if (direct)
+                m_bound[e]->serve(job, d);
+            else
+                engines[static_cast<int>(e)]->b_transport(m_chunk, d);
+            ran(job.start, d);
+        });
     }
     if (!direct) m_chunk.clear_extension(&job);
     const sc_core::sc_time chunks_end = done;
