@@ -228,7 +228,7 @@ class Interpreter:
 
     def _offsets(self, ref, op):
         """The columns an indirect operand reads or writes: offset i at
-        index[(i // (G K)) G + i % G, (i // G) % K] (core/program.h's indirection)."""
+        index[(i // (G K)) G + i % G, (i // G) % K] (program/program.h's indirection)."""
         view, index, extent, group = ref
         values, valid = self._read_tile(index, op)
         rows, cols = indirect_position(np.arange(view[6]), group, values.shape[1])
@@ -527,38 +527,7 @@ class Interpreter:
             self._register(op)
             return
         prim = PRIMS[op.kind]
-        if op.kind == 'store':
-            view, dtype = self._hbm(op.args[0])
-            values, valid = self._read_tile(op.args[1], op)
-            self._note_invalid(op, op.args[1], valid, 'stores')
-            write_values(view, dtype, values)
-            self.written[op.args[0][0]] = True
-            self._note_hbm_write(op, op.args[0])
-            return
-        if op.kind == 'gather':
-            self._gather(op)
-            return
-        if op.kind == 'scatter':
-            self._scatter(op)
-            return
-        if op.kind == 'hbm_dma':  # (src read whole before dst is written: they may overlap)
-            src, src_dtype = self._hbm(op.args[1])
-            values = read_values(src, src_dtype)
-            view, dtype = self._hbm(op.args[0])
-            write_values(view, dtype, values)
-            self.written[op.args[0][0]] = True
-            self._note_hbm_write(op, op.args[0])
-            return
-        if op.kind in ('load_at', 'store_at'):
-            self._dma_at(op)
-            return
-        if op.kind == 'load' and 'bits' in op.args[2:]:
-            self._load_bits(op)
-            return
-        if op.kind == 'print':
-            values, valid = self._read_tile(op.args[0], op)
-            self._note_invalid(op, op.args[0], valid, 'prints')
-            prim.impl(values.reshape(op.args[2]), op.args[1])
+        if self._move(op, prim):
             return
         if op.kind == 'transpose' and len(op.args) > 3:  # is_transpose's moving operand
             ident, _ = self._read_tile(op.args[3], op)
@@ -566,6 +535,56 @@ class Interpreter:
                 raise KernelError(op.api, 'is_transpose=True with a moving operand that is not '
                                   'the identity (the Tensor engine transposes by multiplying by '
                                   'it)', op.site)
+        dst, ddt, vals, valids, second = self._operands(op, prim)
+        if op.kind in ('matmul', 'matmul_mx'):
+            out, valid = self._matmul(op, prim, vals, valids)
+        else:
+            out, valid = self._compute(op, prim, dst, ddt, vals, valids, second)
+        self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
+                         out, valid, op)
+        self._reduce(op, prim, dst, ddt, out, valid, second)
+
+    def _move(self, op, prim):
+        """Runs the operations that move data without computing (stores, gathers, scatters,
+        HBM-to-HBM DMAs, DMAs at an offset, loads of bits, prints); False for any other."""
+        if op.kind == 'store':
+            view, dtype = self._hbm(op.args[0])
+            values, valid = self._read_tile(op.args[1], op)
+            self._note_invalid(op, op.args[1], valid, 'stores')
+            write_values(view, dtype, values)
+            self.written[op.args[0][0]] = True
+            self._note_hbm_write(op, op.args[0])
+            return True
+        if op.kind == 'gather':
+            self._gather(op)
+            return True
+        if op.kind == 'scatter':
+            self._scatter(op)
+            return True
+        if op.kind == 'hbm_dma':  # (src read whole before dst is written: they may overlap)
+            src, src_dtype = self._hbm(op.args[1])
+            values = read_values(src, src_dtype)
+            view, dtype = self._hbm(op.args[0])
+            write_values(view, dtype, values)
+            self.written[op.args[0][0]] = True
+            self._note_hbm_write(op, op.args[0])
+            return True
+        if op.kind in ('load_at', 'store_at'):
+            self._dma_at(op)
+            return True
+        if op.kind == 'load' and 'bits' in op.args[2:]:
+            self._load_bits(op)
+            return True
+        if op.kind == 'print':
+            values, valid = self._read_tile(op.args[0], op)
+            self._note_invalid(op, op.args[0], valid, 'prints')
+            prim.impl(values.reshape(op.args[2]), op.args[1])
+            return True
+        return False
+
+    def _operands(self, op, prim):
+        """dst, its dtype, the values of the inputs (the engines' float32 of integers) and
+        their validity, and the second output (None: none)."""
         dst, ddt = self._tile(op.args[0])
         vals, valids = [], []
         second = None  # the second output (O) of an instruction that has one
@@ -591,30 +610,38 @@ class Interpreter:
         vals += op.args[len(prim.layout):len(prim.layout) + prim.values_only]
         if prim.shaped:
             vals.append(dst.shape)
-        if op.kind in ('matmul', 'matmul_mx'):
-            if op.kind == 'matmul_mx':  # with its operands' MX types
-                acc = vals[4]
-                out = _prims.mx_matmul_values(vals[0], self._tile(op.args[1])[1], vals[1],
-                                              self._tile(op.args[2])[1], vals[2], vals[3])
-            else:
-                acc = vals[2]
-                out = prim.impl(vals[0], vals[1], acc)
-            # out[m, n] is valid when stationary column m and moving column n are (and, of an
-            # MX matmul, their scales, 4 partitions of each 32)
-            valid = valids[0].all(axis=0)[:, None] & valids[1].all(axis=0)[None, :]
-            if op.kind == 'matmul_mx':
-                g = np.arange(np.shape(vals[0])[0] // 8)
-                rows = 32 * (g // 4) + g % 4
-                for k, axis in ((2, 0), (3, 1)):
-                    cols = valids[k][rows, :np.shape(vals[k - 2])[1]].all(axis=0)
-                    valid = valid & (cols[:, None] if axis == 0 else cols[None, :])
-            if isinstance(acc, tuple):
-                acc = not all(self.index[loop.id] == 0 for loop in acc)
-            if acc:
-                before, ok = self._read_tile(op.args[0], op)
-                out = before + out
-                valid = valid & ok
-        elif prim.opcode == 'quantize_mx':  # into dst's MX type; the scale's other rows kept
+        return dst, ddt, vals, valids, second
+
+    def _matmul(self, op, prim, vals, valids):
+        """A matmul's (or MX matmul's) result, accumulated into dst's when it accumulates, and
+        its validity."""
+        if op.kind == 'matmul_mx':  # with its operands' MX types
+            acc = vals[4]
+            out = _prims.mx_matmul_values(vals[0], self._tile(op.args[1])[1], vals[1],
+                                          self._tile(op.args[2])[1], vals[2], vals[3])
+        else:
+            acc = vals[2]
+            out = prim.impl(vals[0], vals[1], acc)
+        # out[m, n] is valid when stationary column m and moving column n are (and, of an
+        # MX matmul, their scales, 4 partitions of each 32)
+        valid = valids[0].all(axis=0)[:, None] & valids[1].all(axis=0)[None, :]
+        if op.kind == 'matmul_mx':
+            g = np.arange(np.shape(vals[0])[0] // 8)
+            rows = 32 * (g // 4) + g % 4
+            for k, axis in ((2, 0), (3, 1)):
+                cols = valids[k][rows, :np.shape(vals[k - 2])[1]].all(axis=0)
+                valid = valid & (cols[:, None] if axis == 0 else cols[None, :])
+        if isinstance(acc, tuple):
+            acc = not all(self.index[loop.id] == 0 for loop in acc)
+        if acc:
+            before, ok = self._read_tile(op.args[0], op)
+            out = before + out
+            valid = valid & ok
+        return out, valid
+
+    def _compute(self, op, prim, dst, ddt, vals, valids, second):
+        """The result of any other operation, and its validity (a second output written)."""
+        if prim.opcode == 'quantize_mx':  # into dst's MX type; the scale's other rows kept
             before, ok = self._read_tile(second, op)
             out, scales = _prims.quantize_mx_values(vals[0], ddt, before)
             valid = _validity(op.kind, valids, dst.shape)
@@ -646,8 +673,11 @@ class Interpreter:
                     ok = valid if values.shape == valid.shape else np.broadcast_to(
                         valid.all(axis=1, keepdims=True), values.shape)
                     self._write_tile(second, values, ok)
-        self._write_tile(op.args[0], np.asarray(out).reshape(dst.shape) if np.ndim(out) else
-                         out, valid, op)
+        return out, valid
+
+    def _reduce(self, op, prim, dst, ddt, out, valid, second):
+        """The reduction of each row of dst as stored, into the second output (through the
+        engine's reduce registers where it has them)."""
         reduces = prim.reduce is not None and not (
             prim.opcode == 'exponential' and second is None and
             not op.args[prim.fields.index('flags')])  # (an exponential without its sum)

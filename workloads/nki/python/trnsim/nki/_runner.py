@@ -430,6 +430,144 @@ def _precise_fp():
     return flag != '0'
 
 
+class _KernelBuild:
+    """A kernel recorded and built into its program(s) (trace_kernel's first steps): recorded
+    again, where a build does not fit, without hoisting the loads whose hoisted tiles take the
+    most SBUF, or without hoisting transposes; a loop whose first iteration a builder phase
+    begins or ends in unrolled from its folded body. `builds`: each recording (for
+    --builds-out, a single core) and what its build gave."""
+
+    def __init__(self, kernel, fn, style, args, kwargs, values, where):
+        self.kernel, self.fn, self.style = kernel, fn, style
+        self.args, self.kwargs, self.values, self.where = args, kwargs, values, where
+        self.grid = getattr(kernel, 'grid', ())
+        self.cores = getattr(kernel, 'cores', 1)
+        self.core_of = getattr(kernel, 'core_of', None)
+        self.hoist = True
+        self.unfit = []  # the load sites whose hoisted tiles did not fit, in the order dropped
+        self.builds = []
+
+    def record(self):
+        """(trace, the kernel's return value, its bound arguments), recorded again while the
+        tile of a hoisted load, or its tensor, is written by something else: those loads stay
+        where written."""
+        no_hoist = set(self.unfit)
+        while True:
+            got = _record(self.fn, self.style, self.args, self.kwargs, self.values, self.where,
+                          self.grid, self.core_of, _edition(self.kernel), no_hoist)
+            kept = got[0].hoist_conflicts | (got[0].hoisted_tensors & got[0].hbm_written)
+            if not kept:
+                got[0].select('hoist' if self.hoist else 'plain')
+                if _settings['explain']:
+                    _explain_loops(got[0])
+                return got
+            no_hoist |= kept
+
+    def build(self, trace):
+        """(trace, built): the programs, races, flops and notes of the recording that fits
+        (`trace` or a later recording)."""
+        while True:
+            text = trace.text() if self.cores == 1 and _settings['builds_out'] else None
+            try:
+                built, loop = _build(trace, self.where, self.cores)
+            except KernelError as e:
+                if trace.hoisted_sites and 'does not fit' in str(e):
+                    # the hoisted loads' tiles with the kernel's own: the load line whose
+                    # hoisted tiles take the most SBUF where written (the last of equals),
+                    # the kernel recorded again
+                    self.builds.append((text, 'does not fit'))
+                    most = max(trace.hoisted_sites.values())
+                    self.unfit.append([site for site, b in trace.hoisted_sites.items()
+                                       if b == most][-1])
+                    trace, self.ret, self.bound = self.record()
+                    continue
+                # SBUF the hoisted transposes took: the compiler hoists only what fits, so
+                # the kernel is built with its other choice, transposing at every call (said
+                # in a note; the recording holds both)
+                if not (self.hoist and trace.hoisted_bytes and 'does not fit' in str(e)):
+                    raise
+                self.builds.append((text, 'does not fit'))
+                self.hoist = False
+                trace.select('plain')
+                continue
+            self.builds.append((text, 'built' if built is not None else f'unroll {loop}'))
+            if built is not None:
+                return trace, self._with_notes(built)
+            # (the loop's iterations, from its folded body: the kernel does not run again)
+            at = trace.unfold(loop) or self.where
+            if _settings['explain']:
+                print(f'trnsim: {at[0]}:{at[1]}: loop unrolled: a phase of the builder (memory '
+                      'reused by later tiles) begins or ends inside its first iteration',
+                      file=sys.stderr)
+
+    def _with_notes(self, built):
+        """The build's notes with what was not hoisted for the kernel's tiles to fit."""
+        notes = list(built[3])
+        if not self.hoist:
+            notes.append('the transposes of nl.matmul operands are not hoisted out of loops: the '
+                         "kernel's tiles fit in SBUF only so (a tile is transposed at every "
+                         'call)')
+        if self.unfit:
+            notes.append(
+                f'the loads at {", ".join(f"{os.path.basename(f)}:{n}" for f, n in self.unfit)} '
+                'are not hoisted out of the loops their address does not use: the '
+                "kernel's tiles fit in SBUF only so (each runs where written; "
+                'compiler.hoist_loads)')
+        return built[:3] + (notes,)
+
+
+def _check_and_say(trace, programs, races, notes, where):
+    """Checks the programs as nki.benchmark does before it simulates (in every call), and says
+    (unless quiet) the races between tiles the kernel placed itself, which may share bytes with
+    no order between their accesses (program/race_check.h, as sim says them of the drivers),
+    and the build's and the recording's notes."""
+    p = platform()
+    try:
+        for prog in programs:
+            p.check(prog)
+    except (native.UserError, RuntimeError) as e:
+        raise KernelError('kernel end', str(e), where) from None
+    if not _settings['quiet']:
+        for race in races:
+            print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
+        for note in dict.fromkeys(notes):  # (once each)
+            print(f'trnsim: note: {where[0]}:{where[1]}: {note}', file=sys.stderr)
+        for (site, api_name), note in trace.notes.items():
+            print(f'trnsim: note: {site[0]}:{site[1]}: {api_name}: {note}', file=sys.stderr)
+
+
+def _run_values(trace, ret, bound, where):
+    """The kernel's outputs by the interpreter, as the kind of array it was given (numpy or
+    torch); outputs passed as arguments (2024 kernels) are written in place."""
+    run = Interpreter(trace).run()
+    _say_kernel_bugs(run.warnings)
+    torch_in = any(_is_torch(orig) for _, orig in bound)
+
+    def out(r):
+        if isinstance(r, HbmTensor):
+            arr = _dtypes.to_user(run.output(r), r.dtype_name)
+            return _to_torch(arr) if torch_in else _surveyed(arr)
+        if isinstance(r, (tuple, list)):
+            return type(r)(out(x) for x in r)
+        if r is None:
+            return None
+        what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
+                if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
+                else type(r).__name__)
+        raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}', where)
+
+    outputs = out(ret)
+    for t, orig in bound:
+        if not run.written[t.id]:
+            continue
+        arr = _dtypes.to_user(run.output(t), t.dtype_name)
+        if isinstance(orig, np.ndarray) and orig.flags.writeable:
+            orig[...] = arr.reshape(orig.shape)
+        elif _is_torch(orig):
+            orig.copy_(_to_torch(arr).reshape(orig.shape))
+    return outputs
+
+
 def trace_kernel(kernel, args, kwargs, values, flags=None):
     """Runs `kernel` on numpy arrays (or placeholders): its recording, its program, and, when
     `values`, its outputs; `flags`: its launch's compiler flags (else read from `kernel`)."""
@@ -444,147 +582,43 @@ def trace_kernel(kernel, args, kwargs, values, flags=None):
     if isinstance(kernel, JitKernel) and kernel.edition not in (None, 'beta1') and \
             _lnc(user_site(), flags) == 2:
         kernel = Launch(kernel, 2, kernel.edition, where)  # LNC=2: an instance per core
-    grid = getattr(kernel, 'grid', ())
-    cores, core_of = getattr(kernel, 'cores', 1), getattr(kernel, 'core_of', None)
+    kb = _KernelBuild(kernel, fn, style, args, kwargs, values, where)
     # A trace holds every tile and operation until the end: the cyclic collector's passes over
     # them would cost more than the tracing.
     gc_was_enabled = gc.isenabled()
     gc.disable()
-    hoist = True
-    unfit = []  # the load sites whose hoisted tiles did not fit, in the order dropped
-
-    def record():
-        # (again while the tile of a hoisted load, or its tensor, is written by something
-        # else: those loads stay where written)
-        no_hoist = set(unfit)
-        while True:
-            got = _record(fn, style, args, kwargs, values, where, grid, core_of,
-                          _edition(kernel), no_hoist)
-            kept = got[0].hoist_conflicts | (got[0].hoisted_tensors & got[0].hbm_written)
-            if not kept:
-                got[0].select('hoist' if hoist else 'plain')
-                if _settings['explain']:
-                    _explain_loops(got[0])
-                return got
-            no_hoist |= kept
     try:
         t0 = time.perf_counter()
-        trace, ret, bound = record()
+        trace, kb.ret, kb.bound = kb.record()
         t1 = time.perf_counter()
         recording = t1 - t0
         if _settings['recording_out']:  # (kept when the build fails; rewritten after it)
             with open(_settings['recording_out'], 'w') as f:
                 f.write(trace.text())
-        builds = []  # (recording, what its build gave): the replay's steps (a single core)
-        while True:
-            text = trace.text() if cores == 1 and _settings['builds_out'] else None
-            try:
-                built, loop = _build(trace, where, cores)
-            except KernelError as e:
-                if trace.hoisted_sites and 'does not fit' in str(e):
-                    # the hoisted loads' tiles with the kernel's own: the load line whose
-                    # hoisted tiles take the most SBUF where written (the last of equals),
-                    # the kernel recorded again
-                    builds.append((text, 'does not fit'))
-                    most = max(trace.hoisted_sites.values())
-                    unfit.append([site for site, b in trace.hoisted_sites.items()
-                                  if b == most][-1])
-                    trace, ret, bound = record()
-                    continue
-                # SBUF the hoisted transposes took: the compiler hoists only what fits, so
-                # the kernel is built with its other choice, transposing at every call (said
-                # in a note; the recording holds both)
-                if not (hoist and trace.hoisted_bytes and 'does not fit' in str(e)):
-                    raise
-                builds.append((text, 'does not fit'))
-                hoist = False
-                trace.select('plain')
-                continue
-            builds.append((text, 'built' if built is not None else f'unroll {loop}'))
-            if built is not None:
-                if not hoist:
-                    built = built[:3] + (built[3] + [
-                        'the transposes of nl.matmul operands are not hoisted out of loops: the '
-                        "kernel's tiles fit in SBUF only so (a tile is transposed at every "
-                        'call)'],)
-                if unfit:
-                    built = built[:3] + (built[3] + [
-                        f'the loads at {", ".join(f"{os.path.basename(f)}:{n}" for f, n in unfit)} '
-                        'are not hoisted out of the loops their address does not use: the '
-                        "kernel's tiles fit in SBUF only so (each runs where written; "
-                        'compiler.hoist_loads)'],)
-                break
-            # (the loop's iterations, from its folded body: the kernel does not run again)
-            at = trace.unfold(loop) or where
-            if _settings['explain']:
-                print(f'trnsim: {at[0]}:{at[1]}: loop unrolled: a phase of the builder (memory '
-                      'reused by later tiles) begins or ends inside its first iteration',
-                      file=sys.stderr)
+        trace, built = kb.build(trace)
     finally:
         if gc_was_enabled:
             gc.enable()
+    ret, bound = kb.ret, kb.bound
     programs, races, flops, notes = built
-    program = programs[0]
     if _settings['recording_out']:
         with open(_settings['recording_out'], 'w') as f:
             f.write(trace.text())
-    p = platform()
-    try:
-        for prog in programs:
-            p.check(prog)  # what nki.benchmark checks before it simulates, in every call
-    except (native.UserError, RuntimeError) as e:
-        raise KernelError('kernel end', str(e), where) from None
-    # Tiles the kernel placed itself may share bytes with no order between their accesses
-    # (core/race_check): said, as sim says it of the drivers.
-    if not _settings['quiet']:
-        for race in races:
-            print(f'trnsim: warning: {where[0]}:{where[1]}: {race}', file=sys.stderr)
-        for note in dict.fromkeys(notes):  # (once each)
-            print(f'trnsim: note: {where[0]}:{where[1]}: {note}', file=sys.stderr)
-        for (site, api_name), note in trace.notes.items():
-            print(f'trnsim: note: {site[0]}:{site[1]}: {api_name}: {note}', file=sys.stderr)
+    _check_and_say(trace, programs, races, notes, where)
     t2 = time.perf_counter()
     outputs = None
     _say_kernel_bugs(trace.warnings)  # (found as it was recorded)
     if values:
-        run = Interpreter(trace).run()
-        _say_kernel_bugs(run.warnings)
-
-        torch_in = any(_is_torch(orig) for _, orig in bound)
-
-        def out(r):
-            if isinstance(r, HbmTensor):
-                arr = _dtypes.to_user(run.output(r), r.dtype_name)
-                return _to_torch(arr) if torch_in else _surveyed(arr)
-            if isinstance(r, (tuple, list)):
-                return type(r)(out(x) for x in r)
-            if r is None:
-                return None
-            what = ('an on-chip tile (store it to an HBM tensor with nl.store)'
-                    if isinstance(r, (Tile, TileBlocks)) or hasattr(r, 'materialize')
-                    else type(r).__name__)
-            raise KernelError('kernel return', f'a kernel returns HBM tensors, not {what}',
-                              where)
-
-        outputs = out(ret)
-        # outputs passed as arguments (2024 kernels) are written in place
-        for t, orig in bound:
-            if not run.written[t.id]:
-                continue
-            arr = _dtypes.to_user(run.output(t), t.dtype_name)
-            if isinstance(orig, np.ndarray) and orig.flags.writeable:
-                orig[...] = arr.reshape(orig.shape)
-            elif _is_torch(orig):
-                orig.copy_(_to_torch(arr).reshape(orig.shape))
+        outputs = _run_values(trace, ret, bound, where)
     else:
         _check_return(ret, where)
     desc = f'nki {getattr(fn, "__name__", "kernel")} ({style})'
     if values:
         survey({'run': 'values', 'kernel': getattr(fn, '__name__', 'kernel'),
                 'ops': len(trace.ops), 'executed': trace.executed})
-    traced = Traced(trace, program, outputs, desc, flops, (recording, t2 - t1), flags)
+    traced = Traced(trace, programs[0], outputs, desc, flops, (recording, t2 - t1), flags)
     traced.programs = programs  # one per physical core its instances run on (nl.nc)
-    traced.builds = builds if cores == 1 else None
+    traced.builds = kb.builds if kb.cores == 1 else None
     traced.notes = list(dict.fromkeys(notes))  # what the build decided to make it fit
     return traced
 
@@ -801,25 +835,56 @@ def _launched(kernel, func, grid):
     return Launch(kernel, grid, kernel.edition, user_site())
 
 
-class BenchmarkKernel:
+class _ModelRun:
+    """What nki.benchmark, nki.simulate and nki.profile share: the kernel (a kernel, a launch
+    of one or its function), its name, and a run of its traced launch on the model, whose
+    statistics stay on the object (`stats`). Subclasses name their API (`api_name`)."""
+
+    api_name = 'nki'
+
+    def __init__(self, kernel):
+        self.kernel = kernel
+        self.func = _function(kernel)
+        self.__name__ = getattr(self.func, '__name__', 'kernel')
+        self.stats = None
+
+    @property
+    def _trnsim_isa(self):
+        return _is_isa(self.kernel)
+
+    def _simulate(self, tr, timeline):
+        """Runs traced launch `tr` on the model, its timeline written at `timeline` (None:
+        none); keeps its statistics and returns them as JSON text. The model's errors are the
+        kernel's, at its def."""
+        try:
+            text = _run(tr, timeline)
+        except native.UserError as e:
+            raise KernelError(self.api_name, str(e), def_site(self.func)) from None
+        self.stats = json.loads(text)
+        return text
+
+    @staticmethod
+    def _write_outputs(text, tr):
+        """The run's --stats-out and --builds-out (each numbered by the runs so far)."""
+        _write_stats(_placeholder(_settings['stats_out']), text)
+        if _settings['builds_out']:
+            _write_builds(_placeholder(_settings['builds_out']), tr)
+
+
+class BenchmarkKernel(_ModelRun):
     """nki.benchmark: runs the kernel's program on the model and keeps its latency."""
+
+    api_name = 'nki.benchmark'
 
     def __init__(self, kernel, warmup=None, iters=None, save_neff_name=None,
                  save_trace_name=None, additional_compile_opt=None, **options):
-        self.kernel = kernel
-        self.func = _function(kernel)
+        super().__init__(kernel)
         self.options = dict(options, warmup=warmup, iters=iters,
                             additional_compile_opt=additional_compile_opt,
                             save_neff_name=save_neff_name, save_trace_name=save_trace_name)
         self.save_neff_name, self.save_trace_name = save_neff_name, save_trace_name
         self.benchmark_result = None
-        self.stats = None
-        self.__name__ = getattr(self.func, '__name__', 'kernel')
         self._parent = None  # (a launch of this one, bench[grid]: its results go there too)
-
-    @property
-    def _trnsim_isa(self):
-        return _is_isa(self.kernel)
 
     def __getitem__(self, grid):
         """bench[grid](...): the kernel launched on that grid (beta 1's SPMD grid, 0.x's LNC),
@@ -833,17 +898,10 @@ class BenchmarkKernel:
         tr = trace_kernel(self.kernel, args, kwargs, False, launch_flags(self, user_site()))
         t1 = time.perf_counter()
         _benchmarks += 1
-        stats_out = _placeholder(_settings['stats_out'])
         timeline = _placeholder(_settings['timeline'])
-        try:
-            text = _run(tr, self.save_trace_name or timeline)
-        except native.UserError as e:
-            raise KernelError('nki.benchmark', str(e), def_site(self.func)) from None
+        text = self._simulate(tr, self.save_trace_name or timeline)
         t2 = time.perf_counter()
-        self.stats = json.loads(text)
-        _write_stats(stats_out, text)
-        if _settings['builds_out']:
-            _write_builds(_placeholder(_settings['builds_out']), tr)
+        self._write_outputs(text, tr)
         if self.save_neff_name:
             _write_recording(self.save_neff_name, tr)
         if self.save_trace_name:
@@ -984,7 +1042,7 @@ def extract_perf_metrics(neff_path, ntff_path, verbose=False):
     return summary
 
 
-class ProfileKernel:
+class ProfileKernel(_ModelRun):
     """nki.profile: runs the kernel (its outputs returned) and writes, in working_directory,
     trnsim's own artefacts at the names the caller gives: at save_neff_name the kernel's
     recording (text, "trnsim-nki-recording 1": not a NEFF), at save_trace_name the model's
@@ -993,20 +1051,16 @@ class ProfileKernel:
     and in json_reports/ one summary (perf_summary) per profiled execution. The model's
     executions are all the same. An existing file is an error unless overwrite=True."""
 
+    api_name = 'nki.profile'
+
     def __init__(self, kernel, working_directory=None, save_neff_name='file.neff',
                  save_trace_name='profile.ntff', overwrite=False, profile_nth=1, num_execs=1,
                  additional_compile_opt=None, **options):
-        self.kernel, self.func = kernel, _function(kernel)
+        super().__init__(kernel)
         self.working_directory, self.overwrite = working_directory, overwrite
         self.save_neff_name, self.save_trace_name = save_neff_name, save_trace_name
         self.profile_nth, self.num_execs = int(profile_nth), int(num_execs)
         self.options = dict(options, additional_compile_opt=additional_compile_opt)
-        self.stats = None
-        self.__name__ = getattr(self.func, '__name__', 'kernel')
-
-    @property
-    def _trnsim_isa(self):
-        return _is_isa(self.kernel)
 
     def _paths(self):
         wd = self.working_directory
@@ -1034,11 +1088,7 @@ class ProfileKernel:
                                       'replace it)', def_site(self.func))
         tr = trace_kernel(self.kernel, args, kwargs, True, launch_flags(self, user_site()))
         os.makedirs(os.path.dirname(reports[0]), exist_ok=True)
-        try:
-            text = _run(tr, traces[0])
-        except native.UserError as e:
-            raise KernelError('nki.profile', str(e), def_site(self.func)) from None
-        self.stats = json.loads(text)
+        self._simulate(tr, traces[0])
         _write_recording(neff, tr)
         summary = perf_summary(self.stats)
         _add_summary(traces[0], summary)
@@ -1084,23 +1134,18 @@ def baremetal(kernel=None, **options):
     return _values_kernel(kernel, options)
 
 
-class SimulatedKernel:
+class SimulatedKernel(_ModelRun):
     """nki.simulate(kernel): called on numpy arrays or torch CPU tensors, returns the kernel's
     outputs in the same kind, as AWS's simulator does; trnsim also runs the model, whose
     latency (`latency_us`) and statistics (`stats`, as nki.benchmark's) stay on this object,
     and says it on stderr (unless quiet). NKI 0.x has no public timing API."""
 
-    def __init__(self, kernel, options=None):
-        self.kernel = kernel
-        self.options = dict(options or {})
-        self.func = _function(kernel)
-        self.__name__ = getattr(kernel, '__name__', 'kernel')
-        self.stats = None
-        self.latency_us = None
+    api_name = 'nki.simulate'
 
-    @property
-    def _trnsim_isa(self):
-        return _is_isa(self.kernel)
+    def __init__(self, kernel, options=None):
+        super().__init__(kernel)
+        self.options = dict(options or {})
+        self.latency_us = None
 
     def __getitem__(self, grid):
         """nki.simulate(kernel)[lnc](...) (NKI 0.x: the logical NeuronCore count; beta 1: the
@@ -1112,14 +1157,8 @@ class SimulatedKernel:
         tr = trace_kernel(self.kernel, args, kwargs, True, launch_flags(self, user_site()))
         p = platform()
         _benchmarks += 1  # numbers the runs of --stats-out and --timeline's {n}
-        try:
-            text = _run(tr, _placeholder(_settings['timeline']))
-        except native.UserError as e:
-            raise KernelError('nki.simulate', str(e), def_site(self.func)) from None
-        self.stats = json.loads(text)
-        _write_stats(_placeholder(_settings['stats_out']), text)
-        if _settings['builds_out']:
-            _write_builds(_placeholder(_settings['builds_out']), tr)
+        text = self._simulate(tr, _placeholder(_settings['timeline']))
+        self._write_outputs(text, tr)
         self.latency_us = _stat(self.stats, 'total_time_ns') / 1e3
         if not _settings['quiet']:
             compiled = (f', compiled with {" ".join(tr.flags.applied)}' if tr.flags.applied
