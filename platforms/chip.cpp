@@ -6,6 +6,12 @@
 
 namespace trn {
 
+void declare_platform_params(param_registry& r) {
+    r.add({"name", param_kind::text, "trn1", "name of the platform, shown in the summary", "-"});
+    neuron_core::declare_params(r);
+    chip_shape::declare_params(r);
+}
+
 void chip_shape::declare_params(param_registry& r) {
     r.add({"chip.cores", param_kind::integer, "2", "physical NeuronCores of the chip",
            "hardware-facts 1d (Trn1: 2 NC-v2; Trn2: 8 NC-v3)", 1, 64});

@@ -4,12 +4,15 @@
 
 #include "core/core_sync.h"
 #include "core/params.h"
-#include "core/program.h"
 #include "core/stats.h"
 #include "memory/hbm_channel.h"
 #include "platforms/neuron_core.h"
+#include "program/program.h"
 
 namespace trn {
+
+// Every parameter the platform (a chip of cores) and the kernel builder read, declared once.
+void declare_platform_params(param_registry& r);
 
 // What the chip's keys say: its cores, how many share an HBM stack, and how many run.
 struct chip_shape {

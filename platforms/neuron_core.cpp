@@ -14,7 +14,7 @@
 #endif
 
 #include "core/error.h"
-#include "platforms/chip.h"
+#include "program/race_check.h"
 #include "workloads/builder/kernel_builder.h"
 
 namespace trn {
@@ -48,8 +48,7 @@ void declare_launch_params(param_registry& r) {
 
 }  // namespace
 
-void declare_platform_params(param_registry& r) {
-    r.add({"name", param_kind::text, "trn1", "name of the platform, shown in the summary", "-"});
+void neuron_core::declare_params(param_registry& r) {
     declare_launch_params(r);
     engine::declare_params(r);
     tensor_engine::declare_params(r);
@@ -57,7 +56,6 @@ void declare_platform_params(param_registry& r) {
     hbm_channel::declare_params(r);
     onchip_bank::declare_params(r);
     kernel_builder::declare_params(r);
-    chip_shape::declare_params(r);
 }
 
 namespace {
@@ -196,6 +194,8 @@ program_limits neuron_core::limits() const {
 
 void neuron_core::check(const program& p) const {
     validate_program(p, m_limits);
+    // A hand-written trace must order every pair of accesses to shared memory itself.
+    if (p.origin) check_no_races(p);
     for (const auto e : all_engines) {
         const auto& stream = p.engines[std::size_t(e)];
         for (std::size_t i = 0; i < stream.size(); ++i)
@@ -431,28 +431,37 @@ void neuron_core::report(stats_tree& s) const {
           "Tensor-engine matmul FLOPs / (kernel time x bf16 peak)");
     s.add("mfu_dtype_pct", total > 0 ? 100.0 * m_pe->ideal_ns() / total : 0, "%",
           "Tensor-engine matmul FLOPs / (kernel time x peak of the operands' dtype)");
-    s.add("engines.pe.flops", m_pe->matmul_flops(), "FLOP", "matmul FLOPs (2 x K x M x N each)");
-    s.add("engines.pe.matmuls", static_cast<double>(m_pe->matmuls()), "count",
-          "matmul instructions");
-    s.add("engines.pe.transposes", static_cast<double>(m_pe->transposes()), "count",
-          "transpose instructions");
-    s.add("engines.pe.transpose_flops", m_pe->transpose_flops(), "FLOP",
-          "transposes' FLOPs (2 x P x F x P each: the input against an identity)");
-    s.add("engines.pe.peak_tflops", peak / 1e3, "TFLOPS", "bf16 peak: 2 x rows x cols x clock");
     const double active = total - m_launch.to_seconds() * 1e9;
-    for (const auto& e : m_engines) {
-        const std::string base = std::string("engines.") + engine_name(e->engine_type());
-        const double busy = e->busy().to_seconds() * 1e9;
-        s.add(base + ".busy_ns", busy, "ns", "time the data path was occupied");
-        s.add(base + ".instructions", static_cast<double>(e->instructions()), "count",
-              "instructions executed");
-        s.add(base + ".utilisation_pct", active > 0 ? 100.0 * busy / active : 0, "%",
-              "busy time over kernel time after launch");
-        s.add(base + ".stall_semaphore_ns", e->stall_semaphore().to_seconds() * 1e9, "ns",
-              "data-path idle time waiting on semaphores (data dependencies)");
-        s.add(base + ".stall_port_ns", e->stall_port().to_seconds() * 1e9, "ns",
-              "data-path idle time waiting for a shared port or the pipeline");
+    for (const auto& e : m_engines)
+        e->report(s, std::string("engines.") + engine_name(e->engine_type()), active);
+    report_dma(s, total);
+    report_hbm(s, total);
+    s.add("sbuf.high_water_bytes",
+          static_cast<double>(m_program ? m_program->sbuf_high_water() : 0), "B",
+          "highest SBUF byte used in any partition");
+    s.add("sbuf.port_wait_ns", m_router.shared_port(false).wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared SBUF port");
+    s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared PSUM port");
+    if (m_program) {
+        const critical_path& cp = m_critical;
+        s.add("critical_path.total_ns", cp.total_ns, "ns",
+              "length of the chain of waits that set the kernel time");
+        for (const auto& [r, ns_on] : cp.ns_by_resource) {
+            std::string key = r;
+            std::replace(key.begin(), key.end(), ' ', '_');
+            s.add("critical_path." + key + "_ns", ns_on, "ns",
+                  "time of the critical path spent on " + r);
+        }
+        s.add_text("critical_path.bound", cp.bound(), "the resource with most critical-path time");
+        s.add("critical_path.bound_pct", cp.bound_pct(), "%",
+              "that resource's share of the critical path");
+        add_limiter_stats(s);
+        if (!m_program->sources().empty()) add_line_stats(s);
     }
+}
+
+void neuron_core::report_dma(stats_tree& s, double total) const {
     std::uint64_t transfers = 0, bytes = 0, rows = 0;
     for (const auto& q : m_dma_queues) {
         transfers += q->transfers();
@@ -475,13 +484,23 @@ void neuron_core::report(stats_tree& s) const {
           "achieved DMA bandwidth over the kernel time");
     s.add("dma.engine_busy_ns", dma_busy, "ns", "busy time summed over DMA engines");
     s.add("dma.busiest_engine_ns", dma_busy_max, "ns", "busy time of the busiest DMA engine");
+    for (std::size_t i = 0; i < m_dma_in_use; ++i)
+        m_dma_engines[i]->report(s, "dma.engines.e" + std::to_string(i));
+    for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queue_count();
+         ++q)
+        m_dma_queues[q]->report(s, "dma.queues.q" + std::to_string(q));
+}
+
+void neuron_core::report_hbm(stats_tree& s, double total) const {
     std::uint64_t rd = 0, wr = 0, misses = 0;
-    double hbm_busy = 0;
+    double hbm_busy = 0, act_ns = 0, bw_ns = 0;
     for (const hbm_channel* c : m_stack) {
         rd += c->read_bytes();
         wr += c->write_bytes();
         misses += c->misses();
         hbm_busy = std::max(hbm_busy, c->port().busy_total().to_seconds() * 1e9);
+        act_ns += c->activation_bound_ns();
+        bw_ns += c->bandwidth_bound_ns();
     }
     const bool shared_hbm = m_hbm.empty();  // a chip's stack, serving other cores too
     if (shared_hbm) {                       // this core's own bytes
@@ -493,87 +512,14 @@ void neuron_core::report(stats_tree& s) const {
     s.add("hbm.page_misses", static_cast<double>(misses), "count",
           "accesses to a page not open in its bank" + of);
     s.add("hbm.busiest_channel_ns", hbm_busy, "ns", "busy time of the busiest HBM channel" + of);
-    // Each channel, DMA engine and queue: busy time, and what made it wait.
-    const auto port_stats = [&](const std::string& k, const busy_port& port, const char* busy,
-                                const char* queued) {
-        s.add(k + ".busy_ns", in_ns(port.busy_total()), "ns", busy);
-        s.add(k + ".queued_ns", in_ns(port.wait_total()), "ns", queued);
-    };
-    for (std::size_t i = 0; i < m_stack.size(); ++i) {
-        const auto& c = *m_stack[i];
-        const std::string k = "hbm.channels.c" + std::to_string(i);
-        port_stats(k, c.port(), ("time serving accesses" + of).c_str(),
-                   ("accesses' time waiting for the channel (summed over accesses)" + of).c_str());
-        s.add(k + ".activation_bound_ns", c.activation_bound_ns(), "ns",
-              "service time set by page activations rather than bandwidth" + of);
-    }
-    for (std::size_t i = 0; i < m_dma_in_use; ++i)
-        port_stats("dma.engines.e" + std::to_string(i), m_dma_engines[i]->port(),
-                   "time moving rows", "chunks' time waiting for the engine (summed over chunks)");
-    for (std::size_t q = 0; q < m_dma_queues.size() && m_program && q < m_program->queue_count();
-         ++q) {
-        const std::string k = "dma.queues.q" + std::to_string(q);
-        s.add(k + ".transfers", static_cast<double>(m_dma_queues[q]->transfers()), "count",
-              "transfers run");
-        s.add(k + ".bytes", static_cast<double>(m_dma_queues[q]->bytes()), "B", "bytes moved");
-    }
+    for (std::size_t i = 0; i < m_stack.size(); ++i)
+        m_stack[i]->report(s, "hbm.channels.c" + std::to_string(i), of);
     s.add("hbm.read_bytes", static_cast<double>(rd), "B", "bytes read from HBM");
     s.add("hbm.write_bytes", static_cast<double>(wr), "B", "bytes written to HBM");
     s.add("hbm.bandwidth_gbps", total > 0 ? (rd + wr) / total : 0, "GB/s",
           "achieved HBM bandwidth over the kernel time");
-    s.add("sbuf.high_water_bytes",
-          static_cast<double>(m_program ? m_program->sbuf_high_water() : 0), "B",
-          "highest SBUF byte used in any partition");
-    s.add("sbuf.port_wait_ns", m_router.shared_port(false).wait_total().to_seconds() * 1e9, "ns",
-          "time engines queued on the shared SBUF port");
-    s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
-          "time engines queued on the shared PSUM port");
-    double act_ns = 0, bw_ns = 0;
-    for (const hbm_channel* c : m_stack) {
-        act_ns += c->activation_bound_ns();
-        bw_ns += c->bandwidth_bound_ns();
-    }
     s.add("hbm.activation_bound_pct", act_ns + bw_ns > 0 ? 100.0 * act_ns / (act_ns + bw_ns) : 0,
           "%", "share of HBM channel service time set by page activations, not bandwidth" + of);
-    // Where each engine's time went, by opcode, and whom it waited for.
-    for (const auto& e : m_engines) {
-        const std::string base = std::string("engines.") + engine_name(e->engine_type());
-        for (std::size_t op = 0; op < opcode_count; ++op) {
-            const auto& n = e->by_opcode()[op];
-            if (n.first == 0) continue;
-            const std::string k = base + ".opcodes." + opcode_name(static_cast<opcode>(op));
-            s.add(k + ".count", static_cast<double>(n.first), "count", "instructions");
-            s.add(k + ".busy_ns", n.second, "ns", "data-path time of those instructions");
-        }
-        for (std::size_t t = 0; t < dtype_count; ++t)
-            if (e->busy_by_dtype()[t] > 0)
-                s.add(base + ".dtypes." + dtype_name(static_cast<dtype>(t)) + ".busy_ns",
-                      e->busy_by_dtype()[t], "ns",
-                      "data-path time of the instructions computing on that dtype (their first "
-                      "input's)");
-        const auto& stalls = e->stall_by_semaphore();
-        for (std::size_t sem = 0; sem < stalls.size(); ++sem)
-            if (stalls[sem] > 0)
-                s.add(base + ".stall_on." + semaphore_name(static_cast<sem_id>(sem)) + "_ns",
-                      stalls[sem], "ns",
-                      "data-path idle time waiting for that engine or DMA queue");
-    }
-    if (m_program) {
-        const critical_path& cp = m_critical;
-        s.add("critical_path.total_ns", cp.total_ns, "ns",
-              "length of the chain of waits that set the kernel time");
-        for (const auto& [r, ns_on] : cp.ns_by_resource) {
-            std::string key = r;
-            std::replace(key.begin(), key.end(), ' ', '_');
-            s.add("critical_path." + key + "_ns", ns_on, "ns",
-                  "time of the critical path spent on " + r);
-        }
-        s.add_text("critical_path.bound", cp.bound(), "the resource with most critical-path time");
-        s.add("critical_path.bound_pct", cp.bound_pct(), "%",
-              "that resource's share of the critical path");
-        add_limiter_stats(s);
-        if (!m_program->sources().empty()) add_line_stats(s);
-    }
 }
 
 namespace {

@@ -2,12 +2,9 @@
 #include <memory>
 #include <vector>
 
-#include "core/critical_path.h"
-#include "core/limiter.h"
+#include "analysis/critical_path.h"
+#include "analysis/limiter.h"
 #include "core/params.h"
-#include "core/program.h"
-#include "core/program_source.h"
-#include "core/semaphores.h"
 #include "core/stats.h"
 #include "dma/dma_engine.h"
 #include "dma/dma_queue.h"
@@ -16,11 +13,11 @@
 #include "interconnect/router.h"
 #include "memory/hbm_channel.h"
 #include "memory/onchip_bank.h"
+#include "program/program.h"
+#include "program/program_source.h"
+#include "program/semaphores.h"
 
 namespace trn {
-
-// Every parameter the platform and the kernel builder read, declared once.
-void declare_platform_params(param_registry& r);
 
 // How a core sits in a chip (platforms/chip.h): the HBM channels of its stack, which the
 // stack's other cores share, and where its HBM address 0 lies in that stack.
@@ -42,6 +39,8 @@ class neuron_core : public sc_core::sc_module {
     neuron_core(const sc_core::sc_module_name& name, const config& cfg, bool functional,
                 const core_wiring* wiring = nullptr);
     neuron_core(const neuron_core&) = delete;
+    // Every parameter a core and its kernel builder read (core.*, runtime.*, builder.*).
+    static void declare_params(param_registry& r);
     neuron_core& operator=(const neuron_core&) = delete;
 
     program_limits limits() const;
@@ -106,7 +105,11 @@ class neuron_core : public sc_core::sc_module {
     double kernel_time_ns() const { return (m_end - m_begin).to_seconds() * 1e9; }
 
   private:
-    // The limit.* statistics: what would speed the kernel up most (core/limiter.h), from the
+    // The dma.* and hbm.* statistics: the totals over the DMA engines and queues, or the HBM
+    // channels, and each one's own under its key; `total` the kernel time (ns).
+    void report_dma(stats_tree& stats, double total) const;
+    void report_hbm(stats_tree& stats, double total) const;
+    // The limit.* statistics: what would speed the kernel up most (analysis/limiter.h), from the
     // critical path and the busy times report() has added to `stats`.
     void add_limiter_stats(stats_tree& stats) const;
     // The lines.* statistics: per source place of the program (program_sources), what its

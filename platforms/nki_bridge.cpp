@@ -13,11 +13,11 @@
 
 #include "core/error.h"
 #include "core/timeline.h"
-#include "core/trace.h"
 #include "isa/semantics.h"
 #include "platforms/chip.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
+#include "program/trace.h"
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/nki/recording.h"
 #include "workloads/registry.h"
@@ -107,20 +107,10 @@ class platform {
                     const compile_flags& flags) {
         m_cfg.check_all_read();
         if (!trace_path.empty()) trn::write_trace_file(trace_path, p);
-        trn::timeline tl;
-        {
-            py::gil_scoped_release unlocked;
-            set_hardware_dge(flags);
+        return simulate(description, timeline_path, flags, false, [&] {
             if (m_chip) m_chip->alone();
             m_core->load(p);
-            m_core->set_timeline(timeline_path.empty() ? nullptr : &tl);
-            m_core->run();
-            m_core->set_timeline(nullptr);
-        }
-        if (!timeline_path.empty()) tl.write(timeline_path);
-        trn::stats_tree stats;
-        m_core->report(stats);
-        return keep(std::move(stats), description, false, flags);
+        });
     }
 
     void print_summary(const std::string& description) const {
@@ -146,20 +136,7 @@ class platform {
         if (!m_chip || programs.size() > m_chip->active())
             throw trn::user_error("this platform runs a kernel on at most " +
                                   std::to_string(cores()) + " physical NeuronCore(s) at once");
-        m_cfg.check_all_read();
-        trn::timeline tl;
-        {
-            py::gil_scoped_release unlocked;
-            set_hardware_dge(flags);
-            m_chip->load(programs);
-            m_chip->set_timeline(timeline_path.empty() ? nullptr : &tl);
-            m_chip->run();
-            m_chip->set_timeline(nullptr);
-        }
-        if (!timeline_path.empty()) tl.write(timeline_path);
-        trn::stats_tree stats;
-        m_chip->report(stats);
-        return keep(std::move(stats), description, true, flags);
+        return simulate(description, timeline_path, flags, true, [&] { m_chip->load(programs); });
     }
 
     // A run's stats, with what ran, how it was compiled and on which configuration, kept as
@@ -208,6 +185,26 @@ class platform {
     }
 
   private:
+    // What run() and run_cores() share: load() loads the program(s), which run to the end on
+    // the chip (`on_chip`) or the first core, with a timeline written to `timeline_path` when
+    // given; returns the stats as JSON text (keep()).
+    std::string simulate(const std::string& description, const std::string& timeline_path,
+                         const compile_flags& flags, bool on_chip,
+                         const std::function<void()>& load) {
+        m_cfg.check_all_read();
+        trn::timeline tl;
+        trn::timeline* recording = timeline_path.empty() ? nullptr : &tl;
+        trn::stats_tree stats;
+        {
+            py::gil_scoped_release unlocked;
+            set_hardware_dge(flags);
+            load();
+            stats = on_chip ? trn::simulate(*m_chip, recording) : trn::simulate(*m_core, recording);
+        }
+        if (recording) tl.write(timeline_path);
+        return keep(std::move(stats), description, on_chip, flags);
+    }
+
     // Every core's transfers as the kernel's flags say (else the config's default).
     void set_hardware_dge(const compile_flags& flags) {
         const bool on =

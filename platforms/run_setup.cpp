@@ -8,7 +8,7 @@
 #include <filesystem>
 #include <fstream>
 
-#include "core/coverage.h"
+#include "analysis/coverage.h"
 #include "core/error.h"
 #include "core/output_file.h"
 #include "core/units.h"

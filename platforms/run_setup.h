@@ -5,6 +5,7 @@
 
 #include "core/params.h"
 #include "core/stats.h"
+#include "core/timeline.h"
 
 namespace trn {
 
@@ -33,13 +34,24 @@ void write_atomically(const std::string& path, const std::string& text);
 // The where-the-time-went summary on stdout: latency, engines, DMA, HBM, MFU.
 void print_summary(const stats_tree& s, const std::string& what, const std::string& cfg);
 // A line when the run's kernel is unlike every point its generation was fitted to (DMA row
-// sizes, the engine and dtype it spends most time on: core/coverage.h), from the
+// sizes, the engine and dtype it spends most time on: analysis/coverage.h), from the
 // calibration/coverage.json
 // beside the configuration's base directory; nothing when it is like one or there is no file.
 void print_coverage_note(const stats_tree& s, const config& cfg);
 // Where the time went line by line (the lines.* statistics, sim --annotate): each source line or
 // driver step, hottest on the critical path first; says when the run has none.
 void print_lines(const stats_tree& s);
+// Runs what is loaded on `platform` (a chip, or a core) to the end, recording every instruction
+// on `tl` (when not null), and returns its statistics.
+template <typename Platform>
+stats_tree simulate(Platform& platform, timeline* tl) {
+    platform.set_timeline(tl);
+    platform.run();
+    platform.set_timeline(nullptr);
+    stats_tree stats;
+    platform.report(stats);
+    return stats;
+}
 // A chip run's lines after the summary (which is its slowest core's): each core's time, DMA
 // bandwidth and bound, and each HBM stack's bandwidth.
 void print_chip_summary(const stats_tree& s, std::size_t cores, std::size_t cores_per_stack);

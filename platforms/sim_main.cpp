@@ -12,15 +12,15 @@
 
 #include "core/error.h"
 #include "core/output_file.h"
-#include "core/program_stream.h"
 #include "core/timeline.h"
-#include "core/trace.h"
 #include "core/units.h"
 #include "isa/opcode_row.h"
 #include "platforms/chip.h"
 #include "platforms/cli.h"
 #include "platforms/neuron_core.h"
 #include "platforms/run_setup.h"
+#include "program/program_stream.h"
+#include "program/trace.h"
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/registry.h"
 
@@ -220,14 +220,12 @@ std::string fleet_csv(const std::vector<fleet_row>& rows, bool functional) {
     return out;
 }
 
-int run(int argc, char** argv) {
-    const trn::cli_options o = trn::parse_cli(argc, argv);
+// The --help and --list-* actions: their exit status, or none for a run.
+std::optional<int> list_action(const trn::cli_options& o, const trn::param_registry& registry) {
     if (o.action == trn::cli_action::help) {
         std::cout << o.help << "\n";
         return 0;
     }
-    trn::param_registry registry;
-    trn::declare_platform_params(registry);
     if (o.action == trn::cli_action::list_params) {
         if (o.config.empty() && !o.sets.empty())
             throw trn::user_error("--list-params --set needs a --config to apply it to");
@@ -252,178 +250,217 @@ int run(int argc, char** argv) {
         list_workloads();
         return 0;
     }
-    const std::string &config_name = o.config, &workload_name = o.workload,
-                      &stats_out = o.stats_out, &dump_trace = o.dump_trace, &trace_file = o.trace,
-                      &timeline_file = o.timeline;
-    const std::vector<std::string>&params = o.params, &sets = o.sets;
-    const bool functional = o.functional, quiet = o.quiet;
+    return std::nullopt;
+}
 
-    trn::config cfg(registry);
-    const std::string config_path = trn::resolve_config(config_name);
-    trn::load_config(cfg, config_path, sets);
+// A kernel that grows huge says so while it is built: a warning once (whatever --quiet says: it
+// is about to take minutes, and gigabytes when it is built whole), then progress on a terminal.
+void watch_growth(bool tty, bool whole) {
+    trn::kernel_builder::on_growth([tty, whole](std::uint64_t n) {
+        constexpr std::uint64_t warn_at = 8 * trn::kernel_builder::default_growth_step;
+        const double gib = static_cast<double>(n) * 160 / (1u << 30);  // ~160 B each
+        const std::string held =
+            whole ? " (about " + std::to_string(static_cast<int>(gib * 10 + 0.5) / 10) + "." +
+                        std::to_string(static_cast<int>(gib * 10 + 0.5) % 10) + " GiB, built whole)"
+                  : "";
+        if (n == warn_at)
+            std::fprintf(stderr,
+                         "%ssim: warning: this kernel already has %.1fM instructions and DMA "
+                         "transfers%s; simulating it takes about a second per million (a "
+                         "smaller --param shape runs the same loops faster)\n",
+                         tty ? "\r" : "", n / 1e6, held.c_str());
+        else if (tty && n > warn_at)
+            std::fprintf(stderr, "\rsim: building: %.1fM instructions and transfers%s ", n / 1e6,
+                         held.c_str());
+    });
+}
 
-    // Several cores at once: the chip (platforms/chip.h); else one core with its own HBM stack.
-    const trn::chip_shape shape = trn::chip_shape::of(cfg);
-    if (shape.active > 1 && functional)
-        throw trn::user_error("chip.active_cores " + std::to_string(shape.active) +
-                              ": a run of several cores takes no --functional yet (run one "
-                              "core for values)");
-    std::unique_ptr<trn::chip> chip;
-    std::unique_ptr<trn::neuron_core> single;
-    if (shape.active > 1)
-        chip = std::make_unique<trn::chip>("chip", cfg);
-    else
-        single = std::make_unique<trn::neuron_core>("core", cfg, functional);
-    trn::neuron_core& core = chip ? chip->core(0) : *single;
-    core.set_progress(!quiet && ::isatty(2) && !chip);
-    // A kernel that grows huge says so while it is built: a warning once (whatever --quiet
-    // says: it is about to take minutes, and gigabytes when it is built whole), then progress
-    // on a terminal.
-    const auto watch_growth = [tty = !quiet && ::isatty(2)](bool whole) {
-        trn::kernel_builder::on_growth([tty, whole](std::uint64_t n) {
-            constexpr std::uint64_t warn_at = 8 * trn::kernel_builder::default_growth_step;
-            const double gib = static_cast<double>(n) * 160 / (1u << 30);  // ~160 B each
-            const std::string held =
-                whole ? " (about " + std::to_string(static_cast<int>(gib * 10 + 0.5) / 10) + "." +
-                            std::to_string(static_cast<int>(gib * 10 + 0.5) % 10) +
-                            " GiB, built whole)"
-                      : "";
-            if (n == warn_at)
-                std::fprintf(stderr,
-                             "%ssim: warning: this kernel already has %.1fM instructions and DMA "
-                             "transfers%s; simulating it takes about a second per million (a "
-                             "smaller --param shape runs the same loops faster)\n",
-                             tty ? "\r" : "", n / 1e6, held.c_str());
-            else if (tty && n > warn_at)
-                std::fprintf(stderr, "\rsim: building: %.1fM instructions and transfers%s ",
-                             n / 1e6, held.c_str());
-        });
-    };
-    trn::kernel_builder::options(cfg, core.limits(), trn::kernel_style::nl);  // reads compiler.*
-    std::vector<std::map<std::string, std::string>> cases{{}};
-    const trn::workload* w = nullptr;
-    if (trace_file.empty()) {
-        w = &trn::find_workload(workload_name);
-        cases = w->expand(trn::parse_assignments(params, "--param"));
+// The functional.* statistics of a run's check against its golden reference.
+void add_check_stats(trn::stats_tree& stats, const trn::check_result& check) {
+    stats.add("functional.passed", check.passed ? 1 : 0, "bool",
+              "output matches the golden reference");
+    stats.add("functional.max_abs_error", check.max_abs_error, "", "largest absolute error");
+    stats.add("functional.max_rel_error", check.max_rel_error, "", "largest relative error");
+    stats.add("functional.mismatches", static_cast<double>(check.mismatches), "count",
+              "elements outside tolerance");
+}
+
+// One `sim` run: the platform the config describes (a chip of several cores at once, else one
+// core with its own HBM stack), and the outputs the options ask for, each opened before the
+// run so that a bad path is found first and written whole when ready, or not at all
+// (core/output_file.h).
+class sim_session {
+  public:
+    sim_session(const trn::cli_options& o, trn::config& cfg) : m_o(o), m_cfg(cfg) {
+        m_shape = trn::chip_shape::of(cfg);
+        if (m_shape.active > 1 && o.functional)
+            throw trn::user_error("chip.active_cores " + std::to_string(m_shape.active) +
+                                  ": a run of several cores takes no --functional yet (run one "
+                                  "core for values)");
+        if (m_shape.active > 1)
+            m_chip = std::make_unique<trn::chip>("chip", cfg);
+        else
+            m_single = std::make_unique<trn::neuron_core>("core", cfg, o.functional);
+        m_core = m_chip ? &m_chip->core(0) : m_single.get();
+        m_core->set_progress(!o.quiet && ::isatty(2) && !m_chip);
+        trn::kernel_builder::options(cfg, m_core->limits(), trn::kernel_style::nl);  // compiler.*
+        if (o.trace.empty()) m_workload = &trn::find_workload(o.workload);
     }
-    const bool fleet = cases.size() > 1;
-    if (fleet && (!dump_trace.empty() || !timeline_file.empty() || o.annotate))
-        throw trn::user_error(
-            "--dump-trace, --timeline and --annotate take a single case, not a fleet");
-    // Every output is opened now, so a bad path is found before the run; each is written whole
-    // when its contents are ready, or not at all (core/output_file.h).
-    std::optional<trn::output_file> stats_file, trace_out, timeline_out;
-    if (!stats_out.empty()) stats_file.emplace(stats_out);
-    if (!dump_trace.empty()) trace_out.emplace(dump_trace);
-    if (!timeline_file.empty()) timeline_out.emplace(timeline_file);
 
-    int status = 0;
-    std::vector<fleet_row> rows;
-    for (const auto& given : cases) {
+    // The cases the options stand for: the workload's (several for a fleet), or the trace's one.
+    std::vector<std::map<std::string, std::string>> cases() const {
+        if (!m_workload) return {{}};
+        return m_workload->expand(trn::parse_assignments(m_o.params, "--param"));
+    }
+
+    void open_outputs(bool fleet) {
+        if (fleet && (!m_o.dump_trace.empty() || !m_o.timeline.empty() || m_o.annotate))
+            throw trn::user_error(
+                "--dump-trace, --timeline and --annotate take a single case, not a fleet");
+        if (!m_o.stats_out.empty()) m_stats_file.emplace(m_o.stats_out);
+        if (!m_o.dump_trace.empty()) m_trace_out.emplace(m_o.dump_trace);
+        if (!m_o.timeline.empty()) m_timeline_out.emplace(m_o.timeline);
+    }
+
+    // Builds and simulates one case (`given`: its workload parameters); its kernel and stats.
+    std::pair<trn::built_kernel, trn::stats_tree> run_case(
+        const std::map<std::string, std::string>& given) {
         trn::built_kernel kernel;
         const std::optional<trn::workload_params> wp =
-            w ? std::optional<trn::workload_params>(std::in_place, w->name(), w->params(), given)
-              : std::nullopt;
+            m_workload ? std::optional<trn::workload_params>(std::in_place, m_workload->name(),
+                                                             m_workload->params(), given)
+                       : std::nullopt;
         // A driver's kernel on one core, timed only, is built while it runs (its memory stays
         // flat in the kernel's length); a run that needs the program whole builds it first.
         // TRNSIM_WHOLE_PROGRAM=1 builds it whole and keeps every activity record, to check that
         // neither changes a result.
         const bool whole = std::getenv("TRNSIM_WHOLE_PROGRAM") != nullptr;
-        if (whole) core.keep_whole_log();
-        const bool streamed = w && !chip && !functional && !trace_out && timeline_file.empty() &&
-                              w->may_stream(*wp) && !whole;
-        watch_growth(!streamed);
+        if (whole) m_core->keep_whole_log();
+        const bool streamed = m_workload && !m_chip && !m_o.functional && !m_trace_out &&
+                              m_o.timeline.empty() && m_workload->may_stream(*wp) && !whole;
+        watch_growth(!m_o.quiet && ::isatty(2), !streamed);
         trn::timeline tl;
         std::optional<trn::program_stream> stream;  // (the core reads it until its report)
+        trn::stats_tree stats;
         if (streamed) {
             stream.emplace(
-                core.limits().dma_queues,
+                m_core->limits().dma_queues,
                 [&](trn::engine_kind e, std::size_t i, const trn::instruction& ins) {
-                    core.check_entry(e, i, ins);
+                    m_core->check_entry(e, i, ins);
                 },
                 [&](std::size_t q, std::size_t i, const trn::dma_transfer& t) {
-                    core.check_entry(q, i, t);
+                    m_core->check_entry(q, i, t);
                 });
-            stream->count([&] { kernel = w->build(*wp, cfg, core.limits()); });
-            cfg.check_all_read();
-            stream->start([&] { w->build(*wp, cfg, core.limits()); });
-            core.load(*stream);
-            core.run();
+            stream->count([&] { kernel = m_workload->build(*wp, m_cfg, m_core->limits()); });
+            m_cfg.check_all_read();
+            stream->start([&] { m_workload->build(*wp, m_cfg, m_core->limits()); });
+            m_core->load(*stream);
+            stats = trn::simulate(*m_core, nullptr);
         } else {
-            if (!w) {
-                kernel.prog = trn::read_trace_file(trace_file);
-                kernel.description = "trace " + trace_file;
+            if (!m_workload) {
+                kernel.prog = trn::read_trace_file(m_o.trace);
+                kernel.description = "trace " + m_o.trace;
             } else {
-                kernel = w->build(*wp, cfg, core.limits());
+                kernel = m_workload->build(*wp, m_cfg, m_core->limits());
             }
-            cfg.check_all_read();
-            if (trace_out) {
-                trn::write_trace(trace_out->stream(), kernel.prog);
-                trace_out->commit();
+            m_cfg.check_all_read();
+            if (m_trace_out) {
+                trn::write_trace(m_trace_out->stream(), kernel.prog);
+                m_trace_out->commit();
             }
-            if (chip) {
-                chip->load(kernel.prog);
-                if (!timeline_file.empty()) chip->set_timeline(&tl);
-                chip->run();
+            trn::timeline* recording = m_timeline_out ? &tl : nullptr;
+            if (m_chip) {
+                m_chip->load(kernel.prog);
+                stats = trn::simulate(*m_chip, recording);
             } else {
-                core.load(kernel.prog);
-                if (!timeline_file.empty()) core.set_timeline(&tl);
-                core.run();
+                m_core->load(kernel.prog);
+                stats = trn::simulate(*m_core, recording);
             }
         }
         for (const auto& warning : kernel.warnings)
             std::fprintf(stderr, "sim: warning: %s\n", warning.c_str());
-        if (timeline_out) {
-            tl.write(timeline_out->stream());
-            timeline_out->commit();
+        if (m_timeline_out) {
+            tl.write(m_timeline_out->stream());
+            m_timeline_out->commit();
         }
-
-        trn::stats_tree stats;
-        if (chip)
-            chip->report(stats);
-        else
-            core.report(stats);
         stats.add_text("run.kernel", kernel.description, "what ran");
-        trn::add_config_stats(stats, cfg);
-        trn::check_result check;
-        if (functional) {
-            check = kernel.check(
-                [&](std::uint64_t off, std::uint64_t n) { return core.read_hbm(off, n); });
-            stats.add("functional.passed", check.passed ? 1 : 0, "bool",
-                      "output matches the golden reference");
-            stats.add("functional.max_abs_error", check.max_abs_error, "",
-                      "largest absolute error");
-            stats.add("functional.max_rel_error", check.max_rel_error, "",
-                      "largest relative error");
-            stats.add("functional.mismatches", static_cast<double>(check.mismatches), "count",
-                      "elements outside tolerance");
-            if (!check.passed) status = 1;
+        trn::add_config_stats(stats, m_cfg);
+        return {std::move(kernel), std::move(stats)};
+    }
+
+    // The values of a functional run against the kernel's golden reference.
+    trn::check_result check(const trn::built_kernel& kernel) {
+        return kernel.check(
+            [&](std::uint64_t off, std::uint64_t n) { return m_core->read_hbm(off, n); });
+    }
+
+    // A single case's outputs: its stats file and, unless quiet, its summary.
+    void report(const trn::built_kernel& kernel, const trn::stats_tree& stats,
+                const trn::check_result& check) {
+        if (m_stats_file) {
+            m_stats_file->stream() << stats.to_json().dump(2) << "\n";
+            m_stats_file->commit();
         }
-        if (fleet) {
-            rows.push_back(fleet_row::of(kernel.description, stats, functional, check.passed));
-            if (!quiet) print_fleet_row(rows.back(), rows.size() == 1, functional);
-            continue;
-        }
-        if (stats_file) {
-            stats_file->stream() << stats.to_json().dump(2) << "\n";
-            stats_file->commit();
-        }
-        if (!quiet) {
-            trn::print_summary(stats, kernel.description, trn::describe_config(cfg));
-            trn::print_coverage_note(stats, cfg);
-            if (chip) trn::print_chip_summary(stats, chip->active(), shape.cores_per_stack);
-            if (o.annotate) trn::print_lines(stats);
-            if (functional)
+        if (!m_o.quiet) {
+            trn::print_summary(stats, kernel.description, trn::describe_config(m_cfg));
+            trn::print_coverage_note(stats, m_cfg);
+            if (m_chip) trn::print_chip_summary(stats, m_chip->active(), m_shape.cores_per_stack);
+            if (m_o.annotate) trn::print_lines(stats);
+            if (m_o.functional)
                 std::printf("functional       %s: %s\n", check.passed ? "PASSED" : "FAILED",
                             check.detail.c_str());
-        } else if (functional && !check.passed) {
+        } else if (m_o.functional && !check.passed) {
             std::fprintf(stderr, "sim: functional check FAILED: %s\n", check.detail.c_str());
         }
     }
-    if (fleet && stats_file) {
-        stats_file->stream() << fleet_csv(rows, functional);
-        stats_file->commit();
+
+    // A fleet's table, as CSV, in the stats file.
+    void report_fleet(const std::vector<fleet_row>& rows) {
+        if (!m_stats_file) return;
+        m_stats_file->stream() << fleet_csv(rows, m_o.functional);
+        m_stats_file->commit();
     }
+
+  private:
+    const trn::cli_options& m_o;
+    trn::config& m_cfg;
+    trn::chip_shape m_shape;
+    std::unique_ptr<trn::chip> m_chip;
+    std::unique_ptr<trn::neuron_core> m_single;
+    trn::neuron_core* m_core = nullptr;
+    const trn::workload* m_workload = nullptr;
+    std::optional<trn::output_file> m_stats_file, m_trace_out, m_timeline_out;
+};
+
+int run(int argc, char** argv) {
+    const trn::cli_options o = trn::parse_cli(argc, argv);
+    trn::param_registry registry;
+    trn::declare_platform_params(registry);
+    if (const auto status = list_action(o, registry)) return *status;
+    trn::config cfg(registry);
+    trn::load_config(cfg, trn::resolve_config(o.config), o.sets);
+    sim_session session(o, cfg);
+    const auto cases = session.cases();
+    const bool fleet = cases.size() > 1;
+    session.open_outputs(fleet);
+    int status = 0;
+    std::vector<fleet_row> rows;
+    for (const auto& given : cases) {
+        auto [kernel, stats] = session.run_case(given);
+        trn::check_result check;
+        if (o.functional) {
+            check = session.check(kernel);
+            add_check_stats(stats, check);
+            if (!check.passed) status = 1;
+        }
+        if (fleet) {
+            rows.push_back(fleet_row::of(kernel.description, stats, o.functional, check.passed));
+            if (!o.quiet) print_fleet_row(rows.back(), rows.size() == 1, o.functional);
+        } else {
+            session.report(kernel, stats, check);
+        }
+    }
+    if (fleet) session.report_fleet(rows);
     return status;
 }
 

@@ -1,4 +1,4 @@
-#include "core/coverage.h"
+#include "analysis/coverage.h"
 
 #include <algorithm>
 #include <cstdio>

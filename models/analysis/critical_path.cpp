@@ -1,4 +1,4 @@
-#include "core/critical_path.h"
+#include "analysis/critical_path.h"
 
 #include <algorithm>
 #include <cmath>
@@ -256,15 +256,28 @@ void activity_log::note_ring(std::size_t q, engine_kind e, std::size_t index) {
 }
 
 void activity_log::summarise(tick now) {
-    const auto nothing = [](std::size_t, tick, tick) {};
-    // Where a walk from an event still to come can enter the log (its frontier): the semaphore
-    // of an event that completes from now on (a later wait's last release comes after its
-    // instruction was reached, now or later), and the step each engine's last instruction leads
-    // to, entered at now or later (the same step for every such arrival, unless the instruction
-    // waited for its engine to be freed after now: then its predecessor's, in turn). Those
-    // records are kept; the walks from the frontier are summed, and every other record goes.
     std::vector<path_step> frontier;
     std::vector<std::size_t> keep_i(engine_count), keep_t(m_transfers.size());
+    if (!frontier_of(now, frontier, keep_i, keep_t)) return;
+    prepare_walks();
+    std::vector<std::pair<std::size_t, std::size_t>> chains;  // [first node, end)
+    std::vector<long> frontier_node(frontier.size(), -1);
+    if (!walk_chains(frontier, chains, frontier_node)) return;
+    m_summed = sum_chains(frontier, chains, frontier_node);
+    for (std::size_t e = 0; e < engine_count; ++e)
+        m_held -= m_instructions[e].drop_before(keep_i[e]);
+    for (std::size_t q = 0; q < m_transfers.size(); ++q)
+        m_held -= m_transfers[q].drop_before(keep_t[q]);
+}
+
+bool activity_log::frontier_of(tick now, std::vector<path_step>& frontier,
+                               std::vector<std::size_t>& keep_i, std::vector<std::size_t>& keep_t) {
+    const auto nothing = [](std::size_t, tick, tick) {};
+    // The frontier: the semaphore of an event that completes from now on (a later wait's last
+    // release comes after its instruction was reached, now or later), and the step each
+    // engine's last instruction leads to, entered at now or later (the same step for every
+    // such arrival, unless the instruction waited for its engine to be freed after now: then
+    // its predecessor's, in turn). Those records are kept.
     for (std::size_t e = 0; e < engine_count; ++e) {
         const auto& r = m_instructions[e];
         keep_i[e] = r.end();
@@ -287,7 +300,7 @@ void activity_log::summarise(tick now) {
                 frontier.push_back(walk_back(*this, at, nothing));
                 break;
             }
-            if (!r.holds(i - 1)) return;  // (cannot happen: the records it needs are held)
+            if (!r.holds(i - 1)) return false;  // (cannot happen: the records it needs are held)
             from = lo;
         }
     }
@@ -305,34 +318,50 @@ void activity_log::summarise(tick now) {
             keep_t[q] = k;
         }
     }
-    // The walks back from the frontier, as chains of steps, each ending where an earlier chain
-    // or a summed step (or the walk's end) is met: a step's time, then where it leads.
-    std::vector<summary_node>& nodes = m_nodes;
-    std::vector<summary_stretch>& stretches = m_stretches;
-    // Where each step was met: per stream and entry mode, a node number (+1) by record index
-    // (the first arrival met; a step met again at another arrival is looked up in m_seen).
-    // (null for a record no longer held: a step summed before names one, and is no node)
-    const auto slot = [&](const path_step& at) -> std::uint32_t* {
-        auto& v = m_seen_at[at.kind == path_step::transfer ? engine_count + at.stream : at.stream]
-                           [at.through_semaphore];
-        const std::size_t base = at.kind == path_step::transfer ? m_transfers[at.stream].begin()
-                                                                : m_instructions[at.stream].begin();
-        return at.index >= base && at.index - base < v.size() ? &v[at.index - base] : nullptr;
-    };
-    const auto lookup = [&](const path_step& at) -> long {
-        const std::uint32_t* n = slot(at);
-        if (!n || *n == 0) return -1;
-        if (nodes[*n - 1].at == at) return static_cast<long>(*n - 1);
-        const auto it = m_seen.find(at);
-        return it == m_seen.end() ? -1 : static_cast<long>(it->second);
-    };
-    const auto remember = [&](const path_step& at, std::size_t n) {
-        std::uint32_t* v = slot(at);
-        if (v && *v == 0)
-            *v = static_cast<std::uint32_t>(n + 1);
-        else
-            m_seen.emplace(at, n);
-    };
+    return true;
+}
+
+std::size_t activity_log::stream_of(const path_step& at) const {
+    return at.kind == path_step::transfer ? engine_count + at.stream : std::size_t(at.stream);
+}
+
+std::size_t activity_log::first_held(const path_step& at) const {
+    return at.kind == path_step::transfer ? m_transfers[at.stream].begin()
+                                          : m_instructions[at.stream].begin();
+}
+
+std::uint32_t* activity_log::seen_slot(const path_step& at) {
+    auto& v = m_seen_at[stream_of(at)][at.through_semaphore];
+    const std::size_t base = first_held(at);
+    return at.index >= base && at.index - base < v.size() ? &v[at.index - base] : nullptr;
+}
+
+long activity_log::seen_node(const path_step& at) {
+    const std::uint32_t* n = seen_slot(at);
+    if (!n || *n == 0) return -1;
+    if (m_nodes[*n - 1].at == at) return static_cast<long>(*n - 1);
+    const auto it = m_seen.find(at);
+    return it == m_seen.end() ? -1 : static_cast<long>(it->second);
+}
+
+void activity_log::remember(const path_step& at, std::size_t node) {
+    std::uint32_t* v = seen_slot(at);
+    if (v && *v == 0)
+        *v = static_cast<std::uint32_t>(node + 1);
+    else
+        m_seen.emplace(at, node);
+}
+
+const path_sums* activity_log::summed_step(const path_step& at) const {
+    if (at.index >= first_held(at)) {
+        const auto& marks = m_summed_at[stream_of(at)];
+        const std::size_t i = at.index - first_held(at);
+        if (i < marks.size() && !marks[i]) return nullptr;
+    }
+    return summed(at);
+}
+
+void activity_log::prepare_walks() {
     // Which held records have a summed step (most steps of the walks do not: a look-up only
     // where one may be).
     m_summed_at.assign(engine_count + m_transfers.size(), {});
@@ -341,27 +370,12 @@ void activity_log::summarise(tick now) {
                                                : m_transfers[s - engine_count].end() -
                                                      m_transfers[s - engine_count].begin(),
                               false);
-    const auto stream_of = [&](const path_step& at) {
-        return at.kind == path_step::transfer ? engine_count + at.stream : std::size_t(at.stream);
-    };
-    const auto first_held = [&](const path_step& at) {
-        return at.kind == path_step::transfer ? m_transfers[at.stream].begin()
-                                              : m_instructions[at.stream].begin();
-    };
     for (const auto& entry : m_summed) {
         const path_step& at = entry.first;
         if (at.kind == path_step::none || at.index < first_held(at)) continue;
         auto& marks = m_summed_at[stream_of(at)];
         if (at.index - first_held(at) < marks.size()) marks[at.index - first_held(at)] = true;
     }
-    const auto summed_step = [&](const path_step& at) -> const path_sums* {
-        if (at.index >= first_held(at)) {
-            const auto& marks = m_summed_at[stream_of(at)];
-            const std::size_t i = at.index - first_held(at);
-            if (i < marks.size() && !marks[i]) return nullptr;
-        }
-        return summed(at);
-    };
     m_seen_at.resize(engine_count + m_transfers.size());
     for (std::size_t s = 0; s < m_seen_at.size(); ++s) {
         const std::size_t held =
@@ -371,11 +385,20 @@ void activity_log::summarise(tick now) {
         for (auto& v : m_seen_at[s])
             v.assign(held, 0);
     }
-    std::vector<std::pair<std::size_t, std::size_t>> chains;  // [first node, end)
+}
+
+bool activity_log::walk_chains(const std::vector<path_step>& frontier,
+                               std::vector<std::pair<std::size_t, std::size_t>>& chains,
+                               std::vector<long>& frontier_node) {
+    // The walks back from the frontier, as chains of steps, each ending where an earlier chain
+    // or a summed step (or the walk's end) is met: a step's time, then where it leads. Where
+    // each step was met: per stream and entry mode, a node number (+1) by record index (the
+    // first arrival met; a step met again at another arrival is looked up in m_seen).
+    std::vector<summary_node>& nodes = m_nodes;
+    std::vector<summary_stretch>& stretches = m_stretches;
     nodes.clear();
     stretches.clear();
     m_seen.clear();
-    std::vector<long> frontier_node(frontier.size(), -1);
     for (std::size_t f = 0; f < frontier.size(); ++f) {
         const std::size_t first = nodes.size();
         path_step cur = frontier[f];
@@ -386,14 +409,14 @@ void activity_log::summarise(tick now) {
         const path_sums* ends = nullptr;
         for (;;) {
             if (cur.kind != path_step::none) {
-                if (const long met = lookup(cur); met >= 0) {
+                if (const long met = seen_node(cur); met >= 0) {
                     link(met);
                     nodes[std::size_t(met)].needed = true;
                     break;
                 }
             }
             if (cur.kind == path_step::none || (ends = summed_step(cur))) break;
-            if (nodes.size() > 2 * m_held + 2) return;  // (cannot happen: a walk ends)
+            if (nodes.size() > 2 * m_held + 2) return false;  // (cannot happen: a walk ends)
             const std::size_t n = nodes.size();
             remember(cur, n);
             link(static_cast<long>(n));
@@ -411,6 +434,15 @@ void activity_log::summarise(tick now) {
         if (frontier_node[f] >= 0) nodes[std::size_t(frontier_node[f])].needed = true;
         chains.emplace_back(first, nodes.size());
     }
+    return true;
+}
+
+std::unordered_map<path_step, path_sums, path_step_hash> activity_log::sum_chains(
+    const std::vector<path_step>& frontier,
+    const std::vector<std::pair<std::size_t, std::size_t>>& chains,
+    const std::vector<long>& frontier_node) const {
+    const std::vector<summary_node>& nodes = m_nodes;
+    const std::vector<summary_stretch>& stretches = m_stretches;
     // The sums from each needed node back: each chain from its end, running, kept where needed
     // (a chain ends at an earlier chain's node, summed already, or at a summed step).
     std::unordered_map<std::size_t, path_sums> sums;
@@ -438,11 +470,7 @@ void activity_log::summarise(tick now) {
         else if (const path_sums* before = summed(at))
             summed_now.emplace(at, *before);
     }
-    m_summed = std::move(summed_now);
-    for (std::size_t e = 0; e < engine_count; ++e)
-        m_held -= m_instructions[e].drop_before(keep_i[e]);
-    for (std::size_t q = 0; q < m_transfers.size(); ++q)
-        m_held -= m_transfers[q].drop_before(keep_t[q]);
+    return summed_now;
 }
 
 critical_path analyse_critical_path(const activity_log& log, std::size_t places,

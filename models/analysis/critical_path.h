@@ -9,7 +9,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 
@@ -224,7 +224,35 @@ class activity_log {
     std::size_t most_held() const { return m_most_held; }
 
   private:
+    // Sums the walks from where a walk from an event still to come can enter the log (its
+    // frontier), keeps the records the frontier needs, and drops every other record.
     void summarise(tick now);
+    // summarise()'s steps. frontier_of: the frontier steps and, per engine and queue, the first
+    // record to keep (false: a record it needs is no longer held, which cannot happen).
+    bool frontier_of(tick now, std::vector<path_step>& frontier, std::vector<std::size_t>& keep_i,
+                     std::vector<std::size_t>& keep_t);
+    // Marks the held records that have a summed step, and clears where each step was met.
+    void prepare_walks();
+    // The walks back from the frontier, as chains of nodes [first, end), each ending where an
+    // earlier chain or a summed step (or the walk's end) is met; frontier_node[f]: the node
+    // of frontier step f (-1: none). False when a walk does not end (cannot happen).
+    bool walk_chains(const std::vector<path_step>& frontier,
+                     std::vector<std::pair<std::size_t, std::size_t>>& chains,
+                     std::vector<long>& frontier_node);
+    // The sums of the path back from each frontier step, from the chains' nodes.
+    std::unordered_map<path_step, path_sums, path_step_hash> sum_chains(
+        const std::vector<path_step>& frontier,
+        const std::vector<std::pair<std::size_t, std::size_t>>& chains,
+        const std::vector<long>& frontier_node) const;
+    // A step's stream (engines first, then queues) and the index of its stream's first record
+    // held; where a walk met it (its node number + 1, 0: not met; null: its record is no
+    // longer held); the node it was met at (-1: none); and its sums when summed before.
+    std::size_t stream_of(const path_step& at) const;
+    std::size_t first_held(const path_step& at) const;
+    std::uint32_t* seen_slot(const path_step& at);
+    long seen_node(const path_step& at);
+    void remember(const path_step& at, std::size_t node);
+    const path_sums* summed_step(const path_step& at) const;
     void counted(tick complete, const path_step& event);
 
     std::vector<stream_records<instruction_activity>> m_instructions;  // [engine]

@@ -1,4 +1,4 @@
-#include "core/limiter.h"
+#include "analysis/limiter.h"
 
 #include <algorithm>
 #include <set>

@@ -56,16 +56,9 @@ std::vector<std::string> param_registry::keys_under(const std::string& prefix) c
 double parse_param_value(param_kind kind, const std::string& value) {
     switch (kind) {
         case param_kind::integer: {
-            std::size_t pos = 0;
-            long long v = 0;
-            try {
-                v = std::stoll(value, &pos);
-            } catch (const std::exception&) {
-                pos = 0;
-            }
-            if (pos == 0 || pos != value.size())
-                throw user_error("'" + value + "' is not a whole number");
-            return static_cast<double>(v);
+            const auto v = units::parse_whole<std::int64_t>(value);
+            if (!v) throw user_error("'" + value + "' is not a whole number");
+            return static_cast<double>(*v);
         }
         case param_kind::real: {
             std::size_t pos = 0;

@@ -1,7 +1,10 @@
 #pragma once
+#include <string>
 #include <systemc>
 
 namespace trn {
+
+class stats_tree;
 
 // The busy-until port model: a resource that serves one request at a time, first come first
 // served. Contract: reserve(earliest, service) returns the start time max(earliest, busy-until)
@@ -33,6 +36,11 @@ class busy_port {
     sc_core::sc_time m_busy_total = sc_core::SC_ZERO_TIME;
     sc_core::sc_time m_wait_total = sc_core::SC_ZERO_TIME;
 };
+
+// Adds a port's statistics under `prefix`: .busy_ns (its service time, described as `busy`) and
+// .queued_ns (the time requests waited for it, summed over them, described as `queued`).
+void report_port(stats_tree& s, const std::string& prefix, const busy_port& port,
+                 const std::string& busy, const std::string& queued);
 
 // The current simulated time: sc_time_stamp() without a library call on hot paths (GCC keeps
 // sc_get_curr_simcontext out of line for its first-use branch: the context is read directly

@@ -3,7 +3,7 @@
 #include <algorithm>
 
 #include "core/port.h"
-#include "dma/dma_queue.h"
+#include "program/program.h"
 
 namespace trn {
 
@@ -29,7 +29,7 @@ void dma_arbiter::arbitrate() {
     for (bool started = true; started;) {
         started = false;
         m_ready.clear();
-        for (dma_queue* q : m_queues) {
+        for (held_transfers* q : m_queues) {
             const dma_transfer* t = q->first_held();
             if (!t) continue;
             if (q->first_held_ready() > now)
@@ -37,12 +37,13 @@ void dma_arbiter::arbitrate() {
             else
                 m_ready.push_back(q);
         }
-        std::sort(m_ready.begin(), m_ready.end(), [](const dma_queue* a, const dma_queue* b) {
-            const int pa = a->first_held()->priority, pb = b->first_held()->priority;
-            return pa != pb ? pa < pb : a->first_held_ring() < b->first_held_ring();
-        });
+        std::sort(m_ready.begin(), m_ready.end(),
+                  [](const held_transfers* a, const held_transfers* b) {
+                      const int pa = a->first_held()->priority, pb = b->first_held()->priority;
+                      return pa != pb ? pa < pb : a->first_held_ring() < b->first_held_ring();
+                  });
         m_wanted.clear();
-        for (dma_queue* q : m_ready) {
+        for (held_transfers* q : m_ready) {
             q->first_held_engines(m_engines);
             bool free = true;
             sc_core::sc_time free_at = now;

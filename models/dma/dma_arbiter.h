@@ -1,11 +1,30 @@
 #pragma once
+#include <cstdint>
 #include <systemc>
 #include <vector>
 
 namespace trn {
 
 class busy_port;
-class dma_queue;
+struct dma_transfer;
+
+// What the arbiter sees of a queue: the first transfer it holds for the arbiter, and a way to
+// start it. Contract: first_held() is null when the queue holds none; the others are asked only
+// of a queue that holds one.
+class held_transfers {
+  public:
+    virtual const dma_transfer* first_held() const = 0;
+    // When the first held transfer could start (its ring plus the fixed latency).
+    virtual sc_core::sc_time first_held_ready() const = 0;
+    virtual std::uint64_t first_held_ring() const = 0;  // its ring()'s number
+    // The bookings of the DMA engines the first held transfer would use if started now.
+    virtual void first_held_engines(std::vector<const busy_port*>& out) const = 0;
+    // Starts the first held transfer now, and the transfers of level 0 right behind it.
+    virtual void start_held() = 0;
+
+  protected:
+    ~held_transfers() = default;
+};
 
 // Strict-priority DMA quality of service (NeuronCore-v4): starts the transfers its queues hold,
 // highest priority first, once the DMA engines each needs are free.
@@ -21,7 +40,7 @@ class dma_arbiter : public sc_core::sc_module {
     SC_HAS_PROCESS(dma_arbiter);
     explicit dma_arbiter(const sc_core::sc_module_name& name);
 
-    void add(dma_queue& q) { m_queues.push_back(&q); }
+    void add(held_transfers& q) { m_queues.push_back(&q); }
     // The next ring's number (ring order across the queues).
     std::uint64_t ring() { return m_rings++; }
     // Arbitrates again at simulated time `at` (not before now).
@@ -30,10 +49,10 @@ class dma_arbiter : public sc_core::sc_module {
   private:
     void arbitrate();
 
-    std::vector<dma_queue*> m_queues;
+    std::vector<held_transfers*> m_queues;
     std::uint64_t m_rings = 0;
     sc_core::sc_event m_wake;
-    std::vector<dma_queue*> m_ready;          // reused by arbitrate()
+    std::vector<held_transfers*> m_ready;     // reused by arbitrate()
     std::vector<const busy_port*> m_wanted;   // reused by arbitrate()
     std::vector<const busy_port*> m_engines;  // reused by arbitrate()
 };

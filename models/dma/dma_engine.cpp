@@ -1,5 +1,7 @@
 #include "dma/dma_engine.h"
 
+#include "core/stats.h"
+
 #include <algorithm>
 
 namespace trn {
@@ -178,6 +180,11 @@ void dma_engine::record(const dma_job& job, const sc_core::sc_time& start,
         m_track, "rows " + std::to_string(job.row_begin) + ".." + std::to_string(job.row_end - 1),
         start.to_seconds() * 1e9, service.to_seconds() * 1e9,
         "{\"bytes\":" + std::to_string(bytes) + "}");
+}
+
+void dma_engine::report(stats_tree& s, const std::string& prefix) const {
+    report_port(s, prefix, m_port, "time moving rows",
+                "chunks' time waiting for the engine (summed over chunks)");
 }
 
 }  // namespace trn

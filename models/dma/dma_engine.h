@@ -4,13 +4,13 @@
 #include <tlm>
 #include <vector>
 
-#include "core/access.h"
 #include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/prefetch.h"
 #include "core/timeline.h"
 #include "dma/dma_job.h"
+#include "program/access.h"
 
 namespace trn {
 
@@ -48,6 +48,8 @@ class dma_engine : public sc_core::sc_module, private lt_target {
     }
     std::uint64_t bytes() const { return m_bytes; }
     std::uint64_t rows() const { return m_rows; }
+    // Adds its port's statistics under `prefix` ("dma.engines.e3").
+    void report(stats_tree& s, const std::string& prefix) const;
     // Asks the processor to bring what booking a chunk touches into its cache (a hint: it
     // changes nothing), so that a queue can fetch every engine's at once before booking them.
     void prefetch() const { trn::prefetch(&m_port, 2 * 64, true); }  // (its two lines)

@@ -1,7 +1,7 @@
 #pragma once
 #include <tlm>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 

@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/port.h"
+#include "core/stats.h"
 
 namespace trn {
 
@@ -243,6 +244,11 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
                               ticks(now + memory_end), last_side, ticks(m_last_done), place));
     }
     m_sems.signal_at(semaphore_of_queue(m_index), m_last_done);
+}
+
+void dma_queue::report(stats_tree& s, const std::string& prefix) const {
+    s.add(prefix + ".transfers", static_cast<double>(m_started), "count", "transfers run");
+    s.add(prefix + ".bytes", static_cast<double>(m_bytes), "B", "bytes moved");
 }
 
 }  // namespace trn

@@ -6,17 +6,17 @@
 #include <deque>
 #include <tlm>
 #include <vector>
-#include "core/access.h"
-#include "core/critical_path.h"
+#include "analysis/critical_path.h"
+#include "program/access.h"
 
 #include "core/params.h"
 #include "core/port.h"
-#include "core/program.h"
-#include "core/program_source.h"
-#include "core/semaphores.h"
 #include "core/timeline.h"
 #include "dma/dma_arbiter.h"
 #include "dma/dma_engine.h"
+#include "program/program.h"
+#include "program/program_source.h"
+#include "program/semaphores.h"
 
 namespace trn {
 
@@ -27,7 +27,7 @@ namespace trn {
 // when a transfer has completed (transfers complete in queue order). Contract (doorbell socket):
 // each b_transport starts the next transfer at the incoming delay; it returns at once (the transfer
 // runs in the background) with delay unchanged.
-class dma_queue : public sc_core::sc_module {
+class dma_queue final : public sc_core::sc_module, public held_transfers {
   public:
     tlm_utils::simple_target_socket<dma_queue> doorbell{"doorbell"};
     tlm_utils::multi_passthrough_initiator_socket<dma_queue> engines{"engines"};
@@ -55,20 +55,22 @@ class dma_queue : public sc_core::sc_module {
         m_arbiter = a;
         if (a) a->add(*this);
     }
-    // The arbiter's view: the first transfer held (null: none), and when it could start.
-    const dma_transfer* first_held() const {
+    // The arbiter's view (held_transfers).
+    const dma_transfer* first_held() const override {
         return m_held.empty() ? nullptr : &m_held.front().transfer;
     }
-    sc_core::sc_time first_held_ready() const { return m_held.front().rung + m_fixed_latency; }
-    std::uint64_t first_held_ring() const { return m_held.front().ring; }
-    // The bookings of the DMA engines the first held transfer would use if started now.
-    void first_held_engines(std::vector<const busy_port*>& out) const;
-    // Starts the first held transfer now, and the transfers of level 0 right behind it.
-    void start_held();
-    // Records when each transfer was rung, started and finished (core/critical_path.h).
+    sc_core::sc_time first_held_ready() const override {
+        return m_held.front().rung + m_fixed_latency;
+    }
+    std::uint64_t first_held_ring() const override { return m_held.front().ring; }
+    void first_held_engines(std::vector<const busy_port*>& out) const override;
+    void start_held() override;
+    // Records when each transfer was rung, started and finished (analysis/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
     std::uint64_t transfers() const { return m_started; }
     std::uint64_t bytes() const { return m_bytes; }
+    // Adds its transfers and bytes under `prefix` ("dma.queues.q2").
+    void report(stats_tree& s, const std::string& prefix) const;
     // Transfers started and bytes moved per source place (indexed by place id, 0: none; places
     // past its end moved nothing).
     std::pair<std::uint64_t, std::uint64_t> by_place(std::size_t place) const {

@@ -2,8 +2,8 @@
 #include <string>
 #include <vector>
 
-#include "core/program.h"
 #include "isa/cost_rule.h"
+#include "program/program.h"
 
 namespace trn {
 

@@ -2,7 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/trace.h"
+#include "program/trace.h"
 
 #include <cstring>
 
@@ -76,6 +76,37 @@ engine_base::engine_base(const sc_core::sc_module_name& name, engine_kind kind, 
 
 engine_base::~engine_base() {
     m_trans.clear_extension(&m_ext);  // a payload frees the extensions it still holds
+}
+
+void engine_base::report(stats_tree& s, const std::string& base, double active) const {
+    const double busy = m_busy.to_seconds() * 1e9;
+    s.add(base + ".busy_ns", busy, "ns", "time the data path was occupied");
+    s.add(base + ".instructions", static_cast<double>(instructions()), "count",
+          "instructions executed");
+    s.add(base + ".utilisation_pct", active > 0 ? 100.0 * busy / active : 0, "%",
+          "busy time over kernel time after launch");
+    s.add(base + ".stall_semaphore_ns", m_stall_sem.to_seconds() * 1e9, "ns",
+          "data-path idle time waiting on semaphores (data dependencies)");
+    s.add(base + ".stall_port_ns", m_stall_port.to_seconds() * 1e9, "ns",
+          "data-path idle time waiting for a shared port or the pipeline");
+    for (std::size_t op = 0; op < opcode_count; ++op) {
+        const auto& n = m_by_opcode[op];
+        if (n.first == 0) continue;
+        const std::string k = base + ".opcodes." + opcode_name(static_cast<opcode>(op));
+        s.add(k + ".count", static_cast<double>(n.first), "count", "instructions");
+        s.add(k + ".busy_ns", n.second, "ns", "data-path time of those instructions");
+    }
+    for (std::size_t t = 0; t < dtype_count; ++t)
+        if (m_busy_by_dtype[t] > 0)
+            s.add(base + ".dtypes." + dtype_name(static_cast<dtype>(t)) + ".busy_ns",
+                  m_busy_by_dtype[t], "ns",
+                  "data-path time of the instructions computing on that dtype (their first "
+                  "input's)");
+    for (std::size_t sem = 0; sem < m_stall_by_sem.size(); ++sem)
+        if (m_stall_by_sem[sem] > 0)
+            s.add(base + ".stall_on." + semaphore_name(static_cast<sem_id>(sem)) + "_ns",
+                  m_stall_by_sem[sem], "ns",
+                  "data-path idle time waiting for that engine or DMA queue");
 }
 
 void engine_base::load(program_source* program, const sc_core::sc_time& start) {

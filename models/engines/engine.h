@@ -4,16 +4,17 @@
 #include <map>
 #include <tlm>
 #include <vector>
+#include "analysis/critical_path.h"
 #include "core/core_sync.h"
-#include "core/critical_path.h"
 
-#include "core/access.h"
 #include "core/params.h"
 #include "core/port.h"
-#include "core/program_source.h"
-#include "core/semaphores.h"
+#include "core/stats.h"
 #include "core/timeline.h"
 #include "engines/cost_table.h"
+#include "program/access.h"
+#include "program/program_source.h"
+#include "program/semaphores.h"
 
 namespace trn {
 
@@ -63,7 +64,7 @@ class engine_base : public sc_core::sc_module {
     void load(program_source* program, const sc_core::sc_time& start);
     // Records one slice per instruction on the timeline (optional).
     void set_timeline(timeline* t);
-    // Records when each instruction waited, ran and released (core/critical_path.h).
+    // Records when each instruction waited, ran and released (analysis/critical_path.h).
     void set_activity_log(activity_log* log) { m_log = log; }
     // The barrier this engine's core_barrier instructions meet the other cores of its HBM stack
     // at, and its core's index there (none: a core alone passes its barriers at once).
@@ -87,6 +88,10 @@ class engine_base : public sc_core::sc_module {
         return place < m_by_place.size() ? m_by_place[place] : place_cost{};
     }
     virtual std::string check(const instruction& ins) const = 0;
+    // Adds its statistics under `prefix` ("engines.dve"): data-path busy and stall times,
+    // instructions, utilisation over `active_ns` (the kernel time after launch), and busy time
+    // by opcode, by dtype and stalls by the semaphore waited on.
+    virtual void report(stats_tree& s, const std::string& prefix, double active_ns) const;
 
     bool finished() const { return !m_program || m_ended; }
     // The first run-time fault of the program (an indirect offset outside its tile), "" if none.

@@ -369,4 +369,16 @@ issue_timing tensor_engine::execute(const instruction& ins) {
     return {mm_start, mm, ls_end - now, mm_start + mm + m_latency, held, ls, background};
 }
 
+void tensor_engine::report(stats_tree& s, const std::string& base, double active_ns) const {
+    engine_base::report(s, base, active_ns);
+    s.add(base + ".flops", matmul_flops(), "FLOP", "matmul FLOPs (2 x K x M x N each)");
+    s.add(base + ".matmuls", static_cast<double>(matmuls()), "count", "matmul instructions");
+    s.add(base + ".transposes", static_cast<double>(transposes()), "count",
+          "transpose instructions");
+    s.add(base + ".transpose_flops", transpose_flops(), "FLOP",
+          "transposes' FLOPs (2 x P x F x P each: the input against an identity)");
+    s.add(base + ".peak_tflops", peak_flops_per_ns() / 1e3, "TFLOPS",
+          "bf16 peak: 2 x rows x cols x clock");
+}
+
 }  // namespace trn

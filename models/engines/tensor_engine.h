@@ -32,6 +32,8 @@ class tensor_engine : public engine_base {
     // many elements as core.psum.tile_banks banks hold (NeuronCore-v4: the whole PSUM).
     std::uint32_t moving_limit(dtype dst) const;
     // Peak bf16 FLOPs per ns: 2 x rows x cols x clock.
+    // engine_base's statistics and the matmuls' and transposes' (counts, FLOPs) and the peak.
+    void report(stats_tree& s, const std::string& prefix, double active_ns) const override;
     double peak_flops_per_ns() const { return 2.0 * m_rows * m_cols * clock_ghz(); }
     double matmul_flops() const { return m_flops; }
     // FLOPs weighted by the dtype's peak: the time the matmuls would take at their dtype's peak.

@@ -5,11 +5,11 @@
 #include <tlm>
 #include <vector>
 
-#include "core/access.h"
 #include "core/hbm_address_map.h"
 #include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
+#include "program/access.h"
 
 namespace trn {
 

@@ -1,7 +1,7 @@
 #pragma once
 #include <string>
 
-#include "core/program.h"
+#include "isa/instruction.h"
 
 namespace trn {
 

@@ -2,7 +2,7 @@
 // The instruction set's names, each declared once: the fields a trace line may give, the opcodes
 // (in the order of their rows, isa/opcode_row.h, which hold everything else about each), the
 // ALU operations and the activation functions with the trace format version that introduced
-// each. The enums (core/program.h), the trace reader and writer, the NKI recording and `sim
+// each. The enums (program/program.h), the trace reader and writer, the NKI recording and `sim
 // --list-instructions` read these lists.
 #include <cstdint>
 
@@ -91,28 +91,28 @@ constexpr field_info all_fields[] = {
     X(bitwise_and, 3) X(bitwise_or, 3) X(bitwise_xor, 3) X(left_shift, 3) X(right_shift, 3)
 
 // X(name, since): the Scalar engine's activation functions (gelu: the exact, erf form).
-#define TRN_ACT_FUNCS(X)                                                        \
-    X(identity, 1)                                                              \
-    X(relu, 1)                                                                  \
-    X(exp, 1)                                                                   \
-    X(reciprocal, 1)                                                            \
-    X(rsqrt, 2)                                                                 \
-    X(sqrt, 2)                                                                  \
-    X(square, 2)                                                                \
-    X(sigmoid, 2)                                                               \
-    X(tanh, 2)                                                                  \
-    X(silu, 2)                                                                  \
-    X(gelu, 2)                                                                  \
-    X(log, 2)                                                                   \
-    X(gelu_apprx_tanh, 3)                                                       \
-    X(softplus, 3)                                                              \
-    X(mish, 3)                                                                  \
-    X(sin, 3)                                                                   \
-    X(cos, 3)                                                                   \
-    X(arctan, 3)                                                                \
-    X(abs, 3)                                                                   \
-    X(sign, 3)                                                                  \
-    X(erf, 3) X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) X(erf_dx, 3) \
-        X(gelu_apprx_sigmoid, 3)
+#define TRN_ACT_FUNCS(X)  \
+    X(identity, 1)        \
+    X(relu, 1)            \
+    X(exp, 1)             \
+    X(reciprocal, 1)      \
+    X(rsqrt, 2)           \
+    X(sqrt, 2)            \
+    X(square, 2)          \
+    X(sigmoid, 2)         \
+    X(tanh, 2)            \
+    X(silu, 2)            \
+    X(gelu, 2)            \
+    X(log, 2)             \
+    X(gelu_apprx_tanh, 3) \
+    X(softplus, 3)        \
+    X(mish, 3)            \
+    X(sin, 3)             \
+    X(cos, 3)             \
+    X(arctan, 3)          \
+    X(abs, 3)             \
+    X(sign, 3)            \
+    X(erf, 3)             \
+    X(gelu_dx, 3) X(silu_dx, 3) X(negative, 3) X(tan, 3) X(erf_dx, 3) X(gelu_apprx_sigmoid, 3)
 
 }  // namespace trn

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "core/program.h"
 #include "isa/cost_rule.h"
+#include "isa/instruction.h"
 
 namespace trn {
 
@@ -19,7 +19,7 @@ struct check_context {
     const program_limits& limits;
     std::uint64_t hbm_bytes;
     const std::function<std::string()>& where;
-    // The operand lies within the platform and the program's HBM (core/program.h's
+    // The operand lies within the platform and the program's HBM (program/program.h's
     // check_operand).
     void operand(const operand& op, const char* role) const;
     [[noreturn]] void fail(const std::string& what) const;  // "WHERE: what"

@@ -6,6 +6,14 @@
 
 namespace trn {
 
+const opcode_info& info(opcode o) {
+    return row(o).info;
+}
+
+const char* opcode_name(opcode o) {
+    return static_cast<std::size_t>(o) < opcode_count ? info(o).name : "?";
+}
+
 const opcode_row& row(opcode o) {
     static const std::array<const opcode_row*, opcode_count> rows = [] {
         std::array<const opcode_row*, opcode_count> out{};

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "core/program.h"
+#include "isa/instruction.h"
 
 namespace trn {
 

@@ -153,4 +153,11 @@ unsigned hbm_channel::transport_dbg(tlm::tlm_generic_payload& trans) {
     return trans.get_data_length();
 }
 
+void hbm_channel::report(stats_tree& s, const std::string& prefix, const std::string& of) const {
+    report_port(s, prefix, m_port, "time serving accesses" + of,
+                "accesses' time waiting for the channel (summed over accesses)" + of);
+    s.add(prefix + ".activation_bound_ns", activation_bound_ns(), "ns",
+          "service time set by page activations rather than bandwidth" + of);
+}
+
 }  // namespace trn

@@ -3,12 +3,12 @@
 #include <tlm>
 #include <vector>
 
-#include "core/access.h"
 #include "core/hbm_address_map.h"
 #include "core/lt_target.h"
 #include "core/params.h"
 #include "core/port.h"
 #include "core/stats.h"
+#include "program/access.h"
 
 namespace trn {
 
@@ -42,6 +42,9 @@ class hbm_channel : public sc_core::sc_module, public hbm_pages_target, private 
         std::fill(m_open.begin(), m_open.end(), hbm_no_page);
     }
     const busy_port& port() const { return m_port; }
+    // Adds its port's statistics and the service time set by page activations under `prefix`
+    // ("hbm.channels.c5"), each description followed by `of` (whose accesses they count).
+    void report(stats_tree& s, const std::string& prefix, const std::string& of) const;
     void time_pages(bool write, std::uint64_t bytes, const hbm_pages_ext& pages,
                     sc_core::sc_time& delay) override;
 

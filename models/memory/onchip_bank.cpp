@@ -2,7 +2,7 @@
 
 #include <cstring>
 
-#include "core/access.h"
+#include "program/access.h"
 
 namespace trn {
 

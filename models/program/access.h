@@ -88,7 +88,7 @@ class hbm_pages_target {
 
 }  // namespace trn
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 

@@ -1,4 +1,4 @@
-#include "core/program_source.h"
+#include "program/program_source.h"
 
 #include <algorithm>
 

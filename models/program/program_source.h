@@ -3,7 +3,7 @@
 #include <vector>
 
 #include "core/prefetch.h"
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 

@@ -1,4 +1,4 @@
-#include "core/program_stream.h"
+#include "program/program_stream.h"
 
 #include <algorithm>
 #include <stdexcept>

@@ -8,7 +8,7 @@
 #include <thread>
 #include <vector>
 
-#include "core/program_source.h"
+#include "program/program_source.h"
 
 namespace trn {
 

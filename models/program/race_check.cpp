@@ -1,4 +1,4 @@
-#include "core/race_check.h"
+#include "program/race_check.h"
 
 #include <algorithm>
 #include <array>

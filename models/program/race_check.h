@@ -2,7 +2,7 @@
 #include <string>
 #include <vector>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 

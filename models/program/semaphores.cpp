@@ -1,4 +1,4 @@
-#include "core/semaphores.h"
+#include "program/semaphores.h"
 
 #include "core/port.h"
 

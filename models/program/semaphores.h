@@ -5,7 +5,7 @@
 #include <systemc>
 #include <vector>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn {
 

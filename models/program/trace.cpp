@@ -1,4 +1,4 @@
-#include "core/trace.h"
+#include "program/trace.h"
 
 #include <algorithm>
 #include <array>
@@ -17,6 +17,7 @@
 
 #include "core/error.h"
 #include "core/output_file.h"
+#include "core/units.h"
 #include "isa/opcode_row.h"
 
 namespace trn {
@@ -148,16 +149,9 @@ class line_parser {
     }
 
     std::uint64_t number(const std::string& s, const char* what) const {
-        std::size_t pos = 0;
-        unsigned long long v = 0;
-        try {
-            if (!s.empty() && s[0] == '-') throw std::invalid_argument("negative");
-            v = std::stoull(s, &pos, 10);
-        } catch (const std::exception&) {
-            pos = 0;
-        }
-        if (pos == 0 || pos != s.size()) fail(std::string("bad ") + what + " '" + s + "'");
-        return v;
+        const auto v = units::parse_whole<std::uint64_t>(s);
+        if (!v) fail(std::string("bad ") + what + " '" + s + "'");
+        return *v;
     }
 
     // number(), which must fit in T (a field of the program's compact types).
@@ -388,301 +382,354 @@ bool read_line(std::istream& in, std::string& line, const std::string& name, std
 
 }  // namespace
 
-program read_trace(std::istream& in, const std::string& name) {
-    program p;
-    auto origin = std::make_shared<program_origin>();
-    origin->file = name;
-    bool have_hbm_bytes = false;
-    std::map<std::string, sem_id> sems;
-    for (auto e : all_engines)
-        sems[engine_name(e)] = semaphore_of_engine(e);
-    std::map<std::string, engine_kind> engines;
-    for (auto e : all_engines)
-        engines[engine_name(e)] = e;
-    bool header = false, have_queues = false;
-    int version = trace_format_version;
-    std::string tok_version;
-    // each entry's place (sources' id, 0: none), kept in the program only if any has one
-    std::array<std::vector<std::uint32_t>, engine_count> engine_places;
-    std::map<std::string, std::uint32_t> place_ids;  // a place's id in p.sources, one-based
-    auto intern = [&](const std::string& place) {
-        auto [it, fresh] = place_ids.emplace(place, 0);
+namespace {
+
+// Reads a trace line by line into a program (read_trace's contract); each kind of line is a
+// method, every error naming the file and line.
+class trace_reader {
+  public:
+    explicit trace_reader(const std::string& name) : m_origin(std::make_shared<program_origin>()) {
+        m_origin->file = name;
+        for (auto e : all_engines) {
+            m_sems[engine_name(e)] = semaphore_of_engine(e);
+            m_engines[engine_name(e)] = e;
+        }
+    }
+
+    // One line's words (after its comment is cut), the first line being the header.
+    void line(const std::vector<std::string>& tok, const line_parser& lp, std::size_t lineno) {
+        if (!m_header) return header(tok, lp);
+        const std::string& head = tok[0];
+        if (head == "hbm_bytes") {
+            if (tok.size() != 2 || m_have_hbm_bytes) lp.fail("expected one 'hbm_bytes N' line");
+            m_have_hbm_bytes = true;
+            m_p.hbm_bytes = lp.number(tok[1], "byte count");
+        } else if (head == "queues") {
+            queues(tok, lp);
+        } else if (head == "region") {
+            region(tok, lp, lineno);
+        } else if (head.size() > 1 && head[0] == 'q' && std::isdigit(head[1])) {
+            transfer(tok, lp, lineno);
+        } else if (m_engines.count(head)) {
+            instruction_line(tok, lp, lineno);
+        } else {
+            lp.fail("unknown line kind '" + head +
+                    "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
+        }
+    }
+
+    // The program read, once every line has been.
+    program finish(const std::string& name) {
+        if (!m_header)
+            throw user_error(name + ": empty trace (no 'trnsim-trace " +
+                             std::to_string(trace_format_version) + "' header)");
+        m_p.origin = std::move(m_origin);
+        if (!m_p.sources.empty()) {
+            auto any = [](const std::vector<std::uint32_t>& v) {
+                return std::any_of(v.begin(), v.end(), [](std::uint32_t x) { return x != 0; });
+            };
+            for (std::size_t e = 0; e < engine_count; ++e)
+                if (any(m_engine_places[e])) m_p.sources.engines[e] = std::move(m_engine_places[e]);
+            m_p.sources.queues.resize(m_p.queues.size());
+            for (std::size_t q = 0; q < m_p.queues.size(); ++q)
+                if (any(m_queue_places[q])) m_p.sources.queues[q] = std::move(m_queue_places[q]);
+        }
+        return std::move(m_p);
+    }
+
+  private:
+    void header(const std::vector<std::string>& tok, const line_parser& lp) {
+        if (tok.size() != 2 || tok[0] != "trnsim-trace")
+            lp.fail("not a trnsim trace (first line must be 'trnsim-trace " +
+                    std::to_string(trace_format_version) + "')");
+        const auto v = lp.number(tok[1], "version");
+        if (v < 1 || v > static_cast<std::uint64_t>(trace_format_version))
+            lp.fail("trace format version " + tok[1] + " is not supported (this build reads " +
+                    "1 to " + std::to_string(trace_format_version) + ")");
+        m_version = static_cast<int>(v);
+        m_tok_version = tok[1];
+        m_header = true;
+    }
+
+    // Fails unless the trace's version is at least `since`: `what` is not in it.
+    void since(int version, const std::string& what, const line_parser& lp) const {
+        if (m_version < version) lp.fail(what + " is not in trace format version " + m_tok_version);
+    }
+
+    // A place's id in the program's sources, one-based (added if new).
+    std::uint32_t intern(const std::string& place) {
+        auto [it, fresh] = m_place_ids.emplace(place, 0);
         if (fresh) {
-            p.sources.names.push_back(place);
-            it->second = static_cast<std::uint32_t>(p.sources.names.size());
+            m_p.sources.names.push_back(place);
+            it->second = static_cast<std::uint32_t>(m_p.sources.names.size());
         }
         return it->second;
-    };
-    std::vector<std::vector<std::uint32_t>> queue_places;
+    }
+
+    void queues(const std::vector<std::string>& tok, const line_parser& lp) {
+        if (tok.size() != 2 || m_have_queues) lp.fail("expected one 'queues N' line");
+        auto n = lp.number(tok[1], "queue count");
+        if (n > 4096) lp.fail("queue count " + tok[1] + " is implausible");
+        m_p.queues.resize(n);
+        m_origin->queue_lines.resize(n);
+        m_queue_places.resize(n);
+        for (std::size_t q = 0; q < n; ++q)
+            m_sems["q" + std::to_string(q)] = semaphore_of_queue(q);
+        m_have_queues = true;
+    }
+
+    void region(const std::vector<std::string>& tok, const line_parser& lp, std::size_t lineno) {
+        if (tok.size() < 6) lp.fail("expected 'region NAME OFFSET BYTES DTYPE input|output'");
+        hbm_region r;
+        r.name = tok[1];
+        r.offset = lp.number(tok[2], "offset");
+        r.bytes = lp.number(tok[3], "byte count");
+        r.type = lp.type(tok[4]);
+        if (tok[5] == "input") {
+            if (tok.size() != 9) lp.fail("expected 'region ... input LO HI SEED'");
+            r.input = true;
+            r.lo = lp.real(tok[6], "lower bound");
+            r.hi = lp.real(tok[7], "upper bound");
+            r.seed = lp.number_of<std::uint32_t>(tok[8], "seed");
+        } else if (tok[5] != "output" || tok.size() != 6) {
+            lp.fail("region kind must be 'input LO HI SEED' or 'output'");
+        }
+        m_p.regions.push_back(r);
+        m_origin->region_lines.push_back(lineno);
+    }
+
+    // q<N> dma dst=.. src=.. then, in this order and each optional, op=, transpose, priority=,
+    // part=, at=
+    void transfer(const std::vector<std::string>& tok, const line_parser& lp, std::size_t lineno) {
+        const std::string& head = tok[0];
+        if (!m_have_queues) lp.fail("a 'queues N' line must come before the transfers");
+        auto q = lp.number(head.substr(1), "queue");
+        if (q >= m_p.queues.size())
+            lp.fail("queue " + head + " is beyond the declared " +
+                    std::to_string(m_p.queues.size()) + " queues");
+        std::size_t k = 4;
+        const auto optional = [&](const char* key) -> std::optional<std::string> {
+            if (k == tok.size() || tok[k].rfind(key, 0) != 0) return std::nullopt;
+            return tok[k++].substr(std::strlen(key));
+        };
+        if (tok.size() < 4 || tok[1] != "dma" || tok[2].rfind("dst=", 0) != 0 ||
+            tok[3].rfind("src=", 0) != 0)
+            lp.fail(dma_syntax);
+        dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
+        const auto op = optional("op=");
+        const bool transpose = k < tok.size() && tok[k] == "transpose";
+        if (transpose) ++k;
+        const auto priority = optional("priority="), part = optional("part="), at = optional("at=");
+        if (k != tok.size()) lp.fail(dma_syntax);
+        if (op) {
+            since(3, "op=", lp);
+            auto a = alus().find(*op);
+            if (a == alus().end()) lp.fail("unknown alu op '" + *op + "'");
+            if (a->second != alu_op::add)
+                lp.fail("a DMA read-add-write adds: op=add, not op=" + *op);
+            t.rmw = a->second;
+        }
+        if (transpose) {
+            since(10, "transpose", lp);
+            t.transpose = true;
+        }
+        if (priority) {
+            since(5, "priority=", lp);
+            t.priority = lp.number_of<std::uint8_t>(*priority, "priority");
+        }
+        if (part) {
+            since(8, "part=", lp);
+            t.part = lp.number_of<std::uint8_t>(*part, "part");
+        }
+        m_p.queues[q].push_back(t);
+        m_origin->queue_lines[q].push_back(lineno);
+        std::uint32_t place = 0;
+        if (at) {
+            since(3, "at=", lp);
+            place = intern(parse_place(*at, lp));
+        }
+        m_queue_places[q].push_back(place);
+    }
+
+    void instruction_line(const std::vector<std::string>& tok, const line_parser& lp,
+                          std::size_t lineno) {
+        const std::string& head = tok[0];
+        if (tok.size() < 2) lp.fail("expected an opcode after '" + head + "'");
+        auto oc = opcodes().find(tok[1]);
+        if (oc == opcodes().end()) lp.fail("unknown opcode '" + tok[1] + "'");
+        instruction ins;
+        ins.op = oc->second;
+        since(info(ins.op).since, "opcode '" + tok[1] + "'", lp);
+        std::uint32_t place = 0;
+        bool has_queue = false;
+        std::set<std::string> seen;
+        for (std::size_t i = 2; i < tok.size(); ++i) {
+            auto eq = tok[i].find('=');
+            if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
+            std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
+            if (!seen.insert(k).second) lp.fail("field '" + k + "' given twice");
+            field(ins, k, v, lp, place, has_queue);
+        }
+        for (const auto& t : ins.indirect) {
+            const std::string slot = operand_slot_name(t.slot);
+            if (!t.index.valid() || t.extent == 0)
+                lp.fail("an indirect " + slot + " needs both " + slot + "_index=OPERAND and " +
+                        slot + "_extent=N");
+        }
+        if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
+        if ((info(ins.op).fields & field::dst) && !ins.dst.valid())
+            lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
+        // Before version 3 a wider tensor_reduce dst received the whole row's reduction in
+        // each element; version 3 reduces a group of the row into each.
+        if (ins.op == opcode::tensor_reduce && m_version < 3 && ins.dst.elems != 1)
+            lp.fail("a tensor_reduce dst of " + std::to_string(ins.dst.elems) +
+                    " elements broadcast the row's reduction before trace format version 3, "
+                    "which reduces groups: give dst 1 element (and copy it), or write "
+                    "version 3");
+        // Version 1's iota numbered the elements across partitions: p * elems + i.
+        if (ins.op == opcode::iota && m_version < 2) ins.imm1 = static_cast<float>(ins.dst.elems);
+        m_p.engines[std::size_t(m_engines.at(head))].push_back(std::move(ins));
+        m_origin->engine_lines[std::size_t(m_engines.at(head))].push_back(lineno);
+        m_engine_places[std::size_t(m_engines.at(head))].push_back(place);
+    }
+
+    // One key=value field of an instruction.
+    void field(instruction& ins, const std::string& k, const std::string& v, const line_parser& lp,
+               std::uint32_t& place, bool& has_queue) {
+        static const std::set<std::string> known = [] {
+            std::set<std::string> out{"wait", "at"};
+            for (const auto& f : all_fields)
+                out.insert(f.name);
+            return out;
+        }();
+        const auto indirect_key = known.count(k) ? std::nullopt : indirection_key(k);
+        if (indirect_key) {  // (tensor indirection)
+            since(4, k + "=", lp);
+            const auto [slot, is_index] = *indirect_key;
+            if (!field_allowed(ins.op, operand_slot_name(slot), m_version))
+                lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
+            indirection& t = indirection_for(ins, slot);
+            if (is_index)
+                t.index = lp.parse_operand(v);
+            else
+                t.extent = lp.number_of<std::uint32_t>(v, "extent");
+            return;
+        }
+        if (!known.count(k)) lp.fail("unknown field '" + k + "'");
+        if (k == "at") {
+            since(3, "at=", lp);
+            place = intern(parse_place(v, lp));
+            return;
+        }
+        // (from version 8 any costed instruction takes flags=cont: flag_applies)
+        if (k != "wait" && !(k == "flags" && m_version >= 8) &&
+            !field_allowed(ins.op, k, m_version))
+            lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op) +
+                    (field_allowed(ins.op, k, trace_format_version)
+                         ? " in trace format version " + std::to_string(m_version)
+                         : std::string()));
+        static const std::map<std::string, operand_slot> slots = {
+            {"dst", operand_slot::dst},   {"src0", operand_slot::src0},
+            {"src1", operand_slot::src1}, {"src2", operand_slot::src2},
+            {"src3", operand_slot::src3}, {"dst1", operand_slot::dst1}};
+        if (const auto slot = slots.find(k); slot != slots.end())
+            ins.at(slot->second) = lp.parse_operand(v);
+        else if (k == "imm")
+            ins.imm = lp.real(v, "immediate", true);
+        else if (k == "imm1")
+            ins.imm1 = lp.real(v, "immediate", true);
+        else if (k == "imm2")
+            ins.imm2 = lp.real(v, "immediate", true);
+        else if (k == "imm3")
+            ins.imm3 = lp.real(v, "immediate", true);
+        else if (k == "alu1")
+            ins.alu1 = alu_of(v, lp);
+        else if (k == "queue") {
+            ins.queue = lp.number_of<std::uint16_t>(v, "queue");
+            has_queue = true;
+        } else if (k == "alu")
+            ins.alu = alu_of(v, lp);
+        else if (k == "wait")
+            ins.waits = lp.parse_waits(v, m_sems);
+        else if (k == "func")
+            ins.func = func_of(v, lp);
+        else if (k == "flags")
+            ins.flags |= flags_of(ins.op, v, lp);
+        else
+            lp.fail("unknown field '" + k + "'");
+    }
+
+    alu_op alu_of(const std::string& v, const line_parser& lp) const {
+        auto a = alus().find(v);
+        if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
+        since(alu_since(a->second), "alu op '" + v + "'", lp);
+        return a->second;
+    }
+
+    act_func func_of(const std::string& v, const line_parser& lp) const {
+        std::optional<act_func> found;
+        std::string names;
+        for (auto f : all_act_funcs) {
+            if (v == act_func_name(f)) found = f;
+            names += (names.empty() ? "" : ", ") + std::string(act_func_name(f));
+        }
+        if (!found) lp.fail("unknown activation function '" + v + "' (" + names + ")");
+        since(act_func_since(*found), "activation function '" + v + "'", lp);
+        return *found;
+    }
+
+    // flags=a|b: the bits of the flags named, each known in this version and applying to `op`.
+    std::uint16_t flags_of(opcode op, const std::string& v, const line_parser& lp) const {
+        std::uint16_t bits = 0;
+        std::stringstream fs(v);
+        for (std::string f; std::getline(fs, f, '|');) {
+            const flag_info* hit = nullptr;
+            std::string names;
+            for (const auto& fi : all_flags) {
+                if (f == fi.name && m_version >= fi.since) hit = &fi;
+                if (m_version >= fi.since)
+                    names += (names.empty() ? "" : ", ") + std::string(fi.name);
+            }
+            if (!hit)
+                lp.fail("unknown flag '" + f + "' (" + names + " in trace format " + "version " +
+                        m_tok_version + ")");
+            if (!flag_applies(op, hit->bit))
+                lp.fail("flag '" + f + "' does not apply to " + opcode_name(op));
+            bits |= hit->bit;
+        }
+        return bits;
+    }
+
+    program m_p;
+    std::shared_ptr<program_origin> m_origin;
+    std::map<std::string, sem_id> m_sems;
+    std::map<std::string, engine_kind> m_engines;
+    bool m_header = false, m_have_queues = false, m_have_hbm_bytes = false;
+    int m_version = trace_format_version;
+    std::string m_tok_version;
+    // each entry's place (sources' id, 0: none), kept in the program only if any has one
+    std::array<std::vector<std::uint32_t>, engine_count> m_engine_places;
+    std::vector<std::vector<std::uint32_t>> m_queue_places;
+    std::map<std::string, std::uint32_t> m_place_ids;  // a place's id in p.sources, one-based
+};
+
+}  // namespace
+
+program read_trace(std::istream& in, const std::string& name) {
+    trace_reader reader(name);
     std::string line;
     std::size_t lineno = 0;
     while (read_line(in, line, name, lineno + 1)) {
         ++lineno;
-        line_parser lp(name, lineno);
         auto hash = line.find('#');
         if (hash != std::string::npos) line.erase(hash);
         std::istringstream ls(line);
         std::vector<std::string> tok;
         for (std::string t; ls >> t;)
             tok.push_back(t);
-        if (tok.empty()) continue;
-        if (!header) {
-            if (tok.size() != 2 || tok[0] != "trnsim-trace")
-                lp.fail("not a trnsim trace (first line must be 'trnsim-trace " +
-                        std::to_string(trace_format_version) + "')");
-            const auto v = lp.number(tok[1], "version");
-            if (v < 1 || v > static_cast<std::uint64_t>(trace_format_version))
-                lp.fail("trace format version " + tok[1] + " is not supported (this build reads " +
-                        "1 to " + std::to_string(trace_format_version) + ")");
-            version = static_cast<int>(v);
-            tok_version = tok[1];
-            header = true;
-            continue;
-        }
-        const std::string& head = tok[0];
-        if (head == "hbm_bytes") {
-            if (tok.size() != 2 || have_hbm_bytes) lp.fail("expected one 'hbm_bytes N' line");
-            have_hbm_bytes = true;
-            p.hbm_bytes = lp.number(tok[1], "byte count");
-        } else if (head == "queues") {
-            if (tok.size() != 2 || have_queues) lp.fail("expected one 'queues N' line");
-            auto n = lp.number(tok[1], "queue count");
-            if (n > 4096) lp.fail("queue count " + tok[1] + " is implausible");
-            p.queues.resize(n);
-            origin->queue_lines.resize(n);
-            queue_places.resize(n);
-            for (std::size_t q = 0; q < n; ++q)
-                sems["q" + std::to_string(q)] = semaphore_of_queue(q);
-            have_queues = true;
-        } else if (head == "region") {
-            if (tok.size() < 6) lp.fail("expected 'region NAME OFFSET BYTES DTYPE input|output'");
-            hbm_region r;
-            r.name = tok[1];
-            r.offset = lp.number(tok[2], "offset");
-            r.bytes = lp.number(tok[3], "byte count");
-            r.type = lp.type(tok[4]);
-            if (tok[5] == "input") {
-                if (tok.size() != 9) lp.fail("expected 'region ... input LO HI SEED'");
-                r.input = true;
-                r.lo = lp.real(tok[6], "lower bound");
-                r.hi = lp.real(tok[7], "upper bound");
-                r.seed = lp.number_of<std::uint32_t>(tok[8], "seed");
-            } else if (tok[5] != "output" || tok.size() != 6) {
-                lp.fail("region kind must be 'input LO HI SEED' or 'output'");
-            }
-            p.regions.push_back(r);
-            origin->region_lines.push_back(lineno);
-        } else if (head.size() > 1 && head[0] == 'q' && std::isdigit(head[1])) {
-            if (!have_queues) lp.fail("a 'queues N' line must come before the transfers");
-            auto q = lp.number(head.substr(1), "queue");
-            if (q >= p.queues.size())
-                lp.fail("queue " + head + " is beyond the declared " +
-                        std::to_string(p.queues.size()) + " queues");
-            // q<N> dma dst=.. src=.. then, in this order and each optional, op=, transpose,
-            // priority=, part=, at=
-            std::size_t k = 4;
-            const auto optional = [&](const char* key) -> std::optional<std::string> {
-                if (k == tok.size() || tok[k].rfind(key, 0) != 0) return std::nullopt;
-                return tok[k++].substr(std::strlen(key));
-            };
-            if (tok.size() < 4 || tok[1] != "dma" || tok[2].rfind("dst=", 0) != 0 ||
-                tok[3].rfind("src=", 0) != 0)
-                lp.fail(dma_syntax);
-            dma_transfer t{lp.parse_operand(tok[2].substr(4)), lp.parse_operand(tok[3].substr(4))};
-            const auto op = optional("op=");
-            const bool transpose = k < tok.size() && tok[k] == "transpose";
-            if (transpose) ++k;
-            const auto priority = optional("priority="), part = optional("part="),
-                       at = optional("at=");
-            if (k != tok.size()) lp.fail(dma_syntax);
-            if (op) {
-                if (version < 3) lp.fail("op= is not in trace format version " + tok_version);
-                auto a = alus().find(*op);
-                if (a == alus().end()) lp.fail("unknown alu op '" + *op + "'");
-                if (a->second != alu_op::add)
-                    lp.fail("a DMA read-add-write adds: op=add, not op=" + *op);
-                t.rmw = a->second;
-            }
-            if (transpose) {
-                if (version < 10)
-                    lp.fail("transpose is not in trace format version " + tok_version);
-                t.transpose = true;
-            }
-            if (priority) {
-                if (version < 5) lp.fail("priority= is not in trace format version " + tok_version);
-                t.priority = lp.number_of<std::uint8_t>(*priority, "priority");
-            }
-            if (part) {
-                if (version < 8) lp.fail("part= is not in trace format version " + tok_version);
-                t.part = lp.number_of<std::uint8_t>(*part, "part");
-            }
-            p.queues[q].push_back(t);
-            origin->queue_lines[q].push_back(lineno);
-            std::uint32_t place = 0;
-            if (at) {
-                if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                place = intern(parse_place(*at, lp));
-            }
-            queue_places[q].push_back(place);
-        } else if (engines.count(head)) {
-            if (tok.size() < 2) lp.fail("expected an opcode after '" + head + "'");
-            auto oc = opcodes().find(tok[1]);
-            if (oc == opcodes().end()) lp.fail("unknown opcode '" + tok[1] + "'");
-            instruction ins;
-            ins.op = oc->second;
-            if (version < info(ins.op).since)
-                lp.fail("opcode '" + tok[1] + "' is not in trace format version " + tok_version);
-            auto alu_of = [&](const std::string& v) {
-                auto a = alus().find(v);
-                if (a == alus().end()) lp.fail("unknown alu op '" + v + "'");
-                if (version < alu_since(a->second))
-                    lp.fail("alu op '" + v + "' is not in trace format version " + tok_version);
-                return a->second;
-            };
-            std::uint32_t place = 0;
-            bool has_queue = false;
-            std::set<std::string> seen;
-            for (std::size_t i = 2; i < tok.size(); ++i) {
-                auto eq = tok[i].find('=');
-                if (eq == std::string::npos) lp.fail("expected key=value, got '" + tok[i] + "'");
-                std::string k = tok[i].substr(0, eq), v = tok[i].substr(eq + 1);
-                if (!seen.insert(k).second) lp.fail("field '" + k + "' given twice");
-                static const std::set<std::string> known = [] {
-                    std::set<std::string> out{"wait", "at"};
-                    for (const auto& f : all_fields)
-                        out.insert(f.name);
-                    return out;
-                }();
-                const auto indirect_key = known.count(k) ? std::nullopt : indirection_key(k);
-                if (indirect_key) {  // (tensor indirection)
-                    if (version < 4) lp.fail(k + "= is not in trace format version " + tok_version);
-                    const auto [slot, is_index] = *indirect_key;
-                    if (!field_allowed(ins.op, operand_slot_name(slot), version))
-                        lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op));
-                    indirection& t = indirection_for(ins, slot);
-                    if (is_index)
-                        t.index = lp.parse_operand(v);
-                    else
-                        t.extent = lp.number_of<std::uint32_t>(v, "extent");
-                    continue;
-                }
-                if (!known.count(k)) lp.fail("unknown field '" + k + "'");
-                if (k == "at") {
-                    if (version < 3) lp.fail("at= is not in trace format version " + tok_version);
-                    place = intern(parse_place(v, lp));
-                    continue;
-                }
-                // (from version 8 any costed instruction takes flags=cont: flag_applies)
-                if (k != "wait" && !(k == "flags" && version >= 8) &&
-                    !field_allowed(ins.op, k, version))
-                    lp.fail("field '" + k + "' does not apply to " + opcode_name(ins.op) +
-                            (field_allowed(ins.op, k, trace_format_version)
-                                 ? " in trace format version " + std::to_string(version)
-                                 : std::string()));
-                if (k == "dst")
-                    ins.dst = lp.parse_operand(v);
-                else if (k == "src0")
-                    ins.src0 = lp.parse_operand(v);
-                else if (k == "src1")
-                    ins.src1 = lp.parse_operand(v);
-                else if (k == "src2")
-                    ins.src2 = lp.parse_operand(v);
-                else if (k == "src3")
-                    ins.src3 = lp.parse_operand(v);
-                else if (k == "dst1")
-                    ins.dst1 = lp.parse_operand(v);
-                else if (k == "imm")
-                    ins.imm = lp.real(v, "immediate", true);
-                else if (k == "imm1")
-                    ins.imm1 = lp.real(v, "immediate", true);
-                else if (k == "imm2")
-                    ins.imm2 = lp.real(v, "immediate", true);
-                else if (k == "imm3")
-                    ins.imm3 = lp.real(v, "immediate", true);
-                else if (k == "alu1") {
-                    ins.alu1 = alu_of(v);
-                } else if (k == "queue") {
-                    ins.queue = lp.number_of<std::uint16_t>(v, "queue");
-                    has_queue = true;
-                } else if (k == "alu") {
-                    ins.alu = alu_of(v);
-                } else if (k == "wait") {
-                    ins.waits = lp.parse_waits(v, sems);
-                } else if (k == "func") {
-                    bool found = false;
-                    std::string names;
-                    for (auto f : all_act_funcs) {
-                        if (v == act_func_name(f)) {
-                            ins.func = f;
-                            found = true;
-                        }
-                        names += (names.empty() ? "" : ", ") + std::string(act_func_name(f));
-                    }
-                    if (!found) lp.fail("unknown activation function '" + v + "' (" + names + ")");
-                    if (version < act_func_since(ins.func))
-                        lp.fail("activation function '" + v + "' is not in trace format version " +
-                                tok_version);
-                } else if (k == "flags") {
-                    std::stringstream fs(v);
-                    for (std::string f; std::getline(fs, f, '|');) {
-                        const flag_info* hit = nullptr;
-                        std::string names;
-                        for (const auto& fi : all_flags) {
-                            if (f == fi.name && version >= fi.since) hit = &fi;
-                            if (version >= fi.since)
-                                names += (names.empty() ? "" : ", ") + std::string(fi.name);
-                        }
-                        if (!hit)
-                            lp.fail("unknown flag '" + f + "' (" + names + " in trace format " +
-                                    "version " + tok_version + ")");
-                        if (!flag_applies(ins.op, hit->bit))
-                            lp.fail("flag '" + f + "' does not apply to " + opcode_name(ins.op));
-                        ins.flags |= hit->bit;
-                    }
-                } else
-                    lp.fail("unknown field '" + k + "'");
-            }
-            for (const auto& t : ins.indirect) {
-                const std::string slot = operand_slot_name(t.slot);
-                if (!t.index.valid() || t.extent == 0)
-                    lp.fail("an indirect " + slot + " needs both " + slot + "_index=OPERAND and " +
-                            slot + "_extent=N");
-            }
-            if (ins.op == opcode::dma_trigger && !has_queue) lp.fail("dma_trigger needs queue=N");
-            if ((info(ins.op).fields & field::dst) && !ins.dst.valid())
-                lp.fail(std::string(opcode_name(ins.op)) + " needs dst=OPERAND");
-            // Before version 3 a wider tensor_reduce dst received the whole row's reduction in
-            // each element; version 3 reduces a group of the row into each.
-            if (ins.op == opcode::tensor_reduce && version < 3 && ins.dst.elems != 1)
-                lp.fail("a tensor_reduce dst of " + std::to_string(ins.dst.elems) +
-                        " elements broadcast the row's reduction before trace format version 3, "
-                        "which reduces groups: give dst 1 element (and copy it), or write "
-                        "version 3");
-            // Version 1's iota numbered the elements across partitions: p * elems + i.
-            if (ins.op == opcode::iota && version < 2) ins.imm1 = static_cast<float>(ins.dst.elems);
-            p.engines[std::size_t(engines[head])].push_back(std::move(ins));
-            origin->engine_lines[std::size_t(engines[head])].push_back(lineno);
-            engine_places[std::size_t(engines[head])].push_back(place);
-        } else {
-            lp.fail("unknown line kind '" + head +
-                    "' (hbm_bytes, queues, region, q<N>, pe, dve, act, pool, sp)");
-        }
+        if (!tok.empty()) reader.line(tok, line_parser(name, lineno), lineno);
     }
-    if (!header)
-        throw user_error(name + ": empty trace (no 'trnsim-trace " +
-                         std::to_string(trace_format_version) + "' header)");
-    p.origin = std::move(origin);
-    if (!p.sources.empty()) {
-        auto any = [](const std::vector<std::uint32_t>& v) {
-            return std::any_of(v.begin(), v.end(), [](std::uint32_t x) { return x != 0; });
-        };
-        for (std::size_t e = 0; e < engine_count; ++e)
-            if (any(engine_places[e])) p.sources.engines[e] = std::move(engine_places[e]);
-        p.sources.queues.resize(p.queues.size());
-        for (std::size_t q = 0; q < p.queues.size(); ++q)
-            if (any(queue_places[q])) p.sources.queues[q] = std::move(queue_places[q]);
-    }
-    return p;
+    return reader.finish(name);
 }
 
 program read_trace_file(const std::string& path) {

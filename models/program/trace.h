@@ -2,7 +2,7 @@
 #include <iosfwd>
 #include <string>
 
-#include "core/program.h"
+#include "program/program.h"
 
 // The text trace format, version 3 (docs/trace-format.md); versions 1 and 2 still read. Contract:
 // read_trace(write_trace(p)) == p for every program; read_trace throws user_error

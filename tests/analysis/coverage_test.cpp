@@ -7,7 +7,7 @@
 #include <fstream>
 #include <string>
 
-#include "core/coverage.h"
+#include "analysis/coverage.h"
 
 namespace {
 

@@ -1,5 +1,5 @@
 // The activity log summed while a program runs gives the critical path of the whole log.
-#include "core/critical_path.h"
+#include "analysis/critical_path.h"
 
 #include <gtest/gtest.h>
 

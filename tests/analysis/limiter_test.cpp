@@ -1,6 +1,6 @@
 // estimate_limiter: the saving of freeing each resource, bounded by the busiest one left; the
 // data movement named as a whole when no single part of it saves most of what it saves.
-#include "core/limiter.h"
+#include "analysis/limiter.h"
 
 #include <gtest/gtest.h>
 

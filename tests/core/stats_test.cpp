@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 
 namespace {
 

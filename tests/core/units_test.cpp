@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 
 namespace {
 

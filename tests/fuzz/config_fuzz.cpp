@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "core/params.h"
-#include "platforms/neuron_core.h"
+#include "platforms/chip.h"
 
 extern "C" int sc_main(int, char*[]) {  // libsystemc's main is unused; the symbol must exist
     return 0;

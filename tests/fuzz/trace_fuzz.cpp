@@ -6,8 +6,8 @@
 #include <string>
 
 #include "core/error.h"
-#include "core/program.h"
-#include "core/trace.h"
+#include "program/program.h"
+#include "program/trace.h"
 
 extern "C" int sc_main(int, char*[]) {  // libsystemc's main is unused; the symbol must exist
     return 0;

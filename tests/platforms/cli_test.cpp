@@ -456,6 +456,20 @@ TEST_F(cli, a_long_trace_whose_engine_idles_early_times_as_its_whole_log) {
     EXPECT_EQ(read(a), read(b));
 }
 
+TEST_F(cli, a_trace_with_a_race_is_rejected_naming_both_lines) {
+    // Line 5 writes the SBUF bytes the load of line 4 writes, with no wait on q0: sim checks a
+    // hand-written trace for races before it runs it (neuron_core::check).
+    const std::string text =
+        "trnsim-trace 1\nhbm_bytes 65536\nqueues 1\n"
+        "q0 dma dst=sbuf[0:128]@0:16xfloat32 src=hbm[0:128]@0/64:16xfloat32\n"
+        "dve memset dst=sbuf[0:128]@0:16xfloat32\nsp dma_trigger queue=0\n";
+    const auto r = run_sim("--config trn1 --trace " + file("race.trace", text) + " -q");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.output.find("race: "), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("race.trace:5 (dve instruction 0"), std::string::npos) << r.output;
+    EXPECT_NE(r.output.find("race.trace:4 (q0 transfer 0)"), std::string::npos) << r.output;
+}
+
 TEST_F(cli, dumped_trace_runs_to_identical_timing) {
     const std::string trace = path("k.trace"), a = path("a.json"), b = path("b.json");
     ASSERT_EQ(run_sim("--config trn2 --workload vector_add --param variant=stream --param "

@@ -1,5 +1,5 @@
 // program_stream: a program built while it is read, counted first, in bounded memory.
-#include "core/program_stream.h"
+#include "program/program_stream.h"
 
 #include <gtest/gtest.h>
 

@@ -1,12 +1,12 @@
 // trn::validate_program: every violation is a user_error naming the stream, index and limit.
 // Also program counts and region_initial_bytes.
-#include "core/program.h"
+#include "program/program.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 #include "support/operands.h"
 
 namespace {

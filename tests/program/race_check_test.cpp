@@ -1,10 +1,10 @@
 // trn::find_races: accesses to shared memory that no chain of waits orders are races; every
 // kind of ordering (waits on engines and queues, stream order, triggers) removes them.
-#include "core/race_check.h"
+#include "program/race_check.h"
 
 #include <gtest/gtest.h>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 #include "support/operands.h"
 
 namespace {

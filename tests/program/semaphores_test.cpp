@@ -3,14 +3,14 @@
 // order, and waits that can never be satisfied are reported.
 // SystemC elaborates once per process: the bench is built and run once, on first use, and each
 // TEST checks what it recorded.
-#include "core/semaphores.h"
+#include "program/semaphores.h"
 
 #include <gtest/gtest.h>
 
 #include <memory>
 #include <systemc>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 
 namespace {
 

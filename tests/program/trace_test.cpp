@@ -1,6 +1,6 @@
 // The text trace format: read_trace(write_trace(p)) == p, and every malformed line is a
 // user_error "<name>:<line>: ...".
-#include "core/trace.h"
+#include "program/trace.h"
 
 #include <gtest/gtest.h>
 
@@ -9,8 +9,9 @@
 #include <sstream>
 #include <utility>
 
-#include "core/expect_error.h"
 #include "platforms/neuron_core.h"
+#include "program/race_check.h"
+#include "support/expect_error.h"
 #include "support/operands.h"
 #include "support/platform_config.h"
 #include "workloads/registry.h"
@@ -434,7 +435,7 @@ TEST(TraceRoundTrip, VectorAddProgramThroughFile) {
                                  {{"variant", "stream"}, {"n", "4096"}, {"free_dim", "8"}});
     const program p = w.build(params, trn1_config(), trn::testing::limits_of(trn1_config())).prog;
     ASSERT_GT(p.instruction_count(), 0u);
-    const std::string path = ::testing::TempDir() + "core_trace_test_vector_add.trace";
+    const std::string path = ::testing::TempDir() + "program_trace_test_vector_add.trace";
     write_trace_file(path, p);
     const program back = read_trace_file(path);
     std::remove(path.c_str());
@@ -867,12 +868,15 @@ TEST(TraceErrors, DmaTransposesAreReadWrittenAndChecked) {
 }
 
 TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
-    // Line 5 writes the SBUF bytes that the load of line 4 writes, with no wait on q0.
+    // Line 5 writes the SBUF bytes that the load of line 4 writes, with no wait on q0: a valid
+    // program (validate_program), in which the race check (as the platform runs it on a trace,
+    // tests/platforms/cli_test.cpp) finds the race.
     const program p =
         from_text(prefix + "dve memset dst=sbuf[0:128]@0:16xfloat32\n" + "sp dma_trigger queue=0\n",
                   "race.trace");
     const program_limits lim = small_limits();
-    const std::string msg = user_error_of([&] { validate_program(p, lim); });
+    EXPECT_NO_THROW(validate_program(p, lim));
+    const std::string msg = user_error_of([&] { check_no_races(p); });
     EXPECT_PRED2(contains, msg, "race: ");
     EXPECT_PRED2(contains, msg, "race.trace:5 (dve instruction 0");
     EXPECT_PRED2(contains, msg, "race.trace:4 (q0 transfer 0)");
@@ -881,6 +885,7 @@ TEST(TraceErrors, ATraceWithARaceIsRejectedNamingBothLines) {
                                      "dve memset dst=sbuf[0:128]@0:16xfloat32 wait=q0>=1\n",
                                  "race.trace");
     EXPECT_NO_THROW(validate_program(ok, lim));
+    EXPECT_NO_THROW(check_no_races(ok));
 }
 
 }  // namespace

@@ -3,7 +3,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn::testing {
 

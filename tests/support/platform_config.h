@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "platforms/neuron_core.h"
+#include "platforms/chip.h"
 #include "workloads/registry.h"
 
 namespace trn::testing {

@@ -5,7 +5,7 @@
 #include <string>
 #include <utility>
 
-#include "core/program.h"
+#include "program/program.h"
 
 namespace trn::testing {
 

@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <set>
 
-#include "core/expect_error.h"
-#include "core/race_check.h"
+#include "program/race_check.h"
+#include "support/expect_error.h"
 
 namespace {
 

@@ -3,7 +3,7 @@
 // cases and fleets, and the errors of shapes it cannot run.
 #include <gtest/gtest.h>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 #include "support/platform_config.h"
 #include "support/program_queries.h"
 #include "workloads/conv2d/conv2d.h"

@@ -3,7 +3,7 @@
 // the errors of shapes and modes a platform cannot run.
 #include <gtest/gtest.h>
 
-#include "core/expect_error.h"
+#include "support/expect_error.h"
 #include "support/platform_config.h"
 #include "support/program_queries.h"
 #include "workloads/builder/kernel_builder.h"

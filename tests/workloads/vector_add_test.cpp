@@ -6,8 +6,8 @@
 
 #include <cstring>
 
-#include "core/expect_error.h"
 #include "platforms/neuron_core.h"
+#include "support/expect_error.h"
 #include "support/platform_config.h"
 #include "workloads/registry.h"
 

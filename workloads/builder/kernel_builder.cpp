@@ -1,6 +1,6 @@
 #include "workloads/builder/kernel_builder.h"
 
-#include "core/race_check.h"
+#include "program/race_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -191,8 +191,7 @@ std::uint64_t kernel_builder::allocate(mem_space space, std::uint64_t bytes,
     std::uint64_t& used = space == mem_space::sbuf ? m_sbuf_used : m_psum_used;
     const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
                                                        : m_opt.limits.psum_partition_bytes;
-    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
-    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
+    const std::uint64_t aligned = aligned_bytes(space, bytes);
     for (granted = buffers; granted >= 1; --granted) {
         if (used + aligned * granted <= cap) {
             const std::uint64_t at = used;
@@ -228,6 +227,24 @@ std::size_t kernel_builder::push_decl(decl d, std::uint64_t at, std::uint64_t st
     return m_decls.size() - 1;
 }
 
+kernel_builder::decl kernel_builder::tile_decl(const std::string& name, mem_space space,
+                                               std::uint32_t partitions, std::uint32_t elems,
+                                               dtype type, std::uint32_t first_partition) {
+    decl d;
+    d.name = name;
+    d.shape.space = space;
+    d.shape.type = type;
+    d.shape.partitions = partitions;
+    d.shape.partition = static_cast<std::uint16_t>(first_partition);
+    d.shape.elems = elems;
+    return d;
+}
+
+std::uint64_t kernel_builder::aligned_bytes(mem_space space, std::uint64_t bytes) const {
+    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
+    return (bytes + unit - 1) / unit * unit;
+}
+
 std::size_t kernel_builder::declare_tile(const std::string& name, mem_space space,
                                          std::uint32_t partitions, std::uint32_t elems, dtype type,
                                          std::uint32_t buffers, std::uint64_t loop_trips) {
@@ -237,21 +254,13 @@ std::size_t kernel_builder::declare_tile(const std::string& name, mem_space spac
     const std::uint64_t bytes = std::uint64_t{elems} * dtype_size(type);
     std::uint32_t granted = 0;
     const std::uint64_t at = allocate(space, bytes, name, buffers, policy, granted);
-    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
-    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
-    decl d;
-    d.name = name;
-    d.shape.space = space;
-    d.shape.type = type;
-    d.shape.partitions = partitions;
-    d.shape.elems = elems;
-    return push_decl(std::move(d), at, aligned, granted);
+    return push_decl(tile_decl(name, space, partitions, elems, type), at,
+                     aligned_bytes(space, bytes), granted);
 }
 
 std::size_t kernel_builder::reserve(const std::string& name, mem_space space, std::uint64_t bytes,
                                     std::uint32_t buffers) {
-    const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
-    const std::uint64_t aligned = (bytes + unit - 1) / unit * unit;
+    const std::uint64_t aligned = aligned_bytes(space, bytes);
     std::uint32_t granted = 0;
     const std::uint64_t at = allocate(space, aligned, name, buffers, false, granted);
     decl d;
@@ -270,12 +279,7 @@ std::size_t kernel_builder::declare_tile_in(const std::string& name, std::size_t
     if (!r.reserved || offset + std::uint64_t{elems} * dtype_size(type) > r.reserved ||
         buffers == 0 || buffers > r.buffers.size())
         throw std::logic_error("tile '" + name + "' does not fit the reservation '" + r.name + "'");
-    decl d;
-    d.name = name;
-    d.shape.space = r.shape.space;
-    d.shape.type = type;
-    d.shape.partitions = partitions;
-    d.shape.elems = elems;
+    decl d = tile_decl(name, r.shape.space, partitions, elems, type);
     d.buffers.assign(r.buffers.begin(), r.buffers.begin() + buffers);
     d.offsets.assign(r.offsets.begin(), r.offsets.begin() + buffers);
     for (auto& at : d.offsets)
@@ -306,14 +310,8 @@ std::size_t kernel_builder::declare_tile_at(const std::string& name, mem_space s
                          "' at byte " + std::to_string(offset) + " (" + std::to_string(buffers) +
                          " x " + std::to_string(bytes) + " bytes per partition) does not fit in " +
                          std::to_string(cap) + " bytes per partition");
-    decl d;
-    d.name = name;
-    d.shape.space = space;
-    d.shape.type = type;
-    d.shape.partitions = partitions;
-    d.shape.partition = static_cast<std::uint16_t>(first_partition);
-    d.shape.elems = elems;
-    return push_decl(std::move(d), offset, bytes, buffers);
+    return push_decl(tile_decl(name, space, partitions, elems, type, first_partition), offset,
+                     bytes, buffers);
 }
 
 tile kernel_builder::next(std::size_t id) {
@@ -1299,7 +1297,6 @@ std::vector<std::uint32_t> kernel_builder::plan_buffers(
     std::vector<std::uint32_t> out(requests.size(), 1), policy(requests.size(), 1);
     for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
         const bool sbuf = space == mem_space::sbuf;
-        const std::uint64_t unit = sbuf ? 64 : m_opt.psum_bank_bytes;
         const std::uint64_t cap =
             sbuf ? m_opt.limits.sbuf_partition_bytes : m_opt.limits.psum_partition_bytes;
         std::uint64_t fixed = sbuf ? m_sbuf_used : m_psum_used;
@@ -1308,7 +1305,7 @@ std::vector<std::uint32_t> kernel_builder::plan_buffers(
         for (std::size_t i = 0; i < requests.size(); ++i) {
             const tile_request& r = requests[i];
             if (r.space != space) continue;
-            const std::uint64_t bytes = (r.bytes + unit - 1) / unit * unit * r.count;
+            const std::uint64_t bytes = aligned_bytes(space, r.bytes) * r.count;
             policy[i] = r.single ? 1 : policy_buffers(unrolled_trips(r.loops));
             if (policy[i] == 1) {
                 fixed += bytes;
@@ -1347,9 +1344,7 @@ std::vector<std::size_t> kernel_builder::declare_tile_array(
     check_tile(name, partitions, elems);
     if (buffers == 0) {
         buffers = policy_buffers(loop_trips);
-        const std::uint64_t unit = space == mem_space::psum ? m_opt.psum_bank_bytes : 64;
-        const std::uint64_t bytes =
-            (std::uint64_t{elems} * dtype_size(type) + unit - 1) / unit * unit;
+        const std::uint64_t bytes = aligned_bytes(space, std::uint64_t{elems} * dtype_size(type));
         const std::uint64_t used = space == mem_space::sbuf ? m_sbuf_used : m_psum_used;
         const std::uint64_t cap = space == mem_space::sbuf ? m_opt.limits.sbuf_partition_bytes
                                                            : m_opt.limits.psum_partition_bytes;

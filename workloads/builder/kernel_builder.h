@@ -7,9 +7,9 @@
 #include <vector>
 
 #include "core/params.h"
-#include "core/program.h"
-#include "core/program_stream.h"
 #include "engines/cost_table.h"
+#include "program/program.h"
+#include "program/program_stream.h"
 
 namespace trn {
 
@@ -74,7 +74,7 @@ struct tile_request {
 struct tile {
     std::size_t buffer = 0;
     operand op;
-    // An indirect view (tensor indirection, core/program.h's indirection): `op` is the view,
+    // An indirect view (tensor indirection, program/program.h's indirection): `op` is the view,
     // element i of each row the tile's column offset(i) of `extent` from op's first, the offsets
     // in `index` (of buffer `index_buffer`). extent 0: a direct tile.
     std::uint32_t extent = 0;
@@ -351,7 +351,7 @@ class kernel_builder {
 
     program finish();
     // After finish(): the races of a kernel that placed tiles itself (declare_tile_at), each
-    // naming the two accesses (core/race_check.h); empty otherwise.
+    // naming the two accesses (program/race_check.h); empty otherwise.
     const std::vector<std::string>& races() const { return m_races; }
 
   private:
@@ -405,6 +405,11 @@ class kernel_builder {
     // Adds every access of `from` to `into` as an access of everything (freed memory).
     static void absorb(std::vector<access_rec>& into, const std::vector<access_rec>& from);
     std::size_t new_buffer();
+    // A declaration of that name and tile shape, without buffers yet.
+    static decl tile_decl(const std::string& name, mem_space space, std::uint32_t partitions,
+                          std::uint32_t elems, dtype type, std::uint32_t first_partition = 0);
+    // `bytes` rounded up to a buffer's alignment in `space` (a PSUM bank, or 64 bytes of SBUF).
+    std::uint64_t aligned_bytes(mem_space space, std::uint64_t bytes) const;
     // Adds declaration d with `buffers` new buffers from byte `at`, `stride` apart: its id.
     std::size_t push_decl(decl d, std::uint64_t at, std::uint64_t stride, std::uint32_t buffers);
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,

@@ -5,6 +5,7 @@
 #include <regex>
 
 #include "core/error.h"
+#include "core/units.h"
 #include "workloads/builder/kernel_builder.h"
 #include "workloads/matmul/matmul.h"
 
@@ -149,6 +150,21 @@ class conv_emitter {
     // PSUM row(s) -> pooled, biased SBUF row(s) -> stored: `rows` holds the p rows of one pooled
     // row (already copied to SBUF, each [cos, OW]); result goes to `dst` [cos, OWp].
     void pool_bias(const std::vector<tile>& rows, const tile& dst, const tile& bias);
+    // Accumulates out-channel tile co's K*K taps of every in-channel tile into `ps`, in the order
+    // (ci, i, j): the weights wt's, the moving operand moving(ci, i, j) (the input columns that
+    // tap multiplies); the first matmul overwrites, the others add.
+    template <typename Moving>
+    void accumulate_taps(const tile& ps, const std::vector<tile>& wt, std::size_t co,
+                         const Moving& moving);
+    // The row kernels' loop nest: for each image, out-channel tile and pooled output row, each
+    // row of the pool window (output row oh) computed in chunks of up to `chunk` columns into a
+    // PSUM tile of `psum`, evicted into its SBUF row of `rows_sb`, then pooled into `pooled`,
+    // biased and stored. per_row(b, co, oh) runs before each output row (its loads); chunk_of(ps,
+    // b, co, oh, c0, n) issues the matmuls of columns [c0, c0 + n) into ps.
+    template <typename PerRow, typename Chunk>
+    void row_nest(const std::vector<tile>& bias, std::size_t psum, std::uint32_t chunk,
+                  const std::vector<std::size_t>& rows_sb, std::size_t pooled,
+                  const PerRow& per_row, const Chunk& chunk_of);
 
     kernel_builder& m_kb;
     conv_shape m_s;
@@ -228,6 +244,48 @@ void conv_emitter::pool_bias(const std::vector<tile>& rows, const tile& dst, con
     m_kb.tensor_scalar_open(dst, dst, alu_op::add, bias);
 }
 
+template <typename Moving>
+void conv_emitter::accumulate_taps(const tile& ps, const std::vector<tile>& wt, std::size_t co,
+                                   const Moving& moving) {
+    bool first = true;
+    for (std::size_t ci = 0; ci < m_ci.size(); ++ci)
+        for (std::uint64_t i = 0; i < m_s.k; ++i)
+            for (std::uint64_t j = 0; j < m_s.k; ++j) {
+                m_kb.matmul(ps, wt[wt_index(co, ci, i, j)], moving(ci, i, j), !first);
+                first = false;
+            }
+}
+
+template <typename PerRow, typename Chunk>
+void conv_emitter::row_nest(const std::vector<tile>& bias, std::size_t psum, std::uint32_t chunk,
+                            const std::vector<std::size_t>& rows_sb, std::size_t pooled,
+                            const PerRow& per_row, const Chunk& chunk_of) {
+    const auto OW = static_cast<std::uint32_t>(m_s.ow());
+    for (std::uint64_t b = 0; b < m_s.batch; ++b)
+        for (std::size_t co = 0; co < m_co.size(); ++co) {
+            const std::uint32_t cos = m_co[co].second;
+            for (std::uint64_t r = 0; r < m_s.ohp(); ++r) {
+                std::vector<tile> rows;
+                for (std::uint64_t q = 0; q < m_s.pool; ++q) {
+                    const std::uint64_t oh = r * m_s.pool + q;
+                    per_row(b, co, oh);
+                    tile row_sb = kernel_builder::partitions_of(m_kb.next(rows_sb[q]), 0, cos);
+                    for (std::uint32_t c0 = 0; c0 < OW; c0 += chunk) {
+                        const std::uint32_t n = std::min(chunk, OW - c0);
+                        tile ps = kernel_builder::partitions_of(
+                            kernel_builder::slice(m_kb.next(psum), 0, n), 0, cos);
+                        chunk_of(ps, b, co, oh, c0, n);
+                        m_kb.tensor_copy(kernel_builder::slice(row_sb, c0, n), ps);
+                    }
+                    rows.push_back(row_sb);
+                }
+                tile out = kernel_builder::partitions_of(m_kb.next(pooled), 0, cos);
+                pool_bias(rows, out, bias[co]);
+                m_kb.store(m_out, out_view(b, co, r, 1), out);
+            }
+        }
+}
+
 void conv_emitter::row() {
     const std::vector<tile> wt = prepare_weights(false);
     const std::vector<tile> bias = load_biases();
@@ -251,44 +309,24 @@ void conv_emitter::row() {
             m_kb.declare_tile("out_row", mem_space::sbuf, std::min(m_P, m_cols), OW, m_type, 1));
     const std::size_t pooled =
         m_kb.declare_tile("pooled_row", mem_space::sbuf, std::min(m_P, m_cols), OWp, m_type, 1);
-    for (std::uint64_t b = 0; b < m_s.batch; ++b)
-        for (std::size_t co = 0; co < m_co.size(); ++co) {
-            const std::uint32_t cos = m_co[co].second;
-            for (std::uint64_t r = 0; r < m_s.ohp(); ++r) {
-                std::vector<tile> rows;
-                for (std::uint64_t q = 0; q < m_s.pool; ++q) {
-                    const std::uint64_t oh = r * m_s.pool + q;
-                    std::vector<tile> loaded;
-                    for (std::size_t ci = 0; ci < m_ci.size(); ++ci)
-                        for (std::uint64_t i = 0; i < m_s.k; ++i) {
-                            loaded.push_back(m_kb.next(rowbuf[ci * m_s.k + i]));
-                            m_kb.load(loaded.back(), m_x, x_view(b, ci, oh + i, 1));
-                        }
-                    tile row_sb = kernel_builder::partitions_of(m_kb.next(rows_sb[q]), 0, cos);
-                    for (std::uint32_t c0 = 0; c0 < OW; c0 += chunk) {
-                        const std::uint32_t n = std::min(chunk, OW - c0);
-                        tile ps = m_kb.next(psum);
-                        ps = kernel_builder::partitions_of(kernel_builder::slice(ps, 0, n), 0, cos);
-                        bool first = true;
-                        for (std::size_t ci = 0; ci < m_ci.size(); ++ci)
-                            for (std::uint64_t i = 0; i < m_s.k; ++i)
-                                for (std::uint64_t j = 0; j < m_s.k; ++j) {
-                                    m_kb.matmul(ps, wt[wt_index(co, ci, i, j)],
-                                                kernel_builder::slice(
-                                                    loaded[ci * m_s.k + i],
-                                                    static_cast<std::uint32_t>(c0 + j), n),
-                                                !first);
-                                    first = false;
-                                }
-                        m_kb.tensor_copy(kernel_builder::slice(row_sb, c0, n), ps);
-                    }
-                    rows.push_back(row_sb);
+    std::vector<tile> loaded;
+    row_nest(
+        bias, psum, chunk, rows_sb, pooled,
+        [&](std::uint64_t b, std::size_t, std::uint64_t oh) {
+            loaded.clear();
+            for (std::size_t ci = 0; ci < m_ci.size(); ++ci)
+                for (std::uint64_t i = 0; i < m_s.k; ++i) {
+                    loaded.push_back(m_kb.next(rowbuf[ci * m_s.k + i]));
+                    m_kb.load(loaded.back(), m_x, x_view(b, ci, oh + i, 1));
                 }
-                tile out = kernel_builder::partitions_of(m_kb.next(pooled), 0, cos);
-                pool_bias(rows, out, bias[co]);
-                m_kb.store(m_out, out_view(b, co, r, 1), out);
-            }
-        }
+        },
+        [&](const tile& ps, std::uint64_t, std::size_t co, std::uint64_t, std::uint32_t c0,
+            std::uint32_t n) {
+            accumulate_taps(ps, wt, co, [&](std::size_t ci, std::uint64_t i, std::uint64_t j) {
+                return kernel_builder::slice(loaded[ci * m_s.k + i],
+                                             static_cast<std::uint32_t>(c0 + j), n);
+            });
+        });
 }
 
 void conv_emitter::optimized() {
@@ -336,16 +374,9 @@ void conv_emitter::optimized() {
                 const auto n = static_cast<std::uint32_t>(rows * W);
                 tile ps = kernel_builder::partitions_of(
                     kernel_builder::slice(m_kb.next(psum), 0, n), 0, cos);
-                bool first = true;
-                for (std::size_t ci = 0; ci < m_ci.size(); ++ci)
-                    for (std::uint64_t i = 0; i < m_s.k; ++i)
-                        for (std::uint64_t j = 0; j < m_s.k; ++j) {
-                            m_kb.matmul(ps, wt[wt_index(co, ci, i, j)],
-                                        kernel_builder::slice(
-                                            x[ci], static_cast<std::uint32_t>(i * W + j), n),
-                                        !first);
-                            first = false;
-                        }
+                accumulate_taps(ps, wt, co, [&](std::size_t ci, std::uint64_t i, std::uint64_t j) {
+                    return kernel_builder::slice(x[ci], static_cast<std::uint32_t>(i * W + j), n);
+                });
                 const tile sb = kernel_builder::partitions_of(m_kb.next(rows_sb), 0, cos);
                 for (std::uint64_t r = 0; r < rows; ++r)
                     m_kb.tensor_copy(
@@ -392,47 +423,32 @@ void conv_emitter::baseline() {
         rows_sb.push_back(m_kb.declare_tile("out_row", mem_space::sbuf, copart, OW, m_type));
     const std::size_t pooled =
         m_kb.declare_tile("pooled_row", mem_space::sbuf, copart, OWp, m_type);
-    for (std::uint64_t b = 0; b < m_s.batch; ++b)
-        for (std::size_t co = 0; co < m_co.size(); ++co) {
+    row_nest(
+        bias, psum, chunk, rows_sb, pooled, [](std::uint64_t, std::size_t, std::uint64_t) {},
+        [&](const tile& ps, std::uint64_t b, std::size_t co, std::uint64_t oh, std::uint32_t c0,
+            std::uint32_t n) {
             const std::uint32_t cos = m_co[co].second;
-            for (std::uint64_t r = 0; r < m_s.ohp(); ++r) {
-                std::vector<tile> rows;
-                for (std::uint64_t q = 0; q < m_s.pool; ++q) {
-                    const std::uint64_t oh = r * m_s.pool + q;
-                    tile row_sb = kernel_builder::partitions_of(m_kb.next(rows_sb[q]), 0, cos);
-                    for (std::uint32_t c0 = 0; c0 < OW; c0 += chunk) {
-                        const std::uint32_t n = std::min(chunk, OW - c0);
-                        tile ps = kernel_builder::partitions_of(
-                            kernel_builder::slice(m_kb.next(psum), 0, n), 0, cos);
-                        bool first = true;
-                        for (std::size_t ci = 0; ci < m_ci.size(); ++ci) {
-                            const std::uint32_t cs = m_ci[ci].second;
-                            std::vector<tile> wtaps;
-                            for (auto d : taps_decl)
-                                wtaps.push_back(kernel_builder::partitions_of(
-                                    kernel_builder::slice(m_kb.next(d), 0, cos), 0, cs));
-                            transpose_taps(co, ci, raw, wps, wtaps);
-                            for (std::uint64_t i = 0; i < m_s.k; ++i) {
-                                tile in = kernel_builder::partitions_of(m_kb.next(rowbuf), 0, cs);
-                                m_kb.load(in, m_x, x_view(b, ci, oh + i, 1));
-                                for (std::uint64_t j = 0; j < m_s.k; ++j) {
-                                    m_kb.matmul(ps, wtaps[i * m_s.k + j],
-                                                kernel_builder::slice(
-                                                    in, static_cast<std::uint32_t>(c0 + j), n),
-                                                !first);
-                                    first = false;
-                                }
-                            }
-                        }
-                        m_kb.tensor_copy(kernel_builder::slice(row_sb, c0, n), ps);
+            bool first = true;
+            for (std::size_t ci = 0; ci < m_ci.size(); ++ci) {
+                const std::uint32_t cs = m_ci[ci].second;
+                std::vector<tile> wtaps;
+                for (auto d : taps_decl)
+                    wtaps.push_back(kernel_builder::partitions_of(
+                        kernel_builder::slice(m_kb.next(d), 0, cos), 0, cs));
+                transpose_taps(co, ci, raw, wps, wtaps);
+                for (std::uint64_t i = 0; i < m_s.k; ++i) {
+                    tile in = kernel_builder::partitions_of(m_kb.next(rowbuf), 0, cs);
+                    m_kb.load(in, m_x, x_view(b, ci, oh + i, 1));
+                    for (std::uint64_t j = 0; j < m_s.k; ++j) {
+                        m_kb.matmul(
+                            ps, wtaps[i * m_s.k + j],
+                            kernel_builder::slice(in, static_cast<std::uint32_t>(c0 + j), n),
+                            !first);
+                        first = false;
                     }
-                    rows.push_back(row_sb);
                 }
-                tile out = kernel_builder::partitions_of(m_kb.next(pooled), 0, cos);
-                pool_bias(rows, out, bias[co]);
-                m_kb.store(m_out, out_view(b, co, r, 1), out);
             }
-        }
+        });
 }
 
 // out[b,c,i,j] = max over the pool window of bias[c] + sum X[b,ci,i+m,j+n] W[c,ci,m,n].
@@ -513,12 +529,12 @@ built_kernel conv2d_workload::build(const workload_params& p, const config& cfg,
     }
     auto get = [&](const char* k, std::int64_t lo, std::int64_t hi) -> std::uint64_t {
         if (!shape.count(k)) return static_cast<std::uint64_t>(p.integer(k, lo, hi));
-        const long long v = std::stoll(shape.at(k));
-        if (v < lo || v > hi)
+        const auto v = units::parse_whole<std::int64_t>(shape.at(k));  // from the case table
+        if (!v || *v < lo || *v > hi)
             throw user_error("conv2d case '" + case_name + "': " + k + "=" + shape.at(k) +
                              " is out of range [" + std::to_string(lo) + ", " + std::to_string(hi) +
                              "]");
-        return static_cast<std::uint64_t>(v);
+        return static_cast<std::uint64_t>(*v);
     };
     if (!p.text("fleet").empty())
         throw user_error("conv2d: 'fleet' runs several programs (the command line expands it)");

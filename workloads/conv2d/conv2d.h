@@ -1,5 +1,5 @@
 #pragma once
-#include "workloads/registry.h"
+#include "workloads/workload.h"
 
 namespace trn {
 

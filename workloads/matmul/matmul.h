@@ -2,7 +2,7 @@
 #include <array>
 
 #include "workloads/builder/kernel_builder.h"
-#include "workloads/registry.h"
+#include "workloads/workload.h"
 
 namespace trn {
 

@@ -8,7 +8,7 @@
 #include <utility>
 #include <vector>
 
-#include "core/program.h"
+#include "program/program.h"
 #include "workloads/builder/kernel_builder.h"
 
 namespace trn {

@@ -1,6 +1,6 @@
 #pragma once
 #include "workloads/builder/kernel_builder.h"
-#include "workloads/registry.h"
+#include "workloads/workload.h"
 
 namespace trn {
 

@@ -1,8 +1,8 @@
 """The instruction set a kernel is recorded in: one primitive per call of the C++ kernel
 builder (workloads/builder/kernel_builder.h), each declared once with its operands (their order
-in the recording's text form, which workloads/nki/recording.cpp reads) and its values (numpy,
-on [partitions, elements] arrays in float32, int32 for int32; the interpreter rounds the result
-to the destination's dtype).
+in the recording's text form, which workloads/nki/recording_reader.cpp reads) and its values
+(numpy, on [partitions, elements] arrays in float32, int32 for int32; the interpreter rounds the
+result to the destination's dtype).
 
 Operand kinds: T a tile (dst first), T? an optional tile, O a second output tile, H an HBM
 access, alu an operation, eng an engine, func an activation function, f a number, acc a matmul's
@@ -673,5 +673,5 @@ def indirect_group(engine):
 def indirect_position(i, group, k):
     """Where offset i (an int or a numpy array) of an indirect view lies in its [P, k] index:
     (row, column), index[i % G, i // G] continued past G x k into the next G partitions
-    (core/program.h's indirection_position)."""
+    (program/program.h's indirection_position)."""
     return (i // (group * k)) * group + i % group, (i // group) % k
