@@ -32,8 +32,10 @@ const char* const usage_text =
 
 }  // namespace
 
-cli_options parse_cli(int argc, const char* const* argv) {
-    cli_options o;
+namespace {
+
+// sim's options, each stored into `o` when given.
+po::options_description options_of(cli_options& o) {
     po::options_description opts(usage_text);
     opts.add_options()("help,h", "print this help")(
         "config,c", po::value(&o.config), "platform config: a YAML path or a configs/ name")(
@@ -62,6 +64,11 @@ cli_options parse_cli(int argc, const char* const* argv) {
         "trace's at=FILE:LINE) or C++ driver step, hottest first, with its share of the "
         "critical path, what holds it, its instructions, busy time, DMA bytes and waits")(
         "quiet,q", "print nothing on success (errors still go to stderr)");
+    return opts;
+}
+
+// Rejects, as an unknown option, a token with a '%' that is not a known option's.
+void reject_percent_tokens(const po::options_description& opts, int argc, const char* const* argv) {
     // Boost.Program_options builds its error messages by replacing placeholders such as
     // %canonical_option% with the offending token; a token that itself contains the placeholder
     // makes that replacement loop forever (found by tests/fuzz/cli_fuzz.cpp). No option name
@@ -85,6 +92,14 @@ cli_options parse_cli(int argc, const char* const* argv) {
         if (name.find('%') != std::string::npos || (long_form ? !known : name.size() != 2))
             throw user_error("unrecognised option '" + arg + "' (see sim --help)");
     }
+}
+
+}  // namespace
+
+cli_options parse_cli(int argc, const char* const* argv) {
+    cli_options o;
+    po::options_description opts = options_of(o);
+    reject_percent_tokens(opts, argc, argv);
     po::variables_map vm;
     try {
         // No abbreviated option names: an abbreviation several options share (`--list`) is

@@ -120,6 +120,50 @@ void dma_queue::first_held_engines(std::vector<const busy_port*>& out) const {
         out.push_back(&m_bound[at.base + (at.engine + k) % m_engine_count]->booking());
 }
 
+void dma_queue::draw(const dma_transfer& t, std::size_t number, std::uint32_t place,
+                     const sc_core::sc_time& start, const sc_core::sc_time& at) {
+    m_timeline->counter_delta(m_counter, (sim_time() + start).to_seconds() * 1e9,
+                              static_cast<double>(t.src.bytes()));
+    m_timeline->counter_delta(m_counter, at.to_seconds() * 1e9,
+                              -static_cast<double>(t.src.bytes()));
+    // (a queue's slices never overlap: clip at the previous completion)
+    sc_core::sc_time from = sim_time() + start;
+    if (from < m_last_done) from = m_last_done;
+    const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
+    m_timeline->slice(
+        m_track, "transfer " + std::to_string(number), from.to_seconds() * 1e9,
+        (end - from).to_seconds() * 1e9,
+        "{\"bytes\":" + std::to_string(t.src.bytes()) + ",\"rows\":" + std::to_string(t.rows()) +
+            (place != 0 ? ",\"line\":" + nlohmann::json(m_program->sources().name(place)).dump()
+                        : std::string()) +
+            "}");
+}
+
+void dma_queue::time_memory_sides(const dma_transfer& t, const sc_core::sc_time& first_chunk,
+                                  sc_core::sc_time& done, sc_core::sc_time& memory_end,
+                                  mem_space& last_side) {
+    // Both memory sides of the whole transfer, from when its first chunk starts (a
+    // read-add-write's read of dst is not timed apart: its engines' rate, core.dma.rmw_rate,
+    // stands for it, as the documented rates are whole-transfer throughputs).
+    for (const operand* op : {&t.src, &t.dst}) {
+        m_ext.initiator = initiator_id::dma;
+        m_ext.rows = op->partitions;
+        m_ext.row_bytes = op->row_bytes();
+        m_ext.row_stride = row_stride_of(*op);
+        m_mem.set_command(op == &t.src ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
+        m_mem.set_address(address_of(*op));
+        m_mem.set_data_ptr(nullptr);
+        m_mem.set_data_length(static_cast<unsigned>(op->bytes()));
+        sc_core::sc_time d = first_chunk;
+        mem->b_transport(m_mem, d);
+        if (d > done) done = d;
+        if (d >= memory_end) {
+            memory_end = d;
+            last_side = op->space;
+        }
+    }
+}
+
 void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
                       const sc_core::sc_time& rung, const sc_core::sc_time& start) {
     sc_core::sc_time done = start, first_chunk = sc_core::SC_ZERO_TIME;
@@ -190,50 +234,14 @@ void dma_queue::begin(const dma_transfer& t, std::uint32_t place, std::size_t nu
     const sc_core::sc_time chunks_end = done;
     sc_core::sc_time memory_end = sc_core::SC_ZERO_TIME;
     mem_space last_side = t.src.space;
-    // Both memory sides of the whole transfer, from when its first chunk starts (a
-    // read-add-write's read of dst is not timed apart: its engines' rate, core.dma.rmw_rate,
-    // stands for it, as the documented rates are whole-transfer throughputs).
-    for (const operand* op : {&t.src, &t.dst}) {
-        m_ext.initiator = initiator_id::dma;
-        m_ext.rows = op->partitions;
-        m_ext.row_bytes = op->row_bytes();
-        m_ext.row_stride = row_stride_of(*op);
-        m_mem.set_command(op == &t.src ? tlm::TLM_READ_COMMAND : tlm::TLM_WRITE_COMMAND);
-        m_mem.set_address(address_of(*op));
-        m_mem.set_data_ptr(nullptr);
-        m_mem.set_data_length(static_cast<unsigned>(op->bytes()));
-        sc_core::sc_time d = first_chunk;
-        mem->b_transport(m_mem, d);
-        if (d > done) done = d;
-        if (d >= memory_end) {
-            memory_end = d;
-            last_side = op->space;
-        }
-    }
+    time_memory_sides(t, first_chunk, done, memory_end, last_side);
     m_bytes += t.src.bytes();
     if (place >= m_by_place.size()) m_by_place.resize(place + 1);  // a place named since load()
     auto& here = m_by_place[place];
     ++here.first;
     here.second += t.src.bytes();
     const sc_core::sc_time at = sim_time() + done;
-    if (m_timeline) {
-        m_timeline->counter_delta(m_counter, (sim_time() + start).to_seconds() * 1e9,
-                                  static_cast<double>(t.src.bytes()));
-        m_timeline->counter_delta(m_counter, at.to_seconds() * 1e9,
-                                  -static_cast<double>(t.src.bytes()));
-    }
-    if (m_timeline) {  // a queue's slices never overlap: clip at the previous completion
-        sc_core::sc_time from = sim_time() + start;
-        if (from < m_last_done) from = m_last_done;
-        const sc_core::sc_time end = at > m_last_done ? at : m_last_done;
-        m_timeline->slice(
-            m_track, "transfer " + std::to_string(number), from.to_seconds() * 1e9,
-            (end - from).to_seconds() * 1e9,
-            "{\"bytes\":" + std::to_string(t.src.bytes()) + ",\"rows\":" + std::to_string(rows) +
-                (place != 0 ? ",\"line\":" + nlohmann::json(m_program->sources().name(place)).dump()
-                            : std::string()) +
-                "}");
-    }
+    if (m_timeline) draw(t, number, place, start, at);
     m_last_done = at > m_last_done ? at : m_last_done;
     if (m_log) {
         const sc_core::sc_time now = sim_time();

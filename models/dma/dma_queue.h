@@ -101,6 +101,16 @@ class dma_queue final : public sc_core::sc_module, public held_transfers {
     // for the activity log, which also takes it to have been able to start a fixed latency on).
     void begin(const dma_transfer& t, std::uint32_t place, std::size_t number,
                const sc_core::sc_time& rung, const sc_core::sc_time& start);
+    // Times both memory sides of transfer t from `first_chunk` (offsets from now), raising
+    // `done` to each side's end, and `memory_end` to the later side's (whose space `last_side`
+    // becomes).
+    void time_memory_sides(const dma_transfer& t, const sc_core::sc_time& first_chunk,
+                           sc_core::sc_time& done, sc_core::sc_time& memory_end,
+                           mem_space& last_side);
+    // Draws transfer `number` (started `start` after now, done at `at`) on the timeline: its
+    // bytes in flight and its slice.
+    void draw(const dma_transfer& t, std::size_t number, std::uint32_t place,
+              const sc_core::sc_time& start, const sc_core::sc_time& at);
 
     semaphore_bank& m_sems;
     std::size_t m_index;

@@ -92,55 +92,15 @@ void bias_softmax(kernel_builder& kb, const hbm_tensor& in, const hbm_tensor& bi
 
 }  // namespace
 
-built_kernel ffnn_workload::build(const workload_params& p, const config& cfg,
-                                  const program_limits& limits) const {
-    const bool predict = p.text("kernel", {"predict", "forward"}) == "predict";
-    const std::string variant =
-        p.text("matmul", {"tiled", "hoist_load", "block_free_dimension", "fully_optimized"});
-    const auto N = static_cast<std::uint64_t>(p.integer("n", 1, 1 << 20));
-    const auto D = static_cast<std::uint64_t>(p.integer("d", 1, 1 << 20));
-    const auto H = static_cast<std::uint64_t>(p.integer("h", 1, 1 << 20));
-    const auto C = static_cast<std::uint64_t>(p.integer("c", 8, 16384));
-    kernel_builder kb(
-        kernel_builder::options(cfg, limits, parse_style(p.text("style", {"nl", "isa"}))));
-    check_matmul_shape(kb, variant, {N, D, H}, {"n", "d", "h"});
-    check_matmul_shape(kb, variant, {N, H, C}, {"n", "h", "c"});
-    const dtype f32 = dtype::float32;
-    const float w1 = 1.0f / std::sqrt(static_cast<float>(D)), w2 = 1.0f / std::sqrt(float(H));
-    const hbm_tensor x = kb.input("X", N * D, f32, 0.0f, 1.0f, 31);
-    const hbm_tensor W1 = kb.input("W1", D * H, f32, -w1, w1, 32);
-    const hbm_tensor b1 = kb.input("b1", H, f32, -0.1f, 0.1f, 33);
-    const hbm_tensor W2 = kb.input("W2", H * C, f32, -w2, w2, 34);
-    const hbm_tensor b2 = kb.input("b2", C, f32, -0.1f, 0.1f, 35);
-    const hbm_tensor xT = kb.output("XT", D * N, f32);
-    const hbm_tensor h_pre = kb.output("H_pre", N * H, f32);
-    const hbm_tensor h = kb.output("H", N * H, f32);
-    const hbm_tensor hT = kb.output("HT", H * N, f32);
-    const hbm_tensor z = kb.output("Z", N * C, f32);
-    const hbm_tensor probs = kb.output("P", N * C, f32);
-    const hbm_tensor pred = kb.output("predictions", N, dtype::int32);
+namespace {
 
-    // Each kernel of the lab is a phase: its SBUF and PSUM are free for the next.
-    auto phase = [&](auto&& emit) {
-        kb.begin_phase();
-        emit();
-        kb.end_phase();
-    };
-    phase([&] { emit_transpose(kb, x, xT, N, D, "ffnn transpose of X"); });
-    phase([&] { emit_matmul(kb, variant, xT, W1, h_pre, {N, D, H}); });
-    phase([&] { bias_relu(kb, h_pre, b1, h, N, H); });
-    phase([&] { emit_transpose(kb, h, hT, N, H, "ffnn transpose of H"); });
-    phase([&] { emit_matmul(kb, variant, hT, W2, z, {N, H, C}); });
-    phase([&] { bias_softmax(kb, z, b2, probs, predict ? &pred : nullptr, N, C); });
-
-    built_kernel k;
-    k.pe_flops = kb.matmul_flops();
-    k.prog = kb.finish();
-    k.description = std::string("ffnn ") + (predict ? "predict" : "forward") +
-                    " matmul=" + variant + " n=" + std::to_string(N) + " d=" + std::to_string(D) +
-                    " h=" + std::to_string(H) + " c=" + std::to_string(C);
-    const auto regions = k.prog.regions;
-    k.check = [regions, N, D, H, C, predict](const hbm_reader& read) {
+// The golden check of the network's forward pass on the program's inputs: the probabilities
+// P within 1e-3 (relative) and, when `predict`, every predicted class.
+std::function<check_result(const hbm_reader&)> forward_check(std::vector<hbm_region> regions,
+                                                             std::uint64_t N, std::uint64_t D,
+                                                             std::uint64_t H, std::uint64_t C,
+                                                             bool predict) {
+    return [regions, N, D, H, C, predict](const hbm_reader& read) {
         auto find = [&](const std::string& n) {
             return *std::find_if(regions.begin(), regions.end(),
                                  [&](const hbm_region& r) { return r.name == n; });
@@ -195,6 +155,58 @@ built_kernel ffnn_workload::build(const workload_params& p, const config& cfg,
         }
         return res;
     };
+}
+
+}  // namespace
+
+built_kernel ffnn_workload::build(const workload_params& p, const config& cfg,
+                                  const program_limits& limits) const {
+    const bool predict = p.text("kernel", {"predict", "forward"}) == "predict";
+    const std::string variant =
+        p.text("matmul", {"tiled", "hoist_load", "block_free_dimension", "fully_optimized"});
+    const auto N = static_cast<std::uint64_t>(p.integer("n", 1, 1 << 20));
+    const auto D = static_cast<std::uint64_t>(p.integer("d", 1, 1 << 20));
+    const auto H = static_cast<std::uint64_t>(p.integer("h", 1, 1 << 20));
+    const auto C = static_cast<std::uint64_t>(p.integer("c", 8, 16384));
+    kernel_builder kb(
+        kernel_builder::options(cfg, limits, parse_style(p.text("style", {"nl", "isa"}))));
+    check_matmul_shape(kb, variant, {N, D, H}, {"n", "d", "h"});
+    check_matmul_shape(kb, variant, {N, H, C}, {"n", "h", "c"});
+    const dtype f32 = dtype::float32;
+    const float w1 = 1.0f / std::sqrt(static_cast<float>(D)), w2 = 1.0f / std::sqrt(float(H));
+    const hbm_tensor x = kb.input("X", N * D, f32, 0.0f, 1.0f, 31);
+    const hbm_tensor W1 = kb.input("W1", D * H, f32, -w1, w1, 32);
+    const hbm_tensor b1 = kb.input("b1", H, f32, -0.1f, 0.1f, 33);
+    const hbm_tensor W2 = kb.input("W2", H * C, f32, -w2, w2, 34);
+    const hbm_tensor b2 = kb.input("b2", C, f32, -0.1f, 0.1f, 35);
+    const hbm_tensor xT = kb.output("XT", D * N, f32);
+    const hbm_tensor h_pre = kb.output("H_pre", N * H, f32);
+    const hbm_tensor h = kb.output("H", N * H, f32);
+    const hbm_tensor hT = kb.output("HT", H * N, f32);
+    const hbm_tensor z = kb.output("Z", N * C, f32);
+    const hbm_tensor probs = kb.output("P", N * C, f32);
+    const hbm_tensor pred = kb.output("predictions", N, dtype::int32);
+
+    // Each kernel of the lab is a phase: its SBUF and PSUM are free for the next.
+    auto phase = [&](auto&& emit) {
+        kb.begin_phase();
+        emit();
+        kb.end_phase();
+    };
+    phase([&] { emit_transpose(kb, x, xT, N, D, "ffnn transpose of X"); });
+    phase([&] { emit_matmul(kb, variant, xT, W1, h_pre, {N, D, H}); });
+    phase([&] { bias_relu(kb, h_pre, b1, h, N, H); });
+    phase([&] { emit_transpose(kb, h, hT, N, H, "ffnn transpose of H"); });
+    phase([&] { emit_matmul(kb, variant, hT, W2, z, {N, H, C}); });
+    phase([&] { bias_softmax(kb, z, b2, probs, predict ? &pred : nullptr, N, C); });
+
+    built_kernel k;
+    k.pe_flops = kb.matmul_flops();
+    k.prog = kb.finish();
+    k.description = std::string("ffnn ") + (predict ? "predict" : "forward") +
+                    " matmul=" + variant + " n=" + std::to_string(N) + " d=" + std::to_string(D) +
+                    " h=" + std::to_string(H) + " c=" + std::to_string(C);
+    k.check = forward_check(k.prog.regions, N, D, H, C, predict);
     return k;
 }
 

@@ -66,142 +66,196 @@ void check_matmul_shape(const kernel_builder& kb, const std::string& variant, co
     need(s.n, o.moving_max, b.n, names[2], "TILE_N = core.pe.moving_max");
 }
 
-void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tensor& lhsT,
-                 const hbm_tensor& rhs, const hbm_tensor& result, const matmul_shape& s,
-                 bool double_row) {
-    check_matmul_shape(kb, variant, s);
-    const auto& o = kb.opts();
-    const std::uint32_t TM = o.pe_cols, TK = std::min(o.pe_rows, o.limits.partitions),
-                        TN = o.moving_max;
-    const std::uint64_t MT = s.m / TM, KT = s.k / TK, NT = s.n / TN;
-    const dtype in = lhsT.type, out = result.type;
-    auto lhsT_view = [&](std::uint64_t kt, std::uint64_t m0, std::uint32_t width) {
-        return kb.view(lhsT, kt * TK * s.m + m0, TK, width, s.m);
-    };
-    auto rhs_view = [&](std::uint64_t kt, std::uint64_t n0, std::uint32_t width) {
-        return kb.view(rhs, kt * TK * s.n + n0, TK, width, s.n);
-    };
-    auto result_view = [&](std::uint64_t m0, std::uint64_t n0, std::uint32_t width) {
-        return kb.view(result, m0 * s.n + n0, TM, width, s.n);
-    };
-    const std::size_t psum = kb.declare_tile("res_psum", mem_space::psum, TM, TN, dtype::float32);
+namespace {
 
-    if (variant == "tiled") {
-        const std::size_t lt = kb.declare_tile("lhsT_tile", mem_space::sbuf, TK, TM, in);
-        const std::size_t rt = kb.declare_tile("rhs_tile", mem_space::sbuf, TK, TN, in);
-        const std::size_t st = kb.declare_tile("res_sb", mem_space::sbuf, TM, TN, out);
-        for (std::uint64_t m = 0; m < MT; ++m)
-            for (std::uint64_t n = 0; n < NT; ++n) {
-                const tile ps = kb.next(psum);
-                for (std::uint64_t k = 0; k < KT; ++k) {
-                    const tile l = kb.next(lt), r = kb.next(rt);
-                    kb.load(l, lhsT, lhsT_view(k, m * TM, TM));
-                    kb.load(r, rhs, rhs_view(k, n * TN, TN));
-                    kb.matmul(ps, l, r, k > 0, double_row);
-                }
-                const tile sb = kb.next(st);
-                kb.copy(sb, ps);
-                kb.store(result, result_view(m * TM, n * TN, TN), sb);
-            }
-        return;
+// Emits the tutorial's matmul variants into a builder (one object per program): result = lhsT^T
+// rhs in tiles of the Tensor engine's shape, PSUM tiles of `res_psum` accumulating over K.
+class matmul_emitter {
+  public:
+    matmul_emitter(kernel_builder& kb, const hbm_tensor& lhsT, const hbm_tensor& rhs,
+                   const hbm_tensor& result, const matmul_shape& s, bool double_row)
+        : m_kb(kb),
+          m_lhsT(lhsT),
+          m_rhs(rhs),
+          m_result(result),
+          m_s(s),
+          m_double_row(double_row),
+          m_in(lhsT.type),
+          m_out(result.type) {
+        const auto& o = kb.opts();
+        m_TM = o.pe_cols;
+        m_TK = std::min(o.pe_rows, o.limits.partitions);
+        m_TN = o.moving_max;
+        m_MT = s.m / m_TM;
+        m_KT = s.k / m_TK;
+        m_NT = s.n / m_TN;
+        m_psum = kb.declare_tile("res_psum", mem_space::psum, m_TM, m_TN, dtype::float32);
     }
-    if (variant == "hoist_load" || variant == "block_free_dimension") {
-        const blocking b = blocks_of(variant);
-        const std::size_t st = kb.declare_tile("res_sb", mem_space::sbuf, TM, TN, out);
-        // The compiler gives the hoisted operands one buffer count that fits them all.
-        const std::uint64_t set = KT * ((b.m * TM + b.n * TN) * dtype_size(in) + 2 * 64);
-        require_fit(kb, variant, set, "the hoisted lhsT and rhs tiles");
-        const std::uint32_t bufs = kb.buffers_that_fit(set);
-        std::vector<std::vector<std::size_t>> lts, rts;
-        for (std::uint64_t bm = 0; bm < b.m; ++bm)
-            lts.push_back(
-                kb.declare_tile_array("lhsT_tiles", KT, mem_space::sbuf, TK, TM, in, bufs));
-        for (std::uint64_t bn = 0; bn < b.n; ++bn)
-            rts.push_back(
-                kb.declare_tile_array("rhs_tiles", KT, mem_space::sbuf, TK, TN, in, bufs));
-        for (std::uint64_t m2 = 0; m2 < MT / b.m; ++m2) {
-            std::vector<std::vector<tile>> l(b.m);
-            for (std::uint64_t bm = 0; bm < b.m; ++bm)
-                for (std::uint64_t k = 0; k < KT; ++k) {
-                    l[bm].push_back(kb.next(lts[bm][k]));
-                    kb.load(l[bm][k], lhsT, lhsT_view(k, (m2 * b.m + bm) * TM, TM));
-                }
-            for (std::uint64_t n2 = 0; n2 < NT / b.n; ++n2) {
-                std::vector<std::vector<tile>> r(b.n);
-                for (std::uint64_t bn = 0; bn < b.n; ++bn)
-                    for (std::uint64_t k = 0; k < KT; ++k) {
-                        r[bn].push_back(kb.next(rts[bn][k]));
-                        kb.load(r[bn][k], rhs, rhs_view(k, (n2 * b.n + bn) * TN, TN));
-                    }
-                for (std::uint64_t bm = 0; bm < b.m; ++bm)
-                    for (std::uint64_t bn = 0; bn < b.n; ++bn) {
-                        const tile ps = kb.next(psum);
-                        for (std::uint64_t k = 0; k < KT; ++k)
-                            kb.matmul(ps, l[bm][k], r[bn][k], k > 0, double_row);
-                        const tile sb = kb.next(st);
-                        kb.copy(sb, ps);
-                        kb.store(result,
-                                 result_view((m2 * b.m + bm) * TM, (n2 * b.n + bn) * TN, TN), sb);
-                    }
+
+    // Loads both operands' tiles for every result tile.
+    void tiled();
+    // hoist_load, block_free_dimension: each block of lhsT tiles loaded once per row of blocks,
+    // multiplied with every block of rhs tiles.
+    void hoisted(const std::string& variant);
+    // Blocks of M, N and K, the partial results accumulated in SBUF across K-blocks.
+    void fully_optimized();
+
+  private:
+    operand lhsT_view(std::uint64_t kt, std::uint64_t m0, std::uint32_t width) const {
+        return m_kb.view(m_lhsT, kt * m_TK * m_s.m + m0, m_TK, width, m_s.m);
+    }
+    operand rhs_view(std::uint64_t kt, std::uint64_t n0, std::uint32_t width) const {
+        return m_kb.view(m_rhs, kt * m_TK * m_s.n + n0, m_TK, width, m_s.n);
+    }
+    operand result_view(std::uint64_t m0, std::uint64_t n0, std::uint32_t width) const {
+        return m_kb.view(m_result, m0 * m_s.n + n0, m_TM, width, m_s.n);
+    }
+
+    kernel_builder& m_kb;
+    const hbm_tensor &m_lhsT, &m_rhs, &m_result;
+    matmul_shape m_s;
+    bool m_double_row;
+    dtype m_in, m_out;
+    std::uint32_t m_TM = 0, m_TK = 0, m_TN = 0;
+    std::uint64_t m_MT = 0, m_KT = 0, m_NT = 0;
+    std::size_t m_psum = 0;
+};
+
+void matmul_emitter::tiled() {
+    const std::size_t lt = m_kb.declare_tile("lhsT_tile", mem_space::sbuf, m_TK, m_TM, m_in);
+    const std::size_t rt = m_kb.declare_tile("rhs_tile", mem_space::sbuf, m_TK, m_TN, m_in);
+    const std::size_t st = m_kb.declare_tile("res_sb", mem_space::sbuf, m_TM, m_TN, m_out);
+    for (std::uint64_t m = 0; m < m_MT; ++m)
+        for (std::uint64_t n = 0; n < m_NT; ++n) {
+            const tile ps = m_kb.next(m_psum);
+            for (std::uint64_t k = 0; k < m_KT; ++k) {
+                const tile l = m_kb.next(lt), r = m_kb.next(rt);
+                m_kb.load(l, m_lhsT, lhsT_view(k, m * m_TM, m_TM));
+                m_kb.load(r, m_rhs, rhs_view(k, n * m_TN, m_TN));
+                m_kb.matmul(ps, l, r, k > 0, m_double_row);
             }
+            const tile sb = m_kb.next(st);
+            m_kb.copy(sb, ps);
+            m_kb.store(m_result, result_view(m * m_TM, n * m_TN, m_TN), sb);
         }
-        return;
+}
+
+void matmul_emitter::hoisted(const std::string& variant) {
+    const blocking b = blocks_of(variant);
+    const std::size_t st = m_kb.declare_tile("res_sb", mem_space::sbuf, m_TM, m_TN, m_out);
+    // The compiler gives the hoisted operands one buffer count that fits them all.
+    const std::uint64_t set = m_KT * ((b.m * m_TM + b.n * m_TN) * dtype_size(m_in) + 2 * 64);
+    require_fit(m_kb, variant, set, "the hoisted lhsT and rhs tiles");
+    const std::uint32_t bufs = m_kb.buffers_that_fit(set);
+    std::vector<std::vector<std::size_t>> lts, rts;
+    for (std::uint64_t bm = 0; bm < b.m; ++bm)
+        lts.push_back(
+            m_kb.declare_tile_array("lhsT_tiles", m_KT, mem_space::sbuf, m_TK, m_TM, m_in, bufs));
+    for (std::uint64_t bn = 0; bn < b.n; ++bn)
+        rts.push_back(
+            m_kb.declare_tile_array("rhs_tiles", m_KT, mem_space::sbuf, m_TK, m_TN, m_in, bufs));
+    for (std::uint64_t m2 = 0; m2 < m_MT / b.m; ++m2) {
+        std::vector<std::vector<tile>> l(b.m);
+        for (std::uint64_t bm = 0; bm < b.m; ++bm)
+            for (std::uint64_t k = 0; k < m_KT; ++k) {
+                l[bm].push_back(m_kb.next(lts[bm][k]));
+                m_kb.load(l[bm][k], m_lhsT, lhsT_view(k, (m2 * b.m + bm) * m_TM, m_TM));
+            }
+        for (std::uint64_t n2 = 0; n2 < m_NT / b.n; ++n2) {
+            std::vector<std::vector<tile>> r(b.n);
+            for (std::uint64_t bn = 0; bn < b.n; ++bn)
+                for (std::uint64_t k = 0; k < m_KT; ++k) {
+                    r[bn].push_back(m_kb.next(rts[bn][k]));
+                    m_kb.load(r[bn][k], m_rhs, rhs_view(k, (n2 * b.n + bn) * m_TN, m_TN));
+                }
+            for (std::uint64_t bm = 0; bm < b.m; ++bm)
+                for (std::uint64_t bn = 0; bn < b.n; ++bn) {
+                    const tile ps = m_kb.next(m_psum);
+                    for (std::uint64_t k = 0; k < m_KT; ++k)
+                        m_kb.matmul(ps, l[bm][k], r[bn][k], k > 0, m_double_row);
+                    const tile sb = m_kb.next(st);
+                    m_kb.copy(sb, ps);
+                    m_kb.store(m_result,
+                               result_view((m2 * b.m + bm) * m_TM, (n2 * b.n + bn) * m_TN, m_TN),
+                               sb);
+                }
+        }
     }
-    if (variant != "fully_optimized")
-        throw user_error("matmul: unknown variant '" + variant +
-                         "' (tiled, hoist_load, block_free_dimension, fully_optimized)");
+}
+
+void matmul_emitter::fully_optimized() {
+    const std::string variant = "fully_optimized";
     // Blocks: BLOCK_M = 16 tiles, BLOCK_N = 2 tiles, BLOCK_K = 8 tiles. Loop n-block, then
     // K-blocks in sequence (rhs block loaded once per K-block), then m-blocks; partial results
     // accumulate in SBUF across K-blocks and are stored at the end.
     const blocking b = blocks_of(variant);
-    const std::uint64_t BM = b.m * TM, BN = b.n * TN;
-    const std::uint64_t NBM = s.m / BM, NBN = s.n / BN, NBK = KT / b.k;
+    const std::uint64_t BM = b.m * m_TM, BN = b.n * m_TN;
+    const std::uint64_t NBM = m_s.m / BM, NBN = m_s.n / BN, NBK = m_KT / b.k;
     std::vector<std::size_t> res;  // one SBUF accumulator per (m-block, m-tile)
     for (std::uint64_t i = 0; i < NBM * b.m; ++i)
-        res.push_back(kb.declare_tile("result_tiles[" + std::to_string(i) + "]", mem_space::sbuf,
-                                      TM, static_cast<std::uint32_t>(BN), out, 1));
-    const std::uint64_t set = b.k * (BN + BM) * dtype_size(in);
-    require_fit(kb, variant, set, "a K-block of rhs and lhsT tiles");
-    const std::uint32_t bufs = kb.buffers_that_fit(set);
-    const auto rts = kb.declare_tile_array("rhs_tiles", b.k, mem_space::sbuf, TK,
-                                           static_cast<std::uint32_t>(BN), in, bufs);
-    const auto lts = kb.declare_tile_array("lhsT_tiles", b.k, mem_space::sbuf, TK,
-                                           static_cast<std::uint32_t>(BM), in, bufs);
+        res.push_back(m_kb.declare_tile("result_tiles[" + std::to_string(i) + "]", mem_space::sbuf,
+                                        m_TM, static_cast<std::uint32_t>(BN), m_out, 1));
+    const std::uint64_t set = b.k * (BN + BM) * dtype_size(m_in);
+    require_fit(m_kb, variant, set, "a K-block of rhs and lhsT tiles");
+    const std::uint32_t bufs = m_kb.buffers_that_fit(set);
+    const auto rts = m_kb.declare_tile_array("rhs_tiles", b.k, mem_space::sbuf, m_TK,
+                                             static_cast<std::uint32_t>(BN), m_in, bufs);
+    const auto lts = m_kb.declare_tile_array("lhsT_tiles", b.k, mem_space::sbuf, m_TK,
+                                             static_cast<std::uint32_t>(BM), m_in, bufs);
     for (std::uint64_t n2 = 0; n2 < NBN; ++n2) {
         std::vector<tile> acc;
         for (auto id : res) {
-            acc.push_back(kb.next(id));
-            kb.memset(acc.back(), 0.0f);
+            acc.push_back(m_kb.next(id));
+            m_kb.memset(acc.back(), 0.0f);
         }
         for (std::uint64_t k2 = 0; k2 < NBK; ++k2) {
             std::vector<tile> r;
             for (std::uint64_t bk = 0; bk < b.k; ++bk) {
-                r.push_back(kb.next(rts[bk]));
-                kb.load(r[bk], rhs,
-                        rhs_view(k2 * b.k + bk, n2 * BN, static_cast<std::uint32_t>(BN)));
+                r.push_back(m_kb.next(rts[bk]));
+                m_kb.load(r[bk], m_rhs,
+                          rhs_view(k2 * b.k + bk, n2 * BN, static_cast<std::uint32_t>(BN)));
             }
             for (std::uint64_t m2 = 0; m2 < NBM; ++m2) {
                 std::vector<tile> l;
                 for (std::uint64_t bk = 0; bk < b.k; ++bk) {
-                    l.push_back(kb.next(lts[bk]));
-                    kb.load(l[bk], lhsT,
-                            lhsT_view(k2 * b.k + bk, m2 * BM, static_cast<std::uint32_t>(BM)));
+                    l.push_back(m_kb.next(lts[bk]));
+                    m_kb.load(l[bk], m_lhsT,
+                              lhsT_view(k2 * b.k + bk, m2 * BM, static_cast<std::uint32_t>(BM)));
                 }
                 for (std::uint64_t bn = 0; bn < b.n; ++bn)
                     for (std::uint64_t bm = 0; bm < b.m; ++bm) {
-                        const tile ps = kb.next(psum);
+                        const tile ps = m_kb.next(m_psum);
                         for (std::uint64_t bk = 0; bk < b.k; ++bk)
-                            kb.matmul(ps, kernel_builder::slice(l[bk], bm * TM, TM),
-                                      kernel_builder::slice(r[bk], bn * TN, TN), bk > 0,
-                                      double_row);
-                        const tile a = kernel_builder::slice(acc[m2 * b.m + bm], bn * TN, TN);
-                        kb.tensor_tensor(a, ps, a, alu_op::add);
+                            m_kb.matmul(ps, kernel_builder::slice(l[bk], bm * m_TM, m_TM),
+                                        kernel_builder::slice(r[bk], bn * m_TN, m_TN), bk > 0,
+                                        m_double_row);
+                        const tile a = kernel_builder::slice(acc[m2 * b.m + bm], bn * m_TN, m_TN);
+                        m_kb.tensor_tensor(a, ps, a, alu_op::add);
                     }
             }
         }
         for (std::uint64_t i = 0; i < acc.size(); ++i)
-            kb.store(result, result_view(i * TM, n2 * BN, static_cast<std::uint32_t>(BN)), acc[i]);
+            m_kb.store(m_result, result_view(i * m_TM, n2 * BN, static_cast<std::uint32_t>(BN)),
+                       acc[i]);
     }
+}
+
+}  // namespace
+
+void emit_matmul(kernel_builder& kb, const std::string& variant, const hbm_tensor& lhsT,
+                 const hbm_tensor& rhs, const hbm_tensor& result, const matmul_shape& s,
+                 bool double_row) {
+    check_matmul_shape(kb, variant, s);
+    matmul_emitter e(kb, lhsT, rhs, result, s, double_row);
+    if (variant == "tiled")
+        e.tiled();
+    else if (variant == "hoist_load" || variant == "block_free_dimension")
+        e.hoisted(variant);
+    else if (variant == "fully_optimized")
+        e.fully_optimized();
+    else
+        throw user_error("matmul: unknown variant '" + variant +
+                         "' (tiled, hoist_load, block_free_dimension, fully_optimized)");
 }
 
 std::vector<double> region_values(const hbm_region& r) {

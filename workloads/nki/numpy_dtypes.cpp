@@ -565,8 +565,9 @@ bool add_loop(PyObject* numpy, const char* ufunc_name, int typenum, PyUFuncGener
     return r == 0;
 }
 
+// The scalar type of custom type I (a numpy generic), ready.
 template <int I>
-bool register_type(PyObject* module, PyObject* numpy) {
+bool register_scalar_type() {
     custom& c = types[I];
     PyTypeObject& t = c.type;
     t.ob_base.ob_base.ob_refcnt = 1;
@@ -582,7 +583,14 @@ bool register_type(PyObject* module, PyObject* numpy) {
     t.tp_as_number = &number_methods;
     t.tp_base = &PyGenericArrType_Type;
     if (PyType_Ready(&t) < 0) return false;
+    return true;
+}
 
+// The array functions and the descriptor of type I, registered with numpy (c.typenum, c.descr).
+template <int I>
+bool register_descr() {
+    custom& c = types[I];
+    PyTypeObject& t = c.type;
     PyArray_ArrFuncs& f = c.funcs;
     PyArray_InitArrFuncs(&f);
     f.getitem = getitem<I>;
@@ -618,8 +626,16 @@ bool register_type(PyObject* module, PyObject* numpy) {
     c.typenum = PyArray_RegisterDataType(d);
     if (c.typenum < 0) return false;
     c.descr = PyArray_DescrFromType(c.typenum);
+    return true;
+}
 
-    // casts: to float32 and float64 safely (exact), and the integers that fit exactly from
+// Type I's casts: to float32 and float64 safely (exact), and the integers that fit exactly from;
+// to and from float16.
+template <int I>
+bool register_type_casts() {
+    custom& c = types[I];
+    PyArray_Descr* d = c.descr;
+
     const bool wide = c.bf16;  // 8 significant bits: bool, int8 and uint8 are exact
     if (!register_casts<I, npy_bool>(NPY_BOOL, false, true) ||
         !register_casts<I, npy_byte>(NPY_BYTE, false, wide) ||
@@ -641,7 +657,14 @@ bool register_type(PyObject* module, PyObject* numpy) {
         PyArray_RegisterCastFunc(half, c.typenum, cast_from_half<I>) < 0)
         return false;
     if (!c.bf16 && PyArray_RegisterCanCast(d, NPY_HALF, NPY_NOSCALAR) < 0) return false;
+    return true;
+}
 
+// Type I's ufunc loops: arithmetic, the functions the frontend's values use, predicates and
+// comparisons.
+template <int I>
+bool register_ufuncs(PyObject* numpy) {
+    custom& c = types[I];
     const int n = c.typenum;
     const struct {
         const char* name;
@@ -683,6 +706,16 @@ bool register_type(PyObject* module, PyObject* numpy) {
     };
     for (const auto& l : loops)
         if (!add_loop(numpy, l.name, n, l.f, l.nargs, l.boolean)) return false;
+    return true;
+}
+
+template <int I>
+bool register_type(PyObject* module, PyObject* numpy) {
+    custom& c = types[I];
+    if (!register_scalar_type<I>() || !register_descr<I>() || !register_type_casts<I>() ||
+        !register_ufuncs<I>(numpy))
+        return false;
+    PyTypeObject& t = c.type;
     Py_INCREF(&t);
     return PyModule_AddObject(module, c.name, reinterpret_cast<PyObject*>(&t)) == 0;
 }

@@ -36,6 +36,31 @@ bool vector_add_workload::may_stream(const workload_params& p) const {
     return variant != "direct_alloc" && variant != "alloc_bad";
 }
 
+namespace {
+
+// The golden check of out = a + b over n elements of `type` (the sum rounded to it).
+std::function<check_result(const hbm_reader&)> sum_check(const hbm_region& ra, const hbm_region& rb,
+                                                         const hbm_region& ro, dtype type,
+                                                         std::uint64_t n) {
+    return [ra, rb, ro, type, n](const hbm_reader& read) {
+        const auto va = region_initial_bytes(ra), vb = region_initial_bytes(rb);
+        std::vector<double> expected(n);
+        const std::size_t s = dtype_size(type);
+        std::vector<std::uint8_t> rounded(s);
+        for (std::uint64_t i = 0; i < n; ++i) {
+            const double sum = static_cast<double>(load_element(&va[i * s], type)) +
+                               load_element(&vb[i * s], type);
+            store_element(rounded.data(), type, static_cast<float>(sum));
+            expected[i] = load_element(rounded.data(), type);
+        }
+        const bool fp32 = type == dtype::float32;
+        return compare_output(read(ro.offset, ro.bytes), type, expected, fp32 ? 1e-5 : 1e-2,
+                              fp32 ? 1e-8 : 1e-4);
+    };
+}
+
+}  // namespace
+
 built_kernel vector_add_workload::build(const workload_params& p, const config& cfg,
                                         const program_limits& limits) const {
     const std::string variant =
@@ -128,21 +153,7 @@ built_kernel vector_add_workload::build(const workload_params& p, const config& 
     k.warnings = kb.races();
     k.description = "vector_add " + variant + " n=" + std::to_string(n) + " " + dtype_name(type);
     const hbm_region ra = k.prog.regions[0], rb = k.prog.regions[1], ro = k.prog.regions[2];
-    k.check = [ra, rb, ro, type, n](const hbm_reader& read) {
-        const auto va = region_initial_bytes(ra), vb = region_initial_bytes(rb);
-        std::vector<double> expected(n);
-        const std::size_t s = dtype_size(type);
-        std::vector<std::uint8_t> rounded(s);
-        for (std::uint64_t i = 0; i < n; ++i) {
-            const double sum = static_cast<double>(load_element(&va[i * s], type)) +
-                               load_element(&vb[i * s], type);
-            store_element(rounded.data(), type, static_cast<float>(sum));
-            expected[i] = load_element(rounded.data(), type);
-        }
-        const bool fp32 = type == dtype::float32;
-        return compare_output(read(ro.offset, ro.bytes), type, expected, fp32 ? 1e-5 : 1e-2,
-                              fp32 ? 1e-8 : 1e-4);
-    };
+    k.check = sum_check(ra, rb, ro, type, n);
     return k;
 }
 
