@@ -708,28 +708,7 @@ class Trace:
                     raise KernelError(api, f'a {alloc.space.upper()} allocation for a tile in '
                                       f'{space}', site)
                 offsets, where = alloc.layout(blocks, p, elems * size, api, site)
-                cap = self.limits['sbuf_bytes' if space == 'sbuf' else 'psum_bytes']
-                bank = self.limits['psum_bank']
-                parts = self.limits['partitions']
-                for first, off in offsets:
-                    if first < 0 or first + p > parts:
-                        raise KernelError(api, f'direct allocation at partition {first} of a '
-                                          f'tile of {p} partitions: number of partitions '
-                                          f'{first + p} exceeds the architecture limit of '
-                                          f'{parts}', site)
-                    if off < 0 or off + elems * size > cap:
-                        raise KernelError(api, f'direct allocation at byte {off} of a tile of '
-                                          f'{elems * size} bytes per partition does not fit in '
-                                          f'the {cap} bytes of a {space.upper()} partition',
-                                          site)
-                    if space == 'psum' and ((off + elems * size - 1) // bank - off // bank
-                                            >= self.limits['psum_tile_banks']):
-                        banks = self.limits['psum_tile_banks']
-                        raise KernelError(api, f'direct allocation at byte {off} of a tile of '
-                                          f'{elems * size} bytes per partition ' +
-                                          ('crosses a PSUM bank' if banks == 1 else
-                                           f'spans more than {banks} PSUM banks '
-                                           '(core.psum.tile_banks)'), site)
+                self._check_direct(api, site, space, p, elems * size, offsets)
                 phys = [where(b) for b in _block_indices(blocks)]
             if space == 'sbuf' and identity is None and self.variant != 'plain':
                 self.declared_sbuf += elems * size * nblocks
@@ -764,6 +743,33 @@ class Trace:
             made.decl = decl
         self.track(made)
         return made
+
+    def _check_direct(self, api, site, space, p, nbytes, offsets):
+        """A direct allocation of a tile of `p` partitions and `nbytes` per partition at each
+        of `offsets` ((first partition, byte) each) lies within the partitions and the memory,
+        and a PSUM tile within its banks."""
+        cap = self.limits['sbuf_bytes' if space == 'sbuf' else 'psum_bytes']
+        bank = self.limits['psum_bank']
+        parts = self.limits['partitions']
+        for first, off in offsets:
+            if first < 0 or first + p > parts:
+                raise KernelError(api, f'direct allocation at partition {first} of a '
+                                  f'tile of {p} partitions: number of partitions '
+                                  f'{first + p} exceeds the architecture limit of '
+                                  f'{parts}', site)
+            if off < 0 or off + nbytes > cap:
+                raise KernelError(api, f'direct allocation at byte {off} of a tile of '
+                                  f'{nbytes} bytes per partition does not fit in '
+                                  f'the {cap} bytes of a {space.upper()} partition',
+                                  site)
+            if space == 'psum' and ((off + nbytes - 1) // bank - off // bank
+                                    >= self.limits['psum_tile_banks']):
+                banks = self.limits['psum_tile_banks']
+                raise KernelError(api, f'direct allocation at byte {off} of a tile of '
+                                  f'{nbytes} bytes per partition ' +
+                                  ('crosses a PSUM bank' if banks == 1 else
+                                   f'spans more than {banks} PSUM banks '
+                                   '(core.psum.tile_banks)'), site)
 
     def carries(self, root):
         """Whether a sequential_range of several iterations open now was entered after logical
