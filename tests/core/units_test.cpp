@@ -106,3 +106,16 @@ TEST(UnitsFormat, PicksUnitAndParsesBack) {
 }
 
 }  // namespace
+
+TEST(UnitsWhole, ReadsWholeNumbersAsStollDoes) {
+    using trn::units::parse_whole;
+    EXPECT_EQ(parse_whole<std::int64_t>("128"), 128);
+    EXPECT_EQ(parse_whole<std::int64_t>("+128"), 128);
+    EXPECT_EQ(parse_whole<std::int64_t>(" 7"), 7);
+    EXPECT_EQ(parse_whole<std::int64_t>("-3"), -3);
+    EXPECT_EQ(parse_whole<std::uint64_t>("18446744073709551615"), 18446744073709551615ull);
+    for (const char* bad : {"", " ", "+", "12x", "1.5", "0x10", "+-5", "7 ", "9223372036854775808"})
+        EXPECT_FALSE(parse_whole<std::int64_t>(bad).has_value()) << "'" << bad << "'";
+    for (const char* bad : {"-3", "-0", "18446744073709551616"})
+        EXPECT_FALSE(parse_whole<std::uint64_t>(bad).has_value()) << "'" << bad << "'";
+}

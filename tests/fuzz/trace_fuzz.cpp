@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "program/program.h"
+#include "program/race_check.h"
 #include "program/trace.h"
 
 extern "C" int sc_main(int, char*[]) {  // libsystemc's main is unused; the symbol must exist
@@ -29,8 +30,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     lim.hbm_bytes = std::uint64_t{16} << 30;
     lim.dma_queues = 16;
     lim.dma_priority_levels = 4;
-    try {
+    try {  // (as the platform checks a trace: its limits, then its races)
         trn::validate_program(p, lim);
+        trn::check_no_races(p);
     } catch (const trn::user_error&) {
     }
     std::ostringstream out;
