@@ -439,10 +439,7 @@ void neuron_core::report(stats_tree& s) const {
     s.add("sbuf.high_water_bytes",
           static_cast<double>(m_program ? m_program->sbuf_high_water() : 0), "B",
           "highest SBUF byte used in any partition");
-    s.add("sbuf.port_wait_ns", m_router.shared_port(false).wait_total().to_seconds() * 1e9, "ns",
-          "time engines queued on the shared SBUF port");
-    s.add("psum.port_wait_ns", m_router.shared_port(true).wait_total().to_seconds() * 1e9, "ns",
-          "time engines queued on the shared PSUM port");
+    m_router.report(s);
     if (m_program) {
         const critical_path& cp = m_critical;
         s.add("critical_path.total_ns", cp.total_ns, "ns",

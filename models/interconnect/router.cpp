@@ -1,5 +1,7 @@
 #include "interconnect/router.h"
 
+#include "core/stats.h"
+
 #include <algorithm>
 
 #include "core/prefetch.h"
@@ -420,6 +422,13 @@ unsigned router::psum_access(tlm::tlm_generic_payload& trans, const access_ext* 
     }
     if (delay) *delay = done;
     return trans.is_response_ok() ? moved : 0;
+}
+
+void router::report(stats_tree& s) const {
+    s.add("sbuf.port_wait_ns", m_sbuf_port.wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared SBUF port");
+    s.add("psum.port_wait_ns", m_psum_port.wait_total().to_seconds() * 1e9, "ns",
+          "time engines queued on the shared PSUM port");
 }
 
 }  // namespace trn

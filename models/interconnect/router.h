@@ -42,6 +42,9 @@ class router : public sc_core::sc_module, private lt_target {
     const busy_port& shared_port(bool psum_side) const {
         return psum_side ? m_psum_port : m_sbuf_port;
     }
+    // Adds the time engines queued on the shared SBUF and PSUM ports (sbuf.port_wait_ns,
+    // psum.port_wait_ns).
+    void report(stats_tree& s) const;
     void reset_stats() {
         m_sbuf_port.reset_stats();
         m_psum_port.reset_stats();
