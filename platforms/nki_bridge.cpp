@@ -5,6 +5,7 @@
 #include <pybind11/stl.h>
 
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <sstream>

@@ -5,7 +5,6 @@
 #include <cstdint>
 #include <functional>
 #include <iterator>
-#include <memory>
 #include <string>
 // GCC 11+ misreads the inline buffer's moves as over-reads (-Wstringop-overread).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 11

@@ -160,6 +160,8 @@ class kernel_builder {
     // The style's buffer count (policy_buffers), lowered until `bytes` per
     // partition per buffer (a group of tiles declared together) fits in what is left of SBUF.
     std::uint32_t buffers_that_fit(std::uint64_t bytes, std::uint64_t loop_trips = 0) const;
+    // `bytes` rounded up to a buffer's alignment in `space` (a PSUM bank, or 64 bytes of SBUF).
+    std::uint64_t aligned_bytes(mem_space space, std::uint64_t bytes) const;
     std::uint64_t sbuf_free() const { return m_opt.limits.sbuf_partition_bytes - m_sbuf_used; }
     std::uint64_t psum_free() const { return m_opt.limits.psum_partition_bytes - m_psum_used; }
     // What the build decided that a user should hear (a rotation reduced to fit), in order.
@@ -408,8 +410,6 @@ class kernel_builder {
     // A declaration of that name and tile shape, without buffers yet.
     static decl tile_decl(const std::string& name, mem_space space, std::uint32_t partitions,
                           std::uint32_t elems, dtype type, std::uint32_t first_partition = 0);
-    // `bytes` rounded up to a buffer's alignment in `space` (a PSUM bank, or 64 bytes of SBUF).
-    std::uint64_t aligned_bytes(mem_space space, std::uint64_t bytes) const;
     // Adds declaration d with `buffers` new buffers from byte `at`, `stride` apart: its id.
     std::size_t push_decl(decl d, std::uint64_t at, std::uint64_t stride, std::uint32_t buffers);
     std::uint64_t allocate(mem_space space, std::uint64_t bytes, const std::string& name,

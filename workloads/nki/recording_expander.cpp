@@ -1,14 +1,10 @@
 #include "workloads/nki/recording.h"
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdlib>
 #include <deque>
 #include <iterator>
-#include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <sstream>
 
 #include "core/error.h"
@@ -567,8 +563,7 @@ class expander {
     }
     std::uint64_t aligned_bytes(std::size_t d) const {
         const nki_decl& nd = m_r.decls[d];
-        const std::uint64_t unit = nd.space == mem_space::sbuf ? 64 : m_kb.opts().psum_bank_bytes;
-        return (std::uint64_t{nd.elems} * dtype_size(nd.type) + unit - 1) / unit * unit;
+        return m_kb.aligned_bytes(nd.space, std::uint64_t{nd.elems} * dtype_size(nd.type));
     }
 
     // Whether some group of declarations with overlapping lifetimes does not fit in SBUF or
@@ -1082,11 +1077,10 @@ class expander {
     // said in the build's notes. What still does not fit is the allocation's error.
     void fit(const std::vector<std::size_t>& automatic, const std::vector<tile_request>& requests) {
         for (const mem_space space : {mem_space::sbuf, mem_space::psum}) {
-            const std::uint64_t unit = space == mem_space::sbuf ? 64 : m_kb.opts().psum_bank_bytes;
             const std::uint64_t free =
                 space == mem_space::sbuf ? m_kb.sbuf_free() : m_kb.psum_free();
             auto per_buffer = [&](std::size_t i) {
-                return (requests[i].bytes + unit - 1) / unit * unit * requests[i].count;
+                return m_kb.aligned_bytes(space, requests[i].bytes) * requests[i].count;
             };
             std::uint64_t total = 0;
             for (std::size_t i = 0; i < automatic.size(); ++i)

@@ -3,11 +3,8 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <deque>
 #include <iterator>
 #include <limits>
-#include <map>
-#include <optional>
 #include <set>
 #include <sstream>
 
